@@ -1,0 +1,75 @@
+"""The `p4scope` command line: one tool, one subcommand per job."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+
+app = typer.Typer(
+    name="p4scope",
+    help="P4 switch testbed: compiler, switch, experiments and reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"p4scope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    pass
+
+
+@app.command("compile", context_settings={"allow_interspersed_args": True})
+def compile_cmd(
+    program: Path = typer.Argument(..., help="P4-16 source file."),
+    output: Optional[Path] = typer.Option(
+        None, "-o", "--output",
+        help="BMv2 JSON output file, or a directory (as p4c's driver takes it)."),
+    p4info: Optional[Path] = typer.Option(
+        None, "--p4info", "--p4runtime-files", "--p4runtime-file",
+        help="P4Info output; the format follows the extension (.txt/.txtpb text, .bin binary, .json JSON)."),
+    p4runtime_format: Optional[str] = typer.Option(
+        None, "--p4runtime-format", help="text, binary or json (overrides the extension)."),
+    include: List[Path] = typer.Option([], "-I", help="Add a directory to the include path."),
+    define: List[str] = typer.Option([], "-D", help="Define a preprocessor macro NAME[=VALUE]."),
+    p4v: Optional[str] = typer.Option(None, "--p4v", help="Accepted for p4c compatibility: must be 16."),
+    std: Optional[str] = typer.Option(None, "--std", help="Accepted for p4c compatibility: must be p4-16."),
+    target: Optional[str] = typer.Option(None, "--target", help="Accepted for p4c compatibility: bmv2."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Accepted for p4c compatibility: v1model."),
+) -> None:
+    """Compile a P4-16 v1model program to BMv2 JSON and P4Info."""
+    from .compile_cmd import run_compile
+
+    code = run_compile(program, output, p4info, p4runtime_format, include, define,
+                       p4v=p4v, std=std, target=target, arch=arch)
+    raise typer.Exit(code)
+
+
+@app.command("main")
+def main_job() -> None:
+    """The README main job (for now: compile every program in p4src/)."""
+    from .compile_cmd import compile_all
+
+    raise typer.Exit(compile_all(Path("p4src"), Path("build")))
+
+
+def main() -> None:
+    app(prog_name="p4scope")
+
+
+if __name__ == "__main__":
+    main()
