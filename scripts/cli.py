@@ -67,6 +67,13 @@ def main_job() -> None:
     raise typer.Exit(compile_all(Path("p4src"), Path("build")))
 
 
+from .bench_compile import app as _bench_app  # noqa: E402
+from .conformance import app as _conformance_app  # noqa: E402
+
+app.add_typer(_conformance_app, name="conformance")
+app.add_typer(_bench_app, name="bench")
+
+
 def main() -> None:
     app(prog_name="p4scope")
 
