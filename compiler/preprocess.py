@@ -327,9 +327,13 @@ class _P4Preprocessor(Preprocessor):
         elif word == "line" or (directive.type == self.t_INTEGER):
             self._line_directive(directive, toks)
         elif word == "pragma":
-            pass   # no P4 pragmas exist; `#pragma once` is handled by pcpp
+            pass   # p4c's lexer skips them; `#pragma once` is handled by pcpp
         else:
-            self._error_at(directive, f"invalid preprocessing directive #{word}")
+            # p4c runs cpp in assembler mode, which passes unknown directives
+            # through, and its lexer skips every line starting with '#': such
+            # lines are accepted, so only warn.
+            self.diags.warning(ErrorKind.PREPROCESS, self._pos(directive, True),
+                               f"ignoring unknown preprocessor directive #{word}")
         return True
 
     def _line_directive(self, directive, toks) -> None:
