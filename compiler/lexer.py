@@ -1,0 +1,229 @@
+"""Raw tokens of a preprocessed P4-16 text, positioned in the original files.
+
+`tokenize()` cuts the C preprocessor's output into `RawToken`s: keywords,
+identifiers, literals and operators.  It skips blanks and comments and reads
+the preprocessor's line markers (GCC's ``# 12 "file.p4" 1 3`` and
+``#line 12 "file.p4"``) so that every token carries the `Pos` it had in the
+file the user wrote.  Any other line that starts with ``#`` is ignored, as
+p4c does.
+
+Identifiers are not yet told apart from type names: `typenames` does that
+afterwards, because it needs to look at the tokens around them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .diagnostics import Pos
+
+KEYWORDS = frozenset(
+    """abstract action actions apply bool bit break const continue control
+    default else entries enum error exit extern false for header header_union
+    if in inout int key list match_kind out parser package priority return
+    select state string struct switch table this transition true tuple type
+    typedef varbit value_set void""".split()
+)
+# A keyword's terminal is its text upper-cased; `_` is the don't-care.
+_KEYWORD_KINDS = {k: ("VALUESET" if k == "value_set" else k.upper()) for k in KEYWORDS}
+_KEYWORD_KINDS["_"] = "DONTCARE"
+
+# Operators and punctuation, longest first (the regex tries them in order).
+_OPERATORS = {
+    "{#}": "INVALID",
+    "&&&": "MASK",
+    "|+|=": "ASSIGN_OP",
+    "|-|=": "ASSIGN_OP",
+    "<<=": "ASSIGN_OP",
+    ">>=": "ASSIGN_OP",
+    "|+|": "PLUS_SAT",
+    "|-|": "MINUS_SAT",
+    "...": "DOTS",
+    "..": "RANGE",
+    "<<": "SHL",
+    ">>": "SHR",
+    "&&": "AND",
+    "||": "OR",
+    "==": "EQ",
+    "!=": "NE",
+    ">=": "GE",
+    "<=": "LE",
+    "++": "PP",
+    "+=": "ASSIGN_OP",
+    "-=": "ASSIGN_OP",
+    "*=": "ASSIGN_OP",
+    "/=": "ASSIGN_OP",
+    "%=": "ASSIGN_OP",
+    "&=": "ASSIGN_OP",
+    "|=": "ASSIGN_OP",
+    "^=": "ASSIGN_OP",
+    "+": "PLUS",
+    "-": "MINUS",
+    "*": "STAR",
+    "/": "SLASH",
+    "%": "PERCENT",
+    "|": "PIPE",
+    "&": "AMP",
+    "^": "CARET",
+    "~": "TILDE",
+    "!": "BANG",
+    "(": "_LPAREN",
+    ")": "_RPAREN",
+    "[": "_LBRACKET",
+    "]": "_RBRACKET",
+    "{": "_LBRACE",
+    "}": "_RBRACE",
+    "<": "LT",
+    ">": "GT",
+    ":": "_COLON",
+    ",": "_COMMA",
+    "?": "_QUESTION",
+    ".": "DOT",
+    "=": "_ASSIGN",
+    ";": "_SEMI",
+    "@": "AT",
+}
+
+_INTEGER = r"""
+    (?:[0-9]+[ws])?
+    (?: 0[xX][0-9a-fA-F_]+ | 0[dD][0-9_]+ | 0[oO][0-7_]+ | 0[bB][01_]+ | [0-9][0-9_]* )
+"""
+
+_TOKEN_RE = re.compile(
+    r"""
+      (?P<nl>\n)
+    | (?P<ws>[ \t\r\f\v]+)
+    | (?P<marker>(?<![^\n])[ \t]*\#[^\n]*)
+    | (?P<line_comment>//[^\n]*)
+    | (?P<block_comment>/\*.*?\*/)
+    | (?P<open_comment>/\*)
+    | (?P<string>"(?:[^"\\]|\\.)*")
+    | (?P<open_string>")
+    | (?P<integer>"""
+    + _INTEGER
+    + r""")
+    | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<op>"""
+    + "|".join(re.escape(op) for op in _OPERATORS)
+    + r""")
+    | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_MARKER_RE = re.compile(r'[ \t]*\#[ \t]*(?:line\b)?[ \t]*([0-9]+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?')
+_WIDTH_RE = re.compile(r"([0-9]+)([ws])")
+
+
+@dataclass(slots=True)
+class RawToken:
+    """One token: `kind` is a grammar terminal name (IDENTIFIER for every
+    name until `typenames` runs), `text` the characters as written."""
+
+    kind: str
+    text: str
+    pos: Pos
+    line: int  # line in the preprocessed text (to find the end of a @pragma)
+    start: int  # offset in the preprocessed text
+    body: "list[RawToken] | None" = None  # the tokens of an ANNOTATION_BODY
+
+
+class LexError(Exception):
+    def __init__(self, pos: Pos, message: str):
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+def tokenize(text: str, filename: str) -> list[RawToken]:
+    """Cut `text` into tokens; raises LexError on a character P4 has no use for,
+    an unterminated comment or an unterminated string."""
+    tokens: list[RawToken] = []
+    append = tokens.append
+    file = filename
+    line = 1  # line of the original file
+    pp_line = 1  # line of `text`
+    line_start = 0  # offset where the current line of `text` starts
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        start = m.start()
+        if kind == "nl":
+            line += 1
+            pp_line += 1
+            line_start = m.end()
+            continue
+        if kind == "ws" or kind == "line_comment":
+            continue
+        if kind == "block_comment" or kind == "marker":
+            value = m.group()
+            if kind == "marker":
+                mm = _MARKER_RE.match(value)
+                if mm:
+                    # The marker names the line that follows it.
+                    line = int(mm.group(1)) - 1
+                    if mm.group(2) is not None:
+                        file = _unescape(mm.group(2))
+                continue
+            newlines = value.count("\n")
+            if newlines:
+                line += newlines
+                pp_line += newlines
+                line_start = start + value.rindex("\n") + 1
+            continue
+        pos = Pos(file, line, start - line_start + 1)
+        value = m.group()
+        if kind == "ident":
+            append(RawToken(_KEYWORD_KINDS.get(value, "IDENTIFIER"), value, pos, pp_line, start))
+            continue
+        if kind == "op":
+            append(RawToken(_OPERATORS[value], value, pos, pp_line, start))
+            continue
+        if kind == "integer":
+            append(RawToken("INTEGER", value, pos, pp_line, start))
+            continue
+        if kind == "string":
+            append(RawToken("STRING_LITERAL", value, pos, pp_line, start))
+            newlines = value.count("\n")
+            if newlines:
+                line += newlines
+                pp_line += newlines
+                line_start = start + value.rindex("\n") + 1
+            continue
+        if kind == "open_comment":
+            raise LexError(pos, "unterminated comment")
+        if kind == "open_string":
+            raise LexError(pos, "unterminated string literal")
+        raise LexError(pos, f"unexpected character {_show_char(value)}")
+    return tokens
+
+
+def _show_char(c: str) -> str:
+    if c.isprintable():
+        return f"'{c}'"
+    return f"U+{ord(c):04X}"
+
+
+def _unescape(name: str) -> str:
+    return name.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def parse_integer(text: str) -> tuple[int, int | None, bool]:
+    """The value, width (None when not given) and signedness of a literal
+    such as ``42``, ``0x2A``, ``8w0b1010`` or ``16s0x10``; `_` separators are
+    allowed after the first digit."""
+    width = None
+    signed = False
+    body = text
+    m = _WIDTH_RE.match(text)
+    if m:
+        width = int(m.group(1))
+        signed = m.group(2) == "s"
+        body = text[m.end() :]
+    base = 10
+    if len(body) > 1 and body[0] == "0" and body[1] in "xXdDoObB":
+        base = {"x": 16, "d": 10, "o": 8, "b": 2}[body[1].lower()]
+        body = body[2:]
+    digits = body.replace("_", "")
+    value = int(digits, base) if digits else 0
+    return value, width, signed
