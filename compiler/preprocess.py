@@ -39,6 +39,7 @@ BUNDLED_INCLUDE_DIR = str(Path(__file__).resolve().parent / "p4include")
 
 # A gap of more blank lines than this gets a line marker instead of newlines.
 _MAX_NEWLINE_GAP = 8
+_MAX_INCLUDE_DEPTH = 200   # as GCC
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
@@ -102,8 +103,8 @@ _UNCACHEABLE_WORDS = ("__DATE__", "__TIME__", "__COUNTER__")
 
 
 def clear_cache() -> None:
-    """Forget memoised includes (tests; files edited in place keep working
-    anyway, since the key contains the file's text)."""
+    """Forget memoised includes.  Only tests need this: an edited file is
+    never replayed stale (its text is in the key, nested files are stat-ed)."""
     with _cache_lock:
         _cache.clear()
 
@@ -200,6 +201,10 @@ class _P4Preprocessor(Preprocessor):
                                   f"(searched: {', '.join(d or '.' for d in where)})")
             return
         abspath, shown = found
+        if self.include_depth >= _MAX_INCLUDE_DEPTH:
+            self._error_at(first, f"#include nested more than {_MAX_INCLUDE_DEPTH} deep "
+                                  f"(does '{name}' include itself?)")
+            return
         if abspath in self.include_once:
             guard = self.include_once[abspath]
             if guard is None or guard in self.macros:

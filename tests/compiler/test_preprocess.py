@@ -141,6 +141,12 @@ def test_missing_include_position_and_message(tmp_path, capsys):
     assert captured.out == "" and captured.err == ""
 
 
+def test_recursive_include_is_an_error_not_a_crash(tmp_path):
+    (tmp_path / "loop.p4").write_text('#include "loop.p4"\n')
+    _, diags = run('#include "loop.p4"\n', tmp_path / "m.p4")
+    assert len(diags.errors) == 1 and "nested" in diags.errors[0].message
+
+
 def test_error_in_included_file_names_that_file(tmp_path):
     (tmp_path / "bad.p4").write_text("\n\n#error this include is broken\n")
     _, diags = run('#include "bad.p4"\n', tmp_path / "m.p4")
