@@ -16,15 +16,21 @@ class CompileResult:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
 
+BACKENDS = ("p4info", "bmv2")
+
+
 def compile_file(
     path: str | Path,
     include_dirs: list[str] | tuple[str, ...] = (),
     defines: dict[str, str] | None = None,
+    backends: tuple[str, ...] = BACKENDS,
 ) -> CompileResult:
-    """Compile one P4-16 program; raises CompileError on a user error."""
+    """Compile one P4-16 program; raises CompileError on a user error.
+
+    `backends` chooses the outputs: "p4info" and/or "bmv2"."""
     path = Path(path)
     text = path.read_text(encoding="utf-8", errors="replace")
-    return compile_text(text, str(path), include_dirs, defines)
+    return compile_text(text, str(path), include_dirs, defines, backends)
 
 
 def compile_text(
@@ -32,27 +38,46 @@ def compile_text(
     filename: str = "<string>",
     include_dirs: list[str] | tuple[str, ...] = (),
     defines: dict[str, str] | None = None,
+    backends: tuple[str, ...] = BACKENDS,
 ) -> CompileResult:
+    from .frontend import run_frontend
     from .preprocess import preprocess
     from .parser import parse
 
     diags = Diagnostics()
     source = preprocess(text, filename, list(include_dirs), defines or {}, diags)
     diags.check()
-    program = parse(source, diags)
+    program = parse(source, diags, filename)
     diags.check()
-    return CompileResult(diagnostics=diags, **_lower(program, diags))
-
-
-def _lower(program, diags: Diagnostics) -> dict[str, Any]:
-    from .frontend import run_frontend
-    from .p4info import build_p4info
-    from .bmv2 import build_bmv2_json
-
     ir = run_frontend(program, diags)
     diags.check()
-    p4info = build_p4info(ir, diags)
+    result = CompileResult(diagnostics=diags)
+    if "p4info" in backends:
+        from .p4info import build_p4info
+
+        result.p4info = build_p4info(ir, diags)
+        diags.check()
+    if "bmv2" in backends:
+        from .bmv2 import build_bmv2_json
+
+        result.bmv2_json = build_bmv2_json(ir, diags)
+        diags.check()
+    return result
+
+
+def frontend_text(text: str, filename: str = "<string>",
+                  include_dirs: list[str] | tuple[str, ...] = (),
+                  defines: dict[str, str] | None = None):
+    """Preprocess, parse and run the front end only (for tools and tests)."""
+    from .frontend import run_frontend
+    from .preprocess import preprocess
+    from .parser import parse
+
+    diags = Diagnostics()
+    source = preprocess(text, filename, list(include_dirs), defines or {}, diags)
     diags.check()
-    bmv2_json = build_bmv2_json(ir, diags)
+    program = parse(source, diags, filename)
     diags.check()
-    return {"p4info": p4info, "bmv2_json": bmv2_json}
+    ir = run_frontend(program, diags)
+    ir.checker.diags = diags
+    return ir

@@ -257,7 +257,7 @@ def check_sample(program: Path, golden: Path, timeout: float = 120.0,
 def _compile_p4info(program: Path):
     from p4scope.compiler import compile_file
 
-    compiled = compile_file(program)
+    compiled = compile_file(program, backends=("p4info",))
     if compiled.p4info is None:
         raise RuntimeError("compiler returned no P4Info")
     return compiled.p4info

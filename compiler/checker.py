@@ -1,0 +1,1007 @@
+"""Name resolution, type inference and checking, constant evaluation.
+
+One `Checker` per program.  It builds the global scope from the top-level
+declarations, resolves written types (`ast.Type*`) to semantic types
+(`types.*`), evaluates compile-time constants, and types every expression it
+is asked about, remembering the result by node identity in `expr_types`.
+
+It is deliberately lenient where P4 allows implicit conversions (untyped
+integer literals, serializable enums and their underlying type) and strict
+where a program is clearly wrong: undefined names, bit widths that differ in
+an assignment or a binary operation, writes to `in` parameters or constants,
+non-l-values passed to `out`/`inout` parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import ast
+from . import types as T
+from .diagnostics import Diagnostics, ErrorKind
+from .scope import Scope, Symbol
+
+
+class ConstError(Exception):
+    """An expression is not a compile-time constant."""
+
+
+HEADER_METHODS = {"isValid": T.Bool(), "setValid": T.Void(), "setInvalid": T.Void()}
+STACK_METHODS = {"push_front": T.Void(), "pop_front": T.Void()}
+
+
+class Checker:
+    def __init__(self, program: ast.Program, diags: Diagnostics):
+        self.program = program
+        self.diags = diags
+        self.glob = Scope()
+        self.expr_types: dict[int, T.Type] = {}
+        self.errors: list[str] = []          # error members in declaration order
+        self.match_kinds: list[str] = []
+        self._type_cache: dict[int, T.Type] = {}
+        self._resolving: set[int] = set()
+        self._declare_globals()
+
+    # ------------------------------------------------------------------ utils
+
+    def err(self, kind: ErrorKind, node: ast.Node | None, msg: str) -> None:
+        self.diags.error(kind, node.pos if node is not None else None, msg)
+
+    def type_of(self, expr: ast.Expr) -> T.Type:
+        return self.expr_types.get(id(expr), T.Unknown())
+
+    # ---------------------------------------------------------------- globals
+
+    def _declare_globals(self) -> None:
+        for d in self.program.decls:
+            self.declare(self.glob, d)
+
+    def declare(self, scope: Scope, d: ast.Node) -> None:
+        """Enter a declaration into `scope`."""
+        if isinstance(d, ast.ErrorDecl):
+            for m in d.members:
+                if m not in self.errors:
+                    self.errors.append(m)
+            return
+        if isinstance(d, ast.MatchKindDecl):
+            for m in d.members:
+                if m not in self.match_kinds:
+                    self.match_kinds.append(m)
+            return
+        sym: Symbol
+        if isinstance(d, (ast.HeaderDecl, ast.HeaderUnionDecl, ast.StructDecl, ast.EnumDecl,
+                          ast.TypedefDecl)):
+            sym = Symbol("type", d.name, d)
+        elif isinstance(d, ast.ExternDecl):
+            sym = Symbol("extern", d.name, d)
+        elif isinstance(d, ast.ExternFunctionDecl):
+            sym = Symbol("function", d.name, d, decls=[d])
+        elif isinstance(d, ast.FunctionDecl):
+            sym = Symbol("function", d.name, d, decls=[d])
+        elif isinstance(d, ast.ActionDecl):
+            sym = Symbol("action", d.name, d, owner=scope.owner)
+        elif isinstance(d, (ast.ParserDecl, ast.ControlDecl, ast.ParserTypeDecl,
+                            ast.ControlTypeDecl, ast.PackageDecl)):
+            sym = Symbol("block", d.name, d)
+        elif isinstance(d, ast.ConstDecl):
+            sym = Symbol("const", d.name, d)
+        elif isinstance(d, ast.VarDecl):
+            sym = Symbol("var", d.name, d)
+        elif isinstance(d, ast.Instantiation):
+            sym = Symbol("instance", d.name, d, owner=scope.owner)
+        elif isinstance(d, ast.TableDecl):
+            sym = Symbol("table", d.name, d, owner=scope.owner)
+        elif isinstance(d, ast.ValueSetDecl):
+            sym = Symbol("value_set", d.name, d, owner=scope.owner)
+        elif isinstance(d, ast.Param):
+            sym = Symbol("param", d.name, d, direction=d.direction)
+        elif isinstance(d, ast.ParserState):
+            sym = Symbol("state", d.name, d)
+        else:
+            self.err(ErrorKind.UNSUPPORTED, d, f"unsupported declaration {type(d).__name__}")
+            return
+        sym.scope = scope
+        clash = scope.declare(sym)
+        if clash is not None and not self._compatible_redeclaration(clash, sym):
+            self.err(ErrorKind.DUPLICATE, d, f"{sym.name}: duplicate declaration")
+
+    @staticmethod
+    def _compatible_redeclaration(old: Symbol, new: Symbol) -> bool:
+        # A type declaration (parser/control type) followed by the same name is
+        # an error in P4; but identical typedefs from two includes are harmless.
+        return (old.decl is new.decl) or (
+            old.kind == new.kind == "type" and old.decl == new.decl)
+
+    # ------------------------------------------------------------------ types
+
+    def resolve_type(self, t: ast.TypeRef | None, scope: Scope) -> T.Type:
+        if t is None:
+            return T.Unknown()
+        if isinstance(t, ast.TypeBits):
+            w = self.const_int(t.width, scope, "bit width")
+            if w is None:
+                return T.Unknown()
+            if w <= 0 and not (w == 0 and not t.signed):
+                self.err(ErrorKind.WIDTH, t, f"invalid width {w} for {'int' if t.signed else 'bit'}")
+                return T.Unknown()
+            return T.Bits(w, t.signed)
+        if isinstance(t, ast.TypeVarbit):
+            w = self.const_int(t.width, scope, "varbit width")
+            return T.Varbit(w) if w is not None else T.Unknown()
+        if isinstance(t, ast.TypeBool):
+            return T.Bool()
+        if isinstance(t, ast.TypeError_):
+            return T.Error()
+        if isinstance(t, ast.TypeString):
+            return T.String()
+        if isinstance(t, ast.TypeInt):
+            return T.InfInt()
+        if isinstance(t, ast.TypeVoid):
+            return T.Void()
+        if isinstance(t, ast.TypeDontCare):
+            return T.DontCareT()
+        if isinstance(t, ast.TypeMatchKind):
+            return T.MatchKind()
+        if isinstance(t, ast.TypeStack):
+            elem = self.resolve_type(t.elem, scope)
+            n = self.const_int(t.size, scope, "stack size")
+            return T.Stack(elem, n if n is not None else 0)
+        if isinstance(t, ast.TypeTuple):
+            return T.Tuple(tuple(self.resolve_type(e, scope) for e in t.elems))
+        if isinstance(t, ast.TypeList):
+            return T.Tuple((self.resolve_type(t.elem, scope),))
+        if isinstance(t, ast.TypeSpecialized):
+            args = tuple(self.resolve_type(a, scope) for a in t.args)
+            base = self._lookup_type_sym(t.base, scope)
+            if base is None:
+                return T.Unknown()
+            return self._specialize(base, args, t)
+        if isinstance(t, ast.TypeName):
+            sym = self._lookup_type_sym(t, scope)
+            if sym is None:
+                return T.Unknown()
+            return self.sym_type(sym)
+        self.err(ErrorKind.UNSUPPORTED, t, f"unsupported type {type(t).__name__}")
+        return T.Unknown()
+
+    def _lookup_type_sym(self, t: ast.TypeName, scope: Scope) -> Optional[Symbol]:
+        sym = (self.glob if t.toplevel else scope).lookup(t.name)
+        if sym is None:
+            self.err(ErrorKind.UNDEFINED, t, f"{t.name}: type not declared")
+            return None
+        if sym.kind not in ("type", "extern", "block", "typevar"):
+            self.err(ErrorKind.TYPE, t, f"{t.name} is not a type")
+            return None
+        return sym
+
+    def _specialize(self, sym: Symbol, args: tuple[T.Type, ...], where: ast.Node) -> T.Type:
+        d = sym.decl
+        if isinstance(d, ast.ExternDecl):
+            return T.Extern(d, args)
+        if isinstance(d, (ast.ParserDecl, ast.ControlDecl, ast.ParserTypeDecl,
+                          ast.ControlTypeDecl, ast.PackageDecl)):
+            return T.Block(d, args)
+        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)) and d.type_params:
+            return self._struct_type(d, dict(zip(d.type_params, args)))
+        self.err(ErrorKind.TYPE, where, f"{sym.name} is not a generic type")
+        return T.Unknown()
+
+    def sym_type(self, sym: Symbol) -> T.Type:
+        """The semantic type a type symbol denotes (computed once)."""
+        if sym.kind == "typevar":
+            return sym.type or T.TypeVar(sym.name)
+        d = sym.decl
+        key = id(d)
+        cached = self._type_cache.get(key)
+        if cached is not None:
+            return cached
+        if key in self._resolving:
+            self.err(ErrorKind.TYPE, d, f"{sym.name}: recursive type")
+            return T.Unknown()
+        self._resolving.add(key)
+        try:
+            t = self._compute_decl_type(d)
+        finally:
+            self._resolving.discard(key)
+        self._type_cache[key] = t
+        return t
+
+    def _compute_decl_type(self, d: ast.Node) -> T.Type:
+        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
+            return self._struct_type(d, {})
+        if isinstance(d, ast.EnumDecl):
+            if d.type is None:
+                return T.Enum(d.name, [m.name for m in d.members], decl=d)
+            base = self.resolve_type(d.type, self.glob)
+            if not isinstance(base, T.Bits):
+                self.err(ErrorKind.TYPE, d, f"{d.name}: serializable enum needs a bit<> or int<> type")
+                base = T.Bits(32)
+            values: dict[str, int] = {}
+            for m in d.members:
+                if m.value is None:
+                    self.err(ErrorKind.TYPE, m, f"{d.name}.{m.name}: serializable enum member needs a value")
+                    continue
+                v = self.const_int(m.value, self.glob, "enum value")
+                values[m.name] = v if v is not None else 0
+            return T.Enum(d.name, [m.name for m in d.members], base, values, decl=d)
+        if isinstance(d, ast.TypedefDecl):
+            base = self.resolve_type(d.type, self.glob)
+            return T.NewType(d.name, base, decl=d) if d.newtype else base
+        if isinstance(d, ast.ExternDecl):
+            return T.Extern(d)
+        if isinstance(d, (ast.ParserDecl, ast.ControlDecl, ast.ParserTypeDecl,
+                          ast.ControlTypeDecl, ast.PackageDecl)):
+            return T.Block(d)
+        return T.Unknown()
+
+    def _struct_type(self, d, bindings: dict[str, T.Type]) -> T.StructLike:
+        kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct",
+                ast.HeaderUnionDecl: "header_union"}[type(d)]
+        scope = self.glob
+        name = d.name
+        if d.type_params:
+            scope = Scope(self.glob)
+            for tp in d.type_params:
+                scope.declare(Symbol("typevar", tp, type=bindings.get(tp, T.TypeVar(tp))))
+            if bindings:
+                name = f"{d.name}<{', '.join(str(bindings.get(tp)) for tp in d.type_params)}>"
+        st = T.StructLike(kind, name, decl=d)
+        if not bindings:
+            self._type_cache[id(d)] = st  # allow self-reference errors to surface, not loop
+        seen: set[str] = set()
+        for f in d.fields:
+            if f.name in seen:
+                self.err(ErrorKind.DUPLICATE, f, f"{d.name}.{f.name}: duplicate field")
+                continue
+            seen.add(f.name)
+            ft = self.resolve_type(f.type, scope)
+            if kind == "header" and not self._valid_header_field(ft):
+                self.err(ErrorKind.TYPE, f, f"{d.name}.{f.name}: a header field cannot have type {ft}")
+            st.fields.append((f.name, ft))
+            st.field_annotations[f.name] = f.annotations
+        return st
+
+    @staticmethod
+    def _valid_header_field(t: T.Type) -> bool:
+        t = T.strip_newtype(t)
+        if isinstance(t, (T.Bits, T.Varbit, T.Bool, T.Unknown, T.TypeVar)):
+            return True
+        if isinstance(t, T.Enum) and t.base is not None:
+            return True
+        return isinstance(t, T.StructLike) and t.kind == "struct" and all(
+            Checker._valid_header_field(ft) for _, ft in t.fields)
+
+    # -------------------------------------------------------------- constants
+
+    def const_int(self, e: ast.Expr, scope: Scope, what: str) -> Optional[int]:
+        try:
+            v = self.const_value(e, scope)
+        except ConstError as exc:
+            self.err(ErrorKind.EXPECTED, e, f"{what} must be a compile-time constant ({exc})")
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.err(ErrorKind.EXPECTED, e, f"{what} must be an integer")
+            return None
+        return v
+
+    def const_value(self, e: ast.Expr, scope: Scope) -> Any:
+        """Evaluate a compile-time constant: int, bool, str, ("error", name),
+        ("enum", Enum, member), or tuples/dicts for list/struct expressions."""
+        if isinstance(e, ast.IntLit):
+            return e.value if e.width is None else _wrap(e.value, e.width, e.signed)
+        if isinstance(e, ast.BoolLit):
+            return e.value
+        if isinstance(e, ast.StringLit):
+            return e.value
+        if isinstance(e, ast.Name):
+            sym = (self.glob if e.toplevel else scope).lookup(e.name)
+            if sym is None:
+                raise ConstError(f"{e.name} is not declared")
+            if sym.kind == "const":
+                return self.const_of_sym(sym)
+            if sym.kind == "param" and sym.value is not None:
+                return sym.value
+            raise ConstError(f"{e.name} is not a constant")
+        if isinstance(e, ast.ErrorMember):
+            return ("error", e.name)
+        if isinstance(e, (ast.Member, ast.TypeMember)):
+            t = self._type_of_type_expr(e.expr if isinstance(e, ast.Member) else None,
+                                        e.type if isinstance(e, ast.TypeMember) else None, scope)
+            if isinstance(t, T.Enum):
+                if e.name not in t.members:
+                    raise ConstError(f"{t.name} has no member {e.name}")
+                if t.base is not None:
+                    return _wrap(t.values.get(e.name, 0), t.base.width, t.base.signed)
+                return ("enum", t.name, e.name)
+            if isinstance(e, ast.Member):
+                base = self.const_value(e.expr, scope)
+                if isinstance(base, dict) and e.name in base:
+                    return base[e.name]
+            raise ConstError("member is not a constant")
+        if isinstance(e, ast.Unary):
+            v = self.const_value(e.expr, scope)
+            t = self.check_expr(e, scope)
+            if e.op == "!":
+                return not v
+            if e.op == "-":
+                return self._fit(-v, t)
+            if e.op == "~":
+                return self._fit(~v, t)
+            return v
+        if isinstance(e, ast.Binary):
+            return self._const_binary(e, scope)
+        if isinstance(e, ast.Cast):
+            v = self.const_value(e.expr, scope)
+            t = self.resolve_type(e.type, scope)
+            bt = T.bits_of(t)
+            if isinstance(t, T.Bool):
+                return bool(v)
+            if bt is not None and isinstance(v, (int, bool)):
+                return _wrap(int(v), bt.width, bt.signed)
+            return v
+        if isinstance(e, ast.Mux):
+            return self.const_value(e.then if self.const_value(e.cond, scope) else e.else_, scope)
+        if isinstance(e, ast.Slice):
+            v = self.const_value(e.expr, scope)
+            hi = self.const_value(e.hi, scope)
+            lo = self.const_value(e.lo, scope)
+            return (v >> lo) & ((1 << (hi - lo + 1)) - 1)
+        if isinstance(e, ast.ListExpr):
+            return tuple(self.const_value(x, scope) for x in e.elems)
+        if isinstance(e, ast.StructExpr):
+            return {n: self.const_value(x, scope) for n, x in e.fields}
+        if isinstance(e, ast.Call) and isinstance(e.callee, ast.Member) and \
+                e.callee.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
+            t = self.check_expr(e.callee.expr, scope)
+            if isinstance(t, T.TypeOfType):
+                t = t.type
+            w = T.width_of(t)
+            if w is None:
+                raise ConstError("size of a type without fixed width")
+            return w if e.callee.name.endswith("Bits") else (w + 7) // 8
+        raise ConstError(f"{type(e).__name__} is not constant")
+
+    def _fit(self, v: int, t: T.Type) -> int:
+        bt = T.bits_of(t)
+        return _wrap(v, bt.width, bt.signed) if bt is not None else v
+
+    def _const_binary(self, e: ast.Binary, scope: Scope) -> Any:
+        op = e.op
+        if op == "&&":
+            return bool(self.const_value(e.left, scope)) and bool(self.const_value(e.right, scope))
+        if op == "||":
+            return bool(self.const_value(e.left, scope)) or bool(self.const_value(e.right, scope))
+        a = self.const_value(e.left, scope)
+        b = self.const_value(e.right, scope)
+        if op == "==":
+            return a == b
+        if op == "!=":
+            return a != b
+        if not isinstance(a, int) or not isinstance(b, int):
+            raise ConstError(f"operator {op} on non-integers")
+        t = self.check_expr(e, scope)
+        if op == "++":
+            rt = T.bits_of(self.check_expr(e.right, scope))
+            if rt is None:
+                raise ConstError("concatenation of an unsized value")
+            return self._fit((a << rt.width) | (b & ((1 << rt.width) - 1)), t)
+        ops = {
+            "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+            "/": lambda: _div(a, b), "%": lambda: _mod(a, b),
+            "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b,
+            "|": lambda: a | b, "^": lambda: a ^ b,
+            "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+        }
+        if op in ops:
+            v = ops[op]()
+            return v if isinstance(v, bool) else self._fit(v, t)
+        if op in ("|+|", "|-|"):
+            bt = T.bits_of(t)
+            v = a + b if op == "|+|" else a - b
+            if bt is None:
+                return v
+            lo, hi = ((-(1 << (bt.width - 1)), (1 << (bt.width - 1)) - 1) if bt.signed
+                      else (0, (1 << bt.width) - 1))
+            return max(lo, min(hi, v))
+        raise ConstError(f"operator {op} is not constant")
+
+    def const_of_sym(self, sym: Symbol) -> Any:
+        if sym.value is None:
+            d = sym.decl
+            assert isinstance(d, ast.ConstDecl)
+            t = self.resolve_type(d.type, self._scope_hint(sym))
+            sym.type = t
+            sym.value = "<evaluating>"
+            try:
+                v = self.const_value(d.value, self._scope_hint(sym))
+            except ConstError as exc:
+                self.err(ErrorKind.EXPECTED, d.value, f"{d.name}: initializer is not a compile-time constant ({exc})")
+                v = 0
+            bt = T.bits_of(t)
+            if bt is not None and isinstance(v, int) and not isinstance(v, bool):
+                v = _wrap(v, bt.width, bt.signed)
+            sym.value = v
+        if sym.value == "<evaluating>":
+            raise ConstError(f"{sym.name} depends on itself")
+        return sym.value
+
+    def _scope_hint(self, sym: Symbol) -> Scope:
+        return sym.scope or self.glob
+
+    def _type_of_type_expr(self, expr: ast.Expr | None, tref: ast.TypeRef | None,
+                           scope: Scope) -> Optional[T.Type]:
+        if tref is not None:
+            return self.resolve_type(tref, scope)
+        if isinstance(expr, ast.Name):
+            sym = (self.glob if expr.toplevel else scope).lookup(expr.name)
+            if sym is not None and sym.kind in ("type", "typevar"):
+                return self.sym_type(sym)
+        return None
+
+    # ------------------------------------------------------------ expressions
+
+    def check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None = None) -> T.Type:
+        cached = self.expr_types.get(id(e))
+        if cached is not None and expected is None:
+            return cached
+        t = self._check_expr(e, scope, expected)
+        self.expr_types[id(e)] = t
+        return t
+
+    def _check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None) -> T.Type:
+        if isinstance(e, ast.IntLit):
+            if e.width is not None:
+                return T.Bits(e.width, e.signed)
+            if expected is not None and T.bits_of(expected) is not None and not isinstance(
+                    T.strip_newtype(expected), T.Bool):
+                return expected if not isinstance(expected, T.Enum) else T.bits_of(expected)
+            return T.InfInt()
+        if isinstance(e, ast.BoolLit):
+            return T.Bool()
+        if isinstance(e, ast.StringLit):
+            return T.String()
+        if isinstance(e, ast.Name):
+            return self._check_name(e, scope)
+        if isinstance(e, ast.ErrorMember):
+            if e.name not in self.errors:
+                self.err(ErrorKind.UNDEFINED, e, f"error.{e.name}: no such error")
+            return T.Error()
+        if isinstance(e, ast.TypeMember):
+            t = self.resolve_type(e.type, scope)
+            return self._member_of_type(t, e.name, e)
+        if isinstance(e, ast.Member):
+            return self._check_member(e, scope)
+        if isinstance(e, ast.Index):
+            bt = self.check_expr(e.expr, scope)
+            self.check_expr(e.index, scope)
+            if isinstance(bt, T.Stack):
+                return bt.elem
+            if isinstance(bt, T.Tuple):
+                try:
+                    i = self.const_value(e.index, scope)
+                    return bt.elems[i]
+                except (ConstError, IndexError, TypeError):
+                    pass
+            if not isinstance(bt, T.Unknown):
+                self.err(ErrorKind.TYPE, e, f"cannot index a value of type {bt}")
+            return T.Unknown()
+        if isinstance(e, ast.Slice):
+            bt = self.check_expr(e.expr, scope)
+            hi = self.const_int(e.hi, scope, "slice bound")
+            lo = self.const_int(e.lo, scope, "slice bound")
+            b = T.bits_of(bt)
+            if isinstance(bt, T.InfInt):
+                if hi is not None and lo is not None:
+                    return T.Bits(hi - lo + 1)
+                return T.Unknown()
+            if b is None or isinstance(T.strip_newtype(bt), T.Bool):
+                if not isinstance(bt, T.Unknown):
+                    self.err(ErrorKind.TYPE, e, f"cannot slice a value of type {bt}")
+                return T.Unknown()
+            if hi is None or lo is None:
+                return T.Unknown()
+            if not (0 <= lo <= hi < b.width):
+                self.err(ErrorKind.WIDTH, e, f"slice [{hi}:{lo}] out of range for {bt}")
+                return T.Unknown()
+            return T.Bits(hi - lo + 1)
+        if isinstance(e, ast.Unary):
+            t = self.check_expr(e.expr, scope, expected)
+            if e.op == "!":
+                if not isinstance(t, (T.Bool, T.Unknown)):
+                    self.err(ErrorKind.TYPE, e, f"operator ! needs a bool, not {t}")
+                return T.Bool()
+            if isinstance(T.strip_newtype(t), T.Bool):
+                self.err(ErrorKind.TYPE, e, f"operator {e.op} cannot be applied to bool")
+                return T.Unknown()
+            return t
+        if isinstance(e, ast.Binary):
+            return self._check_binary(e, scope, expected)
+        if isinstance(e, ast.Mux):
+            c = self.check_expr(e.cond, scope, T.Bool())
+            if not isinstance(c, (T.Bool, T.Unknown)):
+                self.err(ErrorKind.TYPE, e.cond, f"condition must be bool, not {c}")
+            a = self.check_expr(e.then, scope, expected)
+            b = self.check_expr(e.else_, scope, expected if isinstance(a, T.InfInt) else a)
+            if isinstance(a, T.InfInt) and not isinstance(b, T.InfInt):
+                a = self.check_expr(e.then, scope, b)
+            return self._unify(a, b, e, "?:")
+        if isinstance(e, ast.Cast):
+            target = self.resolve_type(e.type, scope)
+            self.check_expr(e.expr, scope, target if isinstance(target, (T.StructLike, T.Tuple)) else None)
+            return target
+        if isinstance(e, ast.Call):
+            return self._check_call(e, scope, expected)
+        if isinstance(e, ast.ConstructorCall):
+            t = self.resolve_type(e.type, scope)
+            for a in e.args:
+                if a.value is not None:
+                    self.check_expr(a.value, scope)
+            return t
+        if isinstance(e, ast.ListExpr):
+            if isinstance(expected, T.StructLike):
+                fts = [ft for _, ft in expected.fields]
+                if len(fts) != len(e.elems):
+                    self.err(ErrorKind.TYPE, e, f"{len(e.elems)} values for {expected} with {len(fts)} fields")
+                for x, ft in zip(e.elems, fts):
+                    self.check_expr(x, scope, ft)
+                return expected
+            if isinstance(expected, T.Tuple) and len(expected.elems) == len(e.elems):
+                for x, ft in zip(e.elems, expected.elems):
+                    self.check_expr(x, scope, ft)
+                return expected
+            return T.ListT(tuple(self.check_expr(x, scope) for x in e.elems))
+        if isinstance(e, ast.StructExpr):
+            target = self.resolve_type(e.type, scope) if e.type is not None else expected
+            if isinstance(target, T.StructLike):
+                for n, x in e.fields:
+                    ft = target.field_type(n)
+                    if ft is None:
+                        self.err(ErrorKind.UNDEFINED, x, f"{target} has no field {n}")
+                        self.check_expr(x, scope)
+                    else:
+                        self.check_expr(x, scope, ft)
+                return target
+            return T.StructInit(tuple((n, self.check_expr(x, scope)) for n, x in e.fields))
+        if isinstance(e, ast.InvalidExpr):
+            return expected or T.Unknown()
+        if isinstance(e, (ast.DontCare, ast.Default)):
+            return T.DontCareT()
+        if isinstance(e, ast.Mask):
+            a = self.check_expr(e.value, scope, expected)
+            self.check_expr(e.mask, scope, a if not isinstance(a, T.InfInt) else expected)
+            return a
+        if isinstance(e, ast.Range):
+            a = self.check_expr(e.lo, scope, expected)
+            self.check_expr(e.hi, scope, a if not isinstance(a, T.InfInt) else expected)
+            return a
+        self.err(ErrorKind.UNSUPPORTED, e, f"unsupported expression {type(e).__name__}")
+        return T.Unknown()
+
+    def _check_name(self, e: ast.Name, scope: Scope) -> T.Type:
+        sym = (self.glob if e.toplevel else scope).lookup(e.name)
+        if sym is None:
+            self.err(ErrorKind.UNDEFINED, e, f"{e.name}: not declared")
+            return T.Unknown()
+        return self.symbol_value_type(sym, e)
+
+    def symbol_value_type(self, sym: Symbol, where: ast.Node) -> T.Type:
+        k = sym.kind
+        if k in ("var", "param"):
+            if sym.type is None:
+                sym.type = self.resolve_type(sym.decl.type, self._decl_scope(sym))  # type: ignore[union-attr]
+            return sym.type
+        if k == "const":
+            if sym.type is None:
+                try:
+                    self.const_of_sym(sym)
+                except ConstError:
+                    pass
+            return sym.type or T.Unknown()
+        if k == "instance":
+            if sym.type is None:
+                d = sym.decl
+                sym.type = self.resolve_type(d.type, self._decl_scope(sym))  # type: ignore[union-attr]
+            return sym.type
+        if k == "table":
+            return T.Table(sym.decl)  # type: ignore[arg-type]
+        if k == "action":
+            return T.Action(sym.decl)  # type: ignore[arg-type]
+        if k == "value_set":
+            if sym.type is None:
+                sym.type = self.resolve_type(sym.decl.type, self._decl_scope(sym))  # type: ignore[union-attr]
+            return sym.type
+        if k in ("type", "typevar", "extern", "block"):
+            return T.TypeOfType(self.sym_type(sym) if k != "block" else T.Block(sym.decl))
+        if k == "function":
+            return T.Function(_proto_of(sym.decls[0]))
+        if k == "state":
+            return T.Void()
+        return T.Unknown()
+
+    def _decl_scope(self, sym: Symbol) -> Scope:
+        return sym.scope or self.glob
+
+    def _member_of_type(self, t: T.Type, name: str, e: ast.Node) -> T.Type:
+        if isinstance(t, T.Enum):
+            if name not in t.members:
+                self.err(ErrorKind.UNDEFINED, e, f"{t.name} has no member {name}")
+            return t
+        if isinstance(t, T.Error):
+            if name not in self.errors:
+                self.err(ErrorKind.UNDEFINED, e, f"error.{name}: no such error")
+            return T.Error()
+        if isinstance(t, T.Unknown):
+            return t
+        if name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
+            return T.Function(ast.FunctionProto(name=name, return_type=ast.TypeInt()), owner=t)
+        self.err(ErrorKind.TYPE, e, f"{t} has no member {name}")
+        return T.Unknown()
+
+    def _check_member(self, e: ast.Member, scope: Scope) -> T.Type:
+        bt = self.check_expr(e.expr, scope)
+        if isinstance(bt, T.TypeOfType):
+            return self._member_of_type(bt.type, e.name, e)
+        if isinstance(bt, T.StructLike):
+            ft = bt.field_type(e.name)
+            if ft is not None:
+                return ft
+            if bt.kind != "struct" and e.name in HEADER_METHODS:
+                return T.Function(ast.FunctionProto(name=e.name), owner=bt)
+            if e.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
+                return T.Function(ast.FunctionProto(name=e.name, return_type=ast.TypeInt()), owner=bt)
+            self.err(ErrorKind.UNDEFINED, e, f"{bt} has no field {e.name}")
+            return T.Unknown()
+        if isinstance(bt, T.Stack):
+            if e.name in ("next", "last"):
+                return bt.elem
+            if e.name in ("size", "lastIndex", "nextIndex"):
+                return T.Bits(32)
+            if e.name in STACK_METHODS:
+                return T.Function(ast.FunctionProto(name=e.name), owner=bt)
+            self.err(ErrorKind.UNDEFINED, e, f"header stack has no member {e.name}")
+            return T.Unknown()
+        if isinstance(bt, T.Extern):
+            methods = [m for m in bt.decl.methods if m.name == e.name and m.return_type is not None]
+            if not methods:
+                self.err(ErrorKind.UNDEFINED, e, f"extern {bt.name} has no method {e.name}")
+                return T.Unknown()
+            return T.Function(methods[0], owner=bt)
+        if isinstance(bt, (T.Table, T.Block)) and e.name == "apply":
+            return T.Function(ast.FunctionProto(name="apply"), owner=bt)
+        if isinstance(bt, T.ApplyResult):
+            if e.name in ("hit", "miss"):
+                return T.Bool()
+            if e.name == "action_run":
+                return T.ActionEnum(bt.table)
+        if isinstance(bt, T.Unknown):
+            return bt
+        self.err(ErrorKind.UNDEFINED, e, f"{bt} has no member {e.name}")
+        return T.Unknown()
+
+    def _check_binary(self, e: ast.Binary, scope: Scope, expected: T.Type | None) -> T.Type:
+        op = e.op
+        if op in ("&&", "||"):
+            for side in (e.left, e.right):
+                t = self.check_expr(side, scope, T.Bool())
+                if not isinstance(t, (T.Bool, T.Unknown)):
+                    self.err(ErrorKind.TYPE, side, f"operator {op} needs bool operands, not {t}")
+            return T.Bool()
+        if op in ("<<", ">>"):
+            lt = self.check_expr(e.left, scope, expected)
+            rt = self.check_expr(e.right, scope)
+            if isinstance(T.strip_newtype(lt), T.Bool):
+                self.err(ErrorKind.TYPE, e, f"cannot shift a bool")
+            rb = T.bits_of(rt)
+            if rb is not None and rb.signed:
+                self.err(ErrorKind.TYPE, e.right, "shift amount must be unsigned")
+            return lt
+        if op == "++":
+            lt = self.check_expr(e.left, scope)
+            rt = self.check_expr(e.right, scope)
+            lb, rb = T.bits_of(lt), T.bits_of(rt)
+            if isinstance(lt, T.Unknown) or isinstance(rt, T.Unknown):
+                return T.Unknown()
+            if lb is None or rb is None or isinstance(lt, T.InfInt) or isinstance(rt, T.InfInt):
+                self.err(ErrorKind.TYPE, e, f"operator ++ needs sized bit-strings, not {lt} and {rt}")
+                return T.Unknown()
+            return T.Bits(lb.width + rb.width, lb.signed)
+        cmp = op in ("==", "!=", "<", "<=", ">", ">=")
+        lt = self.check_expr(e.left, scope, None if cmp else expected)
+        rt = self.check_expr(e.right, scope, lt if not isinstance(lt, (T.InfInt, T.Unknown)) else (None if cmp else expected))
+        if isinstance(lt, T.InfInt) and not isinstance(rt, (T.InfInt, T.Unknown)):
+            lt = self.check_expr(e.left, scope, rt)
+        t = self._unify(lt, rt, e, op)
+        if cmp:
+            return T.Bool()
+        if isinstance(T.strip_newtype(t), T.Bool) and op not in ("&", "|", "^"):
+            self.err(ErrorKind.TYPE, e, f"operator {op} cannot be applied to bool")
+        if isinstance(t, T.Enum):
+            return t.base or t
+        return t
+
+    def _unify(self, a: T.Type, b: T.Type, e: ast.Node, op: str) -> T.Type:
+        if isinstance(a, T.Unknown) or isinstance(b, T.Unknown):
+            return a if isinstance(b, T.Unknown) else b
+        if a == b:
+            return a
+        if isinstance(a, T.InfInt):
+            return b
+        if isinstance(b, T.InfInt):
+            return a
+        ab, bb = T.bits_of(a), T.bits_of(b)
+        if isinstance(a, (T.Bool,)) or isinstance(b, (T.Bool,)):
+            self.err(ErrorKind.TYPE, e, f"operator {op}: cannot combine {a} and {b}")
+            return T.Unknown()
+        if ab is not None and bb is not None:
+            if ab != bb:
+                self.err(ErrorKind.WIDTH, e, f"operator {op}: operands have different types {a} and {b} (use a cast)")
+                return T.Unknown()
+            return ab if isinstance(a, T.Enum) else a
+        if isinstance(a, (T.ListT, T.StructInit)):
+            return b
+        if isinstance(b, (T.ListT, T.StructInit)):
+            return a
+        if isinstance(a, T.DontCareT):
+            return b
+        if isinstance(b, T.DontCareT):
+            return a
+        if isinstance(a, T.TypeVar) or isinstance(b, T.TypeVar):
+            return b if isinstance(a, T.TypeVar) else a
+        self.err(ErrorKind.TYPE, e, f"operator {op}: cannot combine {a} and {b}")
+        return T.Unknown()
+
+    # ------------------------------------------------------------------ calls
+
+    def _check_call(self, e: ast.Call, scope: Scope, expected: T.Type | None) -> T.Type:
+        callee = e.callee
+        ct = self.check_expr(callee, scope) if not isinstance(callee, ast.Name) else None
+        if isinstance(callee, ast.Name):
+            sym = (self.glob if callee.toplevel else scope).lookup(callee.name)
+            if sym is None:
+                self.err(ErrorKind.UNDEFINED, callee, f"{callee.name}: not declared")
+                self._check_args_loose(e, scope)
+                return T.Unknown()
+            if sym.kind == "action":
+                self.expr_types[id(callee)] = T.Action(sym.decl)  # type: ignore[arg-type]
+                self._check_args(e, sym.decl.params, scope, {}, callee.name, allow_fewer=True)  # type: ignore[union-attr]
+                return T.Void()
+            if sym.kind == "function":
+                proto = self._pick_overload(sym.decls, e, callee.name)
+                self.expr_types[id(callee)] = T.Function(proto)
+                return self._call_proto(proto, e, scope, {}, expected)
+            if sym.kind in ("type", "extern", "block"):
+                # a constructor call written as a call: Type(args)
+                self._check_args_loose(e, scope)
+                return self.sym_type(sym) if sym.kind != "block" else T.Block(sym.decl)
+            self.err(ErrorKind.TYPE, callee, f"{callee.name} is not callable")
+            self._check_args_loose(e, scope)
+            return T.Unknown()
+        if isinstance(ct, T.Function):
+            owner = ct.owner
+            if isinstance(owner, T.Extern) and isinstance(callee, ast.Member):
+                methods = [m for m in owner.decl.methods if m.name == callee.name and m.return_type is not None]
+                proto = self._pick_overload(methods, e, f"{owner.name}.{callee.name}")
+                bindings = dict(zip(owner.decl.type_params, owner.args))
+                self.expr_types[id(callee)] = T.Function(proto, owner)
+                return self._call_proto(proto, e, scope, bindings, expected)
+            if isinstance(owner, T.Table):
+                self._expect_args(e, 0, "apply")
+                return T.ApplyResult(owner.decl.name)
+            if isinstance(owner, T.Block):
+                params = owner.decl.params  # type: ignore[attr-defined]
+                self._check_args(e, params, scope, {}, f"{owner.name}.apply")
+                return T.Void()
+            if isinstance(owner, T.StructLike):
+                if callee.name in HEADER_METHODS:  # type: ignore[union-attr]
+                    self._expect_args(e, 0, callee.name)  # type: ignore[union-attr]
+                    return HEADER_METHODS[callee.name]  # type: ignore[union-attr]
+                return T.InfInt()
+            if isinstance(owner, T.Stack):
+                self._expect_args(e, 1, callee.name)  # type: ignore[union-attr]
+                for a in e.args:
+                    if a.value is not None:
+                        self.check_expr(a.value, scope)
+                return T.Void()
+            if owner is not None and callee.name.startswith(("min", "max")):  # type: ignore[union-attr]
+                return T.InfInt()
+        if not isinstance(ct, T.Unknown):
+            self.err(ErrorKind.TYPE, e, "expression is not callable")
+        self._check_args_loose(e, scope)
+        return T.Unknown()
+
+    def _expect_args(self, e: ast.Call, n: int, what: str) -> None:
+        if len(e.args) != n:
+            self.err(ErrorKind.TYPE, e, f"{what}: expected {n} argument(s), got {len(e.args)}")
+
+    def _check_args_loose(self, e: ast.Call, scope: Scope) -> None:
+        for a in e.args:
+            if a.value is not None:
+                self.check_expr(a.value, scope)
+
+    def _pick_overload(self, protos: list, e: ast.Call, what: str) -> ast.FunctionProto:
+        cands = [_proto_of(p) for p in protos]
+        n = len(e.args)
+        names = {a.name for a in e.args if a.name}
+        for p in cands:
+            required = [q for q in p.params if q.default is None and not _is_optional(q)]
+            if len(required) <= n <= len(p.params) and names <= {q.name for q in p.params}:
+                return p
+        self.err(ErrorKind.TYPE, e, f"{what}: no overload takes {n} argument(s)")
+        return cands[0]
+
+    def _call_proto(self, proto: ast.FunctionProto, e: ast.Call, scope: Scope,
+                    bindings: dict[str, T.Type], expected: T.Type | None) -> T.Type:
+        local = Scope(self.glob)
+        for name, t in bindings.items():
+            local.declare(Symbol("typevar", name, type=t))
+        explicit = [self.resolve_type(ta, scope) for ta in e.type_args]
+        for tp, ta in zip(proto.type_params, explicit):
+            bindings[tp] = ta
+        for tp in proto.type_params:
+            if tp not in bindings:
+                local.declare(Symbol("typevar", tp, type=T.TypeVar(tp)))
+            else:
+                local.declare(Symbol("typevar", tp, type=bindings[tp]))
+        self._check_args(e, proto.params, scope, bindings, proto.name, param_scope=local)
+        if proto.return_type is None:
+            return T.Void()
+        rt_scope = Scope(self.glob)
+        for name, t in bindings.items():
+            rt_scope.declare(Symbol("typevar", name, type=t))
+        for tp in proto.type_params:
+            if tp not in bindings:
+                rt_scope.declare(Symbol("typevar", tp, type=expected or T.TypeVar(tp)))
+        return self.resolve_type(proto.return_type, rt_scope)
+
+    def _check_args(self, e: ast.Call, params: tuple[ast.Param, ...], scope: Scope,
+                    bindings: dict[str, T.Type], what: str, allow_fewer: bool = False,
+                    param_scope: Scope | None = None) -> None:
+        pscope = param_scope or self.glob
+        by_name = {p.name: p for p in params}
+        pairs: list[tuple[ast.Param, ast.Argument]] = []
+        for i, a in enumerate(e.args):
+            if a.name is not None:
+                p = by_name.get(a.name)
+                if p is None:
+                    self.err(ErrorKind.UNDEFINED, a, f"{what}: no parameter named {a.name}")
+                    continue
+            elif i < len(params):
+                p = params[i]
+            else:
+                self.err(ErrorKind.TYPE, a, f"{what}: too many arguments")
+                break
+            pairs.append((p, a))
+        given = {p.name for p, _ in pairs}
+        if not allow_fewer:
+            for p in params:
+                if p.name not in given and p.default is None and not _is_optional(p):
+                    self.err(ErrorKind.TYPE, e, f"{what}: missing argument for parameter {p.name}")
+        for p, a in pairs:
+            pt = self._param_type(p, pscope, bindings)
+            if a.value is None:
+                if p.direction not in ("out",) and not _is_optional(p):
+                    self.err(ErrorKind.DIRECTION, a, f"{what}: _ can only be passed to an out parameter")
+                continue
+            at = self.check_expr(a.value, scope, pt if not isinstance(pt, T.TypeVar) else None)
+            if isinstance(pt, T.TypeVar) and pt.name not in bindings and not isinstance(at, (T.InfInt, T.Unknown)):
+                bindings[pt.name] = at
+            elif not isinstance(pt, (T.TypeVar, T.Unknown)):
+                self.check_assignable(pt, at, a.value, f"argument {p.name} of {what}")
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a.value, scope, f"argument {p.name} of {what} ({p.direction})")
+
+    def _param_type(self, p: ast.Param, pscope: Scope, bindings: dict[str, T.Type]) -> T.Type:
+        t = p.type
+        if isinstance(t, ast.TypeName) and t.name in bindings:
+            return bindings[t.name]
+        if isinstance(t, ast.TypeName):
+            sym = pscope.lookup(t.name)
+            if sym is not None and sym.kind == "typevar":
+                return sym.type or T.TypeVar(t.name)
+            if sym is None:
+                return T.TypeVar(t.name)
+        try:
+            return self.resolve_type(t, pscope)
+        except RecursionError:  # pragma: no cover
+            return T.Unknown()
+
+    # ------------------------------------------------------------ assignments
+
+    def check_assignable(self, target: T.Type, value: T.Type, where: ast.Node, what: str) -> None:
+        """Report a type error when `value` cannot be assigned to `target`."""
+        if isinstance(target, (T.Unknown, T.TypeVar, T.DontCareT)) or isinstance(value, (T.Unknown, T.TypeVar)):
+            return
+        if target == value:
+            return
+        tb, vb = T.bits_of(target), T.bits_of(value)
+        ts, vs = T.strip_newtype(target), T.strip_newtype(value)
+        if isinstance(value, T.InfInt):
+            if tb is not None and not isinstance(ts, T.Bool):
+                return
+            if isinstance(ts, T.InfInt):
+                return
+        if isinstance(ts, T.Bool) or isinstance(vs, T.Bool):
+            if isinstance(ts, T.Bool) and isinstance(vs, T.Bool):
+                return
+            self.err(ErrorKind.TYPE, where, f"{what}: cannot use {value} where {target} is expected")
+            return
+        if tb is not None and vb is not None:
+            if tb.width != vb.width or tb.signed != vb.signed:
+                self.err(ErrorKind.WIDTH, where,
+                         f"{what}: width mismatch, {value} where {target} is expected (use a cast)")
+            return
+        if isinstance(value, (T.ListT, T.StructInit, T.DontCareT)):
+            return
+        if isinstance(ts, T.StructLike) and isinstance(vs, T.StructLike):
+            if ts.name != vs.name:
+                self.err(ErrorKind.TYPE, where, f"{what}: cannot use {value} where {target} is expected")
+            return
+        if isinstance(ts, T.Varbit) and isinstance(vs, T.Varbit):
+            return
+        if type(ts) is type(vs):
+            return
+        self.err(ErrorKind.TYPE, where, f"{what}: cannot use {value} where {target} is expected")
+
+    def check_lvalue(self, e: ast.Expr, scope: Scope, what: str) -> None:
+        """Report an error unless `e` denotes something writable."""
+        root = e
+        while True:
+            if isinstance(root, (ast.Member, ast.Index, ast.Slice)):
+                if isinstance(root, ast.Member):
+                    bt = self.type_of(root.expr)
+                    if isinstance(bt, T.Stack) and root.name in ("last", "size", "lastIndex"):
+                        if root.name != "last":
+                            self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is read-only")
+                            return
+                root = root.expr
+                continue
+            break
+        if isinstance(root, ast.Name):
+            sym = (self.glob if root.toplevel else scope).lookup(root.name)
+            if sym is None:
+                return
+            if sym.kind == "param" and sym.direction == "in":
+                self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is an 'in' parameter and cannot be written")
+            elif sym.kind == "param" and sym.direction == "" :
+                self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is a directionless parameter and cannot be written")
+            elif sym.kind == "const":
+                self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is a constant and cannot be written")
+            elif sym.kind not in ("var", "param"):
+                self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is not a variable")
+            return
+        if isinstance(root, (ast.Call,)):
+            return  # e.g. a method result: nothing to write through, leave to later passes
+        self.err(ErrorKind.DIRECTION, e, f"{what}: expression is not an l-value")
+
+
+def _proto_of(d: ast.Node) -> ast.FunctionProto:
+    if isinstance(d, ast.FunctionProto):
+        return d
+    if isinstance(d, (ast.ExternFunctionDecl, ast.FunctionDecl)):
+        return d.proto
+    raise TypeError(d)
+
+
+def _is_optional(p: ast.Param) -> bool:
+    return any(a.name == "optional" for a in p.annotations)
+
+
+def _wrap(v: int, width: int, signed: bool) -> int:
+    if width <= 0:
+        return 0
+    v &= (1 << width) - 1
+    if signed and v >> (width - 1):
+        v -= 1 << width
+    return v
+
+
+def _div(a: int, b: int) -> int:
+    if b == 0:
+        raise ConstError("division by zero")
+    return a // b
+
+
+def _mod(a: int, b: int) -> int:
+    if b == 0:
+        raise ConstError("division by zero")
+    return a % b

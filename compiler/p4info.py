@@ -1,0 +1,721 @@
+"""P4Info generation, as p4c's control-plane generator does it for v1model.
+
+Walks the elaborated program (`frontend.ProgramIR`): every table, action
+used by a table, extern instance (counters, meters, registers, action
+profiles and selectors, direct resources), digest, controller header and
+value set becomes a P4Info entity with p4c's fully qualified name, alias
+(shortest unique suffix) and id (see p4info_ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from finsy.proto import p4i, p4t
+
+from . import ast
+from . import types as T
+from .diagnostics import Diagnostics, ErrorKind
+from .exprtext import expr_text
+from .frontend import BlockInstance, ProgramIR, annotation_string
+from .p4info_ids import IdAllocator, IdPrefix as Prefix, shortest_unique_suffixes
+
+MATCH_TYPES = {
+    "exact": p4i.MatchField.EXACT,
+    "lpm": p4i.MatchField.LPM,
+    "ternary": p4i.MatchField.TERNARY,
+    "range": p4i.MatchField.RANGE,
+    "optional": p4i.MatchField.OPTIONAL,
+}
+
+COUNTER_UNITS = {"packets": p4i.CounterSpec.PACKETS, "bytes": p4i.CounterSpec.BYTES,
+                 "packets_and_bytes": p4i.CounterSpec.BOTH}
+METER_UNITS = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}
+
+# Annotations p4c consumes itself instead of copying them into P4Info.
+HIDDEN_ANNOTATIONS = {"name", "id", "brief", "description"}
+
+
+@dataclass(eq=False)
+class _Entity:
+    prefix: int
+    name: str
+    decl: Optional[ast.Node]
+    annotations: tuple = ()
+    fill: Optional[Callable[[Any, dict], None]] = None
+    msg: Any = None
+
+
+class P4InfoBuilder:
+    def __init__(self, ir: ProgramIR, diags: Diagnostics):
+        self.ir = ir
+        self.c = ir.checker
+        self.diags = diags
+        self.info = p4i.P4Info()
+        self.entities: list[_Entity] = []
+        self.by_key: dict[tuple[int, str], _Entity] = {}
+        self.ids: dict[tuple[int, str], int] = {}
+        self.type_info_done: set[str] = set()
+
+    # ---------------------------------------------------------------- driver
+
+    def build(self) -> Any:
+        self.info.pkg_info.arch = "v1model"
+        for blk in self.ir.blocks:
+            self._walk_block(blk)
+        self._controller_headers()
+        alloc = IdAllocator(self.diags)
+        for ent in self.entities:
+            alloc.add(ent.prefix, ent.name, _explicit_id(ent.annotations),
+                      ent.decl.pos if ent.decl is not None else None)
+        self.ids = alloc.assign()
+        aliases = shortest_unique_suffixes([e.name for e in self.entities])
+        for ent in self.entities:
+            pre = ent.msg.preamble
+            pre.id = self.ids[(ent.prefix, ent.name)]
+            pre.name = ent.name
+            pre.alias = aliases[ent.name]
+            for a in ent.annotations:
+                if a.name not in HIDDEN_ANNOTATIONS and not a.structured:
+                    pre.annotations.append(annotation_text(a))
+            _docs(pre, ent.annotations)
+        for ent in self.entities:
+            if ent.fill is not None:
+                ent.fill(ent.msg, self.ids)
+        if self._touches_type_info():
+            self.info.type_info.SetInParent()
+        return self.info
+
+    def _touches_type_info(self) -> bool:
+        """Whether p4c would write a (possibly empty) type_info: it does when
+        the program has any control-plane entity besides actions, or uses the
+        error type or passes a list to an extern function (p4c converts those
+        types while analysing the program)."""
+        if any(e.prefix != Prefix.ACTION for e in self.entities):
+            return True
+        for blk in self.ir.blocks:
+            for node in _nodes_in(blk.decl):
+                if isinstance(node, ast.ErrorMember):
+                    return True
+                if isinstance(node, ast.Call) and isinstance(self.c.type_of(node.callee), T.Function) \
+                        and any(isinstance(a.value, (ast.ListExpr, ast.StructExpr)) for a in node.args):
+                    return True
+        return False
+
+    def _add(self, prefix: int, name: str, container, decl, annotations=(), fill=None) -> Optional[_Entity]:
+        key = (prefix, name)
+        if key in self.by_key:
+            return self.by_key[key]
+        ent = _Entity(prefix, name, decl, tuple(annotations), fill, container.add())
+        self.entities.append(ent)
+        self.by_key[key] = ent
+        return ent
+
+    # ---------------------------------------------------------------- blocks
+
+    def _walk_block(self, blk: BlockInstance) -> None:
+        decl = blk.decl
+        for loc in getattr(decl, "locals", ()):
+            if isinstance(loc, ast.TableDecl):
+                self._table(blk, loc)
+            elif isinstance(loc, ast.Instantiation):
+                self._instance(blk, loc)
+            elif isinstance(loc, ast.ValueSetDecl):
+                self._value_set(blk, loc)
+        self._digests(blk)
+        self._called_actions(blk)
+        for child in blk.children.values():
+            self._walk_block(child)
+
+    def _called_actions(self, blk: BlockInstance) -> None:
+        """Actions invoked directly (not through a table) are in P4Info too."""
+        for call in _calls_in(blk.decl):
+            cal = call.callee
+            if isinstance(cal, ast.Name) and isinstance(self.c.type_of(cal), T.Action):
+                self._action(blk, ast.ActionRef(cal, pos=cal.pos))
+
+    def _name(self, blk: BlockInstance, d: ast.Decl) -> str:
+        n = annotation_string(d.annotations, "name")
+        if n is None:
+            return blk.qualify(d.name)
+        if n.startswith("."):
+            return n[1:]
+        return blk.qualify(n)
+
+    # ---------------------------------------------------------------- tables
+
+    def _table(self, blk: BlockInstance, t: ast.TableDecl) -> None:
+        if _has(t.annotations, "hidden"):
+            return
+        name = self._name(blk, t)
+        props = {p.name: p for p in t.properties}
+        scope = blk.scope
+        ent = self._add(Prefix.TABLE, name, self.info.tables, t, t.annotations)
+        assert ent is not None
+        msg = ent.msg
+        # match fields
+        keys = props.get("key")
+        if keys is not None:
+            fid = 0
+            for k in keys.value:
+                if k.match_kind == "selector":
+                    continue
+                fid += 1
+                mf = msg.match_fields.add()
+                mf.id = fid
+                mf.name = annotation_string(k.annotations, "name") or expr_text(k.expr)
+                kt = self.c.type_of(k.expr)
+                w = T.width_of(kt)
+                mf.bitwidth = w or 0
+                if k.match_kind in MATCH_TYPES:
+                    mf.match_type = MATCH_TYPES[k.match_kind]
+                else:
+                    mf.other_match_type = k.match_kind
+                for a in k.annotations:
+                    if a.name not in HIDDEN_ANNOTATIONS:
+                        mf.annotations.append(annotation_text(a))
+                _docs(mf, k.annotations)
+                tn = _type_name(kt)
+                if tn:
+                    mf.type_name.name = tn
+                    self._new_type(kt)
+        # actions
+        action_refs: list[tuple[str, ast.ActionRef]] = []
+        if "actions" in props:
+            for ar in props["actions"].value:
+                an = self._action(blk, ar)
+                if an is not None:
+                    action_refs.append((an, ar))
+        default = props.get("default_action")
+        if default is None:
+            # p4c gives a table without default_action `default_action =
+            # NoAction()`, adding NoAction as a default-only action if needed.
+            noaction = ast.Name("NoAction", pos=t.pos)
+            default = ast.TableProperty("default_action", "default_action",
+                                        ast.ActionRef(noaction, pos=t.pos), pos=t.pos)
+            if not any(an == "NoAction" for an, _ in action_refs):
+                ar = ast.ActionRef(noaction, annotations=(ast.Annotation("defaultonly", pos=t.pos),),
+                                   pos=t.pos)
+                an = self._action(blk, ar)
+                if an is not None:
+                    action_refs.append((an, ar))
+        size = props.get("size")
+        impl = props.get("implementation")
+        counters = props.get("counters")
+        meters = props.get("meters")
+        timeout = props.get("support_timeout")
+        entries = props.get("entries")
+
+        def fill(m, ids) -> None:
+            for an, ar in action_refs:
+                r = m.action_refs.add()
+                r.id = ids[(Prefix.ACTION, an)]
+                if _has(ar.annotations, "defaultonly"):
+                    r.scope = p4i.ActionRef.DEFAULT_ONLY
+                elif _has(ar.annotations, "tableonly"):
+                    r.scope = p4i.ActionRef.TABLE_ONLY
+                for a in ar.annotations:
+                    if a.name not in HIDDEN_ANNOTATIONS:
+                        r.annotations.append(annotation_text(a))
+            if default is not None:
+                dn = self._action_name_of(blk, default.value)
+                if dn is not None and (Prefix.ACTION, dn) in ids:
+                    if default.const:
+                        m.const_default_action_id = ids[(Prefix.ACTION, dn)]
+                    m.initial_default_action.action_id = ids[(Prefix.ACTION, dn)]
+                    self._default_args(m.initial_default_action, default.value, blk)
+            elif action_refs:
+                pass
+            if impl is not None:
+                iname = self._resource_name(blk, impl, t)
+                for pre in (Prefix.ACTION_PROFILE,):
+                    if iname and (pre, iname) in ids:
+                        m.implementation_id = ids[(pre, iname)]
+            for prop, pres in ((counters, Prefix.DIRECT_COUNTER), (meters, Prefix.DIRECT_METER)):
+                if prop is not None:
+                    rn = self._resource_name(blk, prop, t)
+                    if rn and (pres, rn) in ids:
+                        m.direct_resource_ids.append(ids[(pres, rn)])
+            m.size = 1024
+            if size is not None:
+                try:
+                    m.size = int(self.c.const_value(size.value, scope))
+                except Exception:
+                    self.diags.error(ErrorKind.EXPECTED, size.pos, "table size must be a constant")
+            if timeout is not None:
+                try:
+                    if self.c.const_value(timeout.value, scope) is True:
+                        m.idle_timeout_behavior = p4i.Table.NOTIFY_CONTROL
+                except Exception:
+                    pass
+            if entries is not None:
+                m.has_initial_entries = True
+                if entries.const:
+                    m.is_const_table = True
+
+        ent.fill = fill
+        # resources declared inline in table properties
+        for prop in (impl, counters, meters):
+            if prop is not None and isinstance(prop.value, (ast.ConstructorCall, ast.Call)):
+                self._anonymous_instance(blk, prop, t, name)
+
+    def _default_args(self, ida, call_expr, blk) -> None:
+        # p4c leaves the arguments out of initial_default_action unless they
+        # are all constants; we follow that by writing none.
+        return
+
+    def _action_name_of(self, blk: BlockInstance, e) -> Optional[str]:
+        if isinstance(e, ast.ActionRef):
+            e = e.name
+        if isinstance(e, ast.Call):
+            e = e.callee
+        if isinstance(e, ast.Name):
+            sym = (self.c.glob if e.toplevel else blk.scope).lookup(e.name)
+            if sym is not None and sym.kind == "action":
+                return self._action_fq(blk, sym)
+        return None
+
+    def _action_fq(self, blk: BlockInstance, sym) -> str:
+        d: ast.ActionDecl = sym.decl
+        n = annotation_string(d.annotations, "name")
+        if sym.scope is self.c.glob:
+            base = n if n is not None else d.name
+            return base[1:] if base.startswith(".") else base
+        if n is not None and n.startswith("."):
+            return n[1:]
+        return blk.qualify(n if n is not None else d.name)
+
+    def _action(self, blk: BlockInstance, ar: ast.ActionRef) -> Optional[str]:
+        e = ar.name
+        if not isinstance(e, ast.Name):
+            return None
+        sym = (self.c.glob if e.toplevel else blk.scope).lookup(e.name)
+        if sym is None or sym.kind != "action":
+            return None
+        d: ast.ActionDecl = sym.decl
+        name = self._action_fq(blk, sym)
+        if (Prefix.ACTION, name) in self.by_key:
+            return name
+        ent = self._add(Prefix.ACTION, name, self.info.actions, d, d.annotations)
+        assert ent is not None
+        pid = 0
+        for p in d.params:
+            if p.direction != "":
+                continue
+            pid += 1
+            pm = ent.msg.params.add()
+            pm.id = pid
+            pm.name = annotation_string(p.annotations, "name") or p.name
+            pt = self.c.resolve_type(p.type, sym.scope or self.c.glob)
+            pm.bitwidth = T.width_of(pt) or 0
+            for a in p.annotations:
+                if a.name not in HIDDEN_ANNOTATIONS:
+                    pm.annotations.append(annotation_text(a))
+            _docs(pm, p.annotations)
+            tn = _type_name(pt)
+            if tn:
+                pm.type_name.name = tn
+                self._new_type(pt)
+        return name
+
+    # ------------------------------------------------------------- externs
+
+    def _resource_name(self, blk: BlockInstance, prop: ast.TableProperty, table: ast.TableDecl) -> Optional[str]:
+        v = prop.value
+        if isinstance(v, ast.Name):
+            sym = (self.c.glob if v.toplevel else blk.scope).lookup(v.name)
+            if sym is None or sym.kind != "instance":
+                return None
+            if sym.scope is self.c.glob:
+                n = annotation_string(sym.decl.annotations, "name")
+                base = n if n is not None else sym.decl.name
+                return base.lstrip(".")
+            return self._name(blk, sym.decl)
+        if isinstance(v, (ast.ConstructorCall, ast.Call)):
+            return self._anonymous_name(blk, prop, table)
+        return None
+
+    def _anonymous_name(self, blk, prop: ast.TableProperty, table: ast.TableDecl) -> str:
+        n = annotation_string(prop.annotations, "name")
+        if n is not None:
+            return n.lstrip(".")
+        return blk.qualify(f"{table.name}_{prop.name}")
+
+    def _anonymous_instance(self, blk, prop, table, table_name) -> None:
+        v = prop.value
+        tref = v.type if isinstance(v, ast.ConstructorCall) else ast.TypeName(v.callee.name)
+        inst = ast.Instantiation(name=self._anonymous_name(blk, prop, table), type=tref,
+                                 args=v.args, annotations=(), pos=prop.pos)
+        self._extern(blk, inst, inst.name, table_name)
+
+    def _instance(self, blk: BlockInstance, d: ast.Instantiation) -> None:
+        self._extern(blk, d, self._name(blk, d), None)
+
+    def _extern(self, blk: BlockInstance, d: ast.Instantiation, name: str, table_name: Optional[str]) -> None:
+        t = self.c.resolve_type(d.type, blk.scope)
+        if not isinstance(t, T.Extern):
+            return
+        kind = t.decl.name
+        args = [a.value for a in d.args]
+        scope = blk.scope
+
+        def const(i: int) -> Any:
+            try:
+                return self.c.const_value(args[i], scope)
+            except Exception:
+                return None
+
+        def enum_member(i: int) -> Optional[str]:
+            e = args[i] if i < len(args) else None
+            if isinstance(e, (ast.Member, ast.TypeMember)):
+                return e.name
+            return None
+
+        users = self._tables_using(blk, d.name, name)
+        if kind in ("counter", "meter"):
+            prefix = Prefix.COUNTER if kind == "counter" else Prefix.METER
+            container = self.info.counters if kind == "counter" else self.info.meters
+            ent = self._add(prefix, name, container, d, d.annotations)
+            unit = enum_member(1)
+            if kind == "counter":
+                ent.msg.spec.unit = COUNTER_UNITS.get(unit or "", p4i.CounterSpec.UNSPECIFIED)
+            else:
+                ent.msg.spec.unit = METER_UNITS.get(unit or "", p4i.MeterSpec.UNSPECIFIED)
+            size = const(0)
+            ent.msg.size = int(size) if isinstance(size, int) else 0
+            if t.args:
+                tn = _type_name(t.args[0])
+                if tn:
+                    ent.msg.index_type_name.name = tn
+        elif kind in ("direct_counter", "direct_meter"):
+            prefix = Prefix.DIRECT_COUNTER if kind == "direct_counter" else Prefix.DIRECT_METER
+            container = self.info.direct_counters if kind == "direct_counter" else self.info.direct_meters
+            ent = self._add(prefix, name, container, d, d.annotations)
+            unit = enum_member(0)
+            if kind == "direct_counter":
+                ent.msg.spec.unit = COUNTER_UNITS.get(unit or "", p4i.CounterSpec.UNSPECIFIED)
+            else:
+                ent.msg.spec.unit = METER_UNITS.get(unit or "", p4i.MeterSpec.UNSPECIFIED)
+            tables = [table_name] if table_name else users
+
+            def fill(m, ids, tables=tables):
+                for tn in tables[:1]:
+                    if (Prefix.TABLE, tn) in ids:
+                        m.direct_table_id = ids[(Prefix.TABLE, tn)]
+            ent.fill = fill
+        elif kind == "register":
+            ent = self._add(Prefix.REGISTER, name, self.info.registers, d, d.annotations)
+            size = const(0)
+            ent.msg.size = int(size) if isinstance(size, int) else 0
+            if t.args:
+                self._type_spec(ent.msg.type_spec, t.args[0])
+                if len(t.args) > 1:
+                    tn = _type_name(t.args[1])
+                    if tn:
+                        ent.msg.index_type_name.name = tn
+        elif kind in ("action_profile", "action_selector"):
+            ent = self._add(Prefix.ACTION_PROFILE, name, self.info.action_profiles, d, d.annotations)
+            ent.msg.with_selector = kind == "action_selector"
+            size = const(1 if kind == "action_selector" else 0)
+            ent.msg.size = int(size) if isinstance(size, int) else 0
+            mgs = _annotation_int(d.annotations, "max_group_size")
+            if mgs is not None:
+                ent.msg.max_group_size = mgs
+            tables = [table_name] if table_name else users
+
+            def fill(m, ids, tables=tables):
+                for tn in tables:
+                    if (Prefix.TABLE, tn) in ids:
+                        m.table_ids.append(ids[(Prefix.TABLE, tn)])
+            ent.fill = fill
+
+    def _tables_using(self, blk: BlockInstance, local: str, fq: str) -> list[str]:
+        out = []
+        for loc in getattr(blk.decl, "locals", ()):
+            if isinstance(loc, ast.TableDecl):
+                for p in loc.properties:
+                    if p.name in ("implementation", "counters", "meters") and \
+                            isinstance(p.value, ast.Name) and p.value.name == local:
+                        out.append(self._name(blk, loc))
+        return out
+
+    # ------------------------------------------------------------ value sets
+
+    def _value_set(self, blk: BlockInstance, d: ast.ValueSetDecl) -> None:
+        name = self._name(blk, d)
+        ent = self._add(Prefix.VALUE_SET, name, self.info.value_sets, d, d.annotations)
+        t = self.c.resolve_type(d.type, blk.scope)
+        try:
+            ent.msg.size = int(self.c.const_value(d.size, blk.scope))
+        except Exception:
+            pass
+        fields = t.fields if isinstance(t, T.StructLike) else [("", t)]
+        for i, (fname, ft) in enumerate(fields, 1):
+            mf = ent.msg.match.add()
+            mf.id = i
+            if fname:
+                mf.name = fname
+            mf.bitwidth = T.width_of(ft) or 0
+            mk = "exact"
+            if isinstance(t, T.StructLike):
+                for a in t.field_annotations.get(fname, ()):
+                    if a.name == "match" and a.body and isinstance(a.body[0], ast.Name):
+                        mk = a.body[0].name
+            mf.match_type = MATCH_TYPES.get(mk, p4i.MatchField.EXACT)
+
+    # --------------------------------------------------------------- digests
+
+    def _digests(self, blk: BlockInstance) -> None:
+        for call in _calls_in(blk.decl):
+            cal = call.callee
+            if not (isinstance(cal, ast.Name) and cal.name == "digest"):
+                continue
+            ft = self.c.type_of(cal)
+            if not isinstance(ft, T.Function) or len(call.args) < 2:
+                continue
+            if call.type_args:
+                dt = self.c.resolve_type(call.type_args[0], blk.scope)
+            else:
+                dt = self.c.type_of(call.args[1].value)
+            if not isinstance(dt, T.StructLike):
+                continue
+            name = dt.name
+            if (Prefix.DIGEST, name) in self.by_key:
+                continue
+            ent = self._add(Prefix.DIGEST, name, self.info.digests, None, ())
+            self._type_spec(ent.msg.type_spec, dt)
+
+    # ------------------------------------------------------ controller headers
+
+    def _controller_headers(self) -> None:
+        for d in self.ir.program.decls:
+            if not isinstance(d, ast.HeaderDecl):
+                continue
+            ch = annotation_string(d.annotations, "controller_header")
+            if ch is None:
+                continue
+            ht = self.c.sym_type(self.c.glob.lookup(d.name))
+            ent = self._add(Prefix.CONTROLLER_HEADER, ch, self.info.controller_packet_metadata, d,
+                            [a for a in d.annotations])
+            mid = 0
+            for fname, ft, anns in _flatten_fields(ht):
+                mid += 1
+                m = ent.msg.metadata.add()
+                m.id = mid
+                m.name = fname
+                m.bitwidth = T.width_of(ft) or 0
+                for a in anns:
+                    if a.name not in HIDDEN_ANNOTATIONS:
+                        m.annotations.append(annotation_text(a))
+                tn = _type_name(ft)
+                if tn:
+                    m.type_name.name = tn
+                    self._new_type(ft)
+
+    # ------------------------------------------------------------ type info
+
+    def _type_spec(self, spec, t: T.Type) -> None:
+        """Fill a P4DataTypeSpec and register named types in type_info."""
+        if isinstance(t, T.Bits):
+            (spec.bitstring.int if t.signed else spec.bitstring.bit).bitwidth = t.width
+        elif isinstance(t, T.Varbit):
+            spec.bitstring.varbit.max_bitwidth = t.max_width
+        elif isinstance(t, T.Bool):
+            spec.bool.SetInParent()
+        elif isinstance(t, T.Error):
+            spec.error.SetInParent()
+            self._error_info()
+        elif isinstance(t, T.StructLike):
+            getattr(spec, {"struct": "struct", "header": "header",
+                           "header_union": "header_union"}[t.kind]).name = t.name
+            self._struct_info(t)
+        elif isinstance(t, T.Stack):
+            hs = spec.header_stack
+            hs.header.name = str(t.elem)
+            hs.size = t.size
+            if isinstance(t.elem, T.StructLike):
+                self._struct_info(t.elem)
+        elif isinstance(t, T.Tuple):
+            for e in t.elems:
+                self._type_spec(spec.tuple.members.add(), e)
+        elif isinstance(t, T.Enum):
+            if t.base is not None:
+                spec.serializable_enum.name = t.name
+                self._enum_info(t)
+            else:
+                spec.enum.name = t.name
+                self._enum_info(t)
+        elif isinstance(t, T.NewType):
+            spec.new_type.name = t.name
+            self._new_type(t)
+
+    def _struct_info(self, t: T.StructLike) -> None:
+        key = f"{t.kind}:{t.name}"
+        if key in self.type_info_done:
+            return
+        self.type_info_done.add(key)
+        ti = self.info.type_info
+        if t.kind == "header":
+            h = ti.headers[t.name]
+            for n, ft in t.fields:
+                m = h.members.add()
+                m.name = n
+                b = T.bits_of(ft)
+                if b is not None and isinstance(T.strip_newtype(ft), T.Bits):
+                    (m.type_spec.int if b.signed else m.type_spec.bit).bitwidth = b.width
+                elif isinstance(ft, T.Varbit):
+                    m.type_spec.varbit.max_bitwidth = ft.max_width
+                elif b is not None:
+                    m.type_spec.bit.bitwidth = b.width
+        elif t.kind == "header_union":
+            u = ti.header_unions[t.name]
+            for n, ft in t.fields:
+                m = u.members.add()
+                m.name = n
+                m.header.name = str(ft)
+                if isinstance(ft, T.StructLike):
+                    self._struct_info(ft)
+        else:
+            s = ti.structs[t.name]
+            for n, ft in t.fields:
+                m = s.members.add()
+                m.name = n
+                self._type_spec(m.type_spec, ft)
+
+    def _enum_info(self, t: T.Enum) -> None:
+        key = f"enum:{t.name}"
+        if key in self.type_info_done:
+            return
+        self.type_info_done.add(key)
+        ti = self.info.type_info
+        if t.base is not None:
+            se = ti.serializable_enums[t.name]
+            se.underlying_type.bitwidth = t.base.width
+            for m in t.members:
+                mm = se.members.add()
+                mm.name = m
+                v = t.values.get(m, 0) & ((1 << t.base.width) - 1)
+                mm.value = v.to_bytes((t.base.width + 7) // 8, "big")
+        else:
+            e = ti.enums[t.name]
+            for m in t.members:
+                e.members.add().name = m
+
+    def _error_info(self) -> None:
+        if "error" in self.type_info_done:
+            return
+        self.type_info_done.add("error")
+        self.info.type_info.error.members.extend(self.c.errors)
+
+    def _new_type(self, t: T.Type) -> None:
+        if not isinstance(t, T.NewType):
+            return
+        key = f"newtype:{t.name}"
+        if key in self.type_info_done:
+            return
+        self.type_info_done.add(key)
+        nt = self.info.type_info.new_types[t.name]
+        tr = _translation(t.decl.annotations if t.decl else ())
+        if tr is not None:
+            uri, sdn = tr
+            nt.translated_type.uri = uri
+            if sdn is None:
+                nt.translated_type.sdn_string.SetInParent()
+            else:
+                nt.translated_type.sdn_bitwidth = sdn
+        else:
+            self._type_spec(nt.original_type, t.base)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def build_p4info(ir: ProgramIR, diags: Diagnostics) -> Any:
+    return P4InfoBuilder(ir, diags).build()
+
+
+def _has(annotations, name: str) -> bool:
+    return any(a.name == name for a in annotations)
+
+
+def _annotation_int(annotations, name: str) -> Optional[int]:
+    for a in annotations:
+        if a.name == name and a.body and isinstance(a.body[0], ast.IntLit):
+            return a.body[0].value
+    return None
+
+
+def _explicit_id(annotations) -> Optional[int]:
+    return _annotation_int(annotations, "id")
+
+
+def annotation_text(a: ast.Annotation) -> str:
+    """An annotation as p4c copies it into P4Info: `@name(body tokens)`."""
+    if a.tokens is None:
+        return f"@{a.name}"
+    return f"@{a.name}({a.tokens})"
+
+
+def _docs(msg, annotations) -> None:
+    brief = annotation_string(annotations, "brief")
+    desc = annotation_string(annotations, "description")
+    if brief is not None:
+        msg.doc.brief = brief
+    if desc is not None:
+        msg.doc.description = desc
+
+
+def _type_name(t: T.Type) -> Optional[str]:
+    if isinstance(t, T.NewType) and t.decl is not None and _translation(t.decl.annotations) is not None:
+        return t.name
+    return None
+
+
+def _translation(annotations) -> Optional[tuple[str, Optional[int]]]:
+    for a in annotations:
+        if a.name == "p4runtime_translation" and len(a.body) >= 1 and isinstance(a.body[0], ast.StringLit):
+            sdn: Optional[int] = 32
+            if len(a.body) > 1:
+                b = a.body[1]
+                if isinstance(b, ast.IntLit):
+                    sdn = b.value
+                elif isinstance(b, ast.Name) and b.name == "string":
+                    sdn = None
+            return a.body[0].value, sdn
+    return None
+
+
+def _flatten_fields(t: T.StructLike, prefix: str = ""):
+    for n, ft in t.fields:
+        anns = t.field_annotations.get(n, ())
+        if isinstance(ft, T.StructLike) and ft.kind == "struct":
+            yield from _flatten_fields(ft, f"{prefix}{n}.")
+        else:
+            yield f"{prefix}{n}", ft, anns
+
+
+def _calls_in(node) -> list[ast.Call]:
+    """Every call expression inside a declaration (bodies, actions, states)."""
+    return [n for n in _nodes_in(node) if isinstance(n, ast.Call)]
+
+
+def _nodes_in(node) -> list[ast.Node]:
+    """Every node inside a declaration, in source order."""
+    out: list[ast.Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Node):
+            out.append(n)
+        if isinstance(n, (list, tuple)):
+            stack.extend(reversed(n))
+        elif isinstance(n, ast.Node):
+            for f in n.__dataclass_fields__:
+                if f == "pos":
+                    continue
+                v = getattr(n, f)
+                if isinstance(v, (ast.Node, list, tuple)):
+                    stack.append(v)
+    out.reverse()
+    return out
