@@ -89,19 +89,28 @@ class P4InfoBuilder:
 
     def _touches_type_info(self) -> bool:
         """Whether p4c would write a (possibly empty) type_info: it does when
-        the program has any control-plane entity besides actions, or uses the
-        error type or passes a list to an extern function (p4c converts those
-        types while analysing the program)."""
+        the program has any control-plane entity besides actions, or calls
+        an extern function (mark_to_drop, hash, clone, ...) in a control:
+        p4c's v1model analysis converts those calls' types."""
         if any(e.prefix != Prefix.ACTION for e in self.entities):
             return True
-        for blk in self.ir.blocks:
-            for node in _nodes_in(blk.decl):
-                if isinstance(node, ast.ErrorMember):
-                    return True
-                if isinstance(node, ast.Call) and isinstance(self.c.type_of(node.callee), T.Function) \
-                        and any(isinstance(a.value, (ast.ListExpr, ast.StructExpr)) for a in node.args):
-                    return True
+        for blk in self._all_blocks():
+            if blk.kind != "control":
+                continue
+            for call in _calls_in(blk.decl):
+                if isinstance(call.callee, ast.Name):
+                    sym = blk.scope.lookup(call.callee.name)
+                    if sym is not None and sym.kind == "function" and \
+                            isinstance(sym.decl, ast.ExternFunctionDecl):
+                        return True
         return False
+
+    def _all_blocks(self):
+        stack = list(self.ir.blocks)
+        while stack:
+            b = stack.pop()
+            yield b
+            stack.extend(b.children.values())
 
     def _add(self, prefix: int, name: str, container, decl, annotations=(), fill=None) -> Optional[_Entity]:
         key = (prefix, name)
