@@ -74,6 +74,7 @@ class SyntaxErrorAt(Exception):
 
 def parse(text: str, diags: Diagnostics, filename: str = "<input>") -> ast.Program:
     """Parse one preprocessed P4-16 program; errors go to `diags`."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark is not part of it
     _register_sources(text, filename, diags)
     try:
         raw = tokenize(text, filename)
@@ -91,13 +92,14 @@ def parse(text: str, diags: Diagnostics, filename: str = "<input>") -> ast.Progr
 def _run(tokens: list[Token], start: str, where: Pos) -> Tree:
     """Feed `tokens` to the LALR parser; raises SyntaxErrorAt."""
     ip = _parser().parse_interactive(start=start)
-    tok = None
+    tok = prev = None
     try:
         for tok in tokens:
             ip.feed_token(tok)
+            prev = tok
         return ip.feed_eof(tok)
     except UnexpectedToken as e:
-        raise _syntax_error(e, ip, tokens, where) from None
+        raise _syntax_error(e, ip, prev, tokens, where) from None
     except UnexpectedInput as e:  # pragma: no cover (other lark errors)
         raise SyntaxErrorAt(where, f"syntax error: {e}") from None
 
@@ -136,9 +138,16 @@ _WORDS = {
     "ANNOTATION_BODY": "annotation body", "ASSIGN_OP": "assignment operator",
     "$END": "end of file",
 }
-# When one of these is expected, the operators that could also continue an
-# expression are not worth listing.
-_CLOSERS = {"_SEMI", "_RPAREN", "_RBRACKET", "_RBRACE", "_COMMA", "_COLON", "GT_ARGS"}
+# Terminals that could continue an expression: not worth listing when
+# something else is expected too ("unexpected '}' (expected ';')").
+_CONTINUATIONS = frozenset(
+    """DOT LT_ARGS _LBRACKET _LPAREN _QUESTION MASK RANGE SHL SHR AND OR EQ NE
+    GE LE LT GT PP PLUS MINUS PLUS_SAT MINUS_SAT STAR SLASH PERCENT PIPE AMP
+    CARET""".split()
+)
+_CLOSERS = frozenset("_RPAREN _RBRACKET _RBRACE GT_ARGS".split())
+# Keywords that can also be names: listed as "identifier" when one is.
+_NAME_KEYWORDS = frozenset("TYPE_IDENTIFIER APPLY KEY ACTIONS STATE ENTRIES TYPE PRIORITY LIST".split())
 
 
 def _describe(kind: str) -> str:
@@ -149,27 +158,47 @@ def _describe(kind: str) -> str:
     return f"'{kind.lower()}'"
 
 
-def _syntax_error(e: UnexpectedToken, ip, tokens: list[Token], where: Pos) -> SyntaxErrorAt:
+def _syntax_error(e: UnexpectedToken, ip, prev: Token | None, tokens: list[Token], where: Pos) -> SyntaxErrorAt:
     tok = e.token
     if tok.type == "$END":
         unexpected = "end of file"
         pos = _end_pos(tokens, where)
     else:
         unexpected = _describe(tok.type)
-        if tok.type in ("IDENTIFIER", "TYPE_IDENTIFIER", "INTEGER", "STRING_LITERAL"):
-            unexpected += f" '{tok}'" if tok.type != "STRING_LITERAL" else f" {tok}"
+        if tok.type in ("IDENTIFIER", "TYPE_IDENTIFIER", "INTEGER"):
+            unexpected += f" '{tok}'"
+        elif tok.type == "STRING_LITERAL":
+            unexpected += f" {tok}"
         pos = tok.start_pos if isinstance(tok.start_pos, Pos) else where
-    try:
-        expected = set(ip.accepts())
-    except Exception:  # pragma: no cover (lark internals)
-        expected = set(e.expected)
-    expected.discard("$END") if tok.type != "$END" and len(expected) > 1 else None
-    if expected & _CLOSERS:
-        expected &= _CLOSERS
     message = f"syntax error, unexpected {unexpected}"
-    if 0 < len(expected) <= 4:
-        message += " (expected " + " or ".join(sorted(_describe(k) for k in expected)) + ")"
+    if tok.type == "IDENTIFIER" and prev is not None and prev.type == "IDENTIFIER":
+        # `T x;` with T unknown: the likely mistake is T, not x.
+        return SyntaxErrorAt(pos, f"{message}; '{prev}' is not a declared type")
+    expected = _expected(ip, e, at_end=tok.type == "$END")
+    if expected:
+        message += f" (expected {expected})"
     return SyntaxErrorAt(pos, message)
+
+
+def _expected(ip, e: UnexpectedToken, at_end: bool) -> str:
+    """What the parser could have taken instead, when that is short to say.
+    At the end of the input what is missing is mostly a closing bracket."""
+    try:
+        kinds = set(ip.accepts())
+    except Exception:  # pragma: no cover (lark internals)
+        kinds = set(e.expected)
+    kinds.discard("$END")
+    if at_end and kinds & _CLOSERS:
+        kinds &= _CLOSERS
+    elif "INTEGER" in kinds:
+        return "an expression"
+    if kinds - _CONTINUATIONS:
+        kinds -= _CONTINUATIONS
+    if "IDENTIFIER" in kinds:
+        kinds -= _NAME_KEYWORDS
+    if not 0 < len(kinds) <= 4:
+        return ""
+    return " or ".join(sorted(_describe(k) for k in kinds))
 
 
 def _end_pos(tokens: list[Token], where: Pos) -> Pos:
