@@ -1,0 +1,704 @@
+//! Expression evaluation, action primitives, tables and control graphs.
+
+use super::bits;
+use super::{Digest, Packet, Runtime};
+use crate::externs::MeterArray;
+use crate::ops;
+use crate::program::*;
+use crate::value::Val;
+
+/// Executes program code on packets against a runtime.
+pub struct Exec<'a> {
+    pub prog: &'a Program,
+    pub rt: &'a mut Runtime,
+}
+
+/// What the action body asked the pipeline to do next.
+enum Flow {
+    Next,
+    Stop,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(prog: &'a Program, rt: &'a mut Runtime) -> Exec<'a> {
+        Exec { prog, rt }
+    }
+
+    // ----- header references -------------------------------------------
+
+    pub(crate) fn hdr(&self, pkt: &Packet, params: &[Val], h: &HdrX) -> Option<HdrId> {
+        match h {
+            HdrX::Static(id) => Some(*id),
+            HdrX::StackElem { stack, index } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                self.prog.stacks[*stack as usize].headers.get(i).copied()
+            }
+            HdrX::StackLast(stack) => {
+                let next = pkt.phv.stack_next[*stack as usize] as usize;
+                self.prog.stacks[*stack as usize].headers.get(next.saturating_sub(1)).copied()
+            }
+            HdrX::UnionMember { union, member } => {
+                let u = self.union(pkt, params, union)?;
+                self.prog.unions[u as usize].headers.get(*member as usize).copied()
+            }
+        }
+    }
+
+    fn union(&self, pkt: &Packet, params: &[Val], u: &UnionX) -> Option<u32> {
+        match u {
+            UnionX::Static(id) => Some(*id),
+            UnionX::StackElem { ustack, index } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                self.prog.union_stacks[*ustack as usize].unions.get(i).copied()
+            }
+            UnionX::StackLast(us) => {
+                let next = pkt.phv.ustack_next[*us as usize] as usize;
+                self.prog.union_stacks[*us as usize].unions.get(next.saturating_sub(1)).copied()
+            }
+        }
+    }
+
+    fn hdr_field(&self, pkt: &Packet, params: &[Val], h: &HdrX, off: u32) -> Option<FieldId> {
+        let id = self.hdr(pkt, params, h)?;
+        let hd = &self.prog.headers[id as usize];
+        if off < hd.nfields {
+            Some(hd.first_field + off)
+        } else {
+            None
+        }
+    }
+
+    // ----- expressions ---------------------------------------------------
+
+    pub fn eval(&self, pkt: &Packet, params: &[Val], e: &Expr) -> Val {
+        match e {
+            Expr::Const(v) => v.clone(),
+            Expr::Field(f) => pkt.phv.get(self.prog, *f),
+            Expr::HdrField(h, off) => match self.hdr_field(pkt, params, h, *off) {
+                Some(f) => pkt.phv.get(self.prog, f),
+                None => Val::ZERO,
+            },
+            Expr::Valid(h) => match self.hdr(pkt, params, h) {
+                Some(id) => Val::from(pkt.phv.valid[id as usize]),
+                None => Val::ZERO,
+            },
+            Expr::ValidUnion(u) => match self.union(pkt, params, u) {
+                Some(id) => {
+                    Val::from(self.prog.unions[id as usize].headers.iter().any(|h| pkt.phv.valid[*h as usize]))
+                }
+                None => Val::ZERO,
+            },
+            Expr::Param(i) => params.get(*i as usize).cloned().unwrap_or_default(),
+            Expr::Lookahead { off, width } => {
+                let start = pkt.cursor * 8 + *off as usize;
+                if *width <= 128 {
+                    Val::from_u128(bits::read_bits(&pkt.data, start, *width))
+                } else {
+                    let mut buf = vec![0u8; ((*width + 7) / 8) as usize];
+                    bits::read_bits_wide(&pkt.data, start, *width, &mut buf);
+                    Val::from_be_bytes(&buf)
+                }
+            }
+            Expr::Unary(op, a) => ops::unary(*op, &self.eval(pkt, params, a)),
+            Expr::Binary(op, a, b) => {
+                // short-circuit the boolean operators
+                match op {
+                    BinOp::And => {
+                        let x = self.eval(pkt, params, a);
+                        if !x.truthy() {
+                            return Val::ZERO;
+                        }
+                        Val::from(self.eval(pkt, params, b).truthy())
+                    }
+                    BinOp::Or => {
+                        let x = self.eval(pkt, params, a);
+                        if x.truthy() {
+                            return Val::S(1);
+                        }
+                        Val::from(self.eval(pkt, params, b).truthy())
+                    }
+                    _ => ops::binary(*op, &self.eval(pkt, params, a), &self.eval(pkt, params, b)),
+                }
+            }
+            Expr::Cond(c, a, b) => {
+                if self.eval(pkt, params, c).truthy() {
+                    self.eval(pkt, params, a)
+                } else {
+                    self.eval(pkt, params, b)
+                }
+            }
+            Expr::TwoCompMod(a, w) => self.eval(pkt, params, a).two_comp_mod(*w),
+            Expr::SatCast(a, w) => self.eval(pkt, params, a).sat_cast(*w),
+            Expr::USatCast(a, w) => self.eval(pkt, params, a).usat_cast(*w),
+            Expr::LastStackIndex(s) => {
+                Val::S(pkt.phv.stack_next[*s as usize] as i128 - 1)
+            }
+            Expr::SizeStack(s) => Val::S(self.prog.stacks[*s as usize].headers.len() as i128),
+        }
+    }
+
+    fn lvalue(&self, pkt: &Packet, params: &[Val], l: &LValue) -> Option<FieldId> {
+        match l {
+            LValue::Field(f) => Some(*f),
+            LValue::HdrField(h, off) => self.hdr_field(pkt, params, h, *off),
+        }
+    }
+
+    fn assign(&self, pkt: &mut Packet, params: &[Val], l: &LValue, v: &Val) {
+        if let Some(f) = self.lvalue(pkt, params, l) {
+            pkt.phv.set(self.prog, f, v);
+        }
+    }
+
+    // ----- actions -------------------------------------------------------
+
+    /// Runs an action's primitives with the given parameters.
+    pub fn run_action(&mut self, pkt: &mut Packet, action: u32, params: &[Val]) {
+        let prog = self.prog;
+        self.run_prims(pkt, &prog.actions[action as usize].prims, params);
+    }
+
+    /// Runs primitives, following `_jump`/`_jump_if_zero`; `exit` stops.
+    pub(crate) fn run_prims(&mut self, pkt: &mut Packet, prims: &'a [Prim], params: &[Val]) {
+        let mut pc = 0usize;
+        let mut steps = 0usize;
+        while pc < prims.len() {
+            steps += 1;
+            if steps > 1_000_000 {
+                self.rt.log("action loop did not terminate; stopped".into());
+                break;
+            }
+            match &prims[pc] {
+                Prim::Jump(t) => {
+                    pc = *t as usize;
+                    continue;
+                }
+                Prim::JumpIfZero(c, t) => {
+                    if !self.eval(pkt, params, c).truthy() {
+                        pc = *t as usize;
+                        continue;
+                    }
+                }
+                p => {
+                    if let Flow::Stop = self.prim(pkt, params, p) {
+                        break;
+                    }
+                }
+            }
+            pc += 1;
+        }
+    }
+
+    /// Executes one primitive (also used by the parser's `primitive` op).
+    fn prim(&mut self, pkt: &mut Packet, params: &[Val], p: &Prim) -> Flow {
+        let prog = self.prog;
+        match p {
+            Prim::Assign(l, e) => {
+                let v = self.eval(pkt, params, e);
+                self.assign(pkt, params, l, &v);
+            }
+            Prim::AssignVL(dst, src) => {
+                if let (Some(d), Some(s)) = (self.lvalue(pkt, params, dst), self.lvalue(pkt, params, src)) {
+                    let v = pkt.phv.get(prog, s);
+                    pkt.phv.set(prog, d, &v);
+                    let (hd, hs) = (prog.fields[d as usize].hdr, prog.fields[s as usize].hdr);
+                    pkt.phv.vl_bits[hd as usize] = pkt.phv.vl_bits[hs as usize];
+                }
+            }
+            Prim::AssignHeader(dst, src) => {
+                if let (Some(d), Some(s)) = (self.hdr(pkt, params, dst), self.hdr(pkt, params, src)) {
+                    self.assign_header(pkt, d, s);
+                }
+            }
+            Prim::AssignUnion(dst, src) => {
+                if let (Some(d), Some(s)) = (self.union(pkt, params, dst), self.union(pkt, params, src)) {
+                    let (dh, sh) = (&prog.unions[d as usize].headers, &prog.unions[s as usize].headers);
+                    for (a, b) in dh.iter().zip(sh) {
+                        self.assign_header(pkt, *a, *b);
+                    }
+                }
+            }
+            Prim::AssignHeaderStack(d, s) => {
+                let (dh, sh) = (&prog.stacks[*d as usize].headers, &prog.stacks[*s as usize].headers);
+                for (a, b) in dh.iter().zip(sh) {
+                    self.assign_header(pkt, *a, *b);
+                }
+                pkt.phv.stack_next[*d as usize] = pkt.phv.stack_next[*s as usize];
+            }
+            Prim::AssignUnionStack(d, s) => {
+                let (du, su) = (&prog.union_stacks[*d as usize].unions, &prog.union_stacks[*s as usize].unions);
+                for (a, b) in du.iter().zip(su) {
+                    let (dh, sh) = (&prog.unions[*a as usize].headers, &prog.unions[*b as usize].headers);
+                    for (x, y) in dh.iter().zip(sh) {
+                        self.assign_header(pkt, *x, *y);
+                    }
+                }
+                pkt.phv.ustack_next[*d as usize] = pkt.phv.ustack_next[*s as usize];
+            }
+            Prim::Push { stack, count } => {
+                let n = self.eval(pkt, params, count).to_usize_sat();
+                self.push_front(pkt, *stack, n);
+            }
+            Prim::Pop { stack, count } => {
+                let n = self.eval(pkt, params, count).to_usize_sat();
+                self.pop_front(pkt, *stack, n);
+            }
+            Prim::Jump(_) | Prim::JumpIfZero(..) => {}
+            Prim::Exit => {
+                pkt.exit = true;
+                return Flow::Stop;
+            }
+            Prim::Assert(e) | Prim::Assume(e) => {
+                if !self.eval(pkt, params, e).truthy() {
+                    self.rt.assert_failures += 1;
+                    self.rt.log("assert/assume failed (BMv2 would abort)".into());
+                }
+            }
+            Prim::LogMsg(fmt, args) => {
+                let vals: Vec<Val> = args.iter().map(|a| self.eval(pkt, params, a)).collect();
+                let s = format_log(fmt, &vals);
+                self.rt.log(s);
+            }
+            Prim::MarkToDrop => {
+                if let Some(f) = prog.std.egress_spec {
+                    pkt.phv.set_u(prog, f, self.rt.drop_port as u128);
+                }
+                if let Some(f) = prog.std.mcast_grp {
+                    pkt.phv.set_u(prog, f, 0);
+                }
+            }
+            Prim::AddHeader(h) => {
+                if let Some(id) = self.hdr(pkt, params, h) {
+                    if !pkt.phv.valid[id as usize] {
+                        pkt.phv.zero_header(prog, id);
+                        pkt.phv.set_valid(prog, id);
+                        pkt.len_reg += pkt.phv.header_bytes(prog, id);
+                    }
+                }
+            }
+            Prim::RemoveHeader(h) => {
+                if let Some(id) = self.hdr(pkt, params, h) {
+                    if pkt.phv.valid[id as usize] && !prog.headers[id as usize].metadata {
+                        pkt.len_reg = pkt.len_reg.saturating_sub(pkt.phv.header_bytes(prog, id));
+                        pkt.phv.valid[id as usize] = false;
+                    }
+                }
+            }
+            Prim::CloneI2E { session, field_list } | Prim::CloneE2E { session, field_list } => {
+                let s = self.eval(pkt, params, session).low_u64() as u32 & 0xffff;
+                let fl = self.eval(pkt, params, field_list).low_u64() as u32 & 0xffff;
+                pkt.clone = Some((s, fl));
+            }
+            Prim::Resubmit(fl) => pkt.resubmit_fl = self.eval(pkt, params, fl).low_u64() as u32 & 0xffff,
+            Prim::Recirculate(fl) => pkt.recirc_fl = self.eval(pkt, params, fl).low_u64() as u32 & 0xffff,
+            Prim::GenerateDigest { receiver: _, learn_id } => {
+                pkt.learn_id = self.eval(pkt, params, learn_id).low_u64() as u32 & 0xffff;
+            }
+            Prim::HashOffset { dst, base, calc, max } => {
+                let b = self.eval(pkt, params, base).low_u64();
+                let mut m = self.eval(pkt, params, max).low_u64();
+                if m == 0 {
+                    m = 1;
+                }
+                let h = self.calculate(pkt, *calc);
+                let v = (h % m).wrapping_add(b);
+                self.assign(pkt, params, dst, &Val::from(v));
+            }
+            Prim::RngUniform { dst, lo, hi } => {
+                let (l, h) = (self.eval(pkt, params, lo).low_u64(), self.eval(pkt, params, hi).low_u64());
+                if l <= h {
+                    let span = h - l;
+                    let r = self.rt.random_u64();
+                    let v = if span == u64::MAX { r } else { l + r % (span + 1) };
+                    self.assign(pkt, params, dst, &Val::from(v));
+                }
+            }
+            Prim::Count { counter, index } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                let len = pkt.ingress_len;
+                match self.rt.ext.counters[*counter as usize].get_mut(i) {
+                    Some(c) => c.hit(len),
+                    None => self.rt.log(format!("counter '{}': index {i} out of bounds", prog.counters[*counter as usize].name)),
+                }
+            }
+            Prim::ExecuteMeter { meter, index, dst } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                let now = self.rt.now_ns;
+                let units = pkt.ingress_len as u64;
+                let arr: &mut MeterArray = &mut self.rt.ext.meters[*meter as usize];
+                let u = if arr.mtype == MeterType::Packets { 1 } else { units };
+                if let Some(m) = arr.cells.get_mut(i) {
+                    let colour = m.execute(u, now);
+                    self.assign(pkt, params, dst, &Val::from(colour as u64));
+                }
+            }
+            Prim::RegisterRead { dst, reg, index } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                let v = self.rt.ext.registers[*reg as usize].get(i).cloned();
+                match v {
+                    Some(v) => self.assign(pkt, params, dst, &v),
+                    None => self.rt.log(format!("register '{}': read index {i} out of bounds", prog.registers[*reg as usize].name)),
+                }
+            }
+            Prim::RegisterWrite { reg, index, src } => {
+                let i = self.eval(pkt, params, index).to_usize_sat();
+                let w = prog.registers[*reg as usize].width;
+                let v = self.eval(pkt, params, src).trunc(w);
+                match self.rt.ext.registers[*reg as usize].get_mut(i) {
+                    Some(slot) => *slot = v,
+                    None => self.rt.log(format!("register '{}': write index {i} out of bounds", prog.registers[*reg as usize].name)),
+                }
+            }
+            Prim::Truncate(e) => {
+                let n = self.eval(pkt, params, e).to_usize_sat();
+                pkt.truncate_to = pkt.truncate_to.min(n);
+            }
+            Prim::NoOp => {}
+        }
+        Flow::Next
+    }
+
+    /// BMv2's assign_header: an invalid source invalidates the destination.
+    fn assign_header(&self, pkt: &mut Packet, d: HdrId, s: HdrId) {
+        if !pkt.phv.valid[s as usize] {
+            pkt.phv.valid[d as usize] = false;
+            return;
+        }
+        pkt.phv.set_valid(self.prog, d);
+        pkt.phv.copy_header(self.prog, d, s);
+    }
+
+    fn stack_elems(&self, s: StackRef) -> Vec<HdrId> {
+        match s {
+            StackRef::Headers(i) => self.prog.stacks[i as usize].headers.clone(),
+            StackRef::Unions(i) => self.prog.union_stacks[i as usize].unions.clone(),
+        }
+    }
+
+    fn swap_elems(&self, pkt: &mut Packet, s: StackRef, a: u32, b: u32) {
+        match s {
+            StackRef::Headers(_) => pkt.phv.swap_headers(self.prog, a, b),
+            StackRef::Unions(_) => {
+                let (ha, hb) = (&self.prog.unions[a as usize].headers, &self.prog.unions[b as usize].headers);
+                for (x, y) in ha.iter().zip(hb) {
+                    pkt.phv.swap_headers(self.prog, *x, *y);
+                }
+            }
+        }
+    }
+
+    fn invalidate_elem(&self, pkt: &mut Packet, s: StackRef, e: u32) {
+        match s {
+            StackRef::Headers(_) => pkt.phv.valid[e as usize] = false,
+            StackRef::Unions(_) => {
+                for h in &self.prog.unions[e as usize].headers {
+                    pkt.phv.valid[*h as usize] = false;
+                }
+            }
+        }
+    }
+
+    fn next_mut<'p>(&self, pkt: &'p mut Packet, s: StackRef) -> &'p mut u32 {
+        match s {
+            StackRef::Headers(i) => &mut pkt.phv.stack_next[i as usize],
+            StackRef::Unions(i) => &mut pkt.phv.ustack_next[i as usize],
+        }
+    }
+
+    /// P4_16 push_front: shift up by n, the first n elements become invalid.
+    fn push_front(&self, pkt: &mut Packet, s: StackRef, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let elems = self.stack_elems(s);
+        let size = elems.len();
+        let next = self.next_mut(pkt, s);
+        *next = (*next as usize + n).min(size) as u32;
+        if size == 0 {
+            return;
+        }
+        let mut i = size - 1;
+        while i >= n && i > 0 {
+            self.swap_elems(pkt, s, elems[i], elems[i - n]);
+            i -= 1;
+        }
+        for e in elems.iter().take(n.min(size)) {
+            self.invalidate_elem(pkt, s, *e);
+        }
+    }
+
+    /// P4_16 pop_front: shift down by n, the last n elements become invalid.
+    fn pop_front(&self, pkt: &mut Packet, s: StackRef, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let elems = self.stack_elems(s);
+        let size = elems.len();
+        let next = self.next_mut(pkt, s);
+        *next = next.saturating_sub(n as u32);
+        let mut i = 0usize;
+        if n < size {
+            while i < size - n {
+                self.swap_elems(pkt, s, elems[i], elems[i + n]);
+                i += 1;
+            }
+        }
+        for e in elems.iter().skip(i) {
+            self.invalidate_elem(pkt, s, *e);
+        }
+    }
+
+    // ----- calculations --------------------------------------------------
+
+    /// Packs a calculation's inputs at bit level (invalid headers skipped,
+    /// zero padding only at the end) and hashes them.
+    pub fn calculate(&mut self, pkt: &Packet, calc: u32) -> u64 {
+        let prog = self.prog;
+        let mut buf = std::mem::take(&mut self.rt.calc_buf);
+        buf.clear();
+        let mut nbits = 0usize;
+        for inp in &prog.calcs[calc as usize].inputs {
+            match inp {
+                CalcInput::Field(f) => {
+                    let fd = &prog.fields[*f as usize];
+                    if !pkt.phv.valid[fd.hdr as usize] {
+                        continue;
+                    }
+                    match fd.wide {
+                        None => {
+                            buf.resize((nbits + fd.width as usize + 7) / 8, 0);
+                            bits::write_bits(&mut buf, nbits, fd.width, pkt.phv.vals[*f as usize]);
+                            nbits += fd.width as usize;
+                        }
+                        Some(w) => {
+                            let src = &pkt.phv.wide[w as usize];
+                            let width = if fd.varbit { pkt.phv.vl_bits[fd.hdr as usize] } else { fd.width };
+                            let nb = ((width + 7) / 8) as usize;
+                            let tail = &src[src.len() - nb..];
+                            buf.resize((nbits + width as usize + 7) / 8, 0);
+                            bits::write_bits_wide(&mut buf, nbits, width, tail);
+                            nbits += width as usize;
+                        }
+                    }
+                }
+                CalcInput::Const { value, width } => {
+                    if *width <= 128 {
+                        buf.resize((nbits + *width as usize + 7) / 8, 0);
+                        bits::write_bits(&mut buf, nbits, *width, value.trunc_u128(*width));
+                    } else {
+                        let mut tmp = vec![0u8; ((*width + 7) / 8) as usize];
+                        value.write_be(*width, &mut tmp);
+                        buf.resize((nbits + *width as usize + 7) / 8, 0);
+                        bits::write_bits_wide(&mut buf, nbits, *width, &tmp);
+                    }
+                    nbits += *width as usize;
+                }
+                CalcInput::Payload => {
+                    let payload = pkt.data.get(pkt.payload_off..).unwrap_or(&[]);
+                    if nbits % 8 == 0 {
+                        buf.truncate(nbits / 8);
+                        buf.extend_from_slice(payload);
+                    } else {
+                        buf.resize((nbits + payload.len() * 8 + 7) / 8, 0);
+                        bits::write_bits_wide(&mut buf, nbits, (payload.len() * 8) as u32, payload);
+                    }
+                    nbits += payload.len() * 8;
+                }
+            }
+        }
+        buf.truncate((nbits + 7) / 8);
+        let h = self.rt.hashers[calc as usize].hash(&buf);
+        self.rt.calc_buf = buf;
+        h
+    }
+
+    /// Verifies the program's checksums after parsing (sets checksum_error).
+    pub fn verify_checksums(&mut self, pkt: &mut Packet) {
+        let prog = self.prog;
+        for c in &prog.checksums {
+            if !c.verify {
+                continue;
+            }
+            let hdr = prog.fields[c.target as usize].hdr;
+            if !pkt.phv.valid[hdr as usize] {
+                continue;
+            }
+            if let Some(cond) = &c.cond {
+                if !self.eval(pkt, &[], cond).truthy() {
+                    continue;
+                }
+            }
+            let v = self.calculate(pkt, c.calc);
+            let w = prog.calcs[c.calc as usize].out_width;
+            let v = if w < 64 { v & ((1u64 << w) - 1) } else { v };
+            if pkt.phv.get(prog, c.target).low_u64() != v {
+                pkt.checksum_error = true;
+            }
+        }
+    }
+
+    /// Updates checksums before deparsing.
+    pub fn update_checksums(&mut self, pkt: &mut Packet) {
+        let prog = self.prog;
+        for c in &prog.checksums {
+            if !c.update {
+                continue;
+            }
+            if let Some(cond) = &c.cond {
+                if !self.eval(pkt, &[], cond).truthy() {
+                    continue;
+                }
+            }
+            let v = self.calculate(pkt, c.calc);
+            pkt.phv.set(prog, c.target, &Val::from(v));
+        }
+    }
+
+    // ----- tables and control graphs ---------------------------------------
+
+    fn build_key(&self, pkt: &Packet, t: &TableDef, out: &mut Vec<u8>) {
+        out.clear();
+        for k in &t.keys {
+            let start = out.len();
+            match &k.src {
+                KeyPart::Field(f) => pkt.phv.append_bytes(self.prog, *f, out),
+                KeyPart::Valid(h) => {
+                    let v = self.hdr(pkt, &[], h).map(|id| pkt.phv.valid[id as usize]).unwrap_or(false);
+                    out.push(v as u8);
+                }
+                _ => out.resize(start + k.nbytes as usize, 0),
+            }
+            if let Some(m) = &k.mask {
+                for (b, m) in out[start..].iter_mut().zip(m) {
+                    *b &= m;
+                }
+            }
+        }
+    }
+
+    /// Applies a table; returns the next node.
+    pub fn apply_table(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
+        let prog = self.prog;
+        let t = &prog.tables[ti as usize];
+        let mut key = std::mem::take(&mut self.rt.key_buf);
+        self.build_key(pkt, t, &mut key);
+        let hit = {
+            let rt = &mut *self.rt;
+            rt.tables[ti as usize].lookup(&key, &mut rt.scratch)
+        };
+        self.rt.key_buf = key;
+        let action = match hit {
+            Some(h) => {
+                let now = self.rt.now_ns;
+                let len = pkt.ingress_len;
+                let (action, data, colour) = {
+                    let e = self.rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
+                    e.counter.hit(len);
+                    e.last_hit_ns = now;
+                    let colour = t.direct_meter.map(|m| {
+                        let units = if prog.meters[m as usize].mtype == MeterType::Packets { 1 } else { len as u64 };
+                        e.meter.execute(units, now)
+                    });
+                    (e.action, std::mem::take(&mut e.data), colour)
+                };
+                if let (Some(c), Some(m)) = (colour, t.direct_meter) {
+                    if let Some(f) = prog.meters[m as usize].result {
+                        pkt.phv.set_u(prog, f, c as u128);
+                    }
+                }
+                self.run_action(pkt, action, &data);
+                if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
+                    e.data = data;
+                }
+                Some(action)
+            }
+            None => match self.rt.tables[ti as usize].default_action {
+                Some(a) => {
+                    let data = std::mem::take(&mut self.rt.tables[ti as usize].default_data);
+                    self.run_action(pkt, a, &data);
+                    self.rt.tables[ti as usize].default_data = data;
+                    Some(a)
+                }
+                None => None,
+            },
+        };
+        if let Some((h, m)) = t.next_hit_miss {
+            return if hit.is_some() { h } else { m };
+        }
+        match action.and_then(|a| t.next_by_action.get(&a)) {
+            Some(n) => *n,
+            None => t.base_default_next,
+        }
+    }
+
+    /// Runs a control graph from `init`; `exit` stops it.
+    pub fn apply_pipeline(&mut self, pkt: &mut Packet, init: Option<NodeRef>) {
+        let mut node = init;
+        let mut steps = 0usize;
+        while let Some(n) = node {
+            steps += 1;
+            if steps > 100_000 {
+                self.rt.log("control graph did not terminate; stopped".into());
+                break;
+            }
+            node = match n {
+                NodeRef::Table(t) => self.apply_table(pkt, t),
+                NodeRef::Cond(c) => {
+                    let cd = &self.prog.conds[c as usize];
+                    if self.eval(pkt, &[], &cd.expr).truthy() {
+                        cd.true_next
+                    } else {
+                        cd.false_next
+                    }
+                }
+            };
+            if pkt.exit {
+                break;
+            }
+        }
+        pkt.exit = false;
+    }
+
+    /// Collects the digest requested by `generate_digest`, if any.
+    pub fn take_digest(&mut self, pkt: &Packet) -> Option<Digest> {
+        if pkt.learn_id == 0 {
+            return None;
+        }
+        let list = self.prog.learn_lists.get(pkt.learn_id as usize)?.as_ref()?;
+        let mut values = Vec::with_capacity(list.fields.len());
+        for f in &list.fields {
+            let mut b = vec![];
+            pkt.phv.append_bytes(self.prog, *f, &mut b);
+            values.push(b);
+        }
+        Some(Digest { learn_id: pkt.learn_id, values, time_ns: self.rt.now_ns })
+    }
+
+    /// Copies a field list's fields from `src` into `dst` (clone, resubmit,
+    /// recirculate).
+    pub fn copy_field_list(&self, fl: u32, src: &Packet, dst: &mut Packet) {
+        if let Some(Some(fields)) = self.prog.field_lists.get(fl as usize) {
+            for f in fields {
+                let v = src.phv.get(self.prog, *f);
+                dst.phv.set(self.prog, *f, &v);
+            }
+        }
+    }
+}
+
+/// BMv2's log_msg formatting: each `{}` takes the next argument.
+fn format_log(fmt: &str, vals: &[Val]) -> String {
+    let mut out = String::new();
+    let mut it = vals.iter();
+    let mut rest = fmt;
+    while let Some(pos) = rest.find("{}") {
+        out.push_str(&rest[..pos]);
+        match it.next() {
+            Some(v) => out.push_str(&v.to_string_dec()),
+            None => out.push_str("{}"),
+        }
+        rest = &rest[pos + 2..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,381 @@
+//! Match tables at run time: entries and their lookup indexes.
+//!
+//! Keys are the concatenation of each key field's big-endian bytes
+//! (`ceil(width/8)` each). Entries are grouped by their mask: an exact
+//! table is one hash map; an lpm table is one hash map per prefix length,
+//! probed longest first; a ternary table is one hash map per distinct mask
+//! (tuple-space search), all probed, the best priority winning (lower number
+//! wins, as in BMv2). Range tables are scanned in priority order.
+
+mod fxhash;
+
+use crate::externs::{Count, Meter};
+use crate::program::{MatchKind, MatchValue, TableDef};
+use crate::value::Val;
+pub use fxhash::FxBuildHasher;
+use std::collections::HashMap;
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: Vec<MatchValue>,
+    pub priority: i32,
+    pub action: u32,
+    pub data: Vec<Val>,
+    pub counter: Count,
+    pub meter: Meter,
+    pub last_hit_ns: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Group {
+    mask: Vec<u8>,
+    all_ones: bool,
+    prefix: u32,
+    map: HashMap<Vec<u8>, Vec<u32>, FxBuildHasher>,
+}
+
+/// Why a table operation was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableError {
+    WrongKeyCount { expected: usize, found: usize },
+    WrongMatchKind { field: String, expected: MatchKind },
+    BadPrefix { field: String, prefix: u32, width: u32 },
+    Duplicate,
+    Full,
+    NoSuchEntry(u32),
+    ActionNotInTable(String),
+    WrongArgCount { action: String, expected: usize, found: usize },
+    ConstDefault,
+}
+
+impl std::fmt::Display for TableError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableError::WrongKeyCount { expected, found } => {
+                write!(f, "the table has {expected} key field(s), {found} given")
+            }
+            TableError::WrongMatchKind { field, expected } => {
+                write!(f, "key field '{field}' is matched {expected:?}; give a value of that kind")
+            }
+            TableError::BadPrefix { field, prefix, width } => {
+                write!(f, "prefix length {prefix} is longer than key field '{field}' ({width} bits)")
+            }
+            TableError::Duplicate => write!(f, "an entry with this key already exists"),
+            TableError::Full => write!(f, "the table is full"),
+            TableError::NoSuchEntry(h) => write!(f, "no entry with handle {h}"),
+            TableError::ActionNotInTable(a) => write!(f, "action '{a}' is not an action of this table"),
+            TableError::WrongArgCount { action, expected, found } => {
+                write!(f, "action '{action}' takes {expected} argument(s), {found} given")
+            }
+            TableError::ConstDefault => write!(f, "the default action of this table is constant"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TableState {
+    pub entries: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    count: usize,
+    groups: Vec<Group>,
+    ranges: Vec<u32>,
+    pub default_action: Option<u32>,
+    pub default_data: Vec<Val>,
+    widths: Vec<(u32, u32)>,
+    kind: MatchKind,
+    max_size: usize,
+}
+
+fn normalize(v: &[u8], nbytes: usize, width: u32) -> Vec<u8> {
+    let mut out = vec![0u8; nbytes];
+    let n = v.len().min(nbytes);
+    out[nbytes - n..].copy_from_slice(&v[v.len() - n..]);
+    let spare = nbytes as u32 * 8 - width;
+    if spare > 0 && nbytes > 0 {
+        out[0] &= 0xffu8 >> spare;
+    }
+    out
+}
+
+fn prefix_mask(nbytes: usize, width: u32, prefix: u32) -> Vec<u8> {
+    let mut m = vec![0u8; nbytes];
+    let start = nbytes as u32 * 8 - width;
+    for b in start..start + prefix {
+        m[(b / 8) as usize] |= 0x80 >> (b % 8);
+    }
+    m
+}
+
+impl TableState {
+    pub fn new(t: &TableDef) -> TableState {
+        let mut s = TableState {
+            entries: vec![],
+            free: vec![],
+            count: 0,
+            groups: vec![],
+            ranges: vec![],
+            default_action: t.default.as_ref().map(|d| d.action),
+            default_data: t.default.as_ref().map(|d| d.data.clone()).unwrap_or_default(),
+            widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
+            kind: t.match_type,
+            max_size: t.max_size.max(1) as usize,
+        };
+        if s.kind == MatchKind::Lpm && t.keys.iter().all(|k| k.kind != MatchKind::Lpm) {
+            s.kind = MatchKind::Exact;
+        }
+        s
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Checks and normalizes a key against the table's key fields; returns
+    /// the per-field values and the (value, mask) of the whole key.
+    fn prepare(&self, t: &TableDef, key: &[MatchValue]) -> Result<(Vec<MatchValue>, Vec<u8>, Vec<u8>, u32), TableError> {
+        if key.len() != t.keys.len() {
+            return Err(TableError::WrongKeyCount { expected: t.keys.len(), found: key.len() });
+        }
+        let mut norm = vec![];
+        let mut value = vec![];
+        let mut mask = vec![];
+        let mut prefix = 0u32;
+        for (k, v) in t.keys.iter().zip(key) {
+            let n = k.nbytes as usize;
+            let ones = normalize(&vec![0xff; n], n, k.width);
+            let wrong = || TableError::WrongMatchKind { field: k.name.clone(), expected: k.kind };
+            let (val, m, nv) = match (k.kind, v) {
+                (MatchKind::Exact | MatchKind::Valid, MatchValue::Exact(x)) => {
+                    let x = normalize(x, n, k.width);
+                    (x.clone(), ones.clone(), MatchValue::Exact(x))
+                }
+                (MatchKind::Lpm, MatchValue::Lpm(x, p)) => {
+                    if *p > k.width {
+                        return Err(TableError::BadPrefix { field: k.name.clone(), prefix: *p, width: k.width });
+                    }
+                    prefix = *p;
+                    let m = prefix_mask(n, k.width, *p);
+                    let x: Vec<u8> = normalize(x, n, k.width).iter().zip(&m).map(|(a, b)| a & b).collect();
+                    (x.clone(), m, MatchValue::Lpm(x, *p))
+                }
+                (MatchKind::Lpm, MatchValue::Exact(x)) => {
+                    prefix = k.width;
+                    let x = normalize(x, n, k.width);
+                    (x.clone(), ones.clone(), MatchValue::Lpm(x, k.width))
+                }
+                (MatchKind::Ternary | MatchKind::Optional, MatchValue::Ternary(x, mk)) => {
+                    let mk = normalize(mk, n, k.width);
+                    let x: Vec<u8> = normalize(x, n, k.width).iter().zip(&mk).map(|(a, b)| a & b).collect();
+                    (x.clone(), mk.clone(), MatchValue::Ternary(x, mk))
+                }
+                (MatchKind::Ternary | MatchKind::Optional, MatchValue::Exact(x)) => {
+                    let x = normalize(x, n, k.width);
+                    (x.clone(), ones.clone(), MatchValue::Ternary(x, ones.clone()))
+                }
+                (MatchKind::Range, MatchValue::Range(lo, hi)) => {
+                    let (lo, hi) = (normalize(lo, n, k.width), normalize(hi, n, k.width));
+                    (vec![0; n], vec![0; n], MatchValue::Range(lo, hi))
+                }
+                (MatchKind::Range, MatchValue::Exact(x)) => {
+                    let x = normalize(x, n, k.width);
+                    (vec![0; n], vec![0; n], MatchValue::Range(x.clone(), x))
+                }
+                _ => return Err(wrong()),
+            };
+            value.extend_from_slice(&val);
+            mask.extend_from_slice(&m);
+            norm.push(nv);
+        }
+        Ok((norm, value, mask, prefix))
+    }
+
+    /// Adds an entry; returns its handle.
+    pub fn add(&mut self, t: &TableDef, key: &[MatchValue], priority: i32, action: u32, data: Vec<Val>) -> Result<u32, TableError> {
+        let (norm, value, mask, prefix) = self.prepare(t, key)?;
+        if self.count >= self.max_size {
+            return Err(TableError::Full);
+        }
+        let ternary_like = matches!(self.kind, MatchKind::Ternary | MatchKind::Range);
+        if self.kind == MatchKind::Range {
+            for h in &self.ranges {
+                let e = self.entries[*h as usize].as_ref();
+                if let Some(e) = e {
+                    if e.key == norm && e.priority == priority {
+                        return Err(TableError::Duplicate);
+                    }
+                }
+            }
+        } else if let Some(g) = self.groups.iter().find(|g| g.mask == mask) {
+            if let Some(hs) = g.map.get(&value) {
+                let dup = hs.iter().any(|h| {
+                    !ternary_like || self.entries[*h as usize].as_ref().map(|e| e.priority) == Some(priority)
+                });
+                if dup {
+                    return Err(TableError::Duplicate);
+                }
+            }
+        }
+        let entry = Entry {
+            key: norm,
+            priority: if ternary_like { priority } else { 0 },
+            action,
+            data,
+            counter: Count::default(),
+            meter: Meter::default(),
+            last_hit_ns: 0,
+        };
+        let handle = match self.free.pop() {
+            Some(h) => {
+                self.entries[h as usize] = Some(entry);
+                h
+            }
+            None => {
+                self.entries.push(Some(entry));
+                self.entries.len() as u32 - 1
+            }
+        };
+        self.count += 1;
+        if self.kind == MatchKind::Range {
+            self.ranges.push(handle);
+            let entries = &self.entries;
+            self.ranges.sort_by_key(|h| (entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), *h));
+            return Ok(handle);
+        }
+        let gi = match self.groups.iter().position(|g| g.mask == mask) {
+            Some(i) => i,
+            None => {
+                let all_ones = t.keys.iter().all(|k| k.kind == MatchKind::Exact || k.kind == MatchKind::Valid)
+                    || mask.iter().zip(self.widths.iter().flat_map(|(w, n)| normalize(&vec![0xff; *n as usize], *n as usize, *w))).all(|(a, b)| *a == b);
+                self.groups.push(Group { mask: mask.clone(), all_ones, prefix, map: HashMap::default() });
+                // lpm: longest prefix first
+                self.groups.sort_by(|a, b| b.prefix.cmp(&a.prefix));
+                self.groups.iter().position(|g| g.mask == mask).unwrap_or(0)
+            }
+        };
+        let entries = &self.entries;
+        let list = self.groups[gi].map.entry(value).or_default();
+        list.push(handle);
+        list.sort_by_key(|h| (entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), *h));
+        Ok(handle)
+    }
+
+    pub fn modify(&mut self, handle: u32, action: u32, data: Vec<Val>) -> Result<(), TableError> {
+        match self.entries.get_mut(handle as usize).and_then(|e| e.as_mut()) {
+            Some(e) => {
+                e.action = action;
+                e.data = data;
+                Ok(())
+            }
+            None => Err(TableError::NoSuchEntry(handle)),
+        }
+    }
+
+    pub fn delete(&mut self, t: &TableDef, handle: u32) -> Result<(), TableError> {
+        let Some(e) = self.entries.get(handle as usize).and_then(|e| e.as_ref()) else {
+            return Err(TableError::NoSuchEntry(handle));
+        };
+        let key = e.key.clone();
+        if self.kind == MatchKind::Range {
+            self.ranges.retain(|h| *h != handle);
+        } else if let Ok((_, value, mask, _)) = self.prepare(t, &key) {
+            if let Some(gi) = self.groups.iter().position(|g| g.mask == mask) {
+                let g = &mut self.groups[gi];
+                if let Some(list) = g.map.get_mut(&value) {
+                    list.retain(|h| *h != handle);
+                    if list.is_empty() {
+                        g.map.remove(&value);
+                    }
+                }
+                if g.map.is_empty() {
+                    self.groups.remove(gi);
+                }
+            }
+        }
+        self.entries[handle as usize] = None;
+        self.free.push(handle);
+        self.count -= 1;
+        Ok(())
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.free.clear();
+        self.groups.clear();
+        self.ranges.clear();
+        self.count = 0;
+    }
+
+    /// Finds the entry matching `key` (built by the pipeline); `scratch` is
+    /// reused for masked keys.
+    #[inline]
+    pub fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<u32> {
+        if self.count == 0 {
+            return None;
+        }
+        match self.kind {
+            MatchKind::Range => self.lookup_range(key),
+            MatchKind::Ternary | MatchKind::Optional => {
+                let mut best: Option<(i32, u32)> = None;
+                for g in &self.groups {
+                    let hit = if g.all_ones { g.map.get(key) } else { g.map.get(masked(key, &g.mask, scratch)) };
+                    if let Some(h) = hit.and_then(|l| l.first()) {
+                        let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
+                        if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
+                            best = Some((p, *h));
+                        }
+                    }
+                }
+                best.map(|(_, h)| h)
+            }
+            _ => {
+                for g in &self.groups {
+                    let hit = if g.all_ones { g.map.get(key) } else { g.map.get(masked(key, &g.mask, scratch)) };
+                    if let Some(h) = hit.and_then(|l| l.first()) {
+                        return Some(*h);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn lookup_range(&self, key: &[u8]) -> Option<u32> {
+        'entries: for h in &self.ranges {
+            let Some(e) = self.entries[*h as usize].as_ref() else { continue };
+            let mut off = 0usize;
+            for (i, mv) in e.key.iter().enumerate() {
+                let n = self.widths[i].1 as usize;
+                let k = &key[off..off + n];
+                off += n;
+                let ok = match mv {
+                    MatchValue::Lpm(x, p) => {
+                        let m = prefix_mask(n, self.widths[i].0, *p);
+                        k.iter().zip(&m).zip(x).all(|((a, m), x)| a & m == *x)
+                    }
+                    MatchValue::Ternary(x, m) => k.iter().zip(m).zip(x).all(|((a, m), x)| a & m == *x),
+                    MatchValue::Range(lo, hi) => k >= &lo[..] && k <= &hi[..],
+                    MatchValue::Exact(x) => k == &x[..],
+                };
+                if !ok {
+                    continue 'entries;
+                }
+            }
+            return Some(*h);
+        }
+        None
+    }
+}
+
+#[inline]
+fn masked<'a>(key: &[u8], mask: &[u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    scratch.clear();
+    scratch.extend(key.iter().zip(mask).map(|(a, b)| a & b));
+    scratch
+}
+
+#[cfg(test)]
+mod tests;
