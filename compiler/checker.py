@@ -468,6 +468,9 @@ class Checker:
             return T.Error()
         if isinstance(e, ast.TypeMember):
             t = self.resolve_type(e.type, scope)
+            if isinstance(t, T.Block) and e.name == "apply":
+                # direct type invocation: `Inner.apply(...)` instantiates Inner
+                return T.Function(ast.FunctionProto(name="apply"), owner=t)
             return self._member_of_type(t, e.name, e)
         if isinstance(e, ast.Member):
             return self._check_member(e, scope)
@@ -640,6 +643,8 @@ class Checker:
     def _check_member(self, e: ast.Member, scope: Scope) -> T.Type:
         bt = self.check_expr(e.expr, scope)
         if isinstance(bt, T.TypeOfType):
+            if isinstance(bt.type, T.Block) and e.name == "apply":
+                return T.Function(ast.FunctionProto(name="apply"), owner=bt.type)
             return self._member_of_type(bt.type, e.name, e)
         if isinstance(bt, T.StructLike):
             ft = bt.field_type(e.name)

@@ -334,9 +334,7 @@ class BodyChecker:
         tr = st.transition
         valid = names | {"accept", "reject"}
         if tr is None:
-            if st.name not in ("accept", "reject"):
-                self.err(ErrorKind.SYNTAX, st, f"state {st.name}: missing transition")
-            return
+            return  # p4c: a state without a transition goes to reject
         if isinstance(tr, str):
             if tr not in valid:
                 self.err(ErrorKind.UNDEFINED, st, f"state {st.name}: transition to undeclared state {tr}")
@@ -506,6 +504,12 @@ class Elaborator:
         else:
             bscope = self.body.parser_scope(decl, ctor_args if ctor_args else None)
         inst = BlockInstance(decl, path, bscope, ctor_args)
+        for name, child_decl in self._direct_invocations(decl, bscope):
+            if name not in inst.children:
+                tref = ast.TypeName(child_decl.name, pos=child_decl.pos)
+                child = self._instantiate(tref, (), bscope, name, inst, child_decl)
+                if child is not None:
+                    inst.children[name] = child
         for loc in decl.locals:
             if isinstance(loc, ast.Instantiation):
                 lt = self.c.resolve_type(loc.type, bscope)
@@ -514,6 +518,18 @@ class Elaborator:
                     if child is not None:
                         inst.children[loc.name] = child
         return inst
+
+
+    def _direct_invocations(self, decl: ast.Node, scope: Scope):
+        """`Type.apply(...)` calls: each instantiates Type under its name."""
+        from .p4info import _calls_in  # the generic tree walk
+
+        for call in _calls_in(decl):
+            cal = call.callee
+            if isinstance(cal, ast.TypeMember) and cal.name == "apply":
+                t = self.c.resolve_type(cal.type, scope)
+                if isinstance(t, T.Block) and isinstance(t.decl, (ast.ParserDecl, ast.ControlDecl)):
+                    yield t.decl.name, t.decl
 
 
 def annotation_string(annotations: tuple[ast.Annotation, ...], name: str) -> Optional[str]:
