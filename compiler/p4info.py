@@ -269,10 +269,35 @@ class P4InfoBuilder:
             if prop is not None and isinstance(prop.value, (ast.ConstructorCall, ast.Call)):
                 self._anonymous_instance(blk, prop, t, name)
 
-    def _default_args(self, ida, call_expr, blk) -> None:
-        # p4c leaves the arguments out of initial_default_action unless they
-        # are all constants; we follow that by writing none.
-        return
+    def _default_args(self, ida, ref: ast.ActionRef, blk: BlockInstance) -> None:
+        """Constant arguments of the default action, each as many bytes as
+        its parameter's width needs (p4c writes them unshortened)."""
+        e = ref.name if isinstance(ref, ast.ActionRef) else None
+        if not isinstance(e, ast.Name) or not ref.args:
+            return
+        sym = (self.c.glob if e.toplevel else blk.scope).lookup(e.name)
+        if sym is None or sym.kind != "action":
+            return
+        params = list(sym.decl.params)
+        data_params = [p for p in params if p.direction == ""]
+        for i, a in enumerate(ref.args):
+            p = params[i] if a.name is None and i < len(params) else next(
+                (q for q in params if q.name == a.name), None)
+            if p is None or p.direction != "" or a.value is None:
+                continue
+            try:
+                v = self.c.const_value(a.value, blk.scope)
+            except Exception:
+                return
+            if isinstance(v, bool):
+                v = int(v)
+            if not isinstance(v, int):
+                return
+            w = T.width_of(self.c.resolve_type(p.type, sym.scope or self.c.glob)) or 0
+            arg = ida.arguments.add()
+            arg.param_id = data_params.index(p) + 1
+            nbytes = max(1, (w + 7) // 8)
+            arg.value = (v & ((1 << (8 * nbytes)) - 1)).to_bytes(nbytes, "big")
 
     def _action_name_of(self, blk: BlockInstance, e) -> Optional[str]:
         if isinstance(e, ast.ActionRef):
