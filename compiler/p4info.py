@@ -138,11 +138,32 @@ class P4InfoBuilder:
             self._walk_block(child)
 
     def _called_actions(self, blk: BlockInstance) -> None:
-        """Actions invoked directly (not through a table) are in P4Info too."""
-        for call in _calls_in(blk.decl):
+        """Actions invoked directly from an apply block are in P4Info too
+        (calls inside other actions are inlined away by p4c; so is code in a
+        branch that a constant condition never takes)."""
+        body = getattr(blk.decl, "body", None)
+        for call in _calls_in(self._live(body, blk.scope)):
             cal = call.callee
             if isinstance(cal, ast.Name) and isinstance(self.c.type_of(cal), T.Action):
                 self._action(blk, ast.ActionRef(cal, pos=cal.pos))
+
+    def _live(self, s, scope):
+        """The statements of `s` that a constant condition does not rule out."""
+        if isinstance(s, ast.If):
+            try:
+                cond = self.c.const_value(s.cond, scope)
+            except Exception:
+                cond = None
+            if cond is True:
+                return self._live(s.then, scope)
+            if cond is False:
+                return self._live(s.else_, scope)
+            return [s.cond, self._live(s.then, scope), self._live(s.else_, scope)]
+        if isinstance(s, ast.Block):
+            return [self._live(x, scope) for x in s.stmts]
+        if isinstance(s, ast.Switch):
+            return [s.expr] + [self._live(c.body, scope) for c in s.cases]
+        return s
 
     def _name(self, blk: BlockInstance, d: ast.Decl) -> str:
         n = annotation_string(d.annotations, "name")
