@@ -45,6 +45,7 @@ class _Entity:
     annotations: tuple = ()
     fill: Optional[Callable[[Any, dict], None]] = None
     msg: Any = None
+    shown_name: Optional[str] = None  # preamble name/alias when not `name`
 
 
 class P4InfoBuilder:
@@ -64,6 +65,7 @@ class P4InfoBuilder:
         self.info.pkg_info.arch = "v1model"
         for blk in self.ir.blocks:
             self._walk_block(blk)
+        self._global_instances()
         self._controller_headers()
         alloc = IdAllocator(self.diags)
         for ent in self.entities:
@@ -74,8 +76,8 @@ class P4InfoBuilder:
         for ent in self.entities:
             pre = ent.msg.preamble
             pre.id = self.ids[(ent.prefix, ent.name)]
-            pre.name = ent.name
-            pre.alias = aliases[ent.name]
+            pre.name = ent.shown_name or ent.name
+            pre.alias = ent.shown_name or aliases[ent.name]
             for a in ent.annotations:
                 if a.name not in HIDDEN_ANNOTATIONS and not a.structured:
                     pre.annotations.append(annotation_text(a))
@@ -86,6 +88,16 @@ class P4InfoBuilder:
         if self._touches_type_info():
             self.info.type_info.SetInParent()
         return self.info
+
+    def _global_instances(self) -> None:
+        """Extern instances declared at top level and used by some block."""
+        used = {n.name for b in self._all_blocks() for n in _nodes_in(b.decl)
+                if isinstance(n, ast.Name)}
+        top = BlockInstance(decl=None, path="", scope=self.c.glob)
+        for d in self.ir.global_instances:
+            if d.name in used:
+                n = annotation_string(d.annotations, "name")
+                self._extern(top, d, (n if n is not None else d.name).lstrip("."), None)
 
     def _touches_type_info(self) -> bool:
         """Whether p4c would write a (possibly empty) type_info: it does when
@@ -551,8 +563,11 @@ class P4InfoBuilder:
             if ch is None:
                 continue
             ht = self.c.sym_type(self.c.glob.lookup(d.name))
-            ent = self._add(Prefix.CONTROLLER_HEADER, ch, self.info.controller_packet_metadata, d,
+            # p4c hashes the header type's name; the preamble shows the
+            # @controller_header string.
+            ent = self._add(Prefix.CONTROLLER_HEADER, d.name, self.info.controller_packet_metadata, d,
                             [a for a in d.annotations])
+            ent.shown_name = ch
             mid = 0
             for fname, ft, anns in _flatten_fields(ht):
                 mid += 1
