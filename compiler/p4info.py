@@ -10,6 +10,7 @@ value set becomes a P4Info entity with p4c's fully qualified name, alias
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from typing import Any, Callable, Optional
 
 from finsy.proto import p4i, p4t
@@ -208,8 +209,9 @@ class P4InfoBuilder:
                 mf.id = fid
                 mf.name = annotation_string(k.annotations, "name") or expr_text(k.expr)
                 kt = self.c.type_of(k.expr)
-                w = T.width_of(kt)
-                mf.bitwidth = w or 0
+                mf.bitwidth = control_plane_width(kt)
+                if isinstance(kt, T.Enum) and kt.base is not None:
+                    self._enum_info(kt)
                 if k.match_kind in MATCH_TYPES:
                     mf.match_type = MATCH_TYPES[k.match_kind]
                 else:
@@ -375,7 +377,9 @@ class P4InfoBuilder:
             pm.id = pid
             pm.name = annotation_string(p.annotations, "name") or p.name
             pt = self.c.resolve_type(p.type, sym.scope or self.c.glob)
-            pm.bitwidth = T.width_of(pt) or 0
+            pm.bitwidth = control_plane_width(pt)
+            if isinstance(pt, T.Enum) and pt.base is not None:
+                self._enum_info(pt)
             for a in p.annotations:
                 if a.name not in HIDDEN_ANNOTATIONS:
                     pm.annotations.append(annotation_text(a))
@@ -574,7 +578,7 @@ class P4InfoBuilder:
                 m = ent.msg.metadata.add()
                 m.id = mid
                 m.name = fname
-                m.bitwidth = T.width_of(ft) or 0
+                m.bitwidth = control_plane_width(ft)
                 for a in anns:
                     if a.name not in HIDDEN_ANNOTATIONS:
                         m.annotations.append(annotation_text(a))
@@ -695,7 +699,7 @@ class P4InfoBuilder:
             else:
                 nt.translated_type.sdn_bitwidth = sdn
         else:
-            self._type_spec(nt.original_type, t.base)
+            self._type_spec(nt.original_type, T.strip_newtype(t))
 
 
 # ------------------------------------------------------------------ helpers
@@ -737,22 +741,31 @@ def _docs(msg, annotations) -> None:
 
 
 def _type_name(t: T.Type) -> Optional[str]:
-    if isinstance(t, T.NewType) and t.decl is not None and _translation(t.decl.annotations) is not None:
-        return t.name
-    return None
+    """P4Info names user-defined `type`s (new types) of keys, parameters and
+    metadata; typedefs are transparent."""
+    return t.name if isinstance(t, T.NewType) else None
+
+
+def control_plane_width(t: T.Type) -> int:
+    """The width the control plane sees: a translated new type's SDN width
+    (0 for a string translation), else the type's own width."""
+    if isinstance(t, T.NewType) and t.decl is not None:
+        tr = _translation(t.decl.annotations)
+        if tr is not None:
+            return tr[1] or 0
+    return T.width_of(t) or 0
 
 
 def _translation(annotations) -> Optional[tuple[str, Optional[int]]]:
+    """(uri, sdn_bitwidth or None for string) of @p4runtime_translation."""
     for a in annotations:
-        if a.name == "p4runtime_translation" and len(a.body) >= 1 and isinstance(a.body[0], ast.StringLit):
-            sdn: Optional[int] = 32
-            if len(a.body) > 1:
-                b = a.body[1]
-                if isinstance(b, ast.IntLit):
-                    sdn = b.value
-                elif isinstance(b, ast.Name) and b.name == "string":
-                    sdn = None
-            return a.body[0].value, sdn
+        if a.name != "p4runtime_translation" or not a.body or not isinstance(a.body[0], ast.StringLit):
+            continue
+        rest = (a.tokens or "").split(",", 1)[1].strip() if a.tokens and "," in a.tokens else ""
+        if rest == "string":
+            return a.body[0].value, None
+        m = re.fullmatch(r"(?:bit\s*<\s*)?(\d+)\s*>?", rest)
+        return a.body[0].value, int(m.group(1)) if m else 32
     return None
 
 
