@@ -73,6 +73,11 @@ from .conformance import app as _conformance_app  # noqa: E402
 app.add_typer(_conformance_app, name="conformance")
 app.add_typer(_bench_app, name="bench")
 
+from .stf import cli_stf, cli_stf_dir  # noqa: E402
+
+app.command("stf")(cli_stf)
+app.command("stf-dir")(cli_stf_dir)
+
 
 def main() -> None:
     app(prog_name="p4scope")

@@ -34,3 +34,40 @@ if ! .venv/bin/python -c "import p4scope.compiler" 2>/dev/null \
     .venv/bin/pip install -q --disable-pip-version-check --no-deps -e .
     touch .venv/.p4scope-installed
 fi
+
+# ---- Rust engine (dataplane/) -------------------------------------------
+# Builds the extension module p4scope_dataplane with maturin (pinned in
+# requirements.txt) in release mode and installs it into .venv. Skipped when
+# nothing in dataplane/ changed since the last build (hash of its sources).
+# Cargo: rustup's at /root/.cargo/bin when present (new machines have it),
+# else one on PATH, else Debian's (rustc 1.63, older than the crates need:
+# setup says so and stops).
+CARGO_DIR=""
+if [ -x /root/.cargo/bin/cargo ]; then
+    CARGO_DIR=/root/.cargo/bin
+elif command -v cargo >/dev/null 2>&1; then
+    CARGO_DIR="$(dirname "$(command -v cargo)")"
+else
+    echo "setup: no cargo found; installing Debian's cargo"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq cargo >/dev/null
+    CARGO_DIR=/usr/bin
+fi
+export PATH="$CARGO_DIR:$PATH"
+dp_hash="$(cd dataplane && find Cargo.toml Cargo.lock pyproject.toml src -type f -print0 \
+           | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+dp_stamp=.venv/.p4scope-dataplane
+if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
+   || ! .venv/bin/python -c "import p4scope_dataplane" 2>/dev/null; then
+    echo "setup: building the Rust engine (release; takes a minute)"
+    rm -f dataplane/target/wheels/p4scope_dataplane-*.whl
+    if ! (cd dataplane && ../.venv/bin/maturin build --release -q \
+            -i ../.venv/bin/python -o target/wheels); then
+        echo "setup: building dataplane/ failed; it needs Rust >= 1.74 (rustup's cargo at /root/.cargo/bin)" >&2
+        exit 1
+    fi
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+        dataplane/target/wheels/p4scope_dataplane-*.whl
+    echo "$dp_hash" > "$dp_stamp"
+fi
