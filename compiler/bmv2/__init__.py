@@ -1,0 +1,163 @@
+"""The BMv2 JSON backend for v1model programs.
+
+`build_bmv2_json(ir, diags)` lowers an elaborated program (frontend.ProgramIR)
+to the JSON that simple_switch loads (behavioral-model docs/JSON_format.md,
+version 2.23 as p4c emits it).  As in p4c's backend, one converter handles
+each concern, all sharing a `ConversionContext`:
+
+    storage.py      header types, headers, stacks, unions, `scalars`
+    parsers.py      the parser (states, ops, transitions, sub-parsers)
+    controls.py     ingress/egress pipelines (tables, conditionals, inlining)
+    tables.py       tables, keys, actions, entries, resources
+    primitives.py   statements to primitives (action bodies)
+    expressions.py  expressions to operands
+    externs.py      v1model externs to primitives, calculations, lists
+    instances.py    counter/meter/register arrays
+    checksums.py    verify/update checksum controls
+    deparser.py     the deparser's emit order
+
+Constructs that are not supported yet are reported as errors of kind
+UNSUPPORTED naming the construct; nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import types as T
+from ..diagnostics import Diagnostics, ErrorKind
+from ..frontend import ProgramIR
+from .checksums import ChecksumLowering
+from .context import ConversionContext
+from .controls import ControlLowering, Pipeline
+from .deparser import DeparserLowering
+from .env import PacketB
+from .parsers import ParserLowering
+from .storage import STANDARD_METADATA
+
+__all__ = ["build_bmv2_json"]
+
+ROLES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
+
+
+def build_bmv2_json(ir: ProgramIR, diags: Diagnostics) -> dict:
+    return V1ModelBackend(ir, diags).run()
+
+
+class V1ModelBackend:
+    def __init__(self, ir: ProgramIR, diags: Diagnostics) -> None:
+        self.ir = ir
+        self.diags = diags
+        self.ctx = ConversionContext(ir, diags)
+
+    def run(self) -> dict:
+        ir, ctx = self.ir, self.ctx
+        if ir.package is None or ir.package.name != "V1Switch" or len(ir.blocks) != 6:
+            self.diags.error(ErrorKind.ARCH, ir.main.pos if ir.main else None,
+                             "the BMv2 backend needs a V1Switch(parser, verifyChecksum, ingress, "
+                             "egress, computeChecksum, deparser) main")
+            return {}
+        by_param = {b.param_name: b for b in ir.blocks}
+        blocks = {role: by_param.get(p.name) for role, p in zip(ROLES, ir.package.params)}
+        if any(b is None for b in blocks.values()):
+            self.diags.error(ErrorKind.ARCH, ir.main.pos if ir.main else None,
+                             "V1Switch needs all six blocks")
+            return {}
+        roots = self.roots(blocks)
+        if roots is None:
+            return {}
+        hdr, meta, std = roots
+        ctx.meta_root = meta
+
+        def bind(blk, values: list[Any]) -> dict[str, Any]:
+            return {p.name: v for p, v in zip(blk.decl.params, values)}
+
+        parser = ParserLowering(ctx).lower(
+            blocks["parser"], bind(blocks["parser"], [PacketB("packet_in"), hdr, meta, std]))
+        ChecksumLowering(ctx).lower(blocks["verify_checksum"],
+                                    bind(blocks["verify_checksum"], [hdr, meta]), verify_block=True)
+        pipelines = []
+        for role, name in (("ingress", "ingress"), ("egress", "egress")):
+            pl = Pipeline(ctx, name)
+            cl = ControlLowering(ctx, pl)
+            blk = blocks[role]
+            items = cl.lower_control(blk, bind(blk, [hdr, meta, std]))
+            pl.init_table = cl.link(items, None, None)
+            for eb, mj in pl.direct_meters:
+                mj["result_target"] = eb.info.get("result_target")
+                if mj["result_target"] is None:
+                    ctx.unsupported(eb.decl.pos, f"direct meter {eb.name} that is never read")
+            pipelines.append(pl.render(len(pipelines)))
+        ChecksumLowering(ctx).lower(blocks["compute_checksum"],
+                                    bind(blocks["compute_checksum"], [hdr, meta]), verify_block=False)
+        deparser = DeparserLowering(ctx).lower(
+            blocks["deparser"], bind(blocks["deparser"], [PacketB("packet_out"), hdr]))
+        out: dict[str, Any] = {}
+        out.update(ctx.storage.render())
+        out["field_lists"] = ctx.field_lists
+        out["errors"] = [[e, i] for i, e in enumerate(ctx.checker.errors)]
+        out["enums"] = self.enums()
+        out["parsers"] = [parser]
+        out["parse_vsets"] = ctx.parse_vsets
+        out["deparsers"] = [deparser]
+        out["meter_arrays"] = ctx.meter_arrays
+        out["counter_arrays"] = ctx.counter_arrays
+        out["register_arrays"] = ctx.register_arrays
+        out["calculations"] = ctx.calculations
+        out["learn_lists"] = ctx.learn_lists
+        out["actions"] = ctx.actions
+        out["pipelines"] = pipelines
+        out["checksums"] = ctx.checksums
+        out["force_arith"] = []
+        out["extern_instances"] = ctx.extern_instances
+        out["field_aliases"] = self.field_aliases(std)
+        out["program"] = ir.program.pos.file if ir.program.pos.line else ""
+        out["__meta__"] = {"version": [2, 23], "compiler": "p4scope"}
+        return out
+
+    def roots(self, blocks) -> Any:
+        """Storage for the three objects all v1model blocks share: the
+        headers struct, the user metadata and standard_metadata."""
+        ctx = self.ctx
+        pblk = blocks["parser"]
+        params = pblk.decl.params
+        if len(params) != 4:
+            self.diags.error(ErrorKind.ARCH, pblk.decl.pos, "the v1model parser takes 4 parameters")
+            return None
+        scope = pblk.scope
+        ht = ctx.checker.resolve_type(params[1].type, scope)
+        mt = ctx.checker.resolve_type(params[2].type, scope)
+        st = ctx.checker.resolve_type(params[3].type, scope)
+        if not isinstance(st, T.StructLike):
+            self.diags.error(ErrorKind.ARCH, params[3].pos, "expected standard_metadata_t")
+            return None
+        std = ctx.storage.alloc_standard_metadata(st)
+        ing = blocks["ingress"].decl.params
+        meta_name = ing[1].name if len(ing) > 1 else params[2].name
+        hdr = ctx.storage.alloc_root(params[1].name, ht, params[1].pos)
+        meta = ctx.storage.alloc_root(meta_name, mt, params[2].pos)
+        return hdr, meta, std
+
+    def enums(self) -> list[dict]:
+        from .. import ast
+        out = []
+        for d in self.ir.program.decls:
+            if isinstance(d, ast.EnumDecl) and d.type is None and not _is_bundled(d.pos.file):
+                out.append({"name": d.name, "entries": [[m.name, i] for i, m in enumerate(d.members)]})
+        return out
+
+    def field_aliases(self, std) -> list:
+        out = []
+        st = std.type
+        for fname, _ in st.fields:
+            for a in st.field_annotations.get(fname, ()):
+                if a.name == "alias" and a.body:
+                    from .. import ast
+                    if isinstance(a.body[0], ast.StringLit):
+                        out.append([a.body[0].value, [STANDARD_METADATA, fname]])
+        return out
+
+
+def _is_bundled(path: str) -> bool:
+    import os
+    return os.path.basename(path) in ("core.p4", "v1model.p4") and "p4include" in path

@@ -1,0 +1,595 @@
+"""Lowering statements to a list of BMv2 primitives (an action body).
+
+Used for action bodies, for the straight-line statements of apply blocks
+(which become synthesized actions), and for parser state statements.
+Everything called from such code is inlined here:
+
+- an action called from an action or an apply block: its parameters are
+  bound to the arguments (out/inout alias the argument, in/directionless
+  arguments that are not constants are copied into a fresh temporary first);
+- a function: likewise, plus a temporary for the returned value;
+- `if`/`switch` inside actions become ``_jump_if_zero``/``_jump``, and
+  `return` a jump to the end of the inlined body, as p4c emits them:
+
+      if (val > 10) { val = 2; return; } else { val = 3; }
+  becomes
+      0 _jump_if_zero(b2d(val > 10), 3)   1 assign(val, 2)   2 _jump(4)
+      3 assign(val, 3)                     4 ...
+
+Extern calls are delegated to `externs.ExternLowering`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .. import ast
+from .. import types as T
+from ..checker import ConstError
+from ..scope import Symbol
+from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
+from .expressions import ApplyResultV, ExpressionConverter, MethodV, NextV, TypeSizeV
+from .storage import is_scalar
+from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
+                     bool_node, expr_node, hexstr, leaf_const, mask, param, wrap)
+
+
+class Label:
+    __slots__ = ("index",)
+
+    def __init__(self) -> None:
+        self.index: Optional[int] = None
+
+
+class PrimitiveList:
+    """Primitives being emitted, with forward jumps patched at the end."""
+
+    def __init__(self) -> None:
+        self.prims: list[dict] = []
+        self._fixups: list[tuple[dict, Label]] = []
+        self.uses_jumps = False
+
+    def emit(self, op: str, params: list[dict]) -> None:
+        self.prims.append({"op": op, "parameters": params})
+
+    def place(self, label: Label) -> None:
+        label.index = len(self.prims)
+
+    def jump(self, label: Label) -> None:
+        p = {"type": "hexstr", "value": None}
+        self.emit("_jump", [p])
+        self._fixups.append((p, label))
+        self.uses_jumps = True
+
+    def jump_if_zero(self, cond_bool: dict, label: Label) -> None:
+        p = {"type": "hexstr", "value": None}
+        self.emit("_jump_if_zero", [param(expr_node("b2d", None, cond_bool)), p])
+        self._fixups.append((p, label))
+        self.uses_jumps = True
+
+    def finish(self) -> list[dict]:
+        for p, label in self._fixups:
+            idx = label.index if label.index is not None else len(self.prims)
+            p["value"] = hex(idx)
+        self._fixups.clear()
+        return self.prims
+
+
+@dataclass
+class Frame:
+    """An inlined body being lowered: where `return` jumps to and where a
+    function's result goes."""
+
+    end: Label
+    result: Optional[Value] = None
+    is_function: bool = False
+
+
+class SliceTarget(Value):
+    def __init__(self, base: Leaf, hi: int, lo: int) -> None:
+        self.base = base
+        self.hi = hi
+        self.lo = lo
+
+
+class BodyLowerer:
+    """Lowers statements into `self.out` (a PrimitiveList).
+
+    `mode` is "action" (jumps allowed), "parser" (a parser state: no jumps)
+    or "deparser".
+    """
+
+    def __init__(self, ctx, out: Optional[PrimitiveList] = None, mode: str = "action") -> None:
+        self.ctx = ctx
+        self.c = ctx.checker
+        self.out = out if out is not None else PrimitiveList()
+        self.mode = mode
+        self.ex = ExpressionConverter(ctx, self)
+        self.frames: list[Frame] = []
+        self.outer_end = Label()
+        from .externs import ExternLowering
+        self.externs = ExternLowering(ctx, self)
+
+    # ------------------------------------------------------------ utilities
+
+    def unsupported(self, node: Optional[ast.Node], what: str) -> None:
+        self.ctx.unsupported(node.pos if node is not None else None, what)
+
+    def emit(self, op: str, params: list[dict]) -> None:
+        self.out.emit(op, params)
+
+    def type_of(self, e: ast.Expr) -> T.Type:
+        return self.c.expr_types.get(id(e), T.Unknown())
+
+    def resolve_type(self, t: ast.TypeRef, env: Env) -> T.Type:
+        return self.c.resolve_type(t, self.ctx.type_scope(env))
+
+    def finish(self) -> list[dict]:
+        self.out.place(self.outer_end)
+        return self.out.finish()
+
+    def temp(self, t: T.Type, hint: str = "tmp", pos=None) -> Value:
+        return self.ctx.storage.alloc(hint, t, pos)
+
+    # ------------------------------------------------------------ statements
+
+    def stmts(self, stmts, env: Env) -> None:
+        for s in stmts:
+            self.stmt(s, env)
+
+    def stmt(self, s: ast.Stmt, env: Env) -> None:
+        m = getattr(self, "_s_" + type(s).__name__, None)
+        if m is None:
+            self.unsupported(s, f"statement {type(s).__name__}")
+            return
+        m(s, env)
+
+    def _s_Empty(self, s, env) -> None:
+        pass
+
+    def _s_Block(self, s: ast.Block, env: Env) -> None:
+        inner = env.child()
+        self.stmts(s.stmts, inner)
+
+    def _s_DeclStmt(self, s: ast.DeclStmt, env: Env) -> None:
+        self.declare(s.decl, env)
+
+    def declare(self, d: ast.Decl, env: Env) -> None:
+        if isinstance(d, ast.VarDecl):
+            t = self.resolve_type(d.type, env)
+            storage = self.ctx.storage.alloc(d.name, t, d.pos)
+            if d.init is not None:
+                v = self.ex.value(d.init, env)
+                self.assign(storage, v, d.init)
+            elif isinstance(storage, HeaderV) or isinstance(storage, (StackV, UnionV, StructV)):
+                self.invalidate(storage)
+            env.declare(d.name, storage)
+        elif isinstance(d, ast.ConstDecl):
+            t = self.resolve_type(d.type, env)
+            try:
+                v = self.ex.const(d.value, env)
+            except ConstError:
+                v = None
+            if v is None:
+                val = self.ex.value(d.value, env)
+                env.declare(d.name, val)
+            else:
+                env.declare(d.name, ConstB(v, t))
+        elif isinstance(d, ast.Instantiation):
+            env.declare(d.name, self.ctx.instance_binding(env.blk, d, env))
+        else:
+            self.unsupported(d, f"local declaration {type(d).__name__}")
+
+    def invalidate(self, v: Value) -> None:
+        """Make a freshly declared header-bearing local invalid (P4 semantics),
+        needed only if it could be reused; fresh storage starts invalid."""
+        return
+
+    def _s_Assign(self, s: ast.Assign, env: Env) -> None:
+        target = self.lvalue(s.target, env)
+        value = self.ex.value(s.value, env)
+        self.assign(target, value, s)
+
+    def _s_CompoundAssign(self, s: ast.CompoundAssign, env: Env) -> None:
+        b = ast.Binary(s.op, s.target, s.value, pos=s.pos)
+        self.c.expr_types[id(b)] = self.type_of(s.target)
+        target = self.lvalue(s.target, env)
+        self.assign(target, self.ex.value(b, env), s)
+
+    def _s_CallStmt(self, s: ast.CallStmt, env: Env) -> None:
+        self.call(s.call, env, want_value=False)
+
+    def _s_If(self, s: ast.If, env: Env) -> None:
+        c = self.ex.leaf(s.cond, env)
+        if c.is_const:
+            branch = s.then if c.const else s.else_
+            if branch is not None:
+                self.stmt(branch, env.child())
+            return
+        if self.mode != "action":
+            self.unsupported(s, f"if statement in a {self.mode}")
+            return
+        else_l, end_l = Label(), Label()
+        self.out.jump_if_zero(as_bool(c), else_l)
+        self.stmt(s.then, env.child())
+        if s.else_ is not None:
+            self.out.jump(end_l)
+        self.out.place(else_l)
+        if s.else_ is not None:
+            self.stmt(s.else_, env.child())
+        self.out.place(end_l)
+
+    def _s_Switch(self, s: ast.Switch, env: Env) -> None:
+        st = self.type_of(s.expr)
+        if isinstance(st, T.ActionEnum):
+            self.unsupported(s, "switch on action_run inside an action")
+            return
+        if self.mode != "action":
+            self.unsupported(s, f"switch statement in a {self.mode}")
+            return
+        sel = self.ex.leaf(s.expr, env)
+        if not sel.is_const and not sel.is_field:
+            tmp = self.temp(sel.type if is_scalar(sel.type) else T.Bits(32), "switch_tmp", s.pos)
+            self.assign(tmp, sel, s)
+            sel = tmp  # type: ignore[assignment]
+        end = Label()
+        pending: list[ast.Expr] = []
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            labels, pending = pending, []
+            nxt = Label()
+            if not any(isinstance(x, (ast.Default, ast.DontCare)) for x in labels):
+                cond: Optional[dict] = None
+                for lab in labels:
+                    lv = self.ex.leaf(lab, env)
+                    eq = self.ex.compare("==", sel, lv).node  # type: ignore[arg-type]
+                    cond = eq if cond is None else expr_node("or", cond, eq)
+                assert cond is not None
+                self.out.jump_if_zero(cond, nxt)
+            self.stmt(case.body, env.child())
+            self.out.jump(end)
+            self.out.place(nxt)
+        self.out.place(end)
+
+    def _s_Return(self, s: ast.Return, env: Env) -> None:
+        if not self.frames:
+            self.unsupported(s, "return outside an action or function")
+            return
+        fr = self.frames[-1]
+        if s.value is not None and fr.result is not None:
+            self.assign(fr.result, self.ex.value(s.value, env), s)
+        if self.mode != "action":
+            self.unsupported(s, f"return in a {self.mode}")
+            return
+        self.out.jump(fr.end)
+
+    def _s_Exit(self, s: ast.Exit, env: Env) -> None:
+        if self.mode != "action":
+            self.unsupported(s, f"exit in a {self.mode}")
+            return
+        self.emit("exit", [])
+        self.out.jump(self.outer_end)
+
+    # -------------------------------------------------------------- l-values
+
+    def lvalue(self, e: ast.Expr, env: Env) -> Value:
+        if isinstance(e, ast.Slice):
+            base = self.lvalue(e.expr, env)
+            if not isinstance(base, Leaf):
+                self.unsupported(e, "slice of a non-scalar")
+                return Leaf(hexstr(0), T.Unknown())
+            hi = int(self.ex.const(e.hi, env))
+            lo = int(self.ex.const(e.lo, env))
+            return SliceTarget(base, hi, lo)
+        v = self.ex.value(e, env)
+        if isinstance(v, Leaf) and not v.lvalue:
+            self.unsupported(e, "assignment to this expression")
+        return v
+
+    # ------------------------------------------------------------ assignment
+
+    def assign(self, target: Value, value: Value, where: Optional[ast.Node]) -> None:
+        if isinstance(target, SliceTarget):
+            self.assign_slice(target, value, where)
+            return
+        if isinstance(target, Leaf):
+            if not isinstance(value, Leaf):
+                self.unsupported(where, f"assigning {type(value).__name__} to a scalar")
+                return
+            if isinstance(T.strip_newtype(target.type), T.Varbit):
+                self.emit("assign_VL", [target.node, value.node])
+                return
+            node = as_data(value)
+            b = T.bits_of(target.type)
+            if value.is_const and not isinstance(value.const, bool) and b is not None:
+                node = hexstr(wrap(int(value.const), b.width, b.signed), b.width)
+            self.emit("assign", [param(target.node), param(node)])
+            return
+        if isinstance(target, HeaderV):
+            if isinstance(value, InvalidV):
+                self.emit("remove_header", [target.header_node()])
+            elif isinstance(value, HeaderV):
+                self.emit("assign_header", [param(target.header_node()), param(value.header_node())])
+            elif isinstance(value, StructV):
+                self.emit("add_header", [param(target.header_node())])
+                for n, fv in value.fields.items():
+                    if target.type.field_type(n) is None:
+                        self.unsupported(where, f"field {n} not in header {target.type}")
+                        continue
+                    self.assign(target.field(n), fv, where)
+            else:
+                self.unsupported(where, f"assigning {type(value).__name__} to a header")
+            return
+        if isinstance(target, UnionV):
+            if isinstance(value, InvalidV):
+                for h in target.members.values():
+                    self.emit("remove_header", [h.header_node()])
+            elif isinstance(value, UnionV):
+                self.emit("assign_union", [target.union_node(), value.union_node()])
+            else:
+                self.unsupported(where, f"assigning {type(value).__name__} to a header union")
+            return
+        if isinstance(target, StackV):
+            if isinstance(value, StackV):
+                op = "assign_union_stack" if target.union_stack else "assign_header_stack"
+                self.emit(op, [target.node(), value.node()])
+            elif isinstance(value, StructV):
+                elems = target.elems if not target.union_stack else target.unions  # type: ignore[attr-defined]
+                for te, ve in zip(elems, value.fields.values()):
+                    self.assign(te, ve, where)
+            else:
+                self.unsupported(where, f"assigning {type(value).__name__} to a header stack")
+            return
+        if isinstance(target, StructV):
+            if isinstance(value, StructV):
+                names = list(target.fields)
+                vals = list(value.fields.items())
+                by_name = all(n in target.fields for n, _ in vals)
+                if by_name:
+                    for n, fv in vals:
+                        self.assign(target.fields[n], fv, where)
+                else:
+                    for n, (_, fv) in zip(names, vals):
+                        self.assign(target.fields[n], fv, where)
+            else:
+                self.unsupported(where, f"assigning {type(value).__name__} to a struct")
+            return
+        if isinstance(target, Leaf) or target is None:
+            self.unsupported(where, "assignment target")
+            return
+        self.unsupported(where, f"assignment to {type(target).__name__}")
+
+    def assign_slice(self, t: SliceTarget, value: Value, where) -> None:
+        if not isinstance(value, Leaf):
+            self.unsupported(where, "assigning an aggregate to a slice")
+            return
+        b = T.bits_of(t.base.type)
+        if b is None:
+            self.unsupported(where, "slice of a non-bit value")
+            return
+        w = t.hi - t.lo + 1
+        field_mask = mask(b.width)
+        slice_mask = mask(w) << t.lo
+        keep = hexstr(field_mask & ~slice_mask, b.width)
+        if value.is_const:
+            ins: dict = hexstr((int(value.const) << t.lo) & slice_mask, b.width)
+        else:
+            v = as_data(value)
+            if t.lo:
+                v = expr_node("<<", v, {"type": "hexstr", "value": hex(t.lo)})
+            ins = expr_node("&", v, hexstr(slice_mask, b.width))
+        node = expr_node("|", expr_node("&", t.base.node, keep), ins)
+        self.emit("assign", [param(t.base.node), param(node)])
+
+    # ----------------------------------------------------------------- calls
+
+    def call_value(self, e: ast.Call, env: Env) -> Value:
+        """A call used as an expression (ExpressionConverter's hook)."""
+        v = self.call(e, env, want_value=True)
+        if v is None:
+            self.unsupported(e, "call without a value used in an expression")
+            return Leaf(hexstr(0), T.Unknown())
+        return v
+
+    def call(self, e: ast.Call, env: Env, want_value: bool) -> Optional[Value]:
+        callee = e.callee
+        if isinstance(callee, ast.Name):
+            b = None if callee.toplevel else env.lookup(callee.name)
+            if b is None:
+                b = self.ex.global_binding(callee.name, callee)
+            if isinstance(b, ActionB):
+                self.inline_action(b, e.args, env, e)
+                return None
+            if isinstance(b, FunctionB):
+                return self.inline_function(b, e, env)
+            if isinstance(b, Symbol) and b.kind == "function":
+                return self.externs.function(callee.name, e, env)
+            self.unsupported(e, f"call of {callee.name}")
+            return None
+        if isinstance(callee, ast.Member):
+            obj = self.ex.value(callee.expr, env)
+            return self.method(obj, callee.name, e, env)
+        self.unsupported(e, "this kind of call")
+        return None
+
+    def method(self, obj: Any, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+        if isinstance(obj, TypeSizeV) or (name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
+                                                   "maxSizeInBytes")):
+            t = obj.type if isinstance(obj, TypeSizeV) else self.type_of(e.callee.expr)  # type: ignore[attr-defined]
+            w = T.width_of(t if not isinstance(t, T.TypeOfType) else t.type)
+            if w is None:
+                self.unsupported(e, f"{name} of a type without a fixed size")
+                return None
+            return Leaf(hexstr(w if name.endswith("Bits") else (w + 7) // 8), T.InfInt(), "data",
+                        w if name.endswith("Bits") else (w + 7) // 8)
+        if isinstance(obj, MethodV):
+            return self._method_on(obj.obj, obj.name, e, env)
+        return self._method_on(obj, name, e, env)
+
+    def _method_on(self, obj: Any, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+        if isinstance(obj, HeaderV):
+            if name == "isValid":
+                return obj.valid()
+            if name == "setValid":
+                self.emit("add_header", [param(obj.header_node())])
+                return None
+            if name == "setInvalid":
+                self.emit("remove_header", [param(obj.header_node())])
+                return None
+        if isinstance(obj, UnionV) and name == "isValid":
+            return Leaf(expr_node("valid_union", None, obj.union_node()), T.Bool(), "bool")
+        if isinstance(obj, StackV) and name in ("push_front", "pop_front"):
+            n = self.ex.const(e.args[0].value, env) if e.args else 1  # type: ignore[arg-type]
+            self.emit("push" if name == "push_front" else "pop", [obj.node(), hexstr(int(n))])
+            return None
+        if isinstance(obj, ExternB):
+            return self.externs.method(obj, name, e, env)
+        if isinstance(obj, PacketB):
+            return self.packet_method(obj, name, e, env)
+        if isinstance(obj, TableB):
+            return self.table_apply(obj, e, env)
+        if isinstance(obj, BlockB):
+            return self.block_apply(obj, e, env)
+        if isinstance(obj, ValueSetB):
+            self.unsupported(e, f"method {name} of a value set")
+            return None
+        self.unsupported(e, f"method {name} of {type(obj).__name__}")
+        return None
+
+    # hooks that the parser/control converters override
+    def packet_method(self, pkt: PacketB, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+        self.unsupported(e, f"packet {name} here")
+        return None
+
+    def table_apply(self, t: TableB, e: ast.Call, env: Env) -> Optional[Value]:
+        self.unsupported(e, "applying a table inside an action")
+        return None
+
+    def block_apply(self, b: BlockB, e: ast.Call, env: Env) -> Optional[Value]:
+        self.unsupported(e, "applying a control or parser here")
+        return None
+
+    def verify(self, cond: dict, err: dict, e: ast.Node) -> None:
+        self.unsupported(e, "verify outside a parser")
+
+    def checksum_call(self, e: ast.Call, env: Env, verify: bool, payload: bool) -> None:
+        self.unsupported(e, "checksum functions outside the checksum controls")
+
+    def apply_result_member(self, r: ApplyResultV, name: str, e, env) -> Value:
+        self.unsupported(e, f"{name} of a table's apply result here")
+        return Leaf(hexstr(0), T.Unknown())
+
+    def mux_aggregate(self, e: ast.Mux, c: Leaf, a: Value, b: Value, env: Env) -> Value:
+        if self.mode != "action":
+            self.unsupported(e, "?: on headers or structs here")
+            return a
+        t = self.type_of(e)
+        tmp = self.temp(t, "tmp", e.pos)
+        else_l, end_l = Label(), Label()
+        self.out.jump_if_zero(as_bool(c), else_l)
+        self.assign(tmp, a, e)
+        self.out.jump(end_l)
+        self.out.place(else_l)
+        self.assign(tmp, b, e)
+        self.out.place(end_l)
+        return tmp
+
+    # -------------------------------------------------------------- inlining
+
+    def bind_arguments(self, params: tuple[ast.Param, ...], args: tuple[ast.Argument, ...],
+                       callee_env: Env, caller_env: Env, where: ast.Node,
+                       param_scope_env: Env, alias_in: bool = False,
+                       skip: int = 0) -> None:
+        """Bind `params` (from index `skip`) to `args` in `callee_env`."""
+        pairs: list[tuple[ast.Param, Optional[ast.Argument]]] = []
+        by_name = {p.name: p for p in params}
+        given: dict[str, ast.Argument] = {}
+        positional = [a for a in args if a.name is None]
+        named = [a for a in args if a.name is not None]
+        for p, a in zip(params[skip:], positional):
+            given[p.name] = a
+        for a in named:
+            if a.name in by_name:
+                given[a.name] = a  # type: ignore[index]
+        for p in params[skip:]:
+            pairs.append((p, given.get(p.name)))
+        for p, a in pairs:
+            pt = self.resolve_type(p.type, param_scope_env)
+            if a is None or a.value is None:
+                if a is None and p.default is not None:
+                    callee_env.declare(p.name, self.ex.value(p.default, param_scope_env))
+                    continue
+                # `_` or missing optional argument: a scratch location
+                if isinstance(T.strip_newtype(pt), T.TypeVar) or isinstance(pt, T.Unknown):
+                    callee_env.declare(p.name, None)
+                    continue
+                callee_env.declare(p.name, self.temp(pt, p.name, where.pos))
+                continue
+            if isinstance(pt, (T.TypeVar, T.Unknown)):
+                pt = self.type_of(a.value)
+            if p.direction in ("out", "inout"):
+                callee_env.declare(p.name, self.lvalue(a.value, caller_env))
+                continue
+            v = self.ex.value(a.value, caller_env)
+            if isinstance(v, Leaf) and v.is_const:
+                b = T.bits_of(pt)
+                if b is not None and not isinstance(T.strip_newtype(pt), T.Bool) and isinstance(v.const, int):
+                    v = leaf_const(v.const, pt)
+                callee_env.declare(p.name, v)
+            elif isinstance(v, Leaf) and (v.node.get("type") == "runtime_data" or alias_in):
+                callee_env.declare(p.name, v)
+            elif alias_in and isinstance(v, (HeaderV, StructV, StackV, UnionV)):
+                callee_env.declare(p.name, v)
+            elif isinstance(v, (ExternB, TableB, BlockB, PacketB)):
+                callee_env.declare(p.name, v)
+            else:
+                tmp = self.temp(pt, p.name, where.pos)
+                self.assign(tmp, v, a.value)
+                callee_env.declare(p.name, tmp)
+
+    def inline_action(self, ab: ActionB, args, caller_env: Env, where: ast.Node) -> None:
+        d = ab.decl
+        if self.ctx.inline_depth > 32:
+            self.unsupported(where, "recursive action calls")
+            return
+        env = Env(ab.env, ab.env.blk)
+        self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
+        fr = Frame(Label())
+        self.frames.append(fr)
+        self.ctx.inline_depth += 1
+        try:
+            self.stmts(d.body.stmts, env)
+        finally:
+            self.ctx.inline_depth -= 1
+            self.frames.pop()
+        self.out.place(fr.end)
+
+    def inline_function(self, fb: FunctionB, e: ast.Call, caller_env: Env) -> Optional[Value]:
+        d = fb.decl
+        if self.ctx.inline_depth > 32:
+            self.unsupported(e, "recursive function calls")
+            return None
+        env = Env(fb.env, fb.env.blk)
+        proto = d.proto
+        # bind type parameters from the call's argument types
+        self.bind_arguments(proto.params, e.args, env, caller_env, e, fb.env)
+        rt = self.type_of(e)
+        result: Optional[Value] = None
+        if proto.return_type is not None and not isinstance(proto.return_type, ast.TypeVoid):
+            if isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
+                rt = self.resolve_type(proto.return_type, fb.env)
+            if not isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
+                result = self.temp(rt, "retval", e.pos)
+        fr = Frame(Label(), result, True)
+        self.frames.append(fr)
+        self.ctx.inline_depth += 1
+        try:
+            self.stmts(d.body.stmts, env)
+        finally:
+            self.ctx.inline_depth -= 1
+            self.frames.pop()
+        self.out.place(fr.end)
+        return result
