@@ -47,6 +47,7 @@ class _Entity:
     fill: Optional[Callable[[Any, dict], None]] = None
     msg: Any = None
     shown_name: Optional[str] = None  # preamble name/alias when not `name`
+    order: tuple = ()  # p4c's output order: (block rank, position in source)
 
 
 class P4InfoBuilder:
@@ -59,13 +60,15 @@ class P4InfoBuilder:
         self.by_key: dict[tuple[int, str], _Entity] = {}
         self.ids: dict[tuple[int, str], int] = {}
         self.type_info_done: set[str] = set()
+        self._rank = 0  # the block being walked, in pipeline order
 
     # ---------------------------------------------------------------- driver
 
     def build(self) -> Any:
         self.info.pkg_info.arch = "v1model"
-        for blk in self.ir.blocks:
+        for blk in self._all_blocks():
             self._walk_block(blk)
+            self._rank += 1
         self._global_instances()
         self._controller_headers()
         alloc = IdAllocator(self.diags)
@@ -88,7 +91,17 @@ class P4InfoBuilder:
                 ent.fill(ent.msg, self.ids)
         if self._touches_type_info():
             self.info.type_info.SetInParent()
+        self._sort()
         return self.info
+
+    def _sort(self) -> None:
+        """Entities in p4c's order: global declarations first, then block by
+        block in pipeline order, each in source order."""
+        rank = {(e.msg.preamble.id): e.order for e in self.entities}
+        for field in ("tables", "actions", "action_profiles", "counters", "direct_counters",
+                      "meters", "direct_meters", "registers", "digests",
+                      "controller_packet_metadata", "value_sets"):
+            getattr(self.info, field).sort(key=lambda m: rank.get(m.preamble.id, ()))
 
     def _global_instances(self) -> None:
         """Extern instances declared at top level and used by some block."""
@@ -119,17 +132,24 @@ class P4InfoBuilder:
         return False
 
     def _all_blocks(self):
-        stack = list(self.ir.blocks)
-        while stack:
-            b = stack.pop()
+        """Every block instance, in pipeline order, parents before children."""
+        def walk(b):
             yield b
-            stack.extend(b.children.values())
+            for c in b.children.values():
+                yield from walk(c)
+        for b in self.ir.blocks:
+            yield from walk(b)
 
-    def _add(self, prefix: int, name: str, container, decl, annotations=(), fill=None) -> Optional[_Entity]:
+    def _add(self, prefix: int, name: str, container, decl, annotations=(), fill=None,
+             order: tuple | None = None) -> Optional[_Entity]:
         key = (prefix, name)
         if key in self.by_key:
             return self.by_key[key]
         ent = _Entity(prefix, name, decl, tuple(annotations), fill, container.add())
+        if order is None:
+            pos = decl.pos if decl is not None else None
+            order = (self._rank, pos.line if pos else 0, pos.col if pos else 0)
+        ent.order = order
         self.entities.append(ent)
         self.by_key[key] = ent
         return ent
@@ -147,8 +167,6 @@ class P4InfoBuilder:
                 self._value_set(blk, loc)
         self._digests(blk)
         self._called_actions(blk)
-        for child in blk.children.values():
-            self._walk_block(child)
 
     def _called_actions(self, blk: BlockInstance) -> None:
         """Actions invoked directly from an apply block are in P4Info too
@@ -366,7 +384,10 @@ class P4InfoBuilder:
         name = self._action_fq(blk, sym)
         if (Prefix.ACTION, name) in self.by_key:
             return name
-        ent = self._add(Prefix.ACTION, name, self.info.actions, d, d.annotations)
+        order = None
+        if sym.scope is self.c.glob:
+            order = (-1, self.ir.program.decls.index(d) if d in self.ir.program.decls else 0, 0)
+        ent = self._add(Prefix.ACTION, name, self.info.actions, d, d.annotations, order=order)
         assert ent is not None
         pid = 0
         for p in d.params:
