@@ -347,6 +347,35 @@ impl Engine {
         Ok(list.into())
     }
 
+    /// Benchmark helper: sends `packets` [(port, bytes)] `repeat` times,
+    /// 1 ns apart, in batches of 256, discarding the outputs; returns how
+    /// many packets left the switch. The GIL is released throughout.
+    fn process_repeat(&mut self, py: Python<'_>, packets: Vec<(u32, Vec<u8>)>, repeat: usize) -> PyResult<u64> {
+        let sw = &mut self.sw;
+        py.allow_threads(|| {
+            guard(|| {
+                let mut n = 0u64;
+                let mut t = sw.now_ns();
+                let mut pending = 0;
+                for _ in 0..repeat {
+                    for (port, data) in &packets {
+                        t += 1;
+                        sw.inject(*port, data.clone(), t);
+                        pending += 1;
+                        if pending == 256 {
+                            sw.run_until_idle();
+                            n += sw.take_outputs().len() as u64;
+                            pending = 0;
+                        }
+                    }
+                }
+                sw.run_until_idle();
+                n += sw.take_outputs().len() as u64;
+                Ok(n)
+            })
+        })
+    }
+
     /// Packets that left since the last call: [(port, bytes, time_ns)].
     fn take_outputs(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let list = PyList::empty_bound(py);
