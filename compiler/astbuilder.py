@@ -52,7 +52,10 @@ class AstBuilder(Transformer):
     # ------------------------------------------------------------ program
 
     def program(self, m, *decls):
-        return ast.Program(tuple(decls), pos=_pos(m))
+        flat: list[ast.Decl] = []
+        for d in decls:
+            flat.extend(d) if isinstance(d, tuple) else flat.append(d)
+        return ast.Program(tuple(flat), pos=_pos(m))
 
     # -------------------------------------------------------------- names
 
@@ -173,7 +176,8 @@ class AstBuilder(Transformer):
     def var_decl(self, m, decl):
         return decl
 
-    def var_decl_nosemi(self, m, annos, typ, name, init):
+    def var_decl_nosemi(self, m, annos, typ, name, dims, init):
+        typ = _array_type(typ, dims)
         return ast.VarDecl(str(name), _annos(annos), type=typ, init=init, pos=_pos(m))
 
     def instantiation(self, m, annos, typ, args, name, init):
@@ -206,8 +210,11 @@ class AstBuilder(Transformer):
     def struct_decl(self, m, annos, kw, name, tparams, *fields):
         return ast.StructDecl(str(name), _annos(annos), fields=fields, type_params=tparams or (), pos=_pos(m))
 
-    def struct_field(self, m, annos, typ, name):
-        return ast.Field(str(name), _annos(annos), type=typ, pos=_pos(m))
+    def struct_field(self, m, annos, typ, name, dims):
+        return ast.Field(str(name), _annos(annos), type=_array_type(typ, dims), pos=_pos(m))
+
+    def array_dims(self, m, *sizes):
+        return sizes
 
     def enum_decl(self, m, annos, kw, name, *members):
         members = tuple(ast.EnumMember(str(n), pos=_tok_pos(n)) for n in members)
@@ -227,6 +234,11 @@ class AstBuilder(Transformer):
 
     def typedef_decl(self, m, annos, kw, typ, name):
         return ast.TypedefDecl(str(name), _annos(annos), type=typ, pos=_pos(m))
+
+    def typedef_derived_decl(self, m, annos, kw, decl, name):
+        """``typedef struct S {...} T;``: the struct, then the typedef."""
+        typ = ast.TypeName(decl.name, pos=decl.pos)
+        return (decl, ast.TypedefDecl(str(name), _annos(annos), type=typ, pos=_pos(m)))
 
     def newtype_decl(self, m, annos, kw, typ, name):
         return ast.TypedefDecl(str(name), _annos(annos), type=typ, newtype=True, pos=_pos(m))
@@ -525,6 +537,13 @@ def _replace(node, **changes):
     import dataclasses
 
     return dataclasses.replace(node, **changes)
+
+
+def _array_type(typ: ast.TypeRef, sizes: tuple) -> ast.TypeRef:
+    """The type of `name` in ``T name[2][3]``: T[3][2], as in C."""
+    for size in reversed(sizes):
+        typ = ast.TypeStack(typ, size, pos=typ.pos)
+    return typ
 
 
 def _action_ref(expr) -> ast.ActionRef:

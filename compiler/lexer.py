@@ -51,6 +51,7 @@ _OPERATORS = {
     "<=": "LE",
     "++": "PP",
     "+=": "ASSIGN_OP",
+    "+:": "PLUS_COLON",
     "-=": "ASSIGN_OP",
     "*=": "ASSIGN_OP",
     "/=": "ASSIGN_OP",
@@ -137,8 +138,8 @@ class LexError(Exception):
 
 
 def tokenize(text: str, filename: str) -> list[RawToken]:
-    """Cut `text` into tokens; raises LexError on a character P4 has no use for,
-    an unterminated comment or an unterminated string."""
+    """Cut `text` into tokens; raises LexError on an unterminated comment or
+    string.  A character P4 has no use for becomes an UNEXPECTED_CHAR token."""
     tokens: list[RawToken] = []
     append = tokens.append
     file = filename
@@ -194,8 +195,14 @@ def tokenize(text: str, filename: str) -> list[RawToken]:
             raise LexError(pos, "unterminated comment")
         if kind == "open_string":
             raise LexError(pos, "unterminated string literal")
-        raise LexError(pos, f"unexpected character {_show_char(value)}")
+        # A stray character: `typenames` accepts it inside an annotation
+        # body (as p4c does) and reports it anywhere else.
+        append(RawToken("UNEXPECTED_CHAR", value, pos, pp_line, start))
     return tokens
+
+
+def unexpected_character(tok: RawToken) -> LexError:
+    return LexError(tok.pos, f"unexpected character {_show_char(tok.text)}")
 
 
 def _show_char(c: str) -> str:

@@ -130,7 +130,7 @@ _PUNCT = {
     "PP": "++", "PLUS": "+", "MINUS": "-", "PLUS_SAT": "|+|",
     "MINUS_SAT": "|-|", "STAR": "*", "SLASH": "/", "PERCENT": "%",
     "PIPE": "|", "AMP": "&", "CARET": "^", "TILDE": "~", "BANG": "!",
-    "DONTCARE": "_", "VALUESET": "value_set",
+    "DONTCARE": "_", "VALUESET": "value_set", "PLUS_COLON": "+:",
 }
 _WORDS = {
     "IDENTIFIER": "identifier", "TYPE_IDENTIFIER": "type name",
@@ -171,6 +171,8 @@ def _syntax_error(e: UnexpectedToken, ip, prev: Token | None, tokens: list[Token
             unexpected += f" {tok}"
         pos = tok.start_pos if isinstance(tok.start_pos, Pos) else where
     message = f"syntax error, unexpected {unexpected}"
+    if tok.type == "PLUS_COLON":
+        return SyntaxErrorAt(pos, f"{message}: indexed slices e[lo +: width] are not supported")
     if tok.type == "IDENTIFIER" and prev is not None and prev.type == "IDENTIFIER":
         # `T x;` with T unknown: the likely mistake is T, not x.
         return SyntaxErrorAt(pos, f"{message}; '{prev}' is not a declared type")

@@ -37,7 +37,7 @@ from __future__ import annotations
 from lark import Token
 
 from .diagnostics import Pos
-from .lexer import LexError, RawToken
+from .lexer import LexError, RawToken, unexpected_character
 
 # Tokens that can start a type (besides a type name).
 _TYPE_START = frozenset(
@@ -122,24 +122,27 @@ def _matching_paren(tokens: list[RawToken], i: int) -> int:
 
 
 class TypeNames:
-    """The set of type names known so far, with scoped type parameters.
+    """The set of type names known so far, with scopes: type parameters
+    (types up to the end of their declaration) and variables or parameters
+    named like a type (not a type up to the end of their block).
 
     `classify()` may be called again (for annotation bodies) and keeps what
     it learned."""
 
     def __init__(self) -> None:
         self.types: set[str] = set()
-        self._scopes: list[tuple[int, frozenset[str]]] = []  # (end index, names)
+        # (end index, names, whether they are types), innermost last.
+        self._scopes: list[tuple[int, frozenset[str], bool]] = []
         # The tokens of each ANNOTATION_BODY token, by id() of that token.
         self.bodies: dict[int, list[Token]] = {}
 
-    def is_type(self, name: str) -> bool:
-        if name in self.types:
-            return True
-        for _, names in self._scopes:
-            if name in names:
-                return True
-        return False
+    def is_type(self, name: str, toplevel: bool = False) -> bool:
+        """Whether `name` names a type here (at the top level for ``.name``)."""
+        if not toplevel:
+            for _, names, are_types in reversed(self._scopes):
+                if name in names:
+                    return are_types
+        return name in self.types
 
     def classify(self, tokens: list[RawToken], declare: bool = True) -> list[Token]:
         """Lark tokens for `tokens`; `declare` False for annotation bodies,
@@ -157,6 +160,8 @@ class _Pass:
         self.forced_args: set[int] = set()  # indices of `<` opening type parameters
         self.angles: list[int] = []  # paren depth at each open LT_ARGS
         self.depth = 0
+        self.blocks: list[bool] = []  # open `{`s: whether each holds struct fields
+        self.field_blocks: set[int] = set()  # indices of `{` opening struct-like bodies
 
     def kind(self, i: int) -> str:
         """The kind of token i, with type names recognised (for look-ahead)."""
@@ -177,14 +182,20 @@ class _Pass:
             if kind == "IDENTIFIER":
                 if self.declare and self.kind(i + 1) == "LT":
                     self._generic_function(i)
-                self.emit(tok, self.kind(i))
+                self.emit(tok, self._identifier(i))
             elif kind == "LT":
                 self.emit(tok, "LT_ARGS" if self._opens_type_args(i) else "LT")
             elif kind == "GT":
                 self.emit(tok, self._close_angle() or "GT")
+            elif kind == "UNEXPECTED_CHAR" and self.declare:
+                raise unexpected_character(tok)
             elif kind == "SHR" and self._closes_here():
                 self._emit_split(tok)
             else:
+                if kind == "_LBRACE":
+                    self.blocks.append(i in self.field_blocks)
+                elif kind == "_RBRACE" and self.blocks:
+                    self.blocks.pop()
                 if kind in ("_LPAREN", "_LBRACKET"):
                     self.depth += 1
                 elif kind in ("_RPAREN", "_RBRACKET"):
@@ -198,6 +209,42 @@ class _Pass:
             if declared:
                 self.names.types.update(declared)
         return self.out
+
+    def _identifier(self, i: int) -> str:
+        """IDENTIFIER or TYPE_IDENTIFIER for the identifier at i."""
+        name = self.toks[i].text
+        out = self.out
+        if len(out) >= 1 and out[-1].type == "DOT" and not (len(out) >= 2 and out[-2].type in _EXPR_END):
+            # `.name` looks the name up at the top level.
+            return "TYPE_IDENTIFIER" if self.names.is_type(name, toplevel=True) else "IDENTIFIER"
+        if not self.names.is_type(name):
+            return "IDENTIFIER"
+        if self.declare and out and out[-1].type in _TYPE_END | {"_RBRACKET"}:
+            # `T name` with name a type too: a variable or parameter that
+            # hides the type (as `bit<32> counter;` does v1model's counter).
+            follow = self.kind(i + 1)
+            end = None
+            if follow in ("_SEMI", "_ASSIGN", "_LBRACKET") and self.blocks and not self.blocks[-1]:
+                end = self._enclosing_end(i, "_LBRACE", "_RBRACE")
+            elif follow in ("_COMMA", "_RPAREN"):
+                end = self._declaration_end(self._enclosing_end(i, "_LPAREN", "_RPAREN") + 1)
+            if end is not None:
+                self.names._scopes.append((end, frozenset([name]), False))
+                return "IDENTIFIER"
+        return "TYPE_IDENTIFIER"
+
+    def _enclosing_end(self, i: int, open_kind: str, close_kind: str) -> int:
+        """Index of the `close_kind` closing the bracket that i is inside."""
+        depth = 0
+        for j in range(i, len(self.toks)):
+            kind = self.toks[j].kind
+            if kind == open_kind:
+                depth += 1
+            elif kind == close_kind:
+                depth -= 1
+                if depth < 0:
+                    return j
+        return len(self.toks)
 
     # ------------------------------------------------------------ emitting
 
@@ -278,6 +325,10 @@ class _Pass:
             if kind_next in _NAMES:
                 self._declare_at(i + 1, self.toks[i + 1].text)
                 self._type_params(i + 2)
+                if kind in ("HEADER", "HEADER_UNION", "STRUCT"):
+                    brace = self._find(i + 2, "_LBRACE")
+                    if brace is not None:
+                        self.field_blocks.add(brace)  # `T t;` there is a field
         elif kind == "EXTERN":
             if kind_next in _NAMES and self.kind(i + 2) in ("_LBRACE", "LT", "_SEMI"):
                 self._declare_at(i + 1, self.toks[i + 1].text)
@@ -313,7 +364,7 @@ class _Pass:
         if not names or self.kind(j + 1) != "GT":
             return None
         params = frozenset(names)
-        self.names._scopes.append((self._declaration_end(j + 2), params))
+        self.names._scopes.append((self._declaration_end(j + 2), params, True))
         self.forced_args.add(lt)
         return params
 

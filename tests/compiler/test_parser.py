@@ -691,6 +691,65 @@ def test_shift_and_nested_type_arguments():
     assert [show(s.value) for s in c.body.stmts] == ["(y >> 2)", "((y >> 2) >> 1)", "(y >= 1)"]
 
 
+def test_variables_and_parameters_may_hide_a_type_name():
+    decls = parse_ok(
+        """extern counter { counter(bit<32> n); }
+        struct s { counter counter; counter other; }
+        control C(inout bit<32> counter) {
+            action a(bit<8> counter) { counter = 1; }
+            apply { counter = counter + 1; }
+        }
+        control D() {
+            counter(5) c;
+            apply { bit<32> counter = 1; counter = counter + 1; }
+        }
+        control E() { counter(5) c; apply { } }"""
+    ).decls
+    s, c, d, e = decls[1:]
+    assert [show(f.type) for f in s.fields] == ["counter", "counter"]
+    assert show(c.body.stmts[0].value) == "(counter + 1)"
+    assert show(d.body.stmts[1].target) == "counter"
+    assert show(e.locals[0].type) == "counter"
+
+
+def test_dot_prefix_looks_up_the_top_level():
+    (_, f) = parse_ok("const bit X = 1;\nbit f<X>(in X x) { return .X; }").decls
+    assert show(f.proto.params[0].type) == "X" and show(f.body.stmts[0].value) == ".X"
+
+
+def test_typedef_of_a_struct_declaration():
+    s, t = parse_ok("typedef struct Point { int<32> x; } Pt;\nconst Pt p = { x = 1 };").decls[:2]
+    assert isinstance(s, ast.StructDecl) and s.name == "Point"
+    assert strip(t) == ast.TypedefDecl("Pt", type=ast.TypeName("Point"))
+
+
+def test_c_style_array_declarators():
+    (s,) = parse_ok("struct s { bit<8> a[16]; bit<8> b[2][3]; }").decls
+    assert [show(f.type) for f in s.fields] == ["bit<8>[16]", "bit<8>[3][2]"]
+    (v,) = apply_body("bit<4> v[4];")
+    assert show(v.decl.type) == "bit<4>[4]"
+
+
+def test_width_expressions_and_specialised_type_members():
+    (_, s) = parse_ok("const bit<8> W = 4;\nstruct s { bit<W + 1> a; bit<W * 2 - 1> b; int<(W)> c; }").decls
+    assert [show(f.type) for f in s.fields] == ["bit<(W + 1)>", "bit<((W * 2) - 1)>", "int<W>"]
+    (p,) = parse_ok(
+        "parser Q<T>(in T t);\nparser P() { state start { Q<bit>.apply(1); transition accept; } }"
+    ).decls[1:]
+    assert show(p.states[0].stmts[0].call) == "Q<bit<1>>.apply(1)"
+
+
+def test_stray_characters_are_fine_in_annotation_bodies_only():
+    (h,) = parse_ok("@comment(That's it - ok?) header h {}").decls
+    assert h.annotations[0].tokens == "That's it - ok?"
+    assert errors("header h { bit<8> x; } `") == ["t.p4:1:24: unexpected character '`'"]
+
+
+def test_indexed_slices_are_reported_as_unsupported():
+    (msg,) = errors("control C() { apply { x = y[0 +: 8]; } }")
+    assert msg.startswith("t.p4:1:31: syntax error, unexpected '+:'") and "not supported" in msg
+
+
 def test_declarations_at_top_level_and_dot_prefixed_types():
     (_, c) = parse_ok("struct S { bit<8> a; }\nconst .S s = { a = 1 };").decls
     assert show(c.type) == ".S" and show(c.value) == "{a = 1}"
