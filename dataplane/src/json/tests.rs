@@ -1,1 +1,127 @@
-//! Loader tests.
+//! Loader tests: what is rejected, and that the error says where.
+
+use super::*;
+use serde_json::json;
+
+fn base() -> Value {
+    json!({
+        "header_types": [{"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false],
+            ["egress_spec", 9, false], ["egress_port", 9, false], ["instance_type", 32, false],
+            ["packet_length", 32, false], ["_p", 5, false]]},
+            {"name": "h_t", "id": 1, "fields": [["a", 8, false]]}],
+        "headers": [{"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                    {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+        "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+        "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+        "actions": [],
+        "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                      {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+    })
+}
+
+fn load_err(v: &Value) -> LoadError {
+    load_value(v).expect_err("should be rejected")
+}
+
+#[test]
+fn the_base_program_loads() {
+    let p = load_value(&base()).unwrap();
+    assert_eq!(p.headers.len(), 2);
+    assert!(p.std.ingress_port.is_some());
+}
+
+#[test]
+fn not_json_or_not_an_object() {
+    assert!(load("{").unwrap_err().msg.contains("not valid JSON"));
+    assert!(load("[]").unwrap_err().msg.contains("object"));
+}
+
+#[test]
+fn unsupported_version() {
+    let mut v = base();
+    v["__meta__"] = json!({"version": [2, 99]});
+    let e = load_err(&v);
+    assert_eq!(e.path, "__meta__.version");
+}
+
+#[test]
+fn unknown_header_type_names_the_header() {
+    let mut v = base();
+    v["headers"][1]["header_type"] = json!("nope");
+    let e = load_err(&v);
+    assert_eq!(e.path, "headers[1] ('h')");
+    assert!(e.msg.contains("nope"));
+}
+
+#[test]
+fn header_not_whole_bytes() {
+    let mut v = base();
+    v["header_types"][1]["fields"] = json!([["a", 7, false]]);
+    assert!(load_err(&v).msg.contains("whole number of bytes"));
+}
+
+#[test]
+fn missing_standard_metadata_field() {
+    let mut v = base();
+    v["header_types"][0]["fields"] = json!([["ingress_port", 9, false], ["_p", 7, false]]);
+    assert!(load_err(&v).msg.contains("egress_spec"));
+}
+
+#[test]
+fn unknown_primitive_and_bad_arity() {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]}]}]}]);
+    let e = load_err(&v);
+    assert_eq!(e.path, "actions[0] ('a').primitives[0] ('assign')");
+    assert!(e.msg.contains("takes 2"));
+    v["actions"][0]["primitives"][0] = json!({"op": "teleport", "parameters": []});
+    assert!(load_err(&v).msg.contains("teleport"));
+}
+
+#[test]
+fn unknown_field_and_operator() {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "zz"]}, {"type": "hexstr", "value": "0x1"}]}]}]);
+    assert!(load_err(&v).msg.contains("no field 'zz'"));
+    v["actions"][0]["primitives"][0]["parameters"] = json!([{"type": "field", "value": ["h", "a"]},
+        {"type": "expression", "value": {"op": "**", "left": {"type": "hexstr", "value": "0x1"},
+                                         "right": {"type": "hexstr", "value": "0x1"}}}]);
+    assert!(load_err(&v).msg.contains("unknown operator '**'"));
+}
+
+#[test]
+fn table_with_unknown_successor_or_action() {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": []}]);
+    v["pipelines"][0]["tables"] = json!([{"name": "t", "id": 0, "key": [], "match_type": "exact", "type": "simple",
+        "max_size": 1, "action_ids": [0], "actions": ["a"], "next_tables": {"a": "nowhere"}}]);
+    let e = load_err(&v);
+    assert!(e.path.starts_with("pipelines[0] ('ingress').tables[0] ('t')"), "{}", e.path);
+    assert!(e.msg.contains("nowhere"));
+    v["pipelines"][0]["tables"][0]["next_tables"] = json!({"a": null});
+    v["pipelines"][0]["tables"][0]["action_ids"] = json!([5]);
+    assert!(load_err(&v).msg.contains("unknown action id 5"));
+}
+
+#[test]
+fn extern_instances_are_rejected() {
+    let mut v = base();
+    v["extern_instances"] = json!([{"name": "x", "id": 0, "type": "Foo"}]);
+    assert!(load_err(&v).msg.contains("extern"));
+}
+
+#[test]
+fn constants_are_folded() {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]},
+          {"type": "expression", "value": {"op": "+", "left": {"type": "hexstr", "value": "0x1"},
+                                           "right": {"type": "hexstr", "value": "0x2"}}}]}]}]);
+    let p = load_value(&v).unwrap();
+    match &p.actions[0].prims[0] {
+        Prim::Assign(_, Expr::Const(c)) => assert_eq!(*c, crate::value::Val::S(3)),
+        other => panic!("not folded: {other:?}"),
+    }
+}

@@ -1,1 +1,188 @@
-//! Pipeline tests.
+//! Parser, deparser and action tests on small programs, with static packets.
+//! Every length check of the parser has a negative test here.
+
+use super::*;
+use crate::json;
+use crate::program::Program;
+use serde_json::{json, Value};
+
+fn std_type() -> Value {
+    json!({"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+        ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]})
+}
+
+/// A program whose parser runs `ops` in one state, over header h (a 16-bit
+/// field and a varbit of up to 4 bytes) and a 2-element stack s.
+fn prog_with_ops(ops: Value, key: Value, transitions: Value) -> Program {
+    let doc = json!({
+        "header_types": [std_type(),
+            {"name": "h_t", "id": 1, "fields": [["a", 12, false], ["b", 4, false], ["v", "*"]], "max_length": 6},
+            {"name": "s_t", "id": 2, "fields": [["x", 8, false]]},
+            {"name": "m_t", "id": 3, "fields": [["m", 16, false]]}],
+        "headers": [
+            {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+            {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
+            {"name": "s[0]", "id": 2, "header_type": "s_t", "metadata": false},
+            {"name": "s[1]", "id": 3, "header_type": "s_t", "metadata": false},
+            {"name": "meta", "id": 4, "header_type": "m_t", "metadata": true}],
+        "header_stacks": [{"name": "s", "id": 0, "header_type": "s_t", "size": 2, "header_ids": [2, 3]}],
+        "errors": [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2], ["StackOutOfBounds", 3],
+                   ["HeaderTooShort", 4], ["ParserTimeout", 5], ["ParserInvalidArgument", 6], ["Mine", 7]],
+        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+            {"name": "start", "id": 0, "parser_ops": ops, "transition_key": key, "transitions": transitions}]}],
+        "deparsers": [{"name": "deparser", "id": 0, "order": ["h", "s[0]", "s[1]"]}],
+        "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                      {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+    });
+    json::load_value(&doc).unwrap()
+}
+
+fn extract(h: &str) -> Value {
+    json!({"op": "extract", "parameters": [{"type": "regular", "value": h}]})
+}
+
+fn default_accept() -> Value {
+    json!([{"type": "default", "value": null, "mask": null, "next_state": null}])
+}
+
+fn parse(p: &Program, data: &[u8]) -> Packet {
+    let mut rt = Runtime::new(p, 0);
+    let mut pkt = Packet::new(p);
+    pkt.data = data.to_vec();
+    Exec::new(p, &mut rt).parse(&mut pkt);
+    pkt
+}
+
+static TWO: [u8; 2] = [0xab, 0xcd];
+static ONE: [u8; 1] = [0xab];
+
+#[test]
+fn extract_reads_unaligned_fields() {
+    let p = prog_with_ops(json!([extract("h")]), json!([]), default_accept());
+    let pkt = parse(&p, &[0xab, 0xcd, 0xee]);
+    assert_eq!(pkt.parser_error, 0);
+    let a = p.field_by_name("h", "a").unwrap();
+    let b = p.field_by_name("h", "b").unwrap();
+    assert_eq!(pkt.phv.vals[a as usize], 0xabc);
+    assert_eq!(pkt.phv.vals[b as usize], 0xd);
+    assert_eq!(pkt.payload_off, 2);
+    assert!(pkt.phv.valid[1]);
+}
+
+#[test]
+fn extract_of_short_packet_is_packet_too_short() {
+    let p = prog_with_ops(json!([extract("h")]), json!([]), default_accept());
+    let pkt = parse(&p, &ONE);
+    assert_eq!(pkt.parser_error, 1);
+    assert!(!pkt.phv.valid[1]);
+    assert_eq!(pkt.payload_off, 0, "nothing consumed");
+    let empty = parse(&p, &[]);
+    assert_eq!(empty.parser_error, 1);
+}
+
+#[test]
+fn stack_overflow_is_stack_out_of_bounds() {
+    let ops = json!([{"op": "extract", "parameters": [{"type": "stack", "value": "s"}]},
+                     {"op": "extract", "parameters": [{"type": "stack", "value": "s"}]},
+                     {"op": "extract", "parameters": [{"type": "stack", "value": "s"}]}]);
+    let p = prog_with_ops(ops, json!([]), default_accept());
+    let pkt = parse(&p, &[1, 2, 3, 4]);
+    assert_eq!(pkt.parser_error, 3);
+    assert_eq!(pkt.payload_off, 2);
+    let short = parse(&p, &ONE);
+    assert_eq!(short.parser_error, 1);
+}
+
+#[test]
+fn advance_past_the_end_is_packet_too_short() {
+    let adv = |bits: u64| json!([{"op": "advance", "parameters": [{"type": "hexstr", "value": format!("0x{bits:x}")}]}]);
+    let p = prog_with_ops(adv(16), json!([]), default_accept());
+    assert_eq!(parse(&p, &TWO).parser_error, 0);
+    assert_eq!(parse(&p, &TWO).payload_off, 2);
+    assert_eq!(parse(&p, &ONE).parser_error, 1);
+    let odd = prog_with_ops(adv(4), json!([]), default_accept());
+    assert_eq!(parse(&odd, &TWO).parser_error, 6, "not a multiple of 8 bits");
+}
+
+#[test]
+fn lookahead_set_past_the_end_is_packet_too_short() {
+    let ops = json!([{"op": "set", "parameters": [{"type": "field", "value": ["meta", "m"]},
+                                                  {"type": "lookahead", "value": [0, 16]}]}]);
+    let p = prog_with_ops(ops, json!([]), default_accept());
+    let pkt = parse(&p, &TWO);
+    assert_eq!(pkt.parser_error, 0);
+    assert_eq!(pkt.phv.vals[p.field_by_name("meta", "m").unwrap() as usize], 0xabcd);
+    assert_eq!(pkt.payload_off, 0, "lookahead does not consume");
+    assert_eq!(parse(&p, &ONE).parser_error, 1);
+}
+
+fn extract_vl(len_bits: u64) -> Value {
+    json!([{"op": "extract_VL", "parameters": [{"type": "regular", "value": "h"},
+        {"type": "expression", "value": {"type": "hexstr", "value": format!("0x{len_bits:x}")}}]}])
+}
+
+#[test]
+fn varbit_extract_and_its_length_checks() {
+    let p = prog_with_ops(extract_vl(16), json!([]), default_accept());
+    let pkt = parse(&p, &[1, 2, 3, 4, 5]);
+    assert_eq!(pkt.parser_error, 0);
+    assert_eq!(pkt.payload_off, 4);
+    assert_eq!(pkt.phv.vl_bits[1], 16);
+    // packet shorter than fixed part + varbit
+    assert_eq!(parse(&p, &[1, 2, 3]).parser_error, 1);
+    // varbit longer than max_length allows (6 bytes in all)
+    let big = prog_with_ops(extract_vl(40), json!([]), default_accept());
+    assert_eq!(parse(&big, &[0; 10]).parser_error, 4);
+    // not a multiple of 8
+    let odd = prog_with_ops(extract_vl(12), json!([]), default_accept());
+    assert_eq!(parse(&odd, &[0; 10]).parser_error, 6);
+}
+
+#[test]
+fn verify_raises_the_given_error() {
+    let ops = json!([{"op": "verify", "parameters": [{"type": "bool", "value": false}, {"type": "hexstr", "value": "0x7"}]}]);
+    let p = prog_with_ops(ops, json!([]), default_accept());
+    assert_eq!(parse(&p, &TWO).parser_error, 7);
+}
+
+#[test]
+fn transitions_value_mask_and_lookahead_keys() {
+    let trans = json!([
+        {"type": "hexstr", "value": "0x0ab0", "mask": "0x0ff0", "next_state": null},
+        {"type": "default", "value": null, "mask": null, "next_state": "start"}]);
+    // key: field a (12 bits, 2 bytes); h.a = 0xabc matches 0x0ab0 under mask 0x0ff0
+    let p = prog_with_ops(json!([extract("h")]), json!([{"type": "field", "value": ["h", "a"]}]), trans.clone());
+    assert_eq!(parse(&p, &[0xab, 0xcd]).parser_error, 0);
+    // no match -> loops to start -> second extract runs out of bytes
+    assert_eq!(parse(&p, &[0x12, 0x34]).parser_error, 1);
+    // lookahead key beyond the end reads zeros, never panics
+    let la = prog_with_ops(json!([]), json!([{"type": "lookahead", "value": [0, 16]}]),
+                           json!([{"type": "hexstr", "value": "0x0000", "mask": null, "next_state": null},
+                                  {"type": "default", "value": null, "mask": null, "next_state": null}]));
+    assert_eq!(parse(&la, &[]).parser_error, 0);
+}
+
+#[test]
+fn looping_parser_times_out() {
+    let p = prog_with_ops(json!([]), json!([]),
+                          json!([{"type": "default", "value": null, "mask": null, "next_state": "start"}]));
+    assert_eq!(parse(&p, &TWO).parser_error, 5);
+}
+
+#[test]
+fn deparse_writes_every_bit() {
+    let p = prog_with_ops(json!([extract("h")]), json!([]), default_accept());
+    let mut rt = Runtime::new(&p, 0);
+    let mut pkt = Packet::new(&p);
+    pkt.data = vec![0xab, 0xcd, 0x99];
+    let mut ex = Exec::new(&p, &mut rt);
+    ex.parse(&mut pkt);
+    // fill the output buffer with 0xa5 first: any unwritten bit would show
+    let mut out = vec![0xa5; 64];
+    ex.deparse(&mut pkt, &mut out);
+    assert_eq!(pkt.data, vec![0xab, 0xcd, 0x99]);
+    pkt.truncate_to = 1;
+    let mut out = vec![];
+    Exec::new(&p, &mut rt).deparse(&mut pkt, &mut out);
+    assert_eq!(pkt.data, vec![0xab]);
+}

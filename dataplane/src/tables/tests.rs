@@ -1,1 +1,111 @@
-//! Table tests.
+//! Table index tests: exact, lpm, ternary with priorities, range, delete.
+
+use super::*;
+use crate::program::{KeyDef, KeyPart, TableType};
+
+fn tdef(kinds: &[(MatchKind, u32)], match_type: MatchKind) -> TableDef {
+    TableDef {
+        name: "t".into(),
+        keys: kinds
+            .iter()
+            .enumerate()
+            .map(|(i, (k, w))| KeyDef {
+                name: format!("k{i}"),
+                kind: *k,
+                src: KeyPart::Field(0),
+                width: *w,
+                nbytes: (w + 7) / 8,
+                mask: None,
+            })
+            .collect(),
+        match_type,
+        ttype: TableType::Simple,
+        profile: None,
+        max_size: 16,
+        actions: vec![0],
+        next_by_action: Default::default(),
+        next_hit_miss: None,
+        base_default_next: None,
+        default: None,
+        const_entries: vec![],
+        with_counters: false,
+        direct_meter: None,
+        support_timeout: false,
+    }
+}
+
+fn look(s: &TableState, key: &[u8]) -> Option<u32> {
+    s.lookup(key, &mut vec![])
+}
+
+#[test]
+fn exact_add_lookup_delete() {
+    let t = tdef(&[(MatchKind::Exact, 12)], MatchKind::Exact);
+    let mut s = TableState::new(&t);
+    let h = s.add(&t, &[MatchValue::Exact(vec![0x0a, 0xbc])], 0, 0, vec![]).unwrap();
+    assert_eq!(look(&s, &[0x0a, 0xbc]), Some(h));
+    assert_eq!(look(&s, &[0x0a, 0xbd]), None);
+    // values wider than the field are truncated to it (0x1abc -> 0xabc)
+    assert_eq!(s.add(&t, &[MatchValue::Exact(vec![0x1a, 0xbc])], 0, 0, vec![]), Err(TableError::Duplicate));
+    s.delete(&t, h).unwrap();
+    assert_eq!(look(&s, &[0x0a, 0xbc]), None);
+    assert_eq!(s.delete(&t, h), Err(TableError::NoSuchEntry(h)));
+}
+
+#[test]
+fn wrong_key_count_and_kind() {
+    let t = tdef(&[(MatchKind::Exact, 8)], MatchKind::Exact);
+    let mut s = TableState::new(&t);
+    assert!(matches!(s.add(&t, &[], 0, 0, vec![]), Err(TableError::WrongKeyCount { .. })));
+    assert!(matches!(
+        s.add(&t, &[MatchValue::Ternary(vec![1], vec![1])], 0, 0, vec![]),
+        Err(TableError::WrongMatchKind { .. })
+    ));
+}
+
+#[test]
+fn lpm_longest_prefix_and_bad_prefix() {
+    let t = tdef(&[(MatchKind::Exact, 8), (MatchKind::Lpm, 32)], MatchKind::Lpm);
+    let mut s = TableState::new(&t);
+    let k = |a: u8, p: u32, v: [u8; 4]| vec![MatchValue::Exact(vec![a]), MatchValue::Lpm(v.to_vec(), p)];
+    let h8 = s.add(&t, &k(1, 8, [10, 0, 0, 0]), 0, 0, vec![]).unwrap();
+    let h24 = s.add(&t, &k(1, 24, [10, 1, 2, 0]), 0, 0, vec![]).unwrap();
+    let h0 = s.add(&t, &k(1, 0, [0, 0, 0, 0]), 0, 0, vec![]).unwrap();
+    assert_eq!(look(&s, &[1, 10, 1, 2, 3]), Some(h24));
+    assert_eq!(look(&s, &[1, 10, 9, 9, 9]), Some(h8));
+    assert_eq!(look(&s, &[1, 11, 0, 0, 0]), Some(h0));
+    assert_eq!(look(&s, &[2, 10, 1, 2, 3]), None);
+    assert!(matches!(s.add(&t, &k(1, 33, [0; 4]), 0, 0, vec![]), Err(TableError::BadPrefix { .. })));
+}
+
+#[test]
+fn ternary_best_priority_across_masks() {
+    let t = tdef(&[(MatchKind::Ternary, 16)], MatchKind::Ternary);
+    let mut s = TableState::new(&t);
+    let low = s.add(&t, &[MatchValue::Ternary(vec![0x12, 0x00], vec![0xff, 0x00])], 5, 0, vec![]).unwrap();
+    let high = s.add(&t, &[MatchValue::Ternary(vec![0x00, 0x34], vec![0x00, 0xff])], 1, 0, vec![]).unwrap();
+    assert_eq!(look(&s, &[0x12, 0x34]), Some(high));
+    assert_eq!(look(&s, &[0x12, 0x35]), Some(low));
+    assert_eq!(look(&s, &[0x13, 0x35]), None);
+    // same key and mask with another priority is allowed, same priority is not
+    assert!(s.add(&t, &[MatchValue::Ternary(vec![0x12, 0x00], vec![0xff, 0x00])], 3, 0, vec![]).is_ok());
+    assert_eq!(
+        s.add(&t, &[MatchValue::Ternary(vec![0x12, 0x00], vec![0xff, 0x00])], 3, 0, vec![]),
+        Err(TableError::Duplicate)
+    );
+}
+
+#[test]
+fn range_in_priority_order_and_full_table() {
+    let t = tdef(&[(MatchKind::Range, 8)], MatchKind::Range);
+    let mut s = TableState::new(&t);
+    let a = s.add(&t, &[MatchValue::Range(vec![10], vec![20])], 2, 0, vec![]).unwrap();
+    let b = s.add(&t, &[MatchValue::Range(vec![15], vec![30])], 1, 0, vec![]).unwrap();
+    assert_eq!(look(&s, &[12]), Some(a));
+    assert_eq!(look(&s, &[16]), Some(b));
+    assert_eq!(look(&s, &[31]), None);
+    for i in 0..14 {
+        s.add(&t, &[MatchValue::Range(vec![100 + i], vec![100 + i])], 9, 0, vec![]).unwrap();
+    }
+    assert_eq!(s.add(&t, &[MatchValue::Range(vec![0], vec![0])], 9, 0, vec![]), Err(TableError::Full));
+}
