@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -10,7 +11,10 @@ from typing import Optional
 
 from rich.console import Console
 
-err = Console(stderr=True, highlight=False)
+
+def eprint(text: str) -> None:
+    """Write a diagnostic to stderr unwrapped (rich would fold long lines)."""
+    sys.stderr.write(text + "\n")
 
 
 def _parse_defines(defines: list[str]) -> dict[str, str]:
@@ -50,18 +54,24 @@ def run_compile(program: Path, output, p4info, p4runtime_format, include, define
 
     problem = _check_compat(p4v, std, target, arch)
     if problem:
-        err.print(f"p4scope compile: error: {problem}")
+        eprint(f"p4scope compile: error: {problem}")
         return 2
     if not program.is_file():
-        err.print(f"p4scope compile: error: {program}: no such file")
+        eprint(f"p4scope compile: error: {program}: no such file")
         return 1
     try:
         result = compile_file(program, [str(i) for i in include], _parse_defines(define))
     except CompileError as e:
-        err.print(e.render(), markup=False)
+        eprint(e.render())
         return 1
+    except Exception as e:  # a compiler bug, not the user's mistake
+        if os.environ.get("P4SCOPE_DEBUG"):
+            raise
+        eprint(f"{program}: internal compiler error: {type(e).__name__}: {e}\n"
+               "(this is a bug in p4scope; set P4SCOPE_DEBUG=1 for the traceback)")
+        return 3
     for w in result.diagnostics.warnings:
-        err.print(w.render(result.diagnostics.sources), markup=False)
+        eprint(w.render(result.diagnostics.sources))
     out = json_output_path(program, output)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, json.dumps(result.bmv2_json, indent=2) + "\n")
@@ -84,7 +94,7 @@ def compile_all(src_dir: Path, build_dir: Path) -> int:
 
     programs = sorted(src_dir.glob("*.p4"))
     if not programs:
-        err.print(f"no P4 programs in {src_dir}/")
+        eprint(f"no P4 programs in {src_dir}/")
         return 1
     build_dir.mkdir(parents=True, exist_ok=True)
     out = Console(highlight=False)
@@ -94,7 +104,7 @@ def compile_all(src_dir: Path, build_dir: Path) -> int:
         try:
             result = compile_file(prog, [str(src_dir / "include")])
         except CompileError as e:
-            err.print(e.render(), markup=False)
+            eprint(e.render())
             failed += 1
             continue
         js = build_dir / f"{prog.stem}.json"
