@@ -9,6 +9,7 @@ of its rule, which lark computes even for dropped punctuation.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Optional
 
 from lark import Token, Transformer, Tree, v_args
@@ -263,10 +264,10 @@ class AstBuilder(Transformer):
         )
 
     def method(self, m, annos, proto):
-        return _replace(proto, annotations=_annos(annos), pos=_pos(m))
+        return dataclasses.replace(proto, annotations=_annos(annos), pos=_pos(m))
 
     def abstract_method(self, m, annos, kw, proto):
-        return _replace(proto, annotations=_annos(annos), abstract=True, pos=_pos(m))
+        return dataclasses.replace(proto, annotations=_annos(annos), abstract=True, pos=_pos(m))
 
     def constructor(self, m, annos, name, params):
         return ast.FunctionProto(str(name), _annos(annos), params=params or (), pos=_pos(m))
@@ -368,7 +369,7 @@ class AstBuilder(Transformer):
         return ast.TableProperty("actions", "actions", value=refs, pos=_pos(m))
 
     def action_item(self, m, annos, ref):
-        return _replace(ref, annotations=_annos(annos), pos=_pos(m))
+        return dataclasses.replace(ref, annotations=_annos(annos), pos=_pos(m))
 
     def action_ref(self, m, name, args):
         return ast.ActionRef(name, args or (), pos=_pos(m))
@@ -531,12 +532,6 @@ class AstBuilder(Transformer):
 
     def named_dont_care_arg(self, m, name, tok):
         return ast.Argument(None, str(name), pos=_pos(m))
-
-
-def _replace(node, **changes):
-    import dataclasses
-
-    return dataclasses.replace(node, **changes)
 
 
 def _array_type(typ: ast.TypeRef, sizes: tuple) -> ast.TypeRef:

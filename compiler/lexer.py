@@ -159,12 +159,11 @@ def tokenize(text: str, filename: str) -> list[RawToken]:
         if kind == "block_comment" or kind == "marker":
             value = m.group()
             if kind == "marker":
-                mm = _MARKER_RE.match(value)
-                if mm:
+                marker = read_line_marker(value)
+                if marker:
                     # The marker names the line that follows it.
-                    line = int(mm.group(1)) - 1
-                    if mm.group(2) is not None:
-                        file = _unescape(mm.group(2))
+                    line = marker[0] - 1
+                    file = marker[1] or file
                 continue
             newlines = value.count("\n")
             if newlines:
@@ -211,8 +210,16 @@ def _show_char(c: str) -> str:
     return f"U+{ord(c):04X}"
 
 
-def _unescape(name: str) -> str:
-    return name.replace('\\"', '"').replace("\\\\", "\\")
+def read_line_marker(line: str) -> tuple[int, str | None] | None:
+    """(line number, file name or None) of a line marker such as
+    ``# 12 "f.p4" 1`` or ``#line 12 "f.p4"``; None for other lines."""
+    m = _MARKER_RE.match(line)
+    if m is None:
+        return None
+    name = m.group(2)
+    if name is not None:
+        name = name.replace('\\"', '"').replace("\\\\", "\\")
+    return int(m.group(1)), name
 
 
 def parse_integer(text: str) -> tuple[int, int | None, bool]:

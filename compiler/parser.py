@@ -25,7 +25,7 @@ from lark.lexer import Lexer
 from . import ast
 from .astbuilder import AstBuilder
 from .diagnostics import Diagnostics, ErrorKind, Pos
-from .lexer import LexError, tokenize
+from .lexer import LexError, read_line_marker, tokenize
 from .typenames import TypeNames, fold_annotations
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -217,28 +217,24 @@ def _end_pos(tokens: list[Token], where: Pos) -> Pos:
 def _register_sources(text: str, filename: str, diags: Diagnostics) -> None:
     """Make the original lines quotable in error messages.
 
-    Without line markers the text is the file itself.  With markers, files
-    the preprocessor (or the disk) cannot provide get their lines rebuilt from
-    the preprocessed text, which keeps them in place."""
-    if "#" not in text or not any(l.lstrip().startswith("#") for l in text.splitlines()):
+    Without line markers the text is the file itself.  With markers, a file
+    that neither the preprocessor registered nor the disk has gets its lines
+    rebuilt from the preprocessed text, which keeps each line in place."""
+    markers = [read_line_marker(l) if l.lstrip().startswith("#") else None for l in text.split("\n")]
+    if not any(markers):
         diags.sources.add(filename, text)
         return
     lines: dict[str, dict[int, str]] = {}
     file, line = filename, 1
-    from .lexer import _MARKER_RE
-
-    for raw in text.splitlines():
-        m = _MARKER_RE.match(raw) if raw.lstrip().startswith("#") else None
-        if m:
-            line = int(m.group(1))
-            if m.group(2) is not None:
-                file = m.group(2)
+    for raw, marker in zip(text.split("\n"), markers):
+        if marker:
+            line, file = marker[0], marker[1] or file
             continue
         lines.setdefault(file, {})[line] = raw
         line += 1
     for name, known in lines.items():
-        if name.startswith("<") and name != filename or not known:
-            continue
+        if name.startswith("<") and name != filename:
+            continue  # <built-in>, <command-line>
         if diags.sources.line(name, 1) is None:
             last = max(known)
             diags.sources.add(name, "\n".join(known.get(i, "") for i in range(1, last + 1)))

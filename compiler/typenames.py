@@ -16,7 +16,12 @@ runs, by recognising the few shapes that declare types:
                                         type until the end of its prototype
 
 A name is a type from the token after its declaration on (type parameters
-only up to the end of their declaration), the way p4c's lexer sees it.
+only up to the end of their declaration), the way p4c's lexer sees it.  A
+variable or parameter may take a type's name (``bit<32> counter;`` with
+v1model's extern `counter` in scope): ``T name`` followed by ``;``, ``=``,
+``[``, ``,`` or ``)`` makes `name` an identifier again up to the end of its
+block or declaration; struct fields do not (``h_t h_t;`` is a field).
+``.name`` is looked up at the top level only.
 
 The pass also classifies angle brackets, which have two jobs in P4:
 ``<``/``>`` around type arguments become LT_ARGS/GT_ARGS (``>>`` closing two
