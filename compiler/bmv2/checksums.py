@@ -97,4 +97,5 @@ class ChecksumLowering:
         self.ctx.checksums.append({
             "name": self.namer.fresh("cksum"), "id": len(self.ctx.checksums),
             "target": target.node["value"], "type": "generic", "calculation": calc,
-            "verify": verify, "update": not verify, "if_cond": if_cond})
+            "verify": verify, "update": not verify,
+            "if_cond": if_cond if if_cond is not None else {"type": "bool", "value": True}})

@@ -333,6 +333,8 @@ class ExpressionConverter:
         op = e.op
         if op in ("&&", "||"):
             lv = self.leaf(e.left, env)
+            if has_call(e.right) and not lv.is_const:
+                return self.sink.logic_with_effects(e, lv, env)
             if lv.is_const:
                 if (op == "&&" and not lv.const) or (op == "||" and lv.const):
                     return leaf_const(bool(lv.const), T.Bool())
@@ -349,8 +351,13 @@ class ExpressionConverter:
         if isinstance(T.strip_newtype(lt), (T.StructLike, T.Stack, T.Tuple)) and op in ("==", "!="):
             return self.aggregate_equality(e, env)
         lv = self.leaf(e.left, env)
+        if has_call(e.right) and not lv.is_const:
+            lv = self.sink.snapshot(lv, e.left)  # the right side may change it
         rv = self.leaf(e.right, env)
-        t = self.type_of(e)
+        return self.binop(op, lv, rv, self.type_of(e), e)
+
+    def binop(self, op: str, lv: Leaf, rv: Leaf, t: T.Type, e: ast.Node) -> Leaf:
+        """`lv op rv` for scalar operands, the result of type `t`."""
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return self.compare(op, lv, rv)
         if T.bits_of(t) is None and isinstance(T.strip_newtype(t), T.Bool) and op in ("&", "|", "^"):
@@ -448,6 +455,9 @@ class ExpressionConverter:
         c = self.leaf(e.cond, env)
         if c.is_const:
             return self.value(e.then if c.const else e.else_, env)
+        if has_call(e.then) or has_call(e.else_):
+            # only the chosen branch may run its calls
+            return self.sink.mux_with_effects(e, c, env)
         a = self.value(e.then, env)
         b = self.value(e.else_, env)
         if not (isinstance(a, Leaf) and isinstance(b, Leaf)):
@@ -511,15 +521,23 @@ class ExpressionConverter:
             names = [n for n, _ in t.fields]
         else:
             names = [f"f{i}" for i in range(len(e.elems))]
-        for n, x in zip(names, e.elems):
-            sv.fields[n] = self.value(x, env)
+        elems = list(e.elems)
+        for i, (n, x) in enumerate(zip(names, elems)):
+            sv.fields[n] = self.ordered(self.value(x, env), x, elems[i + 1:])
         return sv
+
+    def ordered(self, v: Value, x: ast.Expr, later: list) -> Value:
+        """`v`, snapshotted when expressions evaluated after it call functions."""
+        if isinstance(v, Leaf) and not v.is_const and has_call(later):
+            return self.sink.snapshot(v, x)
+        return v
 
     def _StructExpr(self, e: ast.StructExpr, env: Env) -> Value:
         t = T.strip_newtype(self.type_of(e))
         sv = StructV(t)
-        for n, x in e.fields:
-            sv.fields[n] = self.value(x, env)
+        later = [x for _, x in e.fields]
+        for i, (n, x) in enumerate(e.fields):
+            sv.fields[n] = self.ordered(self.value(x, env), x, later[i + 1:])
         return sv
 
     def aggregate_equality(self, e: ast.Binary, env: Env) -> Leaf:
@@ -616,3 +634,19 @@ class UnionMemberOfNext(Value):
     def __init__(self, stack: StackV, member: str) -> None:
         self.stack = stack
         self.member = member
+
+
+PURE_METHODS = {"isValid", "minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
+
+
+def has_call(e: Any) -> bool:
+    """Whether evaluating `e` may run a call with effects (functions, externs)."""
+    if isinstance(e, ast.Call):
+        c = e.callee
+        if not (isinstance(c, ast.Member) and c.name in PURE_METHODS):
+            return True
+    if isinstance(e, (list, tuple)):
+        return any(has_call(x) for x in e)
+    if isinstance(e, ast.Node):
+        return any(has_call(getattr(e, f)) for f in e.__dataclass_fields__ if f != "pos")
+    return False

@@ -35,8 +35,8 @@ from .env import BlockB, Env, PacketB, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
 from .primitives import BodyLowerer, PrimitiveList
-from .values import (HeaderV, Leaf, StackV, UnionV, Value, as_data, hex_text, leaf_const, mask,
-                     param)
+from .values import (HeaderV, Leaf, StackV, UnionV, Value, as_data, expr_node, hex_text, hexstr,
+                     mask, param)
 
 PARSER_OPS = {"extract", "extract_VL", "set", "verify", "advance", "shift"}
 
@@ -106,14 +106,22 @@ class ParserBody(BodyLowerer):
             return None
         ts = T.strip_newtype(t)
         if isinstance(ts, T.StructLike) and ts.kind == "header":
+            # as p4c: look ahead into one scalar, then slice the fields out
+            whole = self.temp(T.Bits(w), "tmp", e.pos)
+            assert isinstance(whole, Leaf)
+            self.emit("set", [whole.node, {"type": "lookahead", "value": [0, w]}])
             hv = self.temp(t, "tmp_hdr", e.pos)
             assert isinstance(hv, HeaderV)
-            off = 0
+            self.emit("add_header", [hv.header_node()])
+            off = w
             for n, ft in ts.fields:
                 fw = T.width_of(ft) or 0
-                self.emit("set", [hv.field(n).node, {"type": "lookahead", "value": [off, fw]}])
-                off += fw
-            self.emit("add_header", [hv.header_node()])
+                off -= fw
+                node = whole.node
+                if off:
+                    node = expr_node(">>", node, {"type": "hexstr", "value": hex(off)})
+                node = expr_node("&", node, hexstr(mask(fw), fw))
+                self.emit("set", [hv.field(n).node, param(node)])
             return hv
         if T.bits_of(t) is None:
             self.unsupported(e, f"lookahead of type {t}")

@@ -21,7 +21,7 @@ Extern calls are delegated to `externs.ExternLowering`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ast
@@ -29,7 +29,7 @@ from .. import types as T
 from ..checker import ConstError
 from ..scope import Symbol
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
-from .expressions import ApplyResultV, ExpressionConverter, MethodV, NextV, TypeSizeV
+from .expressions import ApplyResultV, ExpressionConverter, MethodV, NextV, TypeSizeV, has_call
 from .storage import is_scalar
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
                      bool_node, expr_node, hexstr, leaf_const, mask, param, wrap)
@@ -84,6 +84,7 @@ class Frame:
     end: Label
     result: Optional[Value] = None
     is_function: bool = False
+    outs: list = field(default_factory=list)   # copy-out triples of its parameters
 
 
 class SliceTarget(Value):
@@ -192,10 +193,20 @@ class BodyLowerer:
         self.assign(target, value, s)
 
     def _s_CompoundAssign(self, s: ast.CompoundAssign, env: Env) -> None:
-        b = ast.Binary(s.op, s.target, s.value, pos=s.pos)
-        self.c.expr_types[id(b)] = self.type_of(s.target)
+        # the target is evaluated once (its index may call functions)
         target = self.lvalue(s.target, env)
-        self.assign(target, self.ex.value(b, env), s)
+        if isinstance(target, SliceTarget):
+            cur = self.ex.value(ast.Slice(s.target.expr, s.target.hi, s.target.lo, pos=s.pos), env)  # type: ignore[attr-defined]
+        else:
+            cur = target
+        if not isinstance(cur, Leaf):
+            self.unsupported(s, "compound assignment to a non-scalar")
+            return
+        if has_call(s.value):
+            cur = self.snapshot(cur, s.target)
+        rhs = self.ex.leaf(s.value, env)
+        t = self.type_of(s.target)
+        self.assign(target, self.ex.binop(s.op, cur, rhs, t, s), s)
 
     def _s_CallStmt(self, s: ast.CallStmt, env: Env) -> None:
         self.call(s.call, env, want_value=False)
@@ -270,6 +281,9 @@ class BodyLowerer:
         if self.mode != "action":
             self.unsupported(s, f"exit in a {self.mode}")
             return
+        # out/inout parameters are still copied out, innermost call first
+        for fr in reversed(self.frames):
+            self.copy_out(fr.outs)
         self.emit("exit", [])
         self.out.jump(self.outer_end)
 
@@ -483,6 +497,7 @@ class BodyLowerer:
         return Leaf(hexstr(0), T.Unknown())
 
     def mux_aggregate(self, e: ast.Mux, c: Leaf, a: Value, b: Value, env: Env) -> Value:
+        """`c ? a : b` on headers or structs: a temporary assigned in branches."""
         if self.mode != "action":
             self.unsupported(e, "?: on headers or structs here")
             return a
@@ -497,13 +512,67 @@ class BodyLowerer:
         self.out.place(end_l)
         return tmp
 
+    def snapshot(self, v: Leaf, where: ast.Expr) -> Leaf:
+        """The value of `v` now, in a temporary (for operands evaluated
+        before calls that could change them)."""
+        t = v.type
+        if T.bits_of(t) is None and not isinstance(T.strip_newtype(t), T.Bool):
+            return v
+        tmp = self.temp(t, "tmp", where.pos)
+        assert isinstance(tmp, Leaf)
+        self.assign(tmp, v, where)
+        return Leaf(tmp.node, t, "data")
+
+    def logic_with_effects(self, e: ast.Binary, lv: Leaf, env: Env) -> Value:
+        """`a && f()` / `a || f()`: f runs only when it decides the result."""
+        if self.mode != "action":
+            self.unsupported(e, f"{e.op} with calls on its right here")
+            return Leaf(hexstr(0), T.Unknown())
+        tmp = self.temp(T.Bool(), "tmp", e.pos)
+        assert isinstance(tmp, Leaf)
+        self.assign(tmp, lv, e.left)
+        end = Label()
+        if e.op == "&&":
+            self.out.jump_if_zero(as_bool(tmp), end)
+        else:
+            self.out.jump_if_zero(expr_node("not", None, as_bool(tmp)), end)
+        self.assign(tmp, self.ex.leaf(e.right, env), e.right)
+        self.out.place(end)
+        return tmp
+
+    def mux_with_effects(self, e: ast.Mux, c: Leaf, env: Env) -> Value:
+        """`c ? f() : g()`: only the chosen branch's calls run."""
+        if self.mode != "action":
+            self.unsupported(e, "?: with calls in its branches here")
+            return Leaf(hexstr(0), T.Unknown())
+        t = self.type_of(e)
+        if isinstance(t, (T.Unknown, T.InfInt)):
+            t = self.type_of(e.then)
+        tmp = self.temp(t, "tmp", e.pos)
+        else_l, end_l = Label(), Label()
+        self.out.jump_if_zero(as_bool(c), else_l)
+        self.assign(tmp, self.ex.value(e.then, env), e.then)
+        self.out.jump(end_l)
+        self.out.place(else_l)
+        self.assign(tmp, self.ex.value(e.else_, env), e.else_)
+        self.out.place(end_l)
+        return tmp
+
     # -------------------------------------------------------------- inlining
 
     def bind_arguments(self, params: tuple[ast.Param, ...], args: tuple[ast.Argument, ...],
                        callee_env: Env, caller_env: Env, where: ast.Node,
                        param_scope_env: Env, alias_in: bool = False,
-                       skip: int = 0) -> None:
-        """Bind `params` (from index `skip`) to `args` in `callee_env`."""
+                       skip: int = 0) -> list[tuple[Value, Value, ast.Expr]]:
+        """Bind `params` (from index `skip`) to `args` in `callee_env`.
+
+        in/directionless arguments that are not constants are copied into
+        temporaries; out/inout arguments too, and the returned (target,
+        temporary, argument) triples are to be copied back after the body
+        (`copy_out`).  With `alias_in` (inlined controls and parsers, which
+        cannot reach the caller's storage otherwise) arguments are bound
+        directly."""
+        copy_out: list[tuple[Value, Value, ast.Expr]] = []
         pairs: list[tuple[ast.Param, Optional[ast.Argument]]] = []
         by_name = {p.name: p for p in params}
         given: dict[str, ast.Argument] = {}
@@ -531,7 +600,17 @@ class BodyLowerer:
             if isinstance(pt, (T.TypeVar, T.Unknown)):
                 pt = self.type_of(a.value)
             if p.direction in ("out", "inout"):
-                callee_env.declare(p.name, self.lvalue(a.value, caller_env))
+                target = self.lvalue(a.value, caller_env)
+                if alias_in or isinstance(target, (ExternB, TableB, BlockB, PacketB)):
+                    callee_env.declare(p.name, target)
+                    continue
+                # copy-in/copy-out: the callee may also reach the argument's
+                # storage directly (an action writing a control local)
+                tmp = self.temp(pt, p.name, where.pos)
+                if p.direction == "inout":
+                    self.assign(tmp, self.ex.value(a.value, caller_env), a.value)
+                copy_out.append((target, tmp, a.value))
+                callee_env.declare(p.name, tmp)
                 continue
             v = self.ex.value(a.value, caller_env)
             if isinstance(v, Leaf) and v.is_const:
@@ -549,6 +628,11 @@ class BodyLowerer:
                 tmp = self.temp(pt, p.name, where.pos)
                 self.assign(tmp, v, a.value)
                 callee_env.declare(p.name, tmp)
+        return copy_out
+
+    def copy_out(self, pairs) -> None:
+        for target, tmp, arg in pairs:
+            self.assign(target, tmp, arg)
 
     def inline_action(self, ab: ActionB, args, caller_env: Env, where: ast.Node) -> None:
         d = ab.decl
@@ -556,8 +640,8 @@ class BodyLowerer:
             self.unsupported(where, "recursive action calls")
             return
         env = Env(ab.env, ab.env.blk)
-        self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
-        fr = Frame(Label())
+        outs = self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
+        fr = Frame(Label(), outs=outs)
         self.frames.append(fr)
         self.ctx.inline_depth += 1
         try:
@@ -566,6 +650,7 @@ class BodyLowerer:
             self.ctx.inline_depth -= 1
             self.frames.pop()
         self.out.place(fr.end)
+        self.copy_out(outs)
 
     def inline_function(self, fb: FunctionB, e: ast.Call, caller_env: Env) -> Optional[Value]:
         d = fb.decl
@@ -575,7 +660,7 @@ class BodyLowerer:
         env = Env(fb.env, fb.env.blk)
         proto = d.proto
         # bind type parameters from the call's argument types
-        self.bind_arguments(proto.params, e.args, env, caller_env, e, fb.env)
+        outs = self.bind_arguments(proto.params, e.args, env, caller_env, e, fb.env)
         rt = self.type_of(e)
         result: Optional[Value] = None
         if proto.return_type is not None and not isinstance(proto.return_type, ast.TypeVoid):
@@ -583,7 +668,7 @@ class BodyLowerer:
                 rt = self.resolve_type(proto.return_type, fb.env)
             if not isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
                 result = self.temp(rt, "retval", e.pos)
-        fr = Frame(Label(), result, True)
+        fr = Frame(Label(), result, True, outs)
         self.frames.append(fr)
         self.ctx.inline_depth += 1
         try:
@@ -592,4 +677,5 @@ class BodyLowerer:
             self.ctx.inline_depth -= 1
             self.frames.pop()
         self.out.place(fr.end)
+        self.copy_out(outs)
         return result

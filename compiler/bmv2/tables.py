@@ -70,7 +70,7 @@ class TableActions:
         body = BodyLowerer(self.ctx)
         env = Env(ab.env, ab.env.blk)
         params = ab.decl.params
-        body.bind_arguments(params[:len(bound)], bound, env, caller_env, where, ab.env)
+        outs = body.bind_arguments(params[:len(bound)], bound, env, caller_env, where, ab.env)
         runtime_data: list[dict] = []
         for p in params[len(bound):]:
             pt = self.ctx.checker.resolve_type(p.type, self.ctx.type_scope(ab.env))
@@ -84,9 +84,10 @@ class TableActions:
             idx = len(runtime_data)
             runtime_data.append({"name": p.name, "bitwidth": w})
             env.declare(p.name, Leaf({"type": "runtime_data", "value": idx}, pt, "data"))
-        body.frames.append(Frame(Label()))
+        body.frames.append(Frame(Label(), outs=outs))
         body.stmts(ab.decl.body.stmts, env)
         body.out.place(body.frames.pop().end)
+        body.copy_out(outs)
         prims = body.finish()
         aid = self.ctx.add_action(name, runtime_data, prims, key=key)
         return aid, name
@@ -375,6 +376,12 @@ class TableConverter:
             action_entry = {"action_id": aid,
                             "action_data": self.action_data(ab, ent.action.args, len(bound), body, env, ent)}
         prio = index + 1
+        for a in ent.annotations:
+            if a.name == "priority" and a.body:
+                try:
+                    prio = int(body.ex.const(a.body[0], env))
+                except Exception:
+                    self.ctx.unsupported(ent.pos, "an entry @priority that is not a constant")
         if ent.priority is not None:
             try:
                 prio = int(body.ex.const(ent.priority, env))
