@@ -115,17 +115,22 @@ class BodyChecker:
 
     # --------------------------------------------------------------- controls
 
-    def control_scope(self, d: ast.ControlDecl, args: dict[str, Any] | None = None) -> Scope:
-        key = id(d)
-        if key in self.block_scopes and args is None:
-            return self.block_scopes[key]
-        c = self.c
-        scope = Scope(c.glob, owner=d)
+    def _open_block(self, d: ast.ParserDecl | ast.ControlDecl, args: dict[str, Any] | None) -> Scope:
+        """The scope of a parser or control: type parameters, parameters,
+        constructor parameters (bound to `args`) and locals."""
+        scope = Scope(self.c.glob, owner=d)
         self._typevars(scope, d.type_params)
         self._params(scope, d.params)
         self._ctor_params(scope, d.ctor_params, args)
         for loc in d.locals:
-            c.declare(scope, loc)
+            self.c.declare(scope, loc)
+        return scope
+
+    def control_scope(self, d: ast.ControlDecl, args: dict[str, Any] | None = None) -> Scope:
+        key = id(d)
+        if key in self.block_scopes and args is None:
+            return self.block_scopes[key]
+        scope = self._open_block(d, args)
         for loc in d.locals:
             self.check_local(loc, scope)
         self.check_stmt(d.body, scope)
@@ -286,7 +291,6 @@ class BodyChecker:
             dir_params = [p for p in params if p.direction != ""]
             if ar.args and len(ar.args) > len(dir_params):
                 self.err(ErrorKind.TYPE, ar, f"action {decl.name}: too many bound arguments")
-        ascope = Scope(sym.scope or self.c.glob)
         for i, a in enumerate(ar.args):
             p = params[i] if a.name is None and i < len(params) else next(
                 (q for q in params if q.name == a.name), None)
@@ -297,7 +301,6 @@ class BodyChecker:
                 pt = self.c.resolve_type(p.type, sym.scope or self.c.glob)
                 self.c.check_expr(a.value, scope, pt)
                 self.c.check_assignable(pt, self.c.type_of(a.value), a.value, f"argument {p.name} of {decl.name}")
-        del ascope
 
     # ---------------------------------------------------------------- parsers
 
@@ -306,12 +309,7 @@ class BodyChecker:
         if key in self.block_scopes and args is None:
             return self.block_scopes[key]
         c = self.c
-        scope = Scope(c.glob, owner=d)
-        self._typevars(scope, d.type_params)
-        self._params(scope, d.params)
-        self._ctor_params(scope, d.ctor_params, args)
-        for loc in d.locals:
-            c.declare(scope, loc)
+        scope = self._open_block(d, args)
         names = {s.name for s in d.states}
         for st in d.states:
             c.declare(scope, st)

@@ -34,6 +34,12 @@ COUNTER_UNITS = {"packets": p4i.CounterSpec.PACKETS, "bytes": p4i.CounterSpec.BY
                  "packets_and_bytes": p4i.CounterSpec.BOTH}
 METER_UNITS = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}
 
+# extern type -> (id prefix, P4Info field, unit names)
+INDEXED_RESOURCES = {"counter": (Prefix.COUNTER, "counters", COUNTER_UNITS),
+                     "meter": (Prefix.METER, "meters", METER_UNITS)}
+DIRECT_RESOURCES = {"direct_counter": (Prefix.DIRECT_COUNTER, "direct_counters", COUNTER_UNITS),
+                    "direct_meter": (Prefix.DIRECT_METER, "direct_meters", METER_UNITS)}
+
 # Annotations p4c consumes itself instead of copying them into P4Info.
 HIDDEN_ANNOTATIONS = {"name", "id", "brief", "description"}
 
@@ -465,30 +471,20 @@ class P4InfoBuilder:
             return None
 
         users = self._tables_using(blk, d.name, name)
-        if kind in ("counter", "meter"):
-            prefix = Prefix.COUNTER if kind == "counter" else Prefix.METER
-            container = self.info.counters if kind == "counter" else self.info.meters
-            ent = self._add(prefix, name, container, d, d.annotations)
-            unit = enum_member(1)
-            if kind == "counter":
-                ent.msg.spec.unit = COUNTER_UNITS.get(unit or "", p4i.CounterSpec.UNSPECIFIED)
-            else:
-                ent.msg.spec.unit = METER_UNITS.get(unit or "", p4i.MeterSpec.UNSPECIFIED)
+        if kind in INDEXED_RESOURCES or kind in DIRECT_RESOURCES:
+            direct = kind in DIRECT_RESOURCES
+            prefix, field, units = (DIRECT_RESOURCES if direct else INDEXED_RESOURCES)[kind]
+            ent = self._add(prefix, name, getattr(self.info, field), d, d.annotations)
+            unit = enum_member(0 if direct else 1)
+            ent.msg.spec.unit = units.get(unit or "", 0)
+        if kind in INDEXED_RESOURCES:
             size = const(0)
             ent.msg.size = int(size) if isinstance(size, int) else 0
             if t.args:
                 tn = _type_name(t.args[0])
                 if tn:
                     ent.msg.index_type_name.name = tn
-        elif kind in ("direct_counter", "direct_meter"):
-            prefix = Prefix.DIRECT_COUNTER if kind == "direct_counter" else Prefix.DIRECT_METER
-            container = self.info.direct_counters if kind == "direct_counter" else self.info.direct_meters
-            ent = self._add(prefix, name, container, d, d.annotations)
-            unit = enum_member(0)
-            if kind == "direct_counter":
-                ent.msg.spec.unit = COUNTER_UNITS.get(unit or "", p4i.CounterSpec.UNSPECIFIED)
-            else:
-                ent.msg.spec.unit = METER_UNITS.get(unit or "", p4i.MeterSpec.UNSPECIFIED)
+        elif kind in DIRECT_RESOURCES:
             tables = [table_name] if table_name else users
 
             def fill(m, ids, tables=tables):
