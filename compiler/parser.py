@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 from lark.lexer import Lexer
 
 from . import ast
@@ -81,12 +81,21 @@ def parse(text: str, diags: Diagnostics, filename: str = "<input>") -> ast.Progr
         names = TypeNames()
         tokens = names.classify(fold_annotations(raw, text))
         tree = _run(tokens, "program", Pos(filename, 1, 1))
-        return AstBuilder(names.bodies, _parse_annotation_body).transform(tree)
+        return _build(tree, names)
     except (LexError, SyntaxErrorAt) as e:
         diags.error(ErrorKind.SYNTAX, e.pos, e.message)
     except RecursionError:
         diags.error(ErrorKind.SYNTAX, Pos(filename, 1, 1), "program nested too deeply to parse")
     return ast.Program(decls=(), pos=Pos(filename, 1, 1))
+
+
+def _build(tree: Tree, names: TypeNames) -> ast.Program:
+    try:
+        return AstBuilder(names.bodies, _parse_annotation_body).transform(tree)
+    except VisitError as e:
+        # lark wraps what a rule's method raised; a bug there is not the
+        # user's, so only running out of stack is reported as theirs.
+        raise e.orig_exc from None
 
 
 def _run(tokens: list[Token], start: str, where: Pos) -> Tree:
