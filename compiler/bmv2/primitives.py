@@ -68,6 +68,9 @@ class PrimitiveList:
         self._fixups.append((p, label))
         self.uses_jumps = True
 
+    def ends_with_jump(self) -> bool:
+        return bool(self.prims) and self.prims[-1]["op"] == "_jump"
+
     def finish(self) -> list[dict]:
         for p, label in self._fixups:
             idx = label.index if label.index is not None else len(self.prims)
@@ -224,7 +227,7 @@ class BodyLowerer:
         else_l, end_l = Label(), Label()
         self.out.jump_if_zero(as_bool(c), else_l)
         self.stmt(s.then, env.child())
-        if s.else_ is not None:
+        if s.else_ is not None and not self.out.ends_with_jump():
             self.out.jump(end_l)
         self.out.place(else_l)
         if s.else_ is not None:
