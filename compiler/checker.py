@@ -697,7 +697,9 @@ class Checker:
             if isinstance(T.strip_newtype(lt), T.Bool):
                 self.err(ErrorKind.TYPE, e, f"cannot shift a bool")
             rb = T.bits_of(rt)
-            if rb is not None and rb.signed:
+            if isinstance(T.strip_newtype(rt), T.Bool) or (rb is None and not isinstance(rt, (T.InfInt, T.Unknown))):
+                self.err(ErrorKind.TYPE, e.right, f"cannot shift by a value of type {rt}")
+            elif rb is not None and rb.signed:
                 self.err(ErrorKind.TYPE, e.right, "shift amount must be unsigned")
             return lt
         if op == "++":
@@ -825,6 +827,8 @@ class Checker:
 
     def _pick_overload(self, protos: list, e: ast.Call, what: str) -> ast.FunctionProto:
         cands = [_proto_of(p) for p in protos]
+        if len(cands) == 1:
+            return cands[0]  # argument checking explains any mismatch precisely
         n = len(e.args)
         names = {a.name for a in e.args if a.name}
         for p in cands:
