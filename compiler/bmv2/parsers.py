@@ -271,6 +271,11 @@ class ParserLowering:
         widths: list[int] = []
         keys: list[dict] = []
         for x in sel.exprs:
+            sf = self.stack_field(x, body, env)
+            if sf is not None:
+                keys.append(sf[0])
+                widths.append(sf[1])
+                continue
             v = body.ex.leaf(x, env)
             b = T.bits_of(v.type)
             w = b.width if b is not None else (T.width_of(v.type) or 32)
@@ -310,6 +315,19 @@ class ParserLowering:
         if not trans or trans[-1]["type"] != "default":
             pass  # no match: BMv2 sets error.NoMatch
         j["transitions"] = trans
+
+    def stack_field(self, x: ast.Expr, body: ParserBody, env: Env) -> Optional[tuple[dict, int]]:
+        """`stack.last.f` as a ``stack_field`` key (the last extracted element)."""
+        if not (isinstance(x, ast.Member) and isinstance(x.expr, ast.Member) and x.expr.name == "last"):
+            return None
+        s = body.ex.value(x.expr.expr, env)
+        if not isinstance(s, StackV) or s.union_stack:
+            return None
+        ft = s.type.elem.field_type(x.name)  # type: ignore[attr-defined]
+        w = T.width_of(ft) if ft is not None else None
+        if w is None:
+            return None
+        return {"type": "stack_field", "value": [s.name, x.name]}, w
 
     def value_set(self, comps: list[ast.Expr], env: Env) -> Optional[ValueSetB]:
         for c in comps:
