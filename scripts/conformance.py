@@ -431,3 +431,21 @@ def p4info_cmd(
         typer.echo(f"\nReport: {report}")
     bad = any(r.status in (DIFFERENT, FAILED) for r in results)
     raise typer.Exit(1 if bad else 0)
+
+
+@app.command("stf")
+def stf_cmd(
+    testdata: Path = typer.Argument(..., help="p4c's testdata folder (with p4_16_samples/)."),
+    pattern: str = typer.Option("*-bmv2", "--pattern", help="Test names to run (glob)."),
+) -> None:
+    """Compile p4c's v1model samples with p4scope and run their STF packet
+    tests on p4scope's engine: pass / fail / unsupported counts and a reason
+    for each test that did not pass."""
+    from .stf import compiled_conformance, report_results
+
+    samples = testdata / "p4_16_samples"
+    if not samples.is_dir():
+        typer.echo(f"p4scope conformance: error: {samples}: no such folder "
+                   "(give p4c's testdata folder)", err=True)
+        raise typer.Exit(2)
+    report_results(compiled_conformance(samples, pattern))

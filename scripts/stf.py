@@ -371,6 +371,52 @@ def run_files(json_path: Path, stf_path: Path) -> Result:
     return run_stf(json_path.read_text(), stf_path.read_text())
 
 
+def compile_program(p4_path: Path) -> Tuple[Optional[str], Optional[Result]]:
+    """Compile a P4 program with p4scope's compiler for an STF run: the BMv2
+    JSON text, or the Result that says why there is none (a construct the
+    compiler does not support yet counts as unsupported, any other error as
+    a failure)."""
+    import json
+
+    from p4scope.compiler import CompileError, compile_file
+    from p4scope.compiler.diagnostics import ErrorKind
+
+    try:
+        compiled = compile_file(p4_path, backends=("bmv2",))
+    except CompileError as e:
+        first = e.diagnostics[0]
+        return None, Result(False, [f"compile: {first.pos}: {first.message}"],
+                            unsupported=first.kind == ErrorKind.UNSUPPORTED)
+    except Exception as e:  # a compiler bug: a failure, never a crash of the run
+        return None, Result(False, [f"compiler error: {type(e).__name__}: {e}"])
+    return json.dumps(compiled.bmv2_json), None
+
+
+def run_program(program: Path, stf_path: Path) -> Result:
+    """Run an STF test against a program given as BMv2 JSON or as P4 source."""
+    if program.suffix == ".json":
+        return run_files(program, stf_path)
+    json_text, failure = compile_program(program)
+    if failure is not None:
+        return failure
+    return run_stf(json_text, stf_path.read_text())
+
+
+def compiled_conformance(samples: Path, pattern: str = "*-bmv2") -> Dict[str, Result]:
+    """Compile every v1model `<name>.p4` of samples that has `<name>.stf` with
+    p4scope's compiler and run the test on the engine."""
+    results: Dict[str, Result] = {}
+    for stf in sorted(samples.glob(pattern + ".stf")):
+        prog = stf.with_suffix(".p4")
+        if not prog.exists() or "v1model.p4" not in prog.read_text(errors="replace"):
+            continue
+        try:
+            results[stf.stem] = run_program(prog, stf)
+        except Exception as e:  # never let one test stop the run
+            results[stf.stem] = Result(False, [f"runner error: {type(e).__name__}: {e}"])
+    return results
+
+
 def conformance(json_dir: Path, stf_dir: Path, pattern: str = "*-bmv2") -> Dict[str, Result]:
     """Runs every `<name>.stf` in stf_dir that has `<name>.json` in json_dir."""
     results: Dict[str, Result] = {}
@@ -395,13 +441,14 @@ def _summary(results: Dict[str, Result]) -> Tuple[int, int, int]:
 
 
 def cli_stf(program: Path, test: Path) -> None:
-    """Run one STF packet test against a program given as BMv2 JSON."""
+    """Run one STF packet test against a P4 program (compiled by p4scope)
+    or a program given as BMv2 JSON."""
     import typer
 
-    if program.suffix != ".json":
-        typer.echo("p4scope stf: give the program as BMv2 JSON (compile it first)", err=True)
+    if program.suffix not in (".json", ".p4"):
+        typer.echo("p4scope stf: give the program as P4 source (.p4) or BMv2 JSON (.json)", err=True)
         raise typer.Exit(2)
-    r = run_files(program, test)
+    r = run_program(program, test)
     for m in r.messages:
         typer.echo(f"{test}: {m}", err=True)
     typer.echo(f"{test}: {'PASS' if r.passed else 'UNSUPPORTED' if r.unsupported else 'FAIL'}")
@@ -414,6 +461,14 @@ def cli_stf_dir(json_dir: Path, stf_dir: Path, pattern: str = "*-bmv2") -> None:
     import typer
 
     results = conformance(json_dir, stf_dir, pattern)
+    report_results(results)
+
+
+def report_results(results: Dict[str, Result]) -> None:
+    """Print one line per test that did not pass, then the counts; exit 1
+    unless everything passed."""
+    import typer
+
     for name, r in results.items():
         if not r.passed:
             kind = "UNSUPPORTED" if r.unsupported else "FAIL"
