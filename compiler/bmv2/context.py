@@ -238,12 +238,22 @@ class ConversionContext:
                                     listed = True
                             except Exception:
                                 pass
-                if listed and isinstance(fv, Leaf):
-                    out.append(fv.node)
-                elif listed:
-                    self.unsupported(None, "@field_list on a non-scalar field")
-                walk(fv)
+                if listed:
+                    out.extend(x.node for x in _leaves(fv))
+                else:
+                    walk(fv)
 
         if self.meta_root is not None:
             walk(self.meta_root)
         return out
+
+
+def _leaves(v: Value) -> list[Leaf]:
+    if isinstance(v, Leaf):
+        return [v]
+    if isinstance(v, StructV):
+        return [x for f in v.fields.values() for x in _leaves(f)]
+    from .values import HeaderV
+    if isinstance(v, HeaderV):
+        return v.leaves()
+    return []

@@ -187,7 +187,7 @@ class ControlLowering:
     def declare_unapplied_tables(self, env: Env) -> None:
         """Tables declared but never applied still exist for the control plane."""
         for b in list(env.names.values()):
-            if isinstance(b, TableB) and id(b) not in self.applied_tables:
+            if isinstance(b, TableB) and b.name not in self.applied_tables:
                 body = ApplyBodyLowerer(self.ctx, self)
                 j, _ = self.tables.build(b, body)
                 if body.out.prims:
@@ -195,7 +195,7 @@ class ControlLowering:
                 j["base_default_next"] = None
                 j["next_tables"] = {a: None for a in j["actions"]}
                 self.pipeline.tables.append(j)
-                self.applied_tables[id(b)] = j["name"]
+                self.applied_tables[b.name] = j["name"]
 
     def stmts(self, stmts, env: Env, items: list[Item]) -> None:
         for s in stmts:
@@ -272,11 +272,11 @@ class ControlLowering:
         return False
 
     def apply_table(self, tb: TableB, call: ast.Call, env: Env, items: list[Item]) -> Apply:
-        if id(tb) in self.applied_tables:
+        if tb.name in self.applied_tables:
             self.ctx.unsupported(call.pos, f"applying table {tb.name} more than once")
         p = self.open_prims(items, call.pos)
         j, names = self.tables.build(tb, p.body)
-        self.applied_tables[id(tb)] = j["name"]
+        self.applied_tables[tb.name] = j["name"]
         self.pipeline.tables.append(j)
         a = Apply(j, names)
         items.append(a)
@@ -287,10 +287,7 @@ class ControlLowering:
         if inst.kind != "control":
             self.ctx.unsupported(call.pos, "applying a parser from a control")
             return
-        if bb.applied:
-            self.ctx.unsupported(call.pos, f"applying control instance {inst.path} more than once")
-            return
-        bb.applied += 1
+        bb.applied += 1  # each application is inlined again (its tables may not be)
         p = self.open_prims(items, call.pos)
         callee_env = Env(self.ctx.root_env, inst)
         p.body.bind_arguments(inst.decl.params, call.args, callee_env, env, call, callee_env,

@@ -559,9 +559,7 @@ class ExpressionConverter:
         if isinstance(a, HeaderV) and isinstance(b, HeaderV):
             va, vb = a.valid(), b.valid()
             same_validity = expr_node("==", as_data(va), as_data(vb))
-            fields = []
-            for n, _ in a.type.fields:
-                fields.append(self.compare("==", a.field(n), b.field(n)).node)
+            fields = [self.compare("==", x, y).node for x, y in zip(a.leaves(), b.leaves())]
             body: Optional[dict] = None
             for f in fields:
                 body = f if body is None else expr_node("and", body, f)

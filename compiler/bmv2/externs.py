@@ -90,7 +90,7 @@ class ExternLowering:
         if isinstance(v, HeaderV):
             if headers_whole and v.node is None:
                 return [{"type": "header", "value": v.name}]
-            return [self.as_field(v.field(n), where) for n, _ in v.type.fields]
+            return [self.as_field(x, where) for x in v.leaves()]
         if isinstance(v, StructV):
             out: list[dict] = []
             for fv in v.fields.values():
@@ -265,7 +265,7 @@ class ExternLowering:
         if isinstance(v, Leaf):
             return [param(as_data(v))]
         if isinstance(v, HeaderV):
-            return [param(v.field(n).node) for n, _ in v.type.fields]
+            return [param(x.node) for x in v.leaves()]
         if isinstance(v, StructV):
             out: list[dict] = []
             for fv in v.fields.values():

@@ -35,7 +35,7 @@ from .env import BlockB, Env, PacketB, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
 from .primitives import BodyLowerer, PrimitiveList
-from .values import (HeaderV, Leaf, StackV, UnionV, Value, as_data, expr_node, hex_text, hexstr,
+from .values import (HeaderV, Leaf, StackV, StructV, UnionV, Value, as_data, expr_node, hex_text, hexstr,
                      mask, param)
 
 PARSER_OPS = {"extract", "extract_VL", "set", "verify", "advance", "shift"}
@@ -100,36 +100,45 @@ class ParserBody(BodyLowerer):
         return None
 
     def lookahead(self, t: T.Type, e: ast.Node) -> Optional[Value]:
+        """As p4c: look ahead into one scalar of the type's width, then
+        slice the fields of headers and structs out of it."""
         w = T.width_of(t)
-        if w is None:
+        if w is None or w == 0:
             self.unsupported(e, f"lookahead of type {t}")
             return None
-        ts = T.strip_newtype(t)
-        if isinstance(ts, T.StructLike) and ts.kind == "header":
-            # as p4c: look ahead into one scalar, then slice the fields out
-            whole = self.temp(T.Bits(w), "tmp", e.pos)
-            assert isinstance(whole, Leaf)
-            self.emit("set", [whole.node, {"type": "lookahead", "value": [0, w]}])
-            hv = self.temp(t, "tmp_hdr", e.pos)
-            assert isinstance(hv, HeaderV)
-            self.emit("add_header", [hv.header_node()])
-            off = w
-            for n, ft in ts.fields:
-                fw = T.width_of(ft) or 0
-                off -= fw
-                node = whole.node
-                if off:
-                    node = expr_node(">>", node, {"type": "hexstr", "value": hex(off)})
-                node = expr_node("&", node, hexstr(mask(fw), fw))
-                self.emit("set", [hv.field(n).node, param(node)])
-            return hv
-        if T.bits_of(t) is None:
-            self.unsupported(e, f"lookahead of type {t}")
-            return None
-        tmp = self.temp(t, "tmp", e.pos)
-        assert isinstance(tmp, Leaf)
-        self.emit("set", [tmp.node, {"type": "lookahead", "value": [0, w]}])
-        return tmp
+        whole = self.temp(T.Bits(w), "tmp", e.pos)
+        assert isinstance(whole, Leaf)
+        self.emit("set", [whole.node, {"type": "lookahead", "value": [0, w]}])
+        if T.bits_of(t) is not None:
+            return Leaf(whole.node, t, "data")
+        v = self.temp(t, "tmp_hdr", e.pos)
+        leaves: list[Leaf] = []
+        self._unpack_targets(v, leaves, e)
+        off = w
+        for leaf in leaves:
+            fw = T.width_of(leaf.type) or 0
+            off -= fw
+            node = whole.node
+            if off:
+                node = expr_node(">>", node, {"type": "hexstr", "value": hex(off)})
+            node = expr_node("&", node, hexstr(mask(fw), fw))
+            self.emit("set", [leaf.node, param(node)])
+        return v
+
+    def _unpack_targets(self, v: Value, out: list, e: ast.Node) -> None:
+        if isinstance(v, Leaf):
+            out.append(v)
+        elif isinstance(v, HeaderV):
+            self.emit("add_header", [v.header_node()])
+            out.extend(v.leaves())
+        elif isinstance(v, StackV) and not v.union_stack:
+            for h in v.elems:
+                self._unpack_targets(h, out, e)
+        elif isinstance(v, StructV):
+            for x in v.fields.values():
+                self._unpack_targets(x, out, e)
+        else:
+            self.unsupported(e, f"lookahead into {type(v).__name__}")
 
 
 def to_parser_ops(prims: list[dict]) -> list[dict]:

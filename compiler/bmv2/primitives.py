@@ -332,11 +332,14 @@ class BodyLowerer:
                 self.emit("assign_header", [param(target.header_node()), param(value.header_node())])
             elif isinstance(value, StructV):
                 self.emit("add_header", [param(target.header_node())])
-                for n, fv in value.fields.items():
-                    if target.type.field_type(n) is None:
-                        self.unsupported(where, f"field {n} not in header {target.type}")
-                        continue
-                    self.assign(target.field(n), fv, where)
+                names = [n for n, _ in target.type.fields]
+                by_name = all(n in names for n in value.fields)
+                for i, (n, fv) in enumerate(value.fields.items()):
+                    fname = n if by_name else (names[i] if i < len(names) else None)
+                    if fname is None:
+                        self.unsupported(where, f"too many values for header {target.type}")
+                        break
+                    self.assign(target.field(fname), fv, where)
             else:
                 self.unsupported(where, f"assigning {type(value).__name__} to a header")
             return

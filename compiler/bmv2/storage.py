@@ -143,10 +143,7 @@ class Storage:
         self._instance_names.add(name)
         self.headers.append({"name": name, "id": len(self.headers), "header_type": tname,
                              "metadata": metadata, "pi_omit": True})
-        hv = HeaderV(name, st)
-        if any(isinstance(ft, T.StructLike) for _, ft in st.fields):
-            self.ctx.unsupported(pos, f"header {st.name} with struct-typed fields")
-        return hv
+        return HeaderV(name, st)
 
     def stack(self, hint: str, t: T.Stack, pos: Optional[Pos] = None) -> StackV:
         elem = t.elem

@@ -214,8 +214,13 @@ class TableConverter:
         # default entry
         if not indirect:
             j["default_entry"] = self.default_entry(tb, dp, env, refs)
-        elif dp is not None and dp.const:
-            ctx.unsupported(dp.pos, "a const default action on a table with an action profile")
+        elif dp is not None:
+            callee, _ = self._call_parts(dp.value)
+            ab = self.actions.resolve(callee, env)
+            if ab is None or ab.decl.body.stmts:
+                # BMv2 has no default entry for tables with an action profile;
+                # only a default action doing nothing (NoAction) can be dropped
+                ctx.unsupported(dp.pos, "a default action with effects on a table with an action profile")
         # const entries
         if entries is not None:
             j["entries"] = [self.entry(e, i, key_kinds, key_widths, body, env, tb)

@@ -125,16 +125,41 @@ class HeaderV(Value):
             return self.node
         return {"type": "header", "value": self.name}
 
-    def field(self, name: str) -> "Leaf":
+    def field(self, name: str) -> Any:
+        """A field: a Leaf, or a StructV for a struct-typed field (stored
+        flattened, ``row_e`` for ``row.e``)."""
         ft = self.type.field_type(name)
         assert ft is not None, name
-        fname = self.field_names.get(name, name)
+        return self._member(name, ft)
+
+    def _member(self, flat: str, ft: T.Type) -> Any:
+        fs = T.strip_newtype(ft)
+        if isinstance(fs, T.StructLike) and fs.kind == "struct":
+            sv = StructV(fs)
+            for n, t in fs.fields:
+                sv.fields[n] = self._member(f"{flat}_{n}", t)
+            return sv
         if self.node is None:
-            node = field_node(self.name, fname)  # type: ignore[arg-type]
+            node = field_node(self.name, flat)  # type: ignore[arg-type]
         else:
-            idx = [n for n, _ in self.type.fields].index(name)
-            node = expr_node("access_field", self.node, idx_node(idx))
+            idx = flat_field_names(self.type).index(flat)
+            node = expr_node("access_field", self.node, idx)
         return Leaf(node, ft, "data", None, True)
+
+    def leaves(self) -> list["Leaf"]:
+        """Every scalar field, flattened, in order."""
+        out: list[Leaf] = []
+
+        def walk(v: Any) -> None:
+            if isinstance(v, Leaf):
+                out.append(v)
+            elif isinstance(v, StructV):
+                for x in v.fields.values():
+                    walk(x)
+
+        for n, _ in self.type.fields:
+            walk(self.field(n))
+        return out
 
     def valid(self) -> Leaf:
         if self.node is None:
@@ -142,6 +167,18 @@ class HeaderV(Value):
         else:
             node = expr_node("valid", None, self.node)
         return Leaf(node, T.Bool(), "bool")
+
+
+def flat_field_names(st: T.StructLike, prefix: str = "") -> list[str]:
+    """Field names of a header as stored: struct-typed fields flattened."""
+    out: list[str] = []
+    for n, t in st.fields:
+        ts = T.strip_newtype(t)
+        if isinstance(ts, T.StructLike) and ts.kind == "struct":
+            out.extend(flat_field_names(ts, f"{prefix}{n}_"))
+        else:
+            out.append(f"{prefix}{n}")
+    return out
 
 
 def idx_node(i: int) -> dict:
