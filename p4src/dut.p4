@@ -132,7 +132,8 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             meta.l4_dst_port: selector;
         }
         actions = { set_next_hop; drop; }
-        default_action = drop();
+        /* BMv2 gives tables with an action selector no default action:
+         * a miss is handled in the apply block. */
         implementation = ecmp_selector;
         size = 16384;
     }
@@ -177,7 +178,9 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         smac.apply();
         router_mac.apply();
         if (meta.is_routed == 1 && hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
-            ipv4_lpm.apply();
+            if (!ipv4_lpm.apply().hit) {
+                drop();
+            }
         } else {
             dmac.apply();
         }

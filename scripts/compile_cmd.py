@@ -97,7 +97,7 @@ def compile_all(src_dir: Path, build_dir: Path) -> int:
         eprint(f"no P4 programs in {src_dir}/")
         return 1
     build_dir.mkdir(parents=True, exist_ok=True)
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     failed = 0
     for prog in programs:
         t0 = time.perf_counter()
