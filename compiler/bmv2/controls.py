@@ -66,6 +66,8 @@ class Apply(Item):
     default: Optional[list[Item]] = None
     hit: Optional[list[Item]] = None
     miss: Optional[list[Item]] = None
+    reapplied: bool = False
+    where: Any = None
 
 
 @dataclass(eq=False)
@@ -154,7 +156,8 @@ class ControlLowering:
         self.ctx = ctx
         self.pipeline = pipeline
         self.tables = TableConverter(ctx, pipeline)
-        self.applied_tables: dict[int, str] = {}
+        self.applied_tables: dict[str, str] = {}
+        self.table_items: dict[str, Apply] = {}
 
     # ------------------------------------------------------------- items
 
@@ -273,12 +276,21 @@ class ControlLowering:
 
     def apply_table(self, tb: TableB, call: ast.Call, env: Env, items: list[Item]) -> Apply:
         if tb.name in self.applied_tables:
-            self.ctx.unsupported(call.pos, f"applying table {tb.name} more than once")
+            # allowed only where every application continues the same way
+            prev = self.table_items[tb.name]
+            a = Apply(prev.table, prev.action_names, reapplied=True, where=call)
+            items.append(a)
+            return a
+        for prop in tb.decl.properties:
+            if prop.kind == "key":
+                for k in prop.value:  # type: ignore[union-attr]
+                    self.pre_apply_exprs(k.expr, tb.env, items)
         p = self.open_prims(items, call.pos)
         j, names = self.tables.build(tb, p.body)
         self.applied_tables[tb.name] = j["name"]
         self.pipeline.tables.append(j)
         a = Apply(j, names)
+        self.table_items[tb.name] = a
         items.append(a)
         return a
 
@@ -517,11 +529,22 @@ class ControlLowering:
 
     def link_apply(self, a: Apply, nxt: Optional[str], ret: Optional[str]) -> str:
         j = a.table
-        j["base_default_next"] = nxt
-        if a.hit is not None or a.miss is not None:
-            j["next_tables"] = {"__HIT__": self.link(a.hit or [], nxt, ret),
-                                "__MISS__": self.link(a.miss or [], nxt, ret)}
+        base, nt = self.table_next(a, nxt, ret)
+        if "next_tables" in j:
+            if j["next_tables"] != nt or j["base_default_next"] != base:
+                self.ctx.unsupported(a.where.pos if a.where is not None else None,
+                                     f"applying table {j['name']} more than once")
             return j["name"]
+        j["base_default_next"] = base
+        j["next_tables"] = nt
+        return j["name"]
+
+    def table_next(self, a: Apply, nxt: Optional[str], ret: Optional[str]):
+        """base_default_next and next_tables of an applied table."""
+        j = a.table
+        if a.hit is not None or a.miss is not None:
+            return nxt, {"__HIT__": self.link(a.hit or [], nxt, ret),
+                         "__MISS__": self.link(a.miss or [], nxt, ret)}
         nt: dict[str, Optional[str]] = {}
         if a.cases is not None:
             for names, body in a.cases:
@@ -531,12 +554,10 @@ class ControlLowering:
             default_target = self.link(a.default, nxt, ret) if a.default is not None else nxt
             for n in j["actions"]:
                 nt.setdefault(n, default_target)
-            j["base_default_next"] = nxt
         else:
             for n in j["actions"]:
                 nt[n] = nxt
-        j["next_tables"] = nt
-        return j["name"]
+        return nxt, nt
 
 
 def _short(name: str) -> str:

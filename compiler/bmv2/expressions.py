@@ -389,7 +389,17 @@ class ExpressionConverter:
             inner = expr_node("+" if op == "|+|" else "-", as_data(lv), as_data(rv))
             cast = "sat_cast" if b.signed else "usat_cast"
             return Leaf(expr_node(cast, inner, {"type": "hexstr", "value": hex(b.width)}), t)
+        if op in ("/", "%") and lv.is_const and lv.const == 0:
+            return leaf_const(0, t) if T.bits_of(t) is not None else Leaf(hexstr(0), T.InfInt(), "data", 0)
         if op in ("/", "%"):
+            b = T.bits_of(t)
+            d = rv.const if rv.is_const else None
+            if b is not None and not b.signed and isinstance(d, int) and d > 0 and d & (d - 1) == 0:
+                # unsigned division by a power of two: a shift or a mask
+                k = d.bit_length() - 1
+                if op == "/":
+                    return Leaf(expr_node(">>", as_data(lv), {"type": "hexstr", "value": hex(k)}), t)
+                return Leaf(expr_node("&", as_data(lv), hexstr(d - 1, b.width)), t)
             return self.unsupported(e, f"operator {op} on values not known at compile time")
         return self.unsupported(e, f"operator {op}")
 

@@ -56,10 +56,18 @@ class ParserBody(BodyLowerer):
             return None
         args = [a.value for a in e.args]
         if name == "extract":
-            if not args or args[0] is None:
+            if not args:
                 self.unsupported(e, "extract without a header")
                 return None
-            target = self.ex.value(args[0], env)
+            if args[0] is None:
+                # extract(_): into a scratch header of the given type
+                t = self.resolve_type(e.type_args[0], env) if e.type_args else T.Unknown()
+                if not isinstance(T.strip_newtype(t), T.StructLike):
+                    self.unsupported(e, "extract(_) without a header type")
+                    return None
+                target = self.temp(t, "tmp_hdr", e.pos)
+            else:
+                target = self.ex.value(args[0], env)
             hdr = self.extract_target(target, e)
             if hdr is None:
                 return None
@@ -303,9 +311,17 @@ class ParserLowering:
         for case in sel.cases:
             nxt = self.state_name(case.state, env, case)
             ks = case.keyset
+            if not widths and isinstance(ks, (ast.Default, ast.DontCare)):
+                trans.append(_default(nxt))
+                break
             comps = list(ks.elems) if isinstance(ks, ast.ListExpr) and len(widths) > 1 else [ks]
             if len(comps) == 1 and len(widths) > 1 and isinstance(comps[0], (ast.Default, ast.DontCare)):
                 comps = [comps[0]] * len(widths)
+            vset = self.value_set(comps, env)
+            if vset is not None and len(comps) == 1:
+                # a struct value set matches the whole key
+                trans.append({"type": "parse_vset", "value": vset.name, "mask": None, "next_state": nxt})
+                continue
             if len(comps) != len(widths):
                 self.ctx.unsupported(case.pos, "a select case with the wrong number of values")
                 continue

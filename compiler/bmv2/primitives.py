@@ -295,11 +295,13 @@ class BodyLowerer:
     def lvalue(self, e: ast.Expr, env: Env) -> Value:
         if isinstance(e, ast.Slice):
             base = self.lvalue(e.expr, env)
+            hi = int(self.ex.const(e.hi, env))
+            lo = int(self.ex.const(e.lo, env))
+            if isinstance(base, SliceTarget):  # x[7:4][1:0] is x[5:4]
+                return SliceTarget(base.base, base.lo + hi, base.lo + lo)
             if not isinstance(base, Leaf):
                 self.unsupported(e, "slice of a non-scalar")
                 return Leaf(hexstr(0), T.Unknown())
-            hi = int(self.ex.const(e.hi, env))
-            lo = int(self.ex.const(e.lo, env))
             return SliceTarget(base, hi, lo)
         v = self.ex.value(e, env)
         if isinstance(v, Leaf) and not v.lvalue:

@@ -211,6 +211,21 @@ class Storage:
         sv.unions = unions  # type: ignore[attr-defined]
         return sv
 
+    def varbit(self, hint: str, t: T.Varbit) -> Leaf:
+        """A varbit variable: BMv2 keeps it in a metadata header of its own
+        with one field named `field` (as p4c does)."""
+        key = ("varbit", t.max_width)
+        tname = self._type_names.get(key)
+        if tname is None:
+            tname = self._reserve_type_name(f"$varbit{t.max_width}")
+            self._type_names[key] = tname
+            self.header_types.append({"name": tname, "id": len(self.header_types),
+                                      "fields": [["field", "*"]], "max_length": (t.max_width + 7) // 8})
+        name = self._unique(hint.replace(".", "_"), self._instance_names)
+        self.headers.append({"name": name, "id": len(self.headers), "header_type": tname,
+                             "metadata": True, "pi_omit": True})
+        return Leaf(field_node(name, "field"), t, "data", None, True)
+
     # --------------------------------------------------------------- values
 
     def alloc(self, hint: str, t: T.Type, pos: Optional[Pos] = None, *, scalar_prefix: str = "",
@@ -243,8 +258,7 @@ class Storage:
                                                 header_prefix=f"{header_prefix}{hint}_")
             return sv
         if isinstance(ts, T.Varbit):
-            self.ctx.unsupported(pos, "a varbit variable outside a header")
-            return Leaf({"type": "hexstr", "value": "0x0"}, t)
+            return self.varbit(scalar_prefix + hint, ts)
         self.ctx.unsupported(pos, f"a variable of type {t}")
         return Leaf({"type": "hexstr", "value": "0x0"}, t)
 

@@ -180,8 +180,7 @@ class TableConverter:
                 self.pipeline.action_profile(eb, selector_inputs, impl)
             elif eb is not None:
                 ctx.unsupported(impl.pos, f"table implementation {eb.kind}")
-        elif selector_inputs:
-            ctx.unsupported(d.pos, "selector keys without an action_selector")
+        # selector keys without an action selector are ignored, as p4c does
         # direct resources
         cp = props.get("counters")
         if cp is not None:
