@@ -406,8 +406,32 @@ class BodyChecker:
                     pass
             elif isinstance(d, ast.Instantiation):
                 self.check_instantiation(d, scope)
-        elif isinstance(s, (ast.For, ast.ForIn)):
-            self.err(ErrorKind.UNSUPPORTED, s, "for loops are not supported by p4scope's compiler yet")
+        elif isinstance(s, ast.For):
+            inner = Scope(scope, owner=scope.owner)
+            for x in s.init:
+                self.check_stmt(x, inner)
+            if s.cond is not None:
+                ct = c.check_expr(s.cond, inner, T.Bool())
+                if not isinstance(ct, (T.Bool, T.Unknown)):
+                    self.err(ErrorKind.TYPE, s.cond, f"loop condition must be bool, not {ct}")
+            for x in s.update:
+                self.check_stmt(x, inner)
+            self.check_stmt(s.body, inner)
+        elif isinstance(s, ast.ForIn):
+            inner = Scope(scope, owner=scope.owner)
+            it = c.check_expr(s.iterable, inner)
+            if s.type is not None:
+                vt = c.resolve_type(s.type, inner)
+            elif isinstance(it, T.Stack):
+                vt = it.elem
+            else:
+                vt = it
+            if not isinstance(it, (T.Stack, T.Tuple, T.ListT, T.Unknown)) and not isinstance(s.iterable, ast.Range):
+                self.err(ErrorKind.TYPE, s.iterable, f"cannot iterate over a value of type {it}")
+            var = Symbol("var", s.var, ast.VarDecl(name=s.var, type=s.type, pos=s.pos), type=vt)
+            var.scope = inner
+            inner.declare(var)
+            self.check_stmt(s.body, inner)
         else:
             self.err(ErrorKind.UNSUPPORTED, s, f"unsupported statement {type(s).__name__}")
 
