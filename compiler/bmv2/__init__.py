@@ -132,8 +132,8 @@ class V1ModelBackend:
             self.diags.error(ErrorKind.ARCH, params[3].pos, "expected standard_metadata_t")
             return None
         std = ctx.storage.alloc_standard_metadata(st)
-        ing = blocks["ingress"].decl.params
-        meta_name = ing[1].name if len(ing) > 1 else params[2].name
+        # p4c names the user metadata scalars after the struct type: "metadata_t.f"
+        meta_name = mt.name if isinstance(mt, T.StructLike) else params[2].name
         hdr = ctx.storage.alloc_root(params[1].name, ht, params[1].pos)
         meta = ctx.storage.alloc_root(meta_name, mt, params[2].pos)
         return hdr, meta, std

@@ -76,6 +76,11 @@ class ConversionContext:
             self._action_cache[key] = aid
         return aid
 
+    def tuple_name(self) -> str:
+        """p4c's name for a digest of a list that is not a struct."""
+        self._tuples = getattr(self, "_tuples", -1) + 1
+        return f"tuple_{self._tuples}"
+
     def fresh_node_name(self) -> str:
         name = f"node_{self.node_counter}"
         self.node_counter += 1

@@ -520,7 +520,7 @@ class ControlLowering:
                 pt = self.ctx.checker.resolve_type(q.type, self.ctx.type_scope(ab.env))
                 w = T.width_of(pt) or 0
                 from .values import hex_text, wrap
-                data.append(hex_text(wrap(int(c), w, False) if w else int(c), w))
+                data.append(hex_text(wrap(int(c), w, False) if w else int(c)))
             return aid, name, data
         body.inline_action(ab, args, env, ab.decl)
         prims = body.finish()

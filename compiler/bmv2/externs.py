@@ -175,7 +175,7 @@ class ExternLowering:
             dt = self.body.resolve_type(e.type_args[0], env)
         else:
             dt = self.body.type_of(a["data"])  # type: ignore[arg-type]
-        name = dt.name if isinstance(dt, T.StructLike) else str(dt)
+        name = dt.name if isinstance(dt, T.StructLike) else self.ctx.tuple_name()
         v = self.ex.value(a["data"], env)  # type: ignore[arg-type]
         elems = self.leaves(v, e)
         lid = self.ctx.learn_list(name, elems, e.pos)

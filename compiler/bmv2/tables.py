@@ -82,7 +82,7 @@ class TableActions:
                 self.ctx.unsupported(p.pos, f"action parameter {p.name} of type {pt}")
                 w = 0
             idx = len(runtime_data)
-            runtime_data.append({"name": p.name, "bitwidth": w})
+            runtime_data.append({"name": annotation_string(p.annotations, "name") or p.name, "bitwidth": w})
             env.declare(p.name, Leaf({"type": "runtime_data", "value": idx}, pt, "data"))
         body.frames.append(Frame(Label(), outs=outs))
         body.stmts(ab.decl.body.stmts, env)
@@ -167,6 +167,8 @@ class TableConverter:
         entries = props.get("entries")
         if entries is not None:
             size = len(entries.value)  # type: ignore[arg-type]
+        if size <= 0 or (not j["key"] and "default_action" in props):
+            size = DEFAULT_SIZE  # as p4c (a keyless table never holds entries anyway)
         j["max_size"] = size
         # implementation (action profile / selector)
         impl = props.get("implementation")
@@ -267,7 +269,8 @@ class TableConverter:
             else:
                 self.ctx.unsupported(k.pos, "this table key")
                 target = ["scalars", "?"]
-        return {"match_type": match, "name": name, "target": target, "mask": mask_text}, width
+        bmv2_match = "ternary" if match == "optional" else match  # BMv2 has no optional
+        return {"match_type": bmv2_match, "name": name, "target": target, "mask": mask_text}, width
 
     def field_operand(self, v: Leaf, body: BodyLowerer, where: ast.Expr) -> dict:
         if v.is_field:
@@ -323,7 +326,7 @@ class TableConverter:
                 v = 0
             b = T.bits_of(pt)
             w = b.width if b is not None else 0
-            out.append(hex_text(wrap(int(v), w, False) if w else int(v), w))
+            out.append(hex_text(wrap(int(v), w, False) if w else int(v)))
         return out
 
     def _call_parts(self, e: Any) -> tuple[ast.Expr, tuple[ast.Argument, ...]]:

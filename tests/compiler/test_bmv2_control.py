@@ -91,7 +91,7 @@ def test_direct_action_call_uses_the_action_with_constant_data():
     t = node(j, pipeline(j)["init_table"])
     assert t["name"] == "tbl_set_a"
     assert t["actions"] == ["ingress.set_a"]
-    assert t["default_entry"]["action_data"] == ["0x07"]
+    assert t["default_entry"]["action_data"] == ["0x7"]
 
 
 def test_table_action_body_and_runtime_data():

@@ -70,7 +70,7 @@ def test_unsigned_to_signed_cast():
 def test_bool_stored_as_bit_and_read_with_d2b():
     v1, v2 = assigned("meta.flag = hdr.h.isValid(); hdr.h.a = meta.flag ? 8w1 : 8w2;")
     assert v1 == ex("b2d", None, ex("d2b", None, fld("h", "$valid$")))
-    assert v2 == ex("?", hx("0x01"), hx("0x02"), cond=ex("d2b", None, fld("scalars", "meta.flag")))
+    assert v2 == ex("?", hx("0x01"), hx("0x02"), cond=ex("d2b", None, fld("scalars", "metadata.flag")))
 
 
 def test_comparison_and_logic():
@@ -107,4 +107,4 @@ def test_locals_live_in_scalars_padded_to_bytes():
 
 def test_user_metadata_fields_are_named_after_the_struct_parameter():
     j = compile_ingress("meta.tag = 1;")
-    assert ["meta.tag", 16, False] in scalars_field(j, "meta.")
+    assert ["metadata.tag", 16, False] in scalars_field(j, "metadata.")

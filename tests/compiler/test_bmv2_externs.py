@@ -15,7 +15,7 @@ def test_hash_becomes_a_calculation():
     p = prims[0]
     assert p["op"] == "modify_field_with_hash_based_offset"
     dst, base, calc, mx = p["parameters"]
-    assert dst == {"type": "field", "value": ["scalars", "meta.tag"]}
+    assert dst == {"type": "field", "value": ["scalars", "metadata.tag"]}
     assert base == {"type": "hexstr", "value": "0x0000"} and mx == {"type": "hexstr", "value": "0x0040"}
     c = next(c for c in j["calculations"] if c["name"] == calc["value"])
     assert c["algo"] == "crc16"
@@ -27,7 +27,7 @@ def test_hash_becomes_a_calculation():
 def test_random():
     _, prims = ops("random(meta.x, 8w1, 8w9);")
     assert prims[0] == {"op": "modify_field_rng_uniform", "parameters": [
-        {"type": "field", "value": ["scalars", "meta.x"]},
+        {"type": "field", "value": ["scalars", "metadata.x"]},
         {"type": "hexstr", "value": "0x01"}, {"type": "hexstr", "value": "0x09"}]}
 
 
@@ -51,7 +51,7 @@ struct fl_meta_t { @field_list(1) bit<8> keep; bit<8> other; }
     assert prims[0]["parameters"][1] == {"type": "hexstr", "value": "0x0"}
     assert prims[1]["op"] == "clone_egress_pkt_to_egress"
     fl = next(f for f in j["field_lists"] if f["id"] == int(prims[1]["parameters"][1]["value"], 16))
-    assert fl["elements"] == [{"type": "field", "value": ["scalars", "meta.tag"]}]
+    assert fl["elements"] == [{"type": "field", "value": ["scalars", "metadata.tag"]}]
     assert prims[2]["op"] == "resubmit"
 
 
@@ -65,7 +65,7 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.ethernet); } }
 """
     j = compile_json(src + PARSER + rest + EGRESS + ingress("resubmit_preserving_field_list(1);") + MAIN)
     assert j["field_lists"] == [{"id": 1, "name": "field_list1", "elements": [
-        {"type": "field", "value": ["scalars", "meta.tag"]}]}]
+        {"type": "field", "value": ["scalars", "metadata.tag"]}]}]
 
 
 def test_truncate_log_assert_mark_to_drop():

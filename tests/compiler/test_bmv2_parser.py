@@ -117,7 +117,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
     ops = states(j)["start"]["parser_ops"]
     assert ops[1]["op"] == "verify"
     assert ops[1]["parameters"][1] == {"type": "hexstr", "value": "0x2"}
-    assert ops[2] == {"parameters": [{"type": "field", "value": ["scalars", "meta.x"]},
+    assert ops[2] == {"parameters": [{"type": "field", "value": ["scalars", "metadata.x"]},
                                      {"type": "field", "value": ["ipv4", "ttl"]}], "op": "set"}
 
 

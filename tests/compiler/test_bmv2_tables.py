@@ -45,7 +45,7 @@ def test_default_entry_with_constant_arguments():
                 "const default_action = set_a(5); }")
     de = t["default_entry"]
     assert de["action_const"] and de["action_entry_const"]
-    assert de["action_data"] == ["0x05"]
+    assert de["action_data"] == ["0x5"]
 
 
 def test_const_entries():
@@ -56,7 +56,7 @@ def test_const_entries():
     e0, e1 = t["entries"]
     assert e0["match_key"] == [{"match_type": "ternary", "key": "0x10", "mask": "0xf0"},
                                {"match_type": "range", "start": "0x01", "end": "0x05"}]
-    assert e0["action_entry"]["action_data"] == ["0x01"]
+    assert e0["action_entry"]["action_data"] == ["0x1"]
     assert action_by_id(j, e0["action_entry"]["action_id"])["name"] == "ingress.set_a"
     assert e0["priority"] < e1["priority"]
     assert e1["match_key"][0]["mask"] == "0x00"
@@ -84,7 +84,7 @@ def test_direct_counter_and_meter():
     assert {"name": "ingress.dc", "id": 0, "is_direct": True, "binding": "ingress.t"} in j["counter_arrays"]
     m = j["meter_arrays"][0]
     assert m["is_direct"] and m["binding"] == "ingress.t" and m["type"] == "bytes"
-    assert m["result_target"] == ["scalars", "meta.x"]
+    assert m["result_target"] == ["scalars", "metadata.x"]
 
 
 def test_action_selector():
