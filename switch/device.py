@@ -1,0 +1,419 @@
+"""One P4Runtime device: its pipeline, its controllers and its packets.
+
+`Device` is what the gRPC service calls. It owns
+
+* the P4Runtime-facing `Pipeline` (set by SetForwardingPipelineConfig) and
+  the engine that forwards packets (the same one after a commit; the old
+  one until COMMIT after a VERIFY_AND_SAVE; the command line's JSON before
+  any pipeline was set);
+* the `Arbitration` of its controllers;
+* the packet path: ports -> engine -> ports, the CPU port to packet-in,
+  packet-out to the CPU port, digests and idle timeouts to the primary.
+
+Every engine call happens under `self.lock`, so requests are serialised
+(the spec's "strictly serializable" writes) and the engine, which is not
+thread-safe, only ever runs one call at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+from finsy.proto import p4i, p4r
+
+from .arbitration import Arbitration, Connection
+from .codec import from_u128
+from .devconfig import decode_device_config
+from .engine import EngineAdapter
+from .errors import P4RuntimeError, internal, invalid, not_found, precondition, unimplemented
+from .packetio import build_packet_out, parse_packet_in
+from .pipeline import EngineFactory, EngineOptions, Pipeline, default_engine_factory
+
+log = logging.getLogger("p4scope.switch")
+trace = logging.getLogger("p4scope.switch.packets")
+
+API_VERSION = "1.3.0"  # what PI reports
+READ_CHUNK = 1000  # entities per ReadResponse message
+SFP = p4r.SetForwardingPipelineConfigRequest
+GFP = p4r.GetForwardingPipelineConfigRequest
+
+
+@dataclass
+class DeviceOptions:
+    device_id: int = 0
+    cpu_port: int = 0  # 0: no packet I/O
+    drop_port: int = 511
+    priority_queues: int = 1
+    seed: int = 0
+    dump_packet_data: int = 0
+
+
+@dataclass
+class Stats:
+    packets_in: int = 0
+    packets_out: int = 0
+    packet_ins: int = 0
+    packet_outs: int = 0
+    packet_in_drops: int = 0
+    digests: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+class Device:
+    def __init__(self, options: DeviceOptions = DeviceOptions(),
+                 engine_factory: EngineFactory = default_engine_factory,
+                 transmit: Optional[Callable[[int, bytes], None]] = None,
+                 clock: Callable[[], int] = time.monotonic_ns):
+        self.opts = options
+        self.device_id = options.device_id
+        self.engine_factory = engine_factory
+        self.lock = threading.RLock()
+        self.arb = Arbitration(options.device_id)
+        self.pipeline: Optional[Pipeline] = None
+        self.dataplane: Optional[EngineAdapter] = None
+        self.startup_json: Optional[str] = None
+        self.pending_commit = False
+        self.transmit: Callable[[int, bytes], None] = transmit or (lambda port, data: None)
+        self.clock = clock
+        self.t0 = clock()
+        self.stats = Stats()
+        self._pkt_ids = 0
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._housekeeper: Optional[threading.Thread] = None
+
+    @property
+    def engine_options(self) -> EngineOptions:
+        return EngineOptions(self.opts.drop_port, self.opts.priority_queues, self.opts.seed)
+
+    def now_ns(self) -> int:
+        return self.clock() - self.t0
+
+    # ----- start-up ---------------------------------------------------------
+
+    def load_json(self, json_text: str) -> None:
+        """Runs a BMv2 JSON without P4Info (the command line's positional file).
+        P4Runtime writes still need SetForwardingPipelineConfig, as with BMv2."""
+        engine = self.engine_factory(json_text, self.engine_options)
+        with self.lock:
+            self.startup_json = json_text
+            self.dataplane = engine
+
+    def start(self) -> None:
+        """Starts the background sweeps (digest timeouts, idle timeouts)."""
+        if self._housekeeper is None:
+            self._housekeeper = threading.Thread(target=self._housekeeping, name="p4rt-sweeps",
+                                                 daemon=True)
+            self._housekeeper.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._housekeeper is not None:
+            self._housekeeper.join(timeout=2)
+            self._housekeeper = None
+
+    def _housekeeping(self) -> None:
+        last_idle = 0
+        while not self._stop.is_set():
+            wait = 0.1
+            try:
+                with self.lock:
+                    pipe = self.pipeline
+                    if pipe is not None:
+                        now = self.clock()
+                        pipe.digests.tick(now)
+                        d = pipe.digests.next_deadline(now)
+                        if d is not None:
+                            wait = min(wait, d / 1e9)
+                        if now - last_idle >= pipe.idle.interval_ns:
+                            last_idle = now
+                            pipe.idle.sweep()
+            except Exception:  # a sweep must never kill the thread
+                log.exception("housekeeping failed")
+            self._wake.wait(max(wait, 0.001))
+            self._wake.clear()
+
+    # ----- checks -------------------------------------------------------------
+
+    def _check_device(self, device_id: int, what: str) -> None:
+        if device_id != self.device_id:
+            raise not_found(f"{what}.device_id: {device_id} is not a device of this switch "
+                            f"(its device id is {self.device_id})")
+
+    def _need_pipeline(self, what: str) -> Pipeline:
+        if self.pipeline is None:
+            raise precondition(f"{what}: no forwarding pipeline config set for this device "
+                               "(call SetForwardingPipelineConfig first)")
+        return self.pipeline
+
+    # ----- Capabilities -------------------------------------------------------
+
+    def capabilities(self) -> p4r.CapabilitiesResponse:
+        return p4r.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+
+    # ----- SetForwardingPipelineConfig / Get -------------------------------
+
+    def set_pipeline(self, req) -> None:
+        self._check_device(req.device_id, "SetForwardingPipelineConfig")
+        self.arb.check_writer(req, "SetForwardingPipelineConfig")
+        action = req.action
+        what = "SetForwardingPipelineConfig"
+        if action == SFP.UNSPECIFIED:
+            raise invalid(f"{what}.action: not set (VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, "
+                          "COMMIT or RECONCILE_AND_COMMIT)")
+        if action not in (SFP.VERIFY, SFP.VERIFY_AND_SAVE, SFP.VERIFY_AND_COMMIT, SFP.COMMIT,
+                          SFP.RECONCILE_AND_COMMIT):
+            raise invalid(f"{what}.action: {action} is not a valid action")
+        if action == SFP.COMMIT:
+            if req.HasField("config"):
+                raise invalid(f"{what}.config: COMMIT takes no config (it commits the one saved "
+                              "by VERIFY_AND_SAVE)")
+            with self.lock:
+                if not self.pending_commit or self.pipeline is None:
+                    raise not_found(f"{what}: there is no saved config to commit "
+                                    "(VERIFY_AND_SAVE first)")
+                self._commit(self.pipeline)
+            return
+        if not req.HasField("config"):
+            raise invalid(f"{what}.config: missing")
+        pipe = self._build(req.config, what)
+        if action == SFP.VERIFY:
+            return
+        with self.lock:
+            if action == SFP.VERIFY_AND_SAVE:
+                self._install(pipe)
+                self.pending_commit = True
+                return
+            if action == SFP.RECONCILE_AND_COMMIT and self.pipeline is not None:
+                self._reconcile(self.pipeline, pipe, what)
+            self._install(pipe)
+            self._commit(pipe)
+
+    def _build(self, cfg, what: str) -> Pipeline:
+        if not cfg.HasField("p4info"):
+            raise invalid(f"{what}.config.p4info: missing")
+        dc = decode_device_config(cfg.p4_device_config)
+        data = dc.device_data
+        if not data:
+            # PI's legacy path for BMv2: keep the JSON the switch already runs
+            with self.lock:
+                current = self.pipeline.json_text if self.pipeline else self.startup_json
+            if current is None:
+                raise invalid(f"{what}.config.p4_device_config: empty, and the switch has no "
+                              "BMv2 JSON loaded (give the JSON, raw or in a P4DeviceConfig)")
+            json_text = current
+        else:
+            try:
+                json_text = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise invalid(f"{what}.config.p4_device_config: the BMv2 JSON is not UTF-8 "
+                              f"({e})") from None
+        cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
+        return Pipeline(cfg.p4info, json_text, device_config=bytes(cfg.p4_device_config),
+                        cookie=cookie, options=self.engine_options,
+                        engine_factory=self.engine_factory)
+
+    def _install(self, pipe: Pipeline) -> None:
+        pipe.set_stream_sink(self._to_primary)
+        self.pipeline = pipe
+
+    def _commit(self, pipe: Pipeline) -> None:
+        self.dataplane = pipe.engine
+        self.pending_commit = False
+        self._wake.set()
+        log.info("pipeline committed (%d tables)", len(pipe.schema.tables))
+
+    def _reconcile(self, old: Pipeline, new: Pipeline, what: str) -> None:
+        """Replays the old forwarding state into `new`; INVALID_ARGUMENT if it does not fit."""
+        for i, ent in enumerate(old.forwarding_state()):
+            te = ent.table_entry if ent.WhichOneof("entity") == "table_entry" else None
+            utype = p4r.Update.MODIFY if te is not None and te.is_default_action else p4r.Update.INSERT
+            try:
+                new.write_one(utype, ent, f"state[{i}]")
+            except P4RuntimeError as e:
+                raise invalid(f"{what}: RECONCILE_AND_COMMIT cannot keep the forwarding state in "
+                              f"the new pipeline: {e.message}") from None
+
+    def get_pipeline(self, req) -> p4r.GetForwardingPipelineConfigResponse:
+        self._check_device(req.device_id, "GetForwardingPipelineConfig")
+        resp = p4r.GetForwardingPipelineConfigResponse()
+        with self.lock:
+            pipe = self.pipeline
+        if pipe is None:
+            return resp
+        rt = req.response_type
+        if rt not in (GFP.ALL, GFP.COOKIE_ONLY, GFP.P4INFO_AND_COOKIE, GFP.DEVICE_CONFIG_AND_COOKIE):
+            raise invalid(f"GetForwardingPipelineConfig.response_type: {rt} is not valid")
+        cfg = resp.config
+        if rt in (GFP.ALL, GFP.P4INFO_AND_COOKIE):
+            cfg.p4info.CopyFrom(pipe.p4info)
+        if rt in (GFP.ALL, GFP.DEVICE_CONFIG_AND_COOKIE):
+            cfg.p4_device_config = pipe.device_config
+        if pipe.cookie is not None:
+            cfg.cookie.cookie = pipe.cookie
+        if rt == GFP.COOKIE_ONLY and pipe.cookie is None:
+            cfg.SetInParent()
+        return resp
+
+    # ----- Write / Read ---------------------------------------------------------
+
+    def write(self, req) -> Optional[list[Optional[P4RuntimeError]]]:
+        """Applies a WriteRequest; None if all updates succeeded, else one
+        error (or None) per update. RPC-wide problems raise P4RuntimeError."""
+        self._check_device(req.device_id, "Write")
+        self.arb.check_writer(req, "Write")
+        with self.lock:
+            pipe = self._need_pipeline("Write")
+            if req.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
+                raise unimplemented("Write.atomicity: only CONTINUE_ON_ERROR is supported (as PI)")
+            results: list[Optional[P4RuntimeError]] = []
+            failed = False
+            write_one = pipe.write_one
+            for i, u in enumerate(req.updates):
+                try:
+                    write_one(u.type, u.entity, f"updates[{i}].entity")
+                    results.append(None)
+                except P4RuntimeError as e:
+                    results.append(e)
+                    failed = True
+                except Exception as e:  # a bug must not take the server down
+                    log.exception("internal error in update %d", i)
+                    results.append(internal(f"updates[{i}]: internal error: {e!r}"))
+                    failed = True
+        return results if failed else None
+
+    def read(self, req) -> Iterable[p4r.ReadResponse]:
+        self._check_device(req.device_id, "Read")
+        with self.lock:
+            pipe = self._need_pipeline("Read")
+            resp = p4r.ReadResponse()
+            for i, ent in enumerate(req.entities):
+                pipe.read_one(ent, resp.entities, f"entities[{i}]")
+        ents = resp.entities
+        if len(ents) <= READ_CHUNK:
+            return [resp]
+        out = []
+        for start in range(0, len(ents), READ_CHUNK):
+            chunk = p4r.ReadResponse()
+            chunk.entities.extend(ents[start:start + READ_CHUNK])
+            out.append(chunk)
+        return out
+
+    # ----- StreamChannel ----------------------------------------------------------
+
+    def stream_open(self, send: Callable[[p4r.StreamMessageResponse], None],
+                    peer: str = "") -> Connection:
+        return Connection(send, peer)
+
+    def stream_close(self, conn: Connection) -> None:
+        self.arb.remove(conn)
+
+    def stream_request(self, conn: Connection, req) -> None:
+        """Handles one StreamMessageRequest; raises P4RuntimeError to end the stream."""
+        kind = req.WhichOneof("update")
+        if kind == "arbitration":
+            arb = req.arbitration
+            registered = conn in self.arb.connections
+            if arb.device_id != self.device_id:
+                if registered:
+                    raise precondition(f"arbitration.device_id: {arb.device_id} differs from the "
+                                       f"stream's device {self.device_id}")
+                raise not_found(f"arbitration.device_id: {arb.device_id} is not a device of this "
+                                f"switch (its device id is {self.device_id})")
+            if registered and arb.role.name != conn.role:
+                raise precondition("arbitration.role: a stream cannot change its role")
+            eid = from_u128(arb.election_id) if arb.HasField("election_id") else 0
+            self.arb.update(conn, eid, arb.role.name)
+        elif kind == "packet":
+            if self.arb.primary is not conn:
+                return  # PI drops packet-outs from backups silently
+            self.packet_out(req.packet, conn)
+        elif kind == "digest_ack":
+            if self.arb.primary is not conn:
+                return
+            with self.lock:
+                if self.pipeline is not None:
+                    self.pipeline.digests.ack(req.digest_ack.digest_id, req.digest_ack.list_id)
+
+    def _to_primary(self, msg: p4r.StreamMessageResponse) -> None:
+        if msg.WhichOneof("update") == "digest":
+            self.stats.digests += 1
+        self.arb.send_to_primary(msg)
+
+    # ----- packets ------------------------------------------------------------------
+
+    def packet_out(self, pkt, conn: Optional[Connection] = None) -> None:
+        try:
+            if not self.opts.cpu_port:
+                raise precondition("packet: packet-out needs a CPU port (start the switch with "
+                                   "-- --cpu-port N)")
+            with self.lock:
+                pipe = self._need_pipeline("packet")
+                data = build_packet_out(pipe.schema.packet_out, pkt)
+            self.stats.packet_outs += 1
+            self.receive([(self.opts.cpu_port, data)])
+        except P4RuntimeError as e:
+            if conn is not None:
+                err = p4r.StreamMessageResponse()
+                err.error.canonical_code = e.code
+                err.error.message = e.message
+                err.error.packet_out.packet_out.CopyFrom(pkt)
+                conn.send(err)
+
+    def receive(self, batch: list[tuple[int, bytes]]) -> None:
+        """Packets arriving on ports: run them and deliver what comes out."""
+        if not batch:
+            return
+        with self.lock:
+            engine = self.dataplane
+            if engine is None:
+                return
+            now = self.now_ns()
+            if trace.isEnabledFor(logging.DEBUG):
+                for port, data in batch:
+                    self._trace_in(port, data)
+            outs = engine.process([(p, d, now) for p, d in batch])
+            digests = engine.take_digests()
+            pipe = self.pipeline if self.pipeline is not None and self.pipeline.engine is engine else None
+            if digests and pipe is not None:
+                for name, values, _t in digests:
+                    pipe.digests.on_digest(name, values, self.clock())
+            if trace.isEnabledFor(logging.INFO):
+                for line in engine.take_log():
+                    trace.info("%s", line)
+            packet_in_info = pipe.schema.packet_in if pipe is not None else None
+        self.stats.packets_in += len(batch)
+        cpu = self.opts.cpu_port
+        for port, data, _t in outs:
+            if cpu and port == cpu:
+                msg = p4r.StreamMessageResponse()
+                if parse_packet_in(packet_in_info, data, msg.packet):
+                    if self.arb.send_to_primary(msg):
+                        self.stats.packet_ins += 1
+                    else:
+                        self.stats.packet_in_drops += 1
+                continue
+            self.stats.packets_out += 1
+            if trace.isEnabledFor(logging.DEBUG):
+                self._trace_out(port, data)
+            self.transmit(port, data)
+
+    def _trace_in(self, port: int, data: bytes) -> None:
+        self._pkt_ids += 1
+        trace.debug("[%d.0] Processing packet received on port %d", self._pkt_ids, port)
+        if self.opts.dump_packet_data:
+            trace.info("Packet data: %s", data[:self.opts.dump_packet_data].hex(" "))
+
+    def _trace_out(self, port: int, data: bytes) -> None:
+        trace.debug("Transmitting packet of size %d out of port %d", len(data), port)
+        if self.opts.dump_packet_data:
+            trace.info("Packet data: %s", data[:self.opts.dump_packet_data].hex(" "))
+
+
+def empty_p4info() -> "p4i.P4Info":
+    return p4i.P4Info()

@@ -1,0 +1,186 @@
+"""The gRPC P4Runtime service: requests in, status codes out.
+
+Status mapping (spec "Error Reporting"): an RPC-wide problem is the gRPC
+status of its P4RuntimeError with no details; a Write whose updates failed
+is UNKNOWN with a google.rpc.Status in the `grpc-status-details-bin`
+trailer holding one p4.v1.Error per update (OK for those that succeeded),
+exactly as PI sends it. Any unexpected exception becomes INTERNAL for that
+request only: a bad request never takes the server down.
+
+StreamChannel runs a reader thread per stream; responses (arbitration
+advisories, packet-ins, digests, idle timeouts, stream errors) go through a
+bounded queue, so a slow controller loses packet-ins instead of stalling
+the switch.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from concurrent import futures
+from typing import Optional
+
+import grpc
+from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
+
+from .device import Device
+from .errors import P4RuntimeError
+
+log = logging.getLogger("p4scope.switch")
+ERROR_SPACE = "p4scope"
+STREAM_QUEUE = 10_000
+_END = object()
+
+
+class _Status(grpc.Status):
+    def __init__(self, code: grpc.StatusCode, details: str, trailing_metadata=()):
+        self.code = code
+        self.details = details
+        self.trailing_metadata = trailing_metadata
+
+
+def grpc_code(code: int) -> grpc.StatusCode:
+    for c in grpc.StatusCode:
+        if c.value[0] == code:
+            return c
+    return grpc.StatusCode.UNKNOWN
+
+
+def batch_status(errors: list[Optional[P4RuntimeError]]) -> rpc_status.Status:
+    """The google.rpc.Status of a Write whose updates did not all succeed."""
+    failed = [(i, e) for i, e in enumerate(errors) if e is not None]
+    first_i, first = failed[0]
+    msg = (f"Write failure: {len(failed)} of {len(errors)} update(s) failed; first: "
+           f"{rpc_code.Code.Name(first.code)}: {first.message}")
+    st = rpc_status.Status(code=rpc_code.Code.UNKNOWN, message=msg)
+    for e in errors:
+        err = p4r.Error()
+        if e is not None:
+            err.canonical_code = e.code
+            err.message = e.message
+            err.space = ERROR_SPACE
+        st.details.add().Pack(err)
+    return st
+
+
+class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
+    def __init__(self, device: Device):
+        self.device = device
+
+    @staticmethod
+    def _abort(context, e: P4RuntimeError):
+        context.abort(grpc_code(e.code), e.message)
+
+    @staticmethod
+    def _internal(context, what: str, e: Exception):
+        log.exception("%s: internal error", what)
+        context.abort(grpc.StatusCode.INTERNAL, f"{what}: internal error: {e!r}")
+
+    def Capabilities(self, request, context):
+        return self.device.capabilities()
+
+    def SetForwardingPipelineConfig(self, request, context):
+        try:
+            self.device.set_pipeline(request)
+        except P4RuntimeError as e:
+            log.info("SetForwardingPipelineConfig refused: %s", e.message)
+            self._abort(context, e)
+        except Exception as e:
+            self._internal(context, "SetForwardingPipelineConfig", e)
+        return p4r.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request, context):
+        try:
+            return self.device.get_pipeline(request)
+        except P4RuntimeError as e:
+            self._abort(context, e)
+        except Exception as e:
+            self._internal(context, "GetForwardingPipelineConfig", e)
+
+    def Write(self, request, context):
+        try:
+            errors = self.device.write(request)
+        except P4RuntimeError as e:
+            self._abort(context, e)
+        except Exception as e:
+            self._internal(context, "Write", e)
+        if errors is None:
+            return p4r.WriteResponse()
+        st = batch_status(errors)
+        context.abort_with_status(_Status(
+            grpc.StatusCode.UNKNOWN, st.message,
+            (("grpc-status-details-bin", st.SerializeToString()),)))
+
+    def Read(self, request, context):
+        try:
+            responses = self.device.read(request)
+        except P4RuntimeError as e:
+            self._abort(context, e)
+        except Exception as e:
+            self._internal(context, "Read", e)
+        yield from responses
+
+    def StreamChannel(self, request_iterator, context):
+        q: queue.Queue = queue.Queue(maxsize=STREAM_QUEUE)
+        dropped = [0]
+
+        def send(msg):
+            try:
+                q.put_nowait(msg)
+            except queue.Full:
+                dropped[0] += 1
+
+        conn = self.device.stream_open(send, context.peer())
+
+        def reader():
+            try:
+                for req in request_iterator:
+                    try:
+                        self.device.stream_request(conn, req)
+                    except P4RuntimeError as e:
+                        q.put(e)
+                        return
+                    except Exception as e:
+                        log.exception("stream request failed")
+                        q.put(P4RuntimeError(rpc_code.Code.INTERNAL, f"internal error: {e!r}"))
+                        return
+            except Exception:
+                pass  # the client went away
+            finally:
+                q.put(_END)
+
+        context.add_callback(lambda: q.put(_END))
+        t = threading.Thread(target=reader, name=f"p4rt-stream-{conn.id}", daemon=True)
+        t.start()
+        try:
+            while True:
+                item = q.get()
+                if item is _END:
+                    break
+                if isinstance(item, P4RuntimeError):
+                    self._abort(context, item)
+                yield item
+        finally:
+            self.device.stream_close(conn)
+            if dropped[0]:
+                log.warning("stream %d: %d messages dropped (slow controller)", conn.id, dropped[0])
+
+
+def make_server(device: Device, address: str, credentials: Optional[grpc.ServerCredentials] = None,
+                max_workers: int = 64) -> tuple[grpc.Server, int]:
+    """A started gRPC server serving P4Runtime for `device`; returns (server, port)."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+        options=[("grpc.max_receive_message_length", 256 * 1024 * 1024),
+                 ("grpc.max_send_message_length", 256 * 1024 * 1024),
+                 ("grpc.so_reuseport", 0)])
+    p4r_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device), server)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    server.start()
+    return server, port

@@ -1,0 +1,468 @@
+"""Table entries: P4Runtime TableEntry writes and reads over the engine.
+
+The manager keeps a shadow of every entry it wrote (what PI calls the
+table info store): canonical key and priority -> handle, action or action
+profile reference, metadata, TTL and direct resources. Reads are answered
+from the shadow plus the engine's counters, so the engine is only asked
+for what it alone knows. Priorities follow PI on BMv2: P4Runtime priority
+p (higher wins) is engine priority INT_MAX - p (lower wins).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator, Optional
+
+from finsy.proto import p4r
+
+from .actions import ActionSpec, action_to_proto, check_action
+from .errors import denied, exhausted, exists, invalid, not_found, unimplemented
+from .match import check_key, engine_key, json_entry_key, key_to_proto
+from .schema import TableInfo
+from .translate import TableMap
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+
+INT_MAX = 2**31 - 1
+INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+
+
+@dataclass(slots=True)
+class Entry:
+    """One table entry as written (the shadow of what the engine holds)."""
+    key: tuple
+    priority: int
+    handle: int
+    action: Optional[ActionSpec] = None
+    member_id: int = 0
+    group_id: int = 0
+    oneshot: Optional[tuple] = None
+    """One-shot action set: ((ActionSpec, weight, watch_port bytes), ...)."""
+    metadata: bytes = b""
+    controller_metadata: int = 0
+    idle_timeout_ns: int = 0
+    is_const: bool = False
+    counter_base: tuple[int, int] = (0, 0)
+    """Engine counter values when the client last wrote the counter."""
+    counter_value: tuple[int, int] = (0, 0)
+    """The value the client wrote then (emulates direct counter writes)."""
+    meter_config: Optional[bytes] = None
+    """Serialized MeterConfig written by the client; None is the default (all GREEN)."""
+    last_hit_ns: int = 0
+    last_packets: int = 0
+
+
+@dataclass(slots=True)
+class DefaultEntry:
+    action: Optional[ActionSpec]
+    metadata: bytes = b""
+    controller_metadata: int = 0
+
+
+class TableState:
+    """The entries of one table."""
+
+    __slots__ = ("map", "entries", "default", "initial_default")
+
+    def __init__(self, tmap: TableMap):
+        self.map = tmap
+        self.entries: dict[tuple, Entry] = {}
+        jt = tmap.json
+        aid = tmap.json_actions.get(jt.default_action) if jt.default_action else None
+        spec = (aid, tuple(jt.default_data)) if aid is not None else None
+        self.initial_default = spec
+        self.default = DefaultEntry(spec)
+
+
+class TableManager:
+    def __init__(self, pipe: "Pipeline"):
+        self.pipe = pipe
+        self.schema = pipe.schema
+        self.engine = pipe.engine
+        self.tables: dict[int, TableState] = {tid: TableState(m) for tid, m in pipe.tr.tables.items()}
+        self._load_json_entries()
+
+    # ----- set-up ---------------------------------------------------------
+
+    def _load_json_entries(self) -> None:
+        """Shadows the entries the engine installed from the JSON `entries`
+        (handles 0, 1, ... in order, as the engine adds them)."""
+        for st in self.tables.values():
+            info = st.map.info
+            for handle, e in enumerate(st.map.json.entries):
+                key = json_entry_key(info.fields, e.match)
+                prio = INT_MAX - e.priority if info.needs_priority else 0
+                aid = st.map.json_actions.get(e.action)
+                if aid is None:
+                    continue
+                st.entries[key + (prio,)] = Entry(key, prio, handle, action=(aid, tuple(e.data)),
+                                                  is_const=info.is_const)
+
+    # ----- helpers --------------------------------------------------------
+
+    def state(self, table_id: int, where: str) -> TableState:
+        st = self.tables.get(table_id)
+        if st is None:
+            raise invalid(f"{where}.table_id: {table_id} is not a table of the P4Info"
+                          + (f" (it is a {self.schema.kind_of(table_id)})"
+                             if self.schema.kind_of(table_id) != "unknown id" else ""))
+        return st
+
+    def _key(self, st: TableState, te, where: str) -> tuple:
+        info = st.map.info
+        key = check_key(info.fields, info.field_index, te.match, where, f"table '{info.name}'")
+        p = te.priority
+        if info.needs_priority:
+            if p <= 0:
+                raise invalid(f"{where}.priority: {p}; table '{info.name}' has ternary, range or "
+                              "optional fields, so entries need a priority > 0")
+        elif p != 0:
+            raise invalid(f"{where}.priority: {p}; table '{info.name}' has no ternary, range or "
+                          "optional field, so the priority must be 0")
+        return key + (p,)
+
+    def _engine_args(self, st: TableState, te, where: str, default: bool = False):
+        """(engine action name, args, record fields) for a write's TableAction."""
+        info = st.map.info
+        ta = te.action
+        kind = ta.WhichOneof("type")
+        if info.implementation_id == 0:
+            if kind != "action":
+                raise invalid(f"{where}.action: table '{info.name}' is a direct table: give an "
+                              f"action, not {kind}")
+            spec = check_action(self.schema, ta.action, f"{where}.action.action", info.action_scopes,
+                                f"table '{info.name}'", default=default)
+            return st.map.actions[spec[0]], spec[1], {"action": spec}
+        profiles = self.pipe.profiles
+        if kind == "action":
+            raise invalid(f"{where}.action: table '{info.name}' is implemented by an action "
+                          "profile: give a member id, a group id or an action set")
+        if kind == "action_profile_member_id":
+            spec = profiles.member_action(info.implementation_id, ta.action_profile_member_id,
+                                          f"{where}.action.action_profile_member_id")
+            return st.map.actions[spec[0]], spec[1], {"member_id": ta.action_profile_member_id}
+        if kind == "action_profile_group_id":
+            members = profiles.group_members(info.implementation_id, ta.action_profile_group_id,
+                                             f"{where}.action.action_profile_group_id")
+            return None, members, {"group_id": ta.action_profile_group_id}
+        oneshot = profiles.check_action_set(info, ta.action_profile_action_set,
+                                            f"{where}.action.action_profile_action_set")
+        return None, [(spec, w) for spec, w, _ in oneshot], {"oneshot": oneshot}
+
+    def _apply_add(self, st: TableState, key: tuple, action: Optional[str], args, prio: int) -> int:
+        tm = st.map
+        eprio = INT_MAX - prio if tm.info.needs_priority else 0
+        ek = engine_key(tm.info.fields, key)
+        if action is not None:
+            return self.engine.table_add(tm.name, action, ek, args, eprio)
+        return self.pipe.profiles.add_group_entry(tm, ek, args, eprio)
+
+    def _apply_modify(self, st: TableState, e: Entry, action: Optional[str], args) -> None:
+        tm = st.map
+        if action is not None:
+            self.engine.table_modify(tm.name, e.handle, action, args)
+        else:
+            self.pipe.profiles.modify_group_entry(tm, e.handle, args)
+
+    # ----- writes -----------------------------------------------------------
+
+    def write(self, utype: int, te, where: str = "table_entry") -> None:
+        st = self.state(te.table_id, where)
+        info = st.map.info
+        if te.HasField("time_since_last_hit"):
+            raise invalid(f"{where}.time_since_last_hit must not be set in a write")
+        if te.is_const:
+            raise invalid(f"{where}.is_const must be false in a write")
+        if te.is_default_action:
+            return self._write_default(st, utype, te, where)
+        if te.idle_timeout_ns < 0:
+            raise invalid(f"{where}.idle_timeout_ns: {te.idle_timeout_ns} is negative")
+        if te.idle_timeout_ns and not info.supports_idle_timeout:
+            raise invalid(f"{where}.idle_timeout_ns: table '{info.name}' does not support idle "
+                          "timeout (its P4Info idle_timeout_behavior is NO_TIMEOUT)")
+        if utype == INSERT:
+            self._insert(st, te, where)
+        elif utype == MODIFY:
+            self._modify(st, te, where)
+        elif utype == DELETE:
+            self._delete(st, te, where)
+        else:
+            raise invalid(f"{where}: update type {utype} is not INSERT, MODIFY or DELETE")
+
+    def _check_resources(self, info: TableInfo, te, where: str) -> None:
+        if te.HasField("counter_data") and not info.direct_counter_id:
+            raise invalid(f"{where}.counter_data: table '{info.name}' has no direct counter")
+        if te.HasField("meter_config"):
+            if not info.direct_meter_id:
+                raise invalid(f"{where}.meter_config: table '{info.name}' has no direct meter")
+            self.pipe.externs.check_meter_config(te.meter_config, f"{where}.meter_config")
+            if not self.engine.caps.direct_meter_set_rates:
+                raise unimplemented(f"{where}.meter_config: the engine cannot configure direct "
+                                    "meters yet")
+        if te.HasField("meter_counter_data"):
+            raise unimplemented(f"{where}.meter_counter_data: per-colour meter counters are not "
+                                "supported")
+
+    def _insert(self, st: TableState, te, where: str) -> None:
+        info = st.map.info
+        if info.is_const:
+            raise denied(f"{where}: table '{info.name}' is const: entries cannot be inserted")
+        if not info.fields:
+            raise invalid(f"{where}: table '{info.name}' has no match key: only its default "
+                          "entry can be written (is_default_action)")
+        key = self._key(st, te, where)
+        if not te.HasField("action"):
+            raise invalid(f"{where}.action: an INSERT needs an action")
+        action, args, extra = self._engine_args(st, te, where)
+        self._check_resources(info, te, where)
+        if key in st.entries:
+            raise exists(f"{where}: table '{info.name}' already has an entry with this match key "
+                         "and priority (use MODIFY to change it)")
+        limit = st.map.json.max_size or info.size
+        if limit and len(st.entries) >= limit:
+            raise exhausted(f"{where}: table '{info.name}' is full ({limit} entries)")
+        handle = self._apply_add(st, key[:-1], action, args, key[-1])
+        e = Entry(key[:-1], key[-1], handle, metadata=te.metadata,
+                  controller_metadata=te.controller_metadata, idle_timeout_ns=te.idle_timeout_ns,
+                  **extra)
+        st.entries[key] = e
+        self.pipe.profiles.ref(info, e, +1)
+        if te.HasField("counter_data"):
+            self._set_counter(st, e, te.counter_data)
+        if te.HasField("meter_config"):
+            self._set_meter(st, e, te.meter_config)
+        if e.idle_timeout_ns:
+            e.last_hit_ns = time.monotonic_ns()
+
+    def _modify(self, st: TableState, te, where: str) -> None:
+        info = st.map.info
+        key = self._key(st, te, where)
+        e = st.entries.get(key)
+        if info.is_const and te.HasField("action"):
+            raise denied(f"{where}: table '{info.name}' is const: the action of its entries "
+                         "cannot be changed (only their direct resources)")
+        if e is None:
+            raise not_found(f"{where}: table '{info.name}' has no entry with this match key and "
+                            "priority")
+        if e.is_const and te.HasField("action"):
+            raise denied(f"{where}: this entry of table '{info.name}' is const")
+        self._check_resources(info, te, where)
+        if te.HasField("action"):
+            action, args, extra = self._engine_args(st, te, where)
+            self._apply_modify(st, e, action, args)
+            self.pipe.profiles.ref(info, e, -1)
+            e.action = extra.get("action")
+            e.member_id = extra.get("member_id", 0)
+            e.group_id = extra.get("group_id", 0)
+            e.oneshot = extra.get("oneshot")
+            self.pipe.profiles.ref(info, e, +1)
+            e.metadata = te.metadata
+            e.controller_metadata = te.controller_metadata
+            e.idle_timeout_ns = te.idle_timeout_ns
+        if te.HasField("counter_data"):
+            self._set_counter(st, e, te.counter_data)
+        if info.direct_meter_id and self.engine.caps.direct_meter_set_rates:
+            # MODIFY without meter_config resets the meter to its default
+            self._set_meter(st, e, te.meter_config if te.HasField("meter_config") else None)
+
+    def _delete(self, st: TableState, te, where: str) -> None:
+        info = st.map.info
+        if info.is_const:
+            raise denied(f"{where}: table '{info.name}' is const: entries cannot be deleted")
+        key = self._key(st, te, where)
+        e = st.entries.get(key)
+        if e is None:
+            raise not_found(f"{where}: table '{info.name}' has no entry with this match key and "
+                            "priority")
+        if e.is_const:
+            raise denied(f"{where}: this entry of table '{info.name}' is const")
+        self.engine.table_delete(st.map.name, e.handle)
+        del st.entries[key]
+        self.pipe.profiles.ref(info, e, -1)
+
+    def _write_default(self, st: TableState, utype: int, te, where: str) -> None:
+        info = st.map.info
+        if utype != MODIFY:
+            raise invalid(f"{where}: the default entry always exists: use MODIFY, not "
+                          f"{p4r.Update.Type.Name(utype) if utype in (1, 2, 3) else utype}")
+        if len(te.match):
+            raise invalid(f"{where}.match: the default entry has no match key")
+        if te.priority:
+            raise invalid(f"{where}.priority: the default entry has priority 0")
+        if te.idle_timeout_ns:
+            raise invalid(f"{where}.idle_timeout_ns: default entries do not support idle timeout")
+        if info.implementation_id:
+            raise denied(f"{where}: the default entry of table '{info.name}' (implemented by an "
+                         "action profile) is a constant NoAction")
+        if info.const_default_action_id or st.map.json.default_const:
+            raise denied(f"{where}: the default action of table '{info.name}' is const")
+        if te.HasField("counter_data") or te.HasField("meter_config"):
+            raise unimplemented(f"{where}: default entries have no direct resources here (as PI)")
+        tm = st.map
+        if te.HasField("action"):
+            _, args, extra = self._engine_args(st, te, where, default=True)
+            spec = extra["action"]
+            self.engine.table_set_default(tm.name, tm.actions[spec[0]], args)
+            st.default = DefaultEntry(spec, te.metadata, te.controller_metadata)
+        else:  # reset to the program's default
+            jt = tm.json
+            if jt.default_action is not None:
+                self.engine.table_set_default(tm.name, jt.default_action, jt.default_data)
+            st.default = DefaultEntry(st.initial_default)
+
+    # ----- direct resources -----------------------------------------------
+
+    def _set_counter(self, st: TableState, e: Entry, data) -> None:
+        if self.engine.caps.direct_counter_write:
+            self.engine.direct_counter_write(st.map.name, e.handle, data.byte_count,
+                                             data.packet_count)
+            e.counter_base, e.counter_value = (0, 0), (0, 0)
+        else:
+            e.counter_base = self.engine.direct_counter_read(st.map.name, e.handle)
+            e.counter_value = (data.byte_count, data.packet_count)
+
+    def read_counter(self, st: TableState, e: Entry) -> tuple[int, int]:
+        """(bytes, packets) of an entry's direct counter as the client sees it."""
+        b, p = self.engine.direct_counter_read(st.map.name, e.handle)
+        return (e.counter_value[0] + b - e.counter_base[0],
+                e.counter_value[1] + p - e.counter_base[1])
+
+    def _set_meter(self, st: TableState, e: Entry, cfg) -> None:
+        rates = self.pipe.externs.meter_rates(cfg)
+        self.engine.direct_meter_set_rates(st.map.name, e.handle, rates)
+        e.meter_config = cfg.SerializeToString() if cfg is not None else None
+
+    # ----- lookups for other managers -------------------------------------
+
+    def find(self, te, where: str) -> tuple[TableState, Entry]:
+        """The entry a TableEntry key names (for direct counters and meters)."""
+        st = self.state(te.table_id, where)
+        if te.is_default_action:
+            raise unimplemented(f"{where}: default entries have no direct resources here (as PI)")
+        key = self._key(st, te, where)
+        e = st.entries.get(key)
+        if e is None:
+            raise not_found(f"{where}: table '{st.map.info.name}' has no entry with this match "
+                            "key and priority")
+        return st, e
+
+    # ----- reads ------------------------------------------------------------
+
+    def read(self, te, out, where: str = "table_entry") -> None:
+        """Appends the entries `te` selects to `out` (a repeated Entity)."""
+        if te.table_id == 0:
+            states = list(self.tables.values())
+        else:
+            states = [self.state(te.table_id, where)]
+        want_counter = te.HasField("counter_data")
+        want_meter = te.HasField("meter_config")
+        want_hit = te.HasField("time_since_last_hit")
+        if te.HasField("meter_counter_data"):
+            raise unimplemented(f"{where}.meter_counter_data: per-colour meter counters are not "
+                                "supported")
+        for st in states:
+            info = st.map.info
+            if want_hit and not info.supports_idle_timeout:
+                if te.table_id == 0:
+                    continue
+                raise invalid(f"{where}.time_since_last_hit: table '{info.name}' does not "
+                              "support idle timeout")
+            if te.is_default_action:
+                if want_hit:
+                    raise invalid(f"{where}.time_since_last_hit: default entries do not "
+                                  "support idle timeout")
+                self._read_default(st, out)
+                continue
+            for e in self._select(st, te, where):
+                msg = out.add().table_entry
+                self._entry_to_proto(st, e, msg)
+                if want_counter and info.direct_counter_id:
+                    b, p = self.read_counter(st, e)
+                    msg.counter_data.byte_count = b
+                    msg.counter_data.packet_count = p
+                if want_meter and e.meter_config is not None:
+                    msg.meter_config.ParseFromString(e.meter_config)
+                if want_hit:
+                    msg.time_since_last_hit.elapsed_ns = self.pipe.idle.elapsed(st, e)
+
+    def _select(self, st: TableState, te, where: str) -> Iterator[Entry]:
+        if len(te.match):
+            key = self._key(st, te, where)
+            e = st.entries.get(key)
+            if e is not None:
+                yield e
+            return
+        aid = te.action.action.action_id if te.action.WhichOneof("type") == "action" else 0
+        prio = te.priority
+        cm = te.controller_metadata
+        md = te.metadata
+        for e in list(st.entries.values()):
+            if prio and e.priority != prio:
+                continue
+            if aid and (e.action is None or e.action[0] != aid):
+                continue
+            if cm and e.controller_metadata != cm:
+                continue
+            if md and e.metadata != md:
+                continue
+            yield e
+
+    def _entry_to_proto(self, st: TableState, e: Entry, msg) -> None:
+        info = st.map.info
+        msg.table_id = info.id
+        key_to_proto(info.fields, e.key, msg.match)
+        if e.priority:
+            msg.priority = e.priority
+        if e.action is not None:
+            action_to_proto(self.schema, e.action, msg.action.action)
+        elif e.member_id:
+            msg.action.action_profile_member_id = e.member_id
+        elif e.group_id:
+            msg.action.action_profile_group_id = e.group_id
+        elif e.oneshot is not None:
+            self.pipe.profiles.action_set_to_proto(e.oneshot, msg.action.action_profile_action_set)
+        if e.metadata:
+            msg.metadata = e.metadata
+        if e.controller_metadata:
+            msg.controller_metadata = e.controller_metadata
+        if e.idle_timeout_ns:
+            msg.idle_timeout_ns = e.idle_timeout_ns
+        if e.is_const:
+            msg.is_const = True
+
+    def entry_key_proto(self, st: TableState, e: Entry, msg) -> None:
+        """The key fields and cookies of an entry (idle timeout notifications)."""
+        self._entry_to_proto(st, e, msg)
+
+    @staticmethod
+    def entry_key_only(st: TableState, e: Entry, msg) -> None:
+        """table_id, match and priority of an entry (direct resource reads)."""
+        info = st.map.info
+        msg.table_id = info.id
+        key_to_proto(info.fields, e.key, msg.match)
+        if e.priority:
+            msg.priority = e.priority
+
+    def _read_default(self, st: TableState, out) -> None:
+        d = st.default
+        info = st.map.info
+        msg = out.add().table_entry
+        msg.table_id = info.id
+        msg.is_default_action = True
+        if d.action is not None:
+            action_to_proto(self.schema, d.action, msg.action.action)
+        if d.metadata:
+            msg.metadata = d.metadata
+        if d.controller_metadata:
+            msg.controller_metadata = d.controller_metadata
+        if info.const_default_action_id or st.map.json.default_const:
+            msg.is_const = True
+
+    def all_writable(self) -> Iterator[tuple[TableState, Entry]]:
+        """Every non-const entry (RECONCILE_AND_COMMIT replays them)."""
+        for st in self.tables.values():
+            for e in st.entries.values():
+                if not e.is_const:
+                    yield st, e
