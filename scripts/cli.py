@@ -59,6 +59,16 @@ def compile_cmd(
     raise typer.Exit(code)
 
 
+@app.command("switch", add_help_option=False, context_settings={
+    "ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+def switch_cmd(ctx: typer.Context) -> None:
+    """Run the switch: simple_switch_grpc's command line (see --help)."""
+    from .switch.daemon import main as switch_main, recover_argv
+
+    argv, strict = recover_argv("switch", ctx.args)
+    raise typer.Exit(switch_main(argv, strict_separator=strict))
+
+
 @app.command("main")
 def main_job() -> None:
     """The README main job (for now: compile every program in p4src/)."""

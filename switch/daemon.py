@@ -1,0 +1,262 @@
+"""The switch daemon: simple_switch_grpc's command line, p4scope's engine.
+
+    p4scope switch -i 1@veth1 -i 2@veth3 build/x.json --log-console \\
+        -- --grpc-server-addr 127.0.0.1:9559 --cpu-port 255
+
+Start-up: parse the command line (exit 2 on a usage error), load the JSON
+(if any), open the ports, start the P4Runtime server. Readiness: once the
+gRPC port accepts connections, one line "p4scope switch: ready: ..." goes
+to stderr and, with `-- --ready-file F`, F is written atomically (it holds
+the gRPC address). SIGINT or SIGTERM stops the server, closes the ports,
+removes the ready file and exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Optional
+
+from .device import Device, DeviceOptions
+from .engine import EngineAdapter
+from .options import HELP, SwitchOptions, UsageError, parse_args
+from .pipeline import EngineOptions, default_engine_factory
+
+PROG = "p4scope switch"
+TRACE = 5
+_LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO,
+           "warn": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
+JSON_VERSION = "2.24"
+
+log = logging.getLogger("p4scope.switch")
+
+
+class _Bmv2Format(logging.Formatter):
+    """BMv2's log line: [time] [bmv2] [level] [thread id] message."""
+
+    _short = {TRACE: "T", logging.DEBUG: "D", logging.INFO: "I", logging.WARNING: "W",
+              logging.ERROR: "E", logging.CRITICAL: "C"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        t = time.strftime("%H:%M:%S", time.localtime(record.created))
+        ms = int(record.msecs)
+        lvl = self._short.get(record.levelno, "I")
+        return f"[{t}.{ms:03d}] [p4scope] [{lvl}] [thread {record.thread % 100000}] " \
+               f"{record.getMessage()}"
+
+
+class _FlushingFileHandler(logging.FileHandler):
+    def __init__(self, path: str, flush_each: bool):
+        super().__init__(path, encoding="utf-8")
+        self.flush_each = flush_each
+
+    def emit(self, record):
+        super().emit(record)
+        if self.flush_each:
+            self.flush()
+
+
+def setup_logging(o: SwitchOptions) -> None:
+    logging.addLevelName(TRACE, "TRACE")
+    root = logging.getLogger("p4scope.switch")
+    root.handlers.clear()
+    root.propagate = False
+    level = _LEVELS[o.log_level]
+    err = logging.StreamHandler(sys.stderr)
+    err.setLevel(logging.WARNING)
+    err.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(message)s"))
+    if o.log_console:
+        h: logging.Handler = logging.StreamHandler(sys.stdout)
+    elif o.log_file:
+        h = _FlushingFileHandler(o.log_file, o.log_flush)
+        root.addHandler(err)  # warnings also reach the terminal
+    else:
+        h = err
+        level = max(level, logging.WARNING)
+    if h is not err:
+        h.setFormatter(_Bmv2Format())
+    root.addHandler(h)
+    root.setLevel(level)
+
+
+def _apply_tm_config(engine: EngineAdapter, cfg: dict) -> None:
+    """p4scope's traffic-manager options the engine supports today:
+    {"queue_depth": N, "ports": {"PORT": {"queue_depth": N, "rate_pps": R}}}."""
+    raw = getattr(engine, "raw", None)
+    if raw is None:
+        return
+    if "queue_depth" in cfg:
+        raw.set_queue_depth(int(cfg["queue_depth"]))
+    for port, pc in (cfg.get("ports") or {}).items():
+        if "queue_depth" in pc:
+            raw.set_queue_depth(int(pc["queue_depth"]), int(port))
+        if "rate_pps" in pc:
+            raw.set_queue_rate(int(port), int(pc["rate_pps"]))
+
+
+def _credentials(o: SwitchOptions):
+    if not o.grpc_server_ssl:
+        return None
+    import grpc
+
+    def read(p: Optional[str]) -> Optional[bytes]:
+        if not p:
+            return None
+        with open(p, "rb") as f:
+            return f.read()
+
+    return grpc.ssl_server_credentials(
+        [(read(o.grpc_server_key), read(o.grpc_server_cert))],
+        root_certificates=read(o.grpc_server_cacert),
+        require_client_auth=o.grpc_server_with_client_auth)
+
+
+def _write_ready(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(tmp, path)
+
+
+class Switch:
+    """A running daemon (also usable in-process by tests)."""
+
+    def __init__(self, o: SwitchOptions):
+        self.o = o
+        self.server = None
+        self.port = 0
+        self.ports = None
+        self.tap = None
+        self.stopped = threading.Event()
+
+        def factory(json_text: str, eo: EngineOptions) -> EngineAdapter:
+            e = default_engine_factory(json_text, eo)
+            if o.tm_config:
+                _apply_tm_config(e, o.tm_config)
+            return e
+
+        self.device = Device(DeviceOptions(
+            device_id=o.device_id, cpu_port=o.cpu_port or 0, drop_port=o.drop_port,
+            priority_queues=o.priority_queues, seed=o.seed,
+            dump_packet_data=o.dump_packet_data), engine_factory=factory)
+
+    def start(self) -> None:
+        o = self.o
+        if o.json_path:
+            with open(o.json_path, encoding="utf-8") as f:
+                self.device.load_json(f.read())
+        ifaces = dict(o.interfaces)
+        if o.use_files is not None:
+            from .ports import FilePorts
+            self.ports = FilePorts(ifaces, o.use_files)
+        elif ifaces:
+            from .ports import LinuxPorts, PcapTap
+            self.tap = PcapTap(o.pcap_dir, ifaces) if o.pcap_dir else None
+            self.ports = LinuxPorts(ifaces, self.tap)
+        if self.ports is not None:
+            self.device.transmit = self.ports.send
+        self.device.start()
+        from .server import make_server
+        self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
+        if self.ports is not None:
+            self.ports.start(self.device.receive)
+
+    @property
+    def address(self) -> str:
+        host = self.o.grpc_server_addr.rpartition(":")[0]
+        return f"{host}:{self.port}"
+
+    def stop(self) -> None:
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        if self.server is not None:
+            self.server.stop(grace=0.5).wait(2)
+        if self.ports is not None:
+            self.ports.close()
+        if self.tap is not None:
+            self.tap.close()
+        self.device.stop()
+
+
+def run(o: SwitchOptions) -> int:
+    setup_logging(o)
+    for w in o.warnings:
+        print(f"{PROG}: warning: {w}", file=sys.stderr)
+    sw = Switch(o)
+    try:
+        sw.start()
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        sw.stop()
+        return 2
+    except Exception as e:  # start-up failures end the process cleanly
+        msg = getattr(e, "message", None) or str(e)
+        print(f"{PROG}: error: cannot start: {msg}", file=sys.stderr)
+        sw.stop()
+        return 1
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        if o.ready_file:
+            _write_ready(o.ready_file, sw.address)
+        print(f"{PROG}: ready: P4Runtime on {sw.address}, device {o.device_id}, "
+              f"{len(o.interfaces)} port(s)" + (f", CPU port {o.cpu_port}" if o.cpu_port else ""),
+              file=sys.stderr, flush=True)
+        log.info("P4Runtime server listening on %s", sw.address)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        sw.stop()
+        if o.ready_file:
+            try:
+                os.unlink(o.ready_file)
+            except OSError:
+                pass
+        print(f"{PROG}: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def recover_argv(word: str, parsed: list[str]) -> tuple[list[str], bool]:
+    """The raw words after subcommand `word`, when a CLI framework has eaten
+    the `--` separator from `parsed`; (words, strict) for parse_args."""
+    raw = sys.argv[1:]
+    if word in raw:
+        tail = raw[raw.index(word) + 1:]
+        if [t for t in tail if t != "--"] == [t for t in parsed if t != "--"]:
+            return tail, True
+    return list(parsed), "--" in parsed
+
+
+def main(argv: Optional[list[str]] = None, strict_separator: bool = True) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        o = parse_args(argv, strict_separator=strict_separator)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}\nTry '{PROG} --help'.", file=sys.stderr)
+        return 2
+    if o.action == "help":
+        print(HELP, end="")
+        return 0
+    if o.action == "version":
+        from p4scope import __version__
+        print(f"p4scope switch {__version__} (simple_switch_grpc command line, P4Runtime 1.3.0)")
+        return 0
+    if o.action == "json-version":
+        print(JSON_VERSION)
+        return 0
+    return run(o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+"""simple_switch_grpc's command line (BMv2 options_parse.cpp and
+targets/simple_switch_grpc/main.cpp), parsed without surprises.
+
+    p4scope switch [GENERAL OPTIONS] [program.json | --no-p4] [-- TARGET OPTIONS]
+
+General options come before `--`, target options after it, as BMv2 wants
+them. Every option BMv2 knows is accepted; the few p4scope cannot honour
+(nanomsg sockets, the debugger, --restore-state) are accepted with a
+warning so existing scripts keep working. An unknown option or a bad value
+is an error with exit status 2. Unlike BMv2, the gRPC server listens on
+127.0.0.1:9559 unless --grpc-server-addr says otherwise (BMv2: 0.0.0.0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+INT_MAX = 2**31 - 1
+
+
+class UsageError(Exception):
+    """A command-line error: the daemon prints it and exits with status 2."""
+
+
+@dataclass
+class SwitchOptions:
+    interfaces: list[tuple[int, str]] = field(default_factory=list)
+    json_path: Optional[str] = None
+    no_p4: bool = False
+    device_id: int = 0
+    log_console: bool = False
+    log_file: Optional[str] = None
+    log_level: str = "trace"
+    log_flush: bool = False
+    log_file_max_size: int = 5 * 1024 * 1024
+    log_file_max_files: int = 3
+    pcap_dir: Optional[str] = None
+    use_files: Optional[int] = None
+    thrift_port: int = 9090
+    max_port_count: int = 512
+    dump_packet_data: int = 0
+    # target options
+    grpc_server_addr: str = DEFAULT_GRPC_ADDR
+    grpc_server_ssl: bool = False
+    grpc_server_cacert: Optional[str] = None
+    grpc_server_cert: Optional[str] = None
+    grpc_server_key: Optional[str] = None
+    grpc_server_with_client_auth: bool = False
+    cpu_port: Optional[int] = None
+    """None: no packet I/O (BMv2 refuses an explicit 0)."""
+    drop_port: int = 511
+    priority_queues: int = 1
+    max_mc_groups: int = 65536
+    max_l1_entries: int = 4096
+    max_l2_entries: int = 8192
+    # p4scope target options
+    tm_config: Optional[dict] = None
+    tm_config_path: Optional[str] = None
+    ready_file: Optional[str] = None
+    seed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    action: Optional[str] = None
+    """"help", "version" or "json-version" when the command line asks for it."""
+
+
+# name -> (kind, attribute); kinds: flag, int, uint, str, path, level, ignored-str, ignored-flag
+_GENERAL = {
+    "--help": ("action", "help"), "-h": ("action", "help"),
+    "--version": ("action", "version"), "-v": ("action", "version"),
+    "--json-version": ("action", "json-version"),
+    "--interface": ("iface", "interfaces"), "-i": ("iface", "interfaces"),
+    "--pcap": ("pcap", "pcap_dir"),
+    "--use-files": ("int", "use_files"),
+    "--packet-in": ("warn-str", "a nanomsg packet socket is not supported; --packet-in ignored"),
+    "--thrift-port": ("port", "thrift_port"),
+    "--device-id": ("u64", "device_id"),
+    "--nanolog": ("warn-str", "the nanomsg event logger is not supported; --nanolog ignored"),
+    "--log-console": ("flag", "log_console"),
+    "--log-file": ("str", "log_file"),
+    "--log-level": ("level", "log_level"), "-L": ("level", "log_level"),
+    "--log-flush": ("flag", "log_flush"),
+    "--log-file-max-size": ("pos", "log_file_max_size"),
+    "--log-file-max-files": ("uint", "log_file_max_files"),
+    "--notifications-addr": ("warn-str", "nanomsg notifications are not supported; "
+                                         "--notifications-addr ignored"),
+    "--debugger": ("warn-flag", "the BMv2 debugger is not supported; --debugger ignored"),
+    "--debugger-addr": ("warn-str", "the BMv2 debugger is not supported; --debugger-addr ignored"),
+    "--restore-state": ("warn-str", "--restore-state is not supported; ignored"),
+    "--dump-packet-data": ("uint", "dump_packet_data"),
+    "--no-p4": ("flag", "no_p4"),
+    "--max-port-count": ("int", "max_port_count"),
+}
+
+_TARGET = {
+    "--grpc-server-addr": ("addr", "grpc_server_addr"),
+    "--grpc-server-ssl": ("flag", "grpc_server_ssl"),
+    "--grpc-server-cacert": ("file", "grpc_server_cacert"),
+    "--grpc-server-cert": ("file", "grpc_server_cert"),
+    "--grpc-server-key": ("file", "grpc_server_key"),
+    "--grpc-server-with-client-auth": ("flag", "grpc_server_with_client_auth"),
+    "--cpu-port": ("uint", "cpu_port"),
+    "--drop-port": ("uint", "drop_port"),
+    "--priority-queues": ("uint", "priority_queues"),
+    "--max-mc-groups": ("pos", "max_mc_groups"),
+    "--max-l1-entries": ("pos", "max_l1_entries"),
+    "--max-l2-entries": ("pos", "max_l2_entries"),
+    "--disable-swap": ("warn-flag", ""),
+    "--dp-grpc-server-addr": ("warn-str", "the dataplane gRPC channel is not supported; "
+                                          "--dp-grpc-server-addr ignored"),
+    "--load-modules": ("warn-str", "dynamic modules are not supported; --load-modules ignored"),
+    "--help": ("action", "help"), "-h": ("action", "help"),
+    # p4scope's own
+    "--tm-config": ("tm", "tm_config_path"),
+    "--ready-file": ("str", "ready_file"),
+    "--seed": ("u64", "seed"),
+}
+
+_VALUE_KINDS = {"iface", "int", "uint", "u64", "pos", "port", "str", "file", "level", "addr",
+                "warn-str", "tm"}
+
+
+def _int(opt: str, text: str, lo: int, hi: int, what: str = "an integer") -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise UsageError(f"{opt}: '{text}' is not {what}") from None
+    if not lo <= v <= hi:
+        raise UsageError(f"{opt}: {v} is out of range ({lo}..{hi})")
+    return v
+
+
+def check_address(opt: str, addr: str) -> str:
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host:
+        raise UsageError(f"{opt}: '{addr}' is not HOST:PORT")
+    _int(opt, port, 0, 65535, "a port number")
+    return addr
+
+
+def _value(o: SwitchOptions, opt: str, kind: str, attr: str, val: str) -> None:
+    if kind == "iface":
+        port, at, name = val.partition("@")
+        if not at or not name:
+            raise UsageError(f"{opt}: '{val}' is not PORT@INTERFACE")
+        p = _int(opt, port, 0, INT_MAX, "a port number")
+        if any(p == q for q, _ in o.interfaces):
+            raise UsageError(f"{opt}: port {p} is given twice")
+        o.interfaces.append((p, name))
+    elif kind == "int":
+        setattr(o, attr, _int(opt, val, -INT_MAX - 1, INT_MAX))
+    elif kind == "uint":
+        setattr(o, attr, _int(opt, val, 0, 2**32 - 1, "a non-negative integer"))
+    elif kind == "u64":
+        setattr(o, attr, _int(opt, val, 0, 2**64 - 1, "a non-negative integer"))
+    elif kind == "pos":
+        setattr(o, attr, _int(opt, val, 1, INT_MAX, "a positive integer"))
+    elif kind == "port":
+        setattr(o, attr, _int(opt, val, 0, 65535, "a port number"))
+    elif kind == "level":
+        if val not in LOG_LEVELS:
+            raise UsageError(f"{opt}: '{val}' is not a log level ({', '.join(LOG_LEVELS)})")
+        o.log_level = val
+    elif kind == "addr":
+        o.grpc_server_addr = check_address(opt, val)
+    elif kind == "file":
+        if not os.path.isfile(val):
+            raise UsageError(f"{opt}: no file '{val}'")
+        setattr(o, attr, val)
+    elif kind == "tm":
+        try:
+            with open(val, encoding="utf-8") as f:
+                cfg = json.load(f)
+        except OSError as e:
+            raise UsageError(f"{opt}: cannot read '{val}': {e.strerror}") from None
+        except ValueError as e:
+            raise UsageError(f"{opt}: '{val}' is not JSON: {e}") from None
+        if not isinstance(cfg, dict):
+            raise UsageError(f"{opt}: '{val}' must hold a JSON object")
+        o.tm_config, o.tm_config_path = cfg, val
+    elif kind == "warn-str":
+        o.warnings.append(attr)
+    else:  # str
+        setattr(o, attr, val)
+
+
+def _parse_section(o: SwitchOptions, args: list[str], table: dict, section: str,
+                   positionals: list[str]) -> None:
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if not tok.startswith("-") or tok == "-":
+            positionals.append(tok)
+            continue
+        name, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        if not eq and len(tok) > 2 and tok[0] == "-" and tok[1] != "-":
+            name, inline, eq = tok[:2], tok[2:], "="  # -i1@veth0, -Ldebug
+        spec = table.get(name)
+        if spec is None:
+            other = _TARGET if table is _GENERAL else _GENERAL
+            hint = ""
+            if name in other:
+                hint = (" (it is a target option: put it after '--')" if table is _GENERAL
+                        else " (it is a general option: put it before '--')")
+            raise UsageError(f"unrecognised {section} option '{name}'{hint}")
+        kind, attr = spec
+        if kind == "action":
+            if eq:
+                raise UsageError(f"{name} takes no value")
+            o.action = o.action or attr
+        elif kind in ("flag", "warn-flag"):
+            if eq:
+                raise UsageError(f"{name} takes no value")
+            if kind == "flag":
+                setattr(o, attr, True)
+            elif attr:
+                o.warnings.append(attr)
+        elif kind == "pcap":
+            if eq:
+                val = inline
+            elif i < len(args) and not args[i].startswith("-") and not args[i].endswith(".json"):
+                val = args[i]
+                i += 1
+            else:
+                val = "."
+            if not os.path.isdir(val):
+                raise UsageError(f"{name}: directory '{val}' does not exist")
+            o.pcap_dir = val
+        else:
+            if eq:
+                val = inline
+            else:
+                if i >= len(args):
+                    raise UsageError(f"{name} needs a value")
+                val = args[i]
+                i += 1
+            _value(o, name, kind, attr, val)
+
+
+def parse_args(argv: list[str], strict_separator: bool = True) -> SwitchOptions:
+    """Parses a simple_switch_grpc command line (without the program name).
+
+    With `strict_separator` False (the `p4scope switch` subcommand, whose
+    framework swallows `--`), target options are also taken before `--`."""
+    o = SwitchOptions()
+    if "--" in argv:
+        cut = argv.index("--")
+        general, target = argv[:cut], argv[cut + 1:]
+    else:
+        general, target = argv, []
+    if not strict_separator:
+        merged = dict(_GENERAL)
+        merged.update({k: v for k, v in _TARGET.items() if k not in merged})
+        table = merged
+    else:
+        table = _GENERAL
+    positionals: list[str] = []
+    _parse_section(o, general, table, "general", positionals)
+    target_pos: list[str] = []
+    # BMv2 quirk: with --no-p4, the first word after `--` may be taken for the
+    # JSON; an option there is simply a target option.
+    _parse_section(o, target, _TARGET if strict_separator else table, "target", target_pos)
+    if o.action:
+        return o
+    if target_pos:
+        if not positionals and not o.no_p4 and target_pos[0].endswith(".json"):
+            positionals.append(target_pos.pop(0))
+        if target_pos:
+            raise UsageError(f"unexpected argument '{target_pos[0]}' among target options")
+    if len(positionals) > 1:
+        raise UsageError(f"only one JSON file may be given (got {', '.join(positionals)})")
+    if positionals:
+        if o.no_p4:
+            o.warnings.append("ignoring input config as '--no-p4' was used")
+        else:
+            o.json_path = positionals[0]
+    elif not o.no_p4:
+        raise UsageError("please give a BMv2 JSON file, or --no-p4 to start without a program")
+    _check(o)
+    return o
+
+
+def _check(o: SwitchOptions) -> None:
+    if o.log_console and o.log_file:
+        raise UsageError("--log-console and --log-file are exclusive")
+    if o.log_flush and not o.log_file:
+        o.warnings.append("ignoring --log-flush because --log-file is not given")
+        o.log_flush = False
+    if o.max_port_count < 0:
+        raise UsageError("--max-port-count: cannot be negative")
+    if len(o.interfaces) > o.max_port_count:
+        raise UsageError(f"{len(o.interfaces)} interfaces exceed --max-port-count "
+                         f"{o.max_port_count}")
+    if o.use_files is not None and o.use_files < 0:
+        o.use_files = 0
+    if o.json_path is not None and not os.path.isfile(o.json_path):
+        raise UsageError(f"no JSON file '{o.json_path}'")
+    if o.cpu_port is not None:
+        if o.cpu_port == 0:
+            raise UsageError("--cpu-port: 0 is not a valid CPU port")
+        if any(p == o.cpu_port for p, _ in o.interfaces):
+            raise UsageError(f"--cpu-port: port {o.cpu_port} is also an interface (-i)")
+        if o.cpu_port == o.drop_port:
+            raise UsageError(f"--cpu-port: port {o.cpu_port} is the drop port")
+    if not 1 <= o.priority_queues <= 8:
+        raise UsageError(f"--priority-queues: {o.priority_queues} is out of range (1..8, "
+                         "v1model's priority is 3 bits)")
+    if o.grpc_server_ssl:
+        if not o.grpc_server_cert:
+            raise UsageError("--grpc-server-ssl needs --grpc-server-cert")
+        if not o.grpc_server_key:
+            raise UsageError("--grpc-server-ssl needs --grpc-server-key")
+    else:
+        if o.grpc_server_cacert or o.grpc_server_cert or o.grpc_server_key:
+            o.warnings.append("SSL/TLS is disabled for the gRPC server (no --grpc-server-ssl), "
+                              "so the .pem files given are ignored")
+        if o.grpc_server_with_client_auth:
+            o.warnings.append("SSL/TLS is disabled for the gRPC server, so client "
+                              "authentication cannot be requested")
+            o.grpc_server_with_client_auth = False
+
+
+HELP = f"""\
+Usage: p4scope switch [options] <path to JSON config file> [-- target options]
+       p4scope-switch-grpc ...   (the same command line)
+
+A drop-in for BMv2's simple_switch_grpc: the same options, the same
+P4Runtime. The gRPC server listens on {DEFAULT_GRPC_ADDR} (loopback only)
+unless --grpc-server-addr says otherwise; BMv2's default is 0.0.0.0:9559.
+
+General options:
+  -h, --help                 this message
+  -i, --interface PORT@IF    attach Linux interface IF as port PORT (repeatable)
+  --pcap [DIR]               write <port>_in.pcap / <port>_out.pcap in DIR (default .)
+  --use-files WAIT_S         read/write packets from pcap files instead of interfaces
+  --thrift-port N            accepted for compatibility (default 9090)
+  --device-id N              P4Runtime device id (default 0)
+  --log-console              log (and trace packets) on stdout
+  --log-file FILE            log to FILE
+  -L, --log-level LEVEL      trace, debug, info, warn, error, off (default trace)
+  --log-flush                flush the log file after every message
+  --log-file-max-size N      accepted (rotation size in bytes)
+  --log-file-max-files N     accepted (rotated files kept)
+  --dump-packet-data N       log the first N bytes of each packet received and sent
+  --no-p4                    start without a program (SetForwardingPipelineConfig sets one)
+  --max-port-count N         maximum number of interfaces (default 512)
+  -v, --version              print the version
+  --json-version             print the highest BMv2 JSON version supported
+  --nanolog, --packet-in, --notifications-addr, --debugger, --debugger-addr,
+  --restore-state            accepted and ignored (with a warning)
+
+Target options (after --):
+  --grpc-server-addr H:P     gRPC address (default {DEFAULT_GRPC_ADDR}, loopback)
+  --grpc-server-ssl          serve TLS; needs --grpc-server-cert and --grpc-server-key
+  --grpc-server-cacert FILE  CA certificate to verify clients against
+  --grpc-server-cert FILE    server certificate (PEM)
+  --grpc-server-key FILE     server key (PEM)
+  --grpc-server-with-client-auth
+                             require a valid client certificate
+  --cpu-port N               CPU port for packet-in/packet-out (nonzero, not an -i port)
+  --drop-port N              drop port (default 511)
+  --priority-queues N        priority queues per port, 1..8 (default 1)
+  --max-mc-groups N, --max-l1-entries N, --max-l2-entries N
+                             accepted (PRE sizes)
+  --disable-swap, --dp-grpc-server-addr, --load-modules
+                             accepted and ignored
+p4scope target options:
+  --tm-config FILE           traffic manager configuration (JSON object)
+  --ready-file FILE          write FILE (the gRPC address) once the server accepts
+  --seed N                   seed of the engine's random numbers (default 0)
+
+Exit status: 0 after a clean stop (SIGINT/SIGTERM), 2 for a command-line
+error, 1 if the switch cannot start.
+"""

@@ -1,0 +1,175 @@
+"""SetForwardingPipelineConfig / GetForwardingPipelineConfig / Capabilities."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from finsy.proto import p4i, p4r
+
+import sw_program as program
+from sw_client import SFP, update
+from sw_entities import table_entry
+
+from p4scope.switch.devconfig import decode_device_config, encode_legacy
+
+GFP = p4r.GetForwardingPipelineConfigRequest
+
+
+def test_capabilities(switch, client_factory):
+    c = client_factory(arbitrate=False)
+    assert c.stub.Capabilities(p4r.CapabilitiesRequest()).p4runtime_api_version == "1.3.0"
+
+
+def test_raw_json_config_as_p4c_ptf(client_factory, schema):
+    # p4c's PTF base test: device 0, election id 1, VERIFY_AND_COMMIT, raw JSON
+    c = client_factory(1)
+    c.set_pipeline(program.p4info(), program.json_text().encode())
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    assert len(c.read(p4r.Entity(table_entry=p4r.TableEntry()))) == 1
+
+
+def test_legacy_p4deviceconfig_as_tutorials(client_factory, schema):
+    # p4lang tutorials' p4runtime_lib: p4.tmp.P4DeviceConfig{reassign, device_data}
+    c = client_factory(1)
+    cfg = encode_legacy(program.json_text().encode(), reassign=True, extras={"k": "v"})
+    c.set_pipeline(program.p4info(), cfg)
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    got = c.stub.GetForwardingPipelineConfig(GFP(device_id=0))
+    assert got.config.p4_device_config == cfg  # read-write symmetry
+
+
+def test_legacy_decoder():
+    cfg = decode_device_config(encode_legacy(b'{"a": 1}', True, {"x": "y", "z": ""}))
+    assert cfg.legacy and cfg.reassign and cfg.device_data == b'{"a": 1}'
+    assert cfg.extras == {"x": "y", "z": ""}
+    raw = decode_device_config(b'  \n{"a": 1}')
+    assert not raw.legacy and raw.device_data == b'  \n{"a": 1}'
+    assert decode_device_config(b"").device_data == b""
+    with pytest.raises(Exception, match="neither BMv2 JSON"):
+        decode_device_config(b"\xff\xff\xff")
+
+
+def test_p4c_style_json_with_copied_actions(client_factory, schema, switch):
+    c = client_factory(1)
+    c.set_pipeline(program.p4info(), program.p4c_style_json_text().encode())
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    from sw_entities import eth
+    switch.inject(1, eth(5))
+    assert [p for p, _ in switch.sent] == [2]
+
+
+def test_get_response_types(ctl):
+    full = ctl.stub.GetForwardingPipelineConfig(GFP(device_id=0))
+    assert full.config.p4info == program.p4info()
+    assert full.config.p4_device_config == program.json_text().encode()
+    ctl.set_pipeline(program.p4info(), program.json_text().encode(), cookie=42)
+    only = ctl.stub.GetForwardingPipelineConfig(GFP(device_id=0, response_type=GFP.COOKIE_ONLY))
+    assert only.config.cookie.cookie == 42 and not only.config.HasField("p4info")
+    p4 = ctl.stub.GetForwardingPipelineConfig(GFP(device_id=0, response_type=GFP.P4INFO_AND_COOKIE))
+    assert p4.config.HasField("p4info") and not p4.config.p4_device_config
+    dc = ctl.stub.GetForwardingPipelineConfig(
+        GFP(device_id=0, response_type=GFP.DEVICE_CONFIG_AND_COOKIE))
+    assert dc.config.p4_device_config and not dc.config.HasField("p4info")
+
+
+def test_get_before_set_is_empty(client_factory):
+    c = client_factory(1)
+    assert not c.stub.GetForwardingPipelineConfig(GFP(device_id=0)).HasField("config")
+
+
+def test_verify_changes_nothing(client_factory):
+    c = client_factory(1)
+    c.set_pipeline(program.p4info(), program.json_text().encode(), action=SFP.VERIFY)
+    assert not c.stub.GetForwardingPipelineConfig(GFP(device_id=0)).HasField("config")
+
+
+def test_save_then_commit(client_factory, schema, switch):
+    from sw_entities import eth
+    c = client_factory(1)
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(None, b"", action=SFP.COMMIT)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+    c.set_pipeline(program.p4info(), program.json_text().encode(), action=SFP.VERIFY_AND_SAVE)
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    switch.inject(1, eth(5))
+    assert switch.sent == []  # not committed: the old (empty) dataplane forwards
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(program.p4info(), program.json_text().encode(), action=SFP.COMMIT)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    c.set_pipeline(None, b"", action=SFP.COMMIT)
+    switch.inject(1, eth(5))
+    assert [p for p, _ in switch.sent] == [2]
+
+
+def test_reconcile_keeps_state(ctl, schema, switch):
+    from sw_entities import eth
+    ctl.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                       "forward", {"port": 2})))
+    mc = p4r.PacketReplicationEngineEntry()
+    mc.multicast_group_entry.multicast_group_id = 7
+    mc.multicast_group_entry.replicas.add(port=b"\x03", instance=1)
+    ctl.write(update("insert", packet_replication_engine_entry=mc))
+    ctl.set_pipeline(program.p4info(), program.json_text().encode(),
+                     action=SFP.RECONCILE_AND_COMMIT)
+    assert len(ctl.read(p4r.Entity(table_entry=p4r.TableEntry()))) == 1
+    assert len(ctl.read(p4r.Entity(packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
+        multicast_group_entry=p4r.MulticastGroupEntry())))) == 1
+    switch.inject(1, eth(5))
+    assert [p for p, _ in switch.sent] == [2]
+
+
+def test_commit_clears_state(ctl, schema):
+    ctl.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                       "forward", {"port": 2})))
+    ctl.set_pipeline(program.p4info(), program.json_text().encode())
+    assert ctl.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
+
+
+@pytest.mark.parametrize("mutate, code, text", [
+    (lambda r: setattr(r, "action", SFP.UNSPECIFIED), "INVALID_ARGUMENT", "action"),
+    (lambda r: r.ClearField("config"), "INVALID_ARGUMENT", "config"),
+    (lambda r: r.config.ClearField("p4info"), "INVALID_ARGUMENT", "p4info"),
+    (lambda r: setattr(r.config, "p4_device_config", b"{ not json"), "INVALID_ARGUMENT", "JSON"),
+    (lambda r: setattr(r.config, "p4_device_config", b'{"pipelines": 3}'), "INVALID_ARGUMENT",
+     "BMv2 JSON"),
+    (lambda r: setattr(r, "device_id", 9), "NOT_FOUND", "device"),
+    (lambda r: r.config.p4info.tables.add().preamble.name, "INVALID_ARGUMENT", "id 0"),
+])
+def test_bad_configs(client_factory, mutate, code, text):
+    c = client_factory(1)
+    req = SFP(device_id=0, action=SFP.VERIFY_AND_COMMIT)
+    req.election_id.low = 1
+    req.config.p4info.CopyFrom(program.p4info())
+    req.config.p4_device_config = program.json_text().encode()
+    mutate(req)
+    with pytest.raises(grpc.RpcError) as e:
+        c.stub.SetForwardingPipelineConfig(req)
+    assert e.value.code().name == code
+    assert text in e.value.details()
+
+
+def test_p4info_not_matching_json(client_factory):
+    c = client_factory(1)
+    info = program.p4info()
+    info.tables[0].preamble.name = "IngressImpl.nope"
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(info, program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "IngressImpl.nope" in e.value.details()
+
+
+def test_empty_p4info_is_accepted(client_factory):
+    c = client_factory(1)
+    c.set_pipeline(p4i.P4Info(), program.json_text().encode())
+
+
+def test_backup_cannot_set_pipeline(client_factory):
+    client_factory(5)
+    backup = client_factory(2)
+    with pytest.raises(grpc.RpcError) as e:
+        backup.set_pipeline(program.p4info(), program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
