@@ -71,3 +71,43 @@ if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
         dataplane/target/wheels/p4scope_dataplane-*.whl
     echo "$dp_hash" > "$dp_stamp"
 fi
+
+# ---- Mininet and real-time traffic (topologies/) -------------------------
+# This block belongs to topologies/. It is idempotent: each step checks first.
+# * Debian packages: mininet (Python 2.3.0 for /usr/bin/python3 and mnexec),
+#   bridge-utils and iputils-ping (Mininet needs them but does not pull them
+#   in), ethtool (offloads off on every emulated interface), iperf3 (TCP),
+#   iproute2 (ip netns).
+# * How the venv meets Mininet: .venv runs the same /usr/bin/python3.11, so
+#   Debian's pure-Python `mininet` package works in it. A .pth file in the
+#   venv's site-packages adds one folder, .venv/p4scope-system, that holds a
+#   single symlink to that package: the venv sees `mininet` and nothing else
+#   from the system site-packages.
+# * The traffic generator/analyzer (topologies/trafgen, Rust, libc only) is
+#   built in release mode and copied to .venv/bin/p4scope-trafgen; skipped
+#   when its sources did not change.
+TOPO_APT=(mininet bridge-utils iputils-ping ethtool iperf3 iproute2)
+topo_missing=()
+for p in "${TOPO_APT[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || topo_missing+=("$p")
+done
+if [ ${#topo_missing[@]} -gt 0 ]; then
+    echo "setup: installing ${topo_missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${topo_missing[@]}" >/dev/null
+fi
+mn_pkg="$(/usr/bin/python3 -c 'import mininet, os; print(os.path.dirname(mininet.__file__))')"
+venv_site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+mkdir -p .venv/p4scope-system
+ln -sfn "$mn_pkg" .venv/p4scope-system/mininet
+echo "$PWD/.venv/p4scope-system" > "$venv_site/p4scope-mininet.pth"
+tg_hash="$(cd topologies/trafgen && find Cargo.toml Cargo.lock src -type f -print0 \
+           | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+tg_stamp=.venv/.p4scope-trafgen
+if [ "$(cat "$tg_stamp" 2>/dev/null)" != "$tg_hash" ] || [ ! -x .venv/bin/p4scope-trafgen ]; then
+    echo "setup: building the traffic generator (topologies/trafgen)"
+    (cd topologies/trafgen && cargo build --release -q)
+    install -m 0755 topologies/trafgen/target/release/p4scope-trafgen .venv/bin/p4scope-trafgen
+    echo "$tg_hash" > "$tg_stamp"
+fi
