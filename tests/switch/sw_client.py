@@ -25,7 +25,11 @@ class Client:
         self.address = address
         self.device_id = device_id
         self.election_id = election_id
-        self.channel = grpc.insecure_channel(address)
+        # per-update errors of big batches exceed gRPC's default 8 KB of
+        # metadata (spec "gRPC Metadata Maximum Size")
+        self.channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_metadata_size", 8192 + 20_000 * 100),
+            ("grpc.max_receive_message_length", 64 * 1024 * 1024)])
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._requests: queue.Queue = queue.Queue()
         self.responses: queue.Queue = queue.Queue()

@@ -1,0 +1,146 @@
+"""StreamChannel arbitration: primary and backups, as PI handles them."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+from finsy.proto import p4r, rpc_code
+
+import sw_program as program
+from sw_client import StreamClosed, update
+from sw_entities import eth, table_entry
+
+OK, ALREADY_EXISTS = rpc_code.Code.OK, rpc_code.Code.ALREADY_EXISTS
+
+
+def eid(msg) -> int:
+    e = msg.arbitration.election_id
+    return (e.high << 64) | e.low
+
+
+def test_first_controller_is_primary(client_factory):
+    c = client_factory(arbitrate=False)
+    msg = c.arbitrate(10)
+    assert msg.arbitration.status.code == OK
+    assert eid(msg) == 10 and msg.arbitration.device_id == 0
+
+
+def test_backup_is_told_and_refused(client_factory, schema):
+    primary = client_factory(10)
+    primary.set_pipeline(program.p4info(), program.json_text().encode())
+    backup = client_factory(arbitrate=False)
+    msg = backup.arbitrate(5)
+    assert msg.arbitration.status.code == ALREADY_EXISTS
+    assert eid(msg) == 10  # the primary's id
+    with pytest.raises(grpc.RpcError) as e:
+        backup.write(update("insert", table_entry=table_entry(
+            schema, "fwd", {"hdr.ethernet.dst": 1}, "drop")))
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # the backup may read
+    assert backup.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
+
+
+def test_higher_id_takes_over_and_everyone_is_told(client_factory):
+    a = client_factory(5)
+    b = client_factory(arbitrate=False)
+    msg = b.arbitrate(7)
+    assert msg.arbitration.status.code == OK
+    told = a.expect("arbitration")
+    assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 7
+
+
+def test_primary_leaves_next_takes_over(client_factory, schema, switch):
+    a = client_factory(9)
+    a.set_pipeline(program.p4info(), program.json_text().encode())
+    a.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    b = client_factory(4)
+    c = client_factory(2)
+    a.close()
+    msg = b.expect("arbitration")
+    assert msg.arbitration.status.code == OK and eid(msg) == 4
+    told = c.expect("arbitration")
+    assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 4
+    # forwarding never stopped; the new primary writes
+    switch.inject(1, eth(5))
+    assert [p for p, _ in switch.sent] == [2]
+    b.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 6},
+                                                     "forward", {"port": 3})))
+
+
+def test_primary_demotes_itself(client_factory):
+    a = client_factory(9)
+    b = client_factory(4)
+    a.drain()
+    a.arbitrate(3, wait=False)
+    msgs = [a.expect("arbitration"), b.expect("arbitration")]
+    assert msgs[0].arbitration.status.code == ALREADY_EXISTS
+    assert msgs[1].arbitration.status.code == OK and eid(msgs[1]) == 4
+
+
+def test_same_update_again_is_answered(client_factory):
+    a = client_factory(9)
+    assert a.arbitrate(9).arbitration.status.code == OK
+
+
+def test_duplicate_election_id_ends_the_stream(client_factory):
+    client_factory(9)
+    b = client_factory(arbitrate=False)
+    b.arbitrate(9, wait=False)
+    with pytest.raises(StreamClosed):
+        b.expect("arbitration")
+    assert b.stream_error.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_unknown_device_ends_the_stream(client_factory):
+    b = client_factory(arbitrate=False, device_id=3)
+    b.arbitrate(1, wait=False)
+    with pytest.raises(StreamClosed):
+        b.expect("arbitration")
+    assert b.stream_error.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_device_change_ends_the_stream(client_factory):
+    a = client_factory(1)
+    a.arbitrate(1, device_id=4, wait=False)
+    with pytest.raises(StreamClosed):
+        a.expect("arbitration")
+    assert a.stream_error.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_at_most_16_controllers(client_factory):
+    for i in range(16):
+        client_factory(100 + i)
+    extra = client_factory(arbitrate=False)
+    extra.arbitrate(1, wait=False)
+    with pytest.raises(StreamClosed):
+        extra.expect("arbitration")
+    assert extra.stream_error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_write_without_any_stream(switch, client_factory, schema):
+    # PI: with no controller connected, a request without election id passes
+    c = client_factory(None, arbitrate=False)
+    c.set_pipeline(program.p4info(), program.json_text().encode())
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 1},
+                                                     "drop")))
+    # ... but one with an election id is refused: nobody is primary
+    c.election_id = 1
+    with pytest.raises(grpc.RpcError) as e:
+        c.write(update("delete", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 1})))
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_packet_in_goes_to_primary_only(client_factory, schema, switch):
+    a = client_factory(9)
+    a.set_pipeline(program.p4info(), program.json_text().encode())
+    b = client_factory(4)
+    a.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "to_cpu")))
+    a.drain()
+    switch.inject(3, eth(5))
+    assert a.expect("packet").packet.payload[:6] == (5).to_bytes(6, "big")
+    time.sleep(0.1)
+    assert not [m for m in b.drain(0.1) if m.WhichOneof("update") == "packet"]
