@@ -1,0 +1,166 @@
+"""The daemon as a process: readiness, P4Runtime, packet traces, clean
+stop on SIGTERM/SIGINT; and real Linux ports (veth, root only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from finsy.proto import p4r
+
+import sw_program as program
+from sw_client import Client, update
+from sw_entities import eth, table_entry
+
+
+def wait_for(path, proc, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return open(path).read().strip()
+        if proc.poll() is not None:
+            raise AssertionError(f"daemon exited early: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError("daemon not ready in time")
+
+
+def start(tmp_path, *extra, general=()):
+    prog = tmp_path / "basic.json"
+    prog.write_text(program.json_text())
+    ready = tmp_path / "ready"
+    cmd = [sys.executable, "-m", "p4scope.switch.daemon", *general, str(prog), "--",
+           "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255", "--ready-file", str(ready),
+           *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, wait_for(str(ready), proc), ready
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_start_serve_stop(tmp_path, sig):
+    proc, addr, ready = start(tmp_path, general=("--log-console", "-L", "debug"))
+    try:
+        assert addr.startswith("127.0.0.1:")
+        c = Client(addr)
+        assert c.stub.Capabilities(p4r.CapabilitiesRequest()).p4runtime_api_version == "1.3.0"
+        c.arbitrate(1)
+        # the positional JSON runs, but P4Runtime needs a pipeline (as BMv2)
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        req = p4r.StreamMessageRequest()
+        req.packet.payload = eth(1)
+        req.packet.metadata.add(metadata_id=1, value=b"\x02")
+        c.send(req)
+        time.sleep(0.3)
+        c.close()
+    finally:
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert "ready: P4Runtime on 127.0.0.1:" in err and "stopped" in err
+    assert not ready.exists()
+    assert "Processing packet received on port 255" in out
+    assert "[p4scope] [D]" in out
+
+
+def test_cannot_bind_exits_1(tmp_path):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    port = s.getsockname()[1]
+    prog = tmp_path / "basic.json"
+    prog.write_text(program.json_text())
+    r = subprocess.run([sys.executable, "-m", "p4scope.switch.daemon", str(prog), "--",
+                        "--grpc-server-addr", f"127.0.0.1:{port}"],
+                       capture_output=True, text=True, timeout=30)
+    s.close()
+    assert r.returncode == 1 and "cannot start" in r.stderr
+
+
+def test_bad_json_exits_1(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pipelines": 1}')
+    r = subprocess.run([sys.executable, "-m", "p4scope.switch.daemon", str(bad)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "cannot start" in r.stderr
+
+
+def test_usage_error_exits_2():
+    r = subprocess.run([sys.executable, "-m", "p4scope.switch.daemon", "--nope"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "unrecognised general option '--nope'" in r.stderr
+
+
+def _can_make_veth() -> bool:
+    return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+@pytest.fixture
+def veths():
+    """Two veth pairs (switch side, host side), removed afterwards."""
+    if not _can_make_veth():
+        pytest.skip("needs root and iproute2")
+    tag = uuid.uuid4().hex[:6]
+    pairs = [(f"p4s{tag}a{i}", f"p4s{tag}b{i}") for i in range(2)]
+    made = []
+    try:
+        for a, b in pairs:
+            r = subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                               capture_output=True)
+            if r.returncode:
+                pytest.skip(f"cannot create veth pairs: {r.stderr.decode().strip()}")
+            made.append(a)
+            for n in (a, b):
+                subprocess.run(["ip", "link", "set", n, "up"], check=True)
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{n}.disable_ipv6=1"],
+                               capture_output=True)
+        yield pairs
+    finally:
+        for a in made:
+            subprocess.run(["ip", "link", "del", a], capture_output=True)
+
+
+def test_forwarding_between_veths(veths, tmp_path, schema):
+    from p4scope.switch.daemon import Switch
+    from p4scope.switch.options import parse_args
+
+    (a0, b0), (a1, b1) = veths
+    pcap = tmp_path / "pcap"
+    pcap.mkdir()
+    o = parse_args(["-i", f"1@{a0}", "-i", f"2@{a1}", "--pcap", str(pcap), "--no-p4", "--",
+                    "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"])
+    sw = Switch(o)
+    sw.start()
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    rx.bind((b1, 0))
+    rx.settimeout(3)
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    tx.bind((b0, 0))
+    try:
+        c = Client(sw.address)
+        c.arbitrate(1)
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        c.write(update("insert", table_entry=table_entry(
+            schema, "fwd", {"hdr.ethernet.dst": 0x02AAAAAAAAAA}, "forward", {"port": 2})))
+        frame = eth(0x02AAAAAAAAAA, src=0x02BBBBBBBBBB, ether_type=0x88B6)
+        tx.send(frame)
+        deadline = time.monotonic() + 3
+        got = None
+        while time.monotonic() < deadline:
+            data = rx.recv(2048)
+            if data[:6] == frame[:6]:
+                got = data
+                break
+        assert got == frame
+        c.close()
+    finally:
+        rx.close()
+        tx.close()
+        sw.stop()
+    assert (pcap / f"{a0}_in.pcap").stat().st_size > 24
+    assert (pcap / f"{a1}_out.pcap").stat().st_size > 24
