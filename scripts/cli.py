@@ -78,10 +78,12 @@ def main_job() -> None:
 
 
 from .bench_compile import app as _bench_app  # noqa: E402
+from .bench_p4runtime import bench_p4runtime as _bench_p4runtime  # noqa: E402
 from .conformance import app as _conformance_app  # noqa: E402
 
 app.add_typer(_conformance_app, name="conformance")
 app.add_typer(_bench_app, name="bench")
+_bench_app.command("p4runtime")(_bench_p4runtime)
 
 from .stf import cli_stf, cli_stf_dir  # noqa: E402
 
