@@ -72,7 +72,7 @@ class ExternManager:
         idx = list(_indices(ce, info.size, where))
         if not ce.HasField("data"):
             return
-        name = self.tr.counters[info.id]
+        name = self.tr.json_name(self.tr.counters, info.id, where)
         b, p = ce.data.byte_count, ce.data.packet_count
         if b < 0 or p < 0:
             raise invalid(f"{where}.data: counts must not be negative")
@@ -80,9 +80,10 @@ class ExternManager:
             self.engine.counter_write(name, i, b, p)
 
     def read_counter(self, ce, out, where: str = "counter_entry") -> None:
-        infos = [self._counter(ce.counter_id, where)] if ce.counter_id else list(self.schema.counters)
+        infos = [self._counter(ce.counter_id, where)] if ce.counter_id else [
+            c for c in self.schema.counters if c.id in self.tr.counters]
         for info in infos:
-            name = self.tr.counters[info.id]
+            name = self.tr.json_name(self.tr.counters, info.id, where)
             for i in _indices(ce, info.size, where):
                 b, p = self.engine.counter_read(name, i)
                 msg = out.add().counter_entry
@@ -178,7 +179,7 @@ class ExternManager:
         cfg = me.config if me.HasField("config") else None
         if cfg is not None:
             self.check_meter_config(cfg, f"{where}.config", info.type)
-        name = self.tr.meters[info.id]
+        name = self.tr.json_name(self.tr.meters, info.id, where)
         rates = self.meter_rates(cfg)
         if not me.HasField("index"):
             self.engine.meter_set_rates(name, None, rates)
@@ -277,15 +278,15 @@ class ExternManager:
             v &= (1 << info.bitwidth) - 1
         else:
             v = to_uint(re.data.bitstring, info.bitwidth, f"{where}.data.bitstring")
-        name = self.tr.registers[info.id]
+        name = self.tr.json_name(self.tr.registers, info.id, where)
         for i in idx:
             self.engine.register_write(name, i, v)
 
     def read_register(self, re, out, where: str = "register_entry") -> None:
         infos = [self._register(re.register_id, where)] if re.register_id else [
-            r for r in self.schema.registers if r.bitwidth > 0]
+            r for r in self.schema.registers if r.bitwidth > 0 and r.id in self.tr.registers]
         for info in infos:
-            name = self.tr.registers[info.id]
+            name = self.tr.json_name(self.tr.registers, info.id, where)
             w = info.bitwidth
             for i in _indices(re, info.size, where):
                 v = self.engine.register_read(name, i) & ((1 << w) - 1)

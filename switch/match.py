@@ -57,6 +57,9 @@ def check_key(fields: Sequence[MatchFieldInfo], index: dict[int, int], matches,
                                     "is not supported")
             continue
         i, fm = g
+        if w <= 0:
+            raise unimplemented(f"{where}.match[{i}]: field '{f.name}' has a translated type "
+                                "(@p4runtime_translation to a string), which is not supported")
         kind = fm.WhichOneof("field_match_type")
         at = f"{where}.match[{i}]"
         if kind != mt:

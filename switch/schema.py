@@ -224,6 +224,10 @@ def _bitstring_width(spec, type_info, where: str) -> tuple[int, bool]:
             if nt.WhichOneof("representation") == "original_type":
                 return _bitstring_width(nt.original_type, type_info, where)
             return nt.translated_type.sdn_bitwidth, False
+    if kind == "serializable_enum":
+        se = type_info.serializable_enums.get(spec.serializable_enum.name)
+        if se is not None:
+            return se.underlying_type.bitwidth, False
     if kind == "bool":
         return 1, False
     raise unimplemented(f"{where}: values of P4 type '{kind}' are not supported")
@@ -327,8 +331,7 @@ class P4Schema:
             self.value_sets.add(pre.id, pre.name, pre.alias,
                                 ValueSetInfo(pre.id, pre.name, pre.alias, vs.size, fields))
 
-    @staticmethod
-    def _match_field(m, where: str) -> MatchFieldInfo:
+    def _match_field(self, m, where: str) -> MatchFieldInfo:
         kind = m.WhichOneof("match")
         if kind == "other_match_type":
             mt = m.other_match_type
@@ -336,9 +339,15 @@ class P4Schema:
             mt = _MATCH_TYPES.get(m.match_type)
             if mt is None:
                 raise invalid(f"p4info: {where}: match field '{m.name}' has no match type")
-        if m.bitwidth <= 0 and mt != "other":
-            raise invalid(f"p4info: {where}: match field '{m.name}' has bitwidth {m.bitwidth}")
-        return MatchFieldInfo(m.id, m.name, m.bitwidth, mt)
+        width = m.bitwidth
+        if width <= 0 and m.HasField("type_name"):
+            # @p4runtime_translation: the SDN width, if numeric (0: an SDN string)
+            nt = self.p4info.type_info.new_types.get(m.type_name.name)
+            if nt is not None and nt.WhichOneof("representation") == "translated_type":
+                width = nt.translated_type.sdn_bitwidth
+        elif width <= 0:
+            raise invalid(f"p4info: {where}: match field '{m.name}' has bitwidth {width}")
+        return MatchFieldInfo(m.id, m.name, width, mt)
 
     def _add_table(self, t) -> None:
         pre = t.preamble

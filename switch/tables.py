@@ -105,6 +105,8 @@ class TableManager:
     def state(self, table_id: int, where: str) -> TableState:
         st = self.tables.get(table_id)
         if st is None:
+            if table_id in self.pipe.tr.absent:
+                raise invalid(f"{where}.table_id: {self.pipe.tr.absent[table_id]}")
             raise invalid(f"{where}.table_id: {table_id} is not a table of the P4Info"
                           + (f" (it is a {self.schema.kind_of(table_id)})"
                              if self.schema.kind_of(table_id) != "unknown id" else ""))

@@ -5,8 +5,14 @@ the BMv2 JSON ("MyIngress.ipv4_lpm"), keys and action parameters in the
 same order, and digests the name of their learn list. A JSON action may
 appear several times under one name (p4c copies actions per table); the
 engine resolves an action name within the table, so a (table, action name)
-pair is enough. When a P4Info object has no JSON counterpart, the pipeline
-config is refused with INVALID_ARGUMENT naming the object.
+pair is enough.
+
+p4c leaves out of the JSON what the program cannot reach (an unused action
+selector, a table in dead code), so a P4Info object without a JSON
+counterpart is tolerated and only refused when a request uses it; but a
+P4Info of which no table matches the JSON, or whose keys, match kinds or
+action parameters differ, is refused with INVALID_ARGUMENT: that is the
+wrong JSON for this P4Info.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .bmv2json import Bmv2Program, JsonTable
-from .errors import invalid
+from .errors import P4RuntimeError, invalid
 from .schema import P4Schema, TableInfo
 
 # P4Info match type -> JSON match types it may be lowered to
@@ -64,31 +70,65 @@ class Translation:
         self.digests: dict[int, str] = {}
         self.digest_by_learn_list: dict[str, int] = {}
         self.value_sets: dict[int, str] = {}
+        self.absent: dict[int, str] = {}
+        """P4Info id -> why the object is not usable (not in the JSON)."""
         for t in schema.tables:
-            self.tables[t.id] = self._table(t)
+            m = self._optional(t.id, lambda t=t: self._table(t))
+            if m is not None:
+                self.tables[t.id] = m
+        user_tables = [n for n in prog.tables if not n.startswith("tbl_")]
+        if schema.tables and not self.tables and user_tables:
+            raise invalid("pipeline config: no table of the P4Info is in the BMv2 JSON (is it "
+                          "the JSON of another program?) " + next(iter(self.absent.values())))
         for c in schema.counters:
-            self.counters[c.id] = _find(c.name, prog.counters, "counter")
+            self._resolve(self.counters, c.id, c.name, prog.counters, "counter")
         for m in schema.meters:
-            self.meters[m.id] = _find(m.name, prog.meters, "meter")
+            self._resolve(self.meters, m.id, m.name, prog.meters, "meter")
         for r in schema.registers:
-            name = _find(r.name, prog.registers, "register")
-            if prog.registers[name].bitwidth != r.bitwidth:
-                raise invalid(f"pipeline config: register '{r.name}' is {r.bitwidth} bits wide in "
-                              f"the P4Info and {prog.registers[name].bitwidth} in the BMv2 JSON")
-            self.registers[r.id] = name
+            if self._resolve(self.registers, r.id, r.name, prog.registers, "register"):
+                jw = prog.registers[self.registers[r.id]].bitwidth
+                if r.bitwidth and jw != r.bitwidth:
+                    raise invalid(f"pipeline config: register '{r.name}' is {r.bitwidth} bits "
+                                  f"wide in the P4Info and {jw} in the BMv2 JSON")
         for ap in schema.action_profiles:
-            self.action_profiles[ap.id] = _find(ap.name, prog.action_profiles, "action profile")
+            self._resolve(self.action_profiles, ap.id, ap.name, prog.action_profiles,
+                          "action profile")
         for d in schema.digests:
             if d.name in prog.learn_lists:
                 ll = d.name
             elif len(schema.digests) == 1 and len(prog.learn_lists) == 1:
                 ll = prog.learn_lists[0]
             else:
-                ll = _find(d.name, prog.learn_lists, "digest")
+                ll = self._optional(d.id, lambda d=d: _find(d.name, prog.learn_lists, "digest"))
+                if ll is None:
+                    continue
             self.digests[d.id] = ll
             self.digest_by_learn_list[ll] = d.id
         for vs in schema.value_sets:
-            self.value_sets[vs.id] = _find(vs.name, prog.value_sets, "value set")
+            self._resolve(self.value_sets, vs.id, vs.name, prog.value_sets, "value set")
+
+    def _optional(self, id_: int, f):
+        try:
+            return f()
+        except P4RuntimeError as e:
+            if "is not in the BMv2 JSON" not in e.message:
+                raise
+            self.absent[id_] = e.message.replace("pipeline config: ", "")
+            return None
+
+    def _resolve(self, out: dict, id_: int, name: str, names, what: str) -> bool:
+        found = self._optional(id_, lambda: _find(name, names, what))
+        if found is None:
+            return False
+        out[id_] = found
+        return True
+
+    def json_name(self, table: dict[int, str], id_: int, where: str) -> str:
+        """The JSON name of an object, or INVALID_ARGUMENT if p4c left it out."""
+        name = table.get(id_)
+        if name is None:
+            raise invalid(f"{where}: {self.absent.get(id_, f'id {id_} has no BMv2 JSON object')}")
+        return name
 
     def _table(self, t: TableInfo) -> TableMap:
         name = _find(t.name, self.prog.tables, "table")

@@ -44,7 +44,7 @@ class ValueSetManager:
         old = self.members[info.id]
         if any(k not in new for k in old):
             raise unimplemented(f"{where}: the engine cannot remove value set members yet")
-        name = self.pipe.tr.value_sets[info.id]
+        name = self.pipe.tr.json_name(self.pipe.tr.value_sets, info.id, where)
         for key in new:
             if key in old:
                 continue

@@ -152,14 +152,31 @@ def test_bad_configs(client_factory, mutate, code, text):
     assert text in e.value.details()
 
 
-def test_p4info_not_matching_json(client_factory):
+def test_p4info_not_matching_json(client_factory, schema):
     c = client_factory(1)
+    # a table p4c left out of the JSON: accepted, refused when used
     info = program.p4info()
     info.tables[0].preamble.name = "IngressImpl.nope"
+    c.set_pipeline(info, program.json_text().encode())
+    te = table_entry(schema, "fwd", {"hdr.ethernet.dst": 5}, "forward", {"port": 2})
+    with pytest.raises(grpc.RpcError) as e:
+        c.write(update("insert", table_entry=te))
+    from sw_client import errors_of
+    (err,) = errors_of(e.value)
+    assert err.canonical_code == 3 and "IngressImpl.nope" in err.message
+    # a match kind that differs: the wrong JSON
+    info = program.p4info()
+    info.tables[0].match_fields[0].match_type = p4i.MatchField.TERNARY
     with pytest.raises(grpc.RpcError) as e:
         c.set_pipeline(info, program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "ternary" in e.value.details()
+    # another program's JSON altogether
+    from p4scope.bench_p4runtime import _compile
+    _, other = _compile()
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(program.p4info(), other)
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "IngressImpl.nope" in e.value.details()
+    assert "no table of the P4Info" in e.value.details()
 
 
 def test_empty_p4info_is_accepted(client_factory):
