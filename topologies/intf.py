@@ -1,0 +1,64 @@
+"""Interfaces of emulated links: offloads off, MTU, and htb rate limits.
+
+A user-space switch reads and writes frames through AF_PACKET sockets.
+With segmentation offloads on, hosts hand the veth 64 KB TCP super-frames
+that a real wire never carries, and the switch forwards them as such or
+not at all (ENVIRONMENT.md: ping works, TCP stalls). Checksum offloads
+leave TCP/UDP checksums unfilled, which shows up as bad checksums in pcaps
+and to P4 programs. So every interface of a run, on hosts and switches,
+gets them all off.
+
+Rates use htb (netem, and with it delay, jitter and loss, is missing on
+this kernel; asking for those is an error here, not a silent no-op as in
+Mininet's TCIntf). The htb class gets a burst of at least 1 ms at the link
+rate, so the rate holds when softirq processing is late, and an optional
+pfifo of `queue` packets below it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from mininet.link import Intf
+
+from .shell import run_checked
+
+OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro")
+
+
+def offloads_off_cmd(ifname: str) -> str:
+    return "ethtool -K {} {} >/dev/null".format(ifname, " ".join(f"{o} off" for o in OFFLOADS))
+
+
+def htb_cmds(ifname: str, bw: int, queue: Optional[int]) -> list[str]:
+    """tc commands that shape `ifname` to `bw` bit/s."""
+    burst = max(15_000, bw // 8 // 1000)
+    cmds = [
+        f"tc qdisc replace dev {ifname} root handle 5: htb default 1",
+        f"tc class replace dev {ifname} parent 5: classid 5:1 htb rate {bw}bit ceil {bw}bit "
+        f"burst {burst} cburst {burst} quantum 16000",
+    ]
+    if queue is not None:
+        cmds.append(f"tc qdisc replace dev {ifname} parent 5:1 handle 10: pfifo limit {queue}")
+    return cmds
+
+
+class P4Intf(Intf):
+    """A Mininet interface configured for a P4 switch run."""
+
+    def config(self, bw: Optional[int] = None, queue: Optional[int] = None,
+               mtu: Optional[int] = None, **params: Any) -> dict:
+        for k in ("delay", "jitter", "loss", "max_queue_size"):
+            if params.pop(k, None) is not None:
+                raise ValueError(f"{self.name}: {k} needs netem, which this kernel does not have")
+        result = super().config(**params)
+        run_checked(self.node, offloads_off_cmd(self.name))
+        if mtu is not None:
+            run_checked(self.node, f"ip link set dev {self.name} mtu {mtu}")
+        if bw is not None:
+            for c in htb_cmds(self.name, bw, queue):
+                run_checked(self.node, c)
+        elif queue is not None:
+            raise ValueError(f"{self.name}: queue needs bw (it is the htb class's queue)")
+        self.bw, self.queue, self.mtu = bw, queue, mtu
+        return result
