@@ -1,18 +1,6 @@
-"""Interfaces of emulated links: offloads off, MTU, and htb rate limits.
-
-A user-space switch reads and writes frames through AF_PACKET sockets.
-With segmentation offloads on, hosts hand the veth 64 KB TCP super-frames
-that a real wire never carries, and the switch forwards them as such or
-not at all (ENVIRONMENT.md: ping works, TCP stalls). Checksum offloads
-leave TCP/UDP checksums unfilled, which shows up as bad checksums in pcaps
-and to P4 programs. So every interface of a run, on hosts and switches,
-gets them all off.
-
-Rates use htb (netem, and with it delay, jitter and loss, is missing on
-this kernel; asking for those is an error here, not a silent no-op as in
-Mininet's TCIntf). The htb class gets a burst of at least 1 ms at the link
-rate, so the rate holds when softirq processing is late, and an optional
-pfifo of `queue` packets below it.
+"""The Mininet interface of emulated links: offloads off, MTU and htb
+(commands and reasons in tc.py). Delay, jitter and loss are refused with
+an error, where Mininet's TCIntf prints a message and carries on unshaped.
 """
 
 from __future__ import annotations
@@ -22,25 +10,7 @@ from typing import Any, Optional
 from mininet.link import Intf
 
 from .shell import run_checked
-
-OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro")
-
-
-def offloads_off_cmd(ifname: str) -> str:
-    return "ethtool -K {} {} >/dev/null".format(ifname, " ".join(f"{o} off" for o in OFFLOADS))
-
-
-def htb_cmds(ifname: str, bw: int, queue: Optional[int]) -> list[str]:
-    """tc commands that shape `ifname` to `bw` bit/s."""
-    burst = max(15_000, bw // 8 // 1000)
-    cmds = [
-        f"tc qdisc replace dev {ifname} root handle 5: htb default 1",
-        f"tc class replace dev {ifname} parent 5: classid 5:1 htb rate {bw}bit ceil {bw}bit "
-        f"burst {burst} cburst {burst} quantum 16000",
-    ]
-    if queue is not None:
-        cmds.append(f"tc qdisc replace dev {ifname} parent 5:1 handle 10: pfifo limit {queue}")
-    return cmds
+from .tc import htb_cmds, offloads_off_cmd
 
 
 class P4Intf(Intf):

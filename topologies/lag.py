@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .intf import offloads_off_cmd
+from .tc import offloads_off_cmd
 from .shell import run_checked
 
 # classic BPF opcodes (linux/filter.h)

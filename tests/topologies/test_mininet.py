@@ -1,0 +1,186 @@
+"""Topologies in Mininet (root): traffic through Linux bridges and through
+`p4scope switch`, a bonded host, htb rates, and clean-up that leaves
+nothing behind, also after the building process is killed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from p4scope.topologies import builders, procs
+from p4scope.topologies import traffic as T
+from p4scope.topologies.clean import clean_stale, ifindex
+from p4scope.topologies.manifest import Manifest
+from p4scope.topologies.run import Network, NetworkError, root_names
+from p4scope.topologies.spec import Topology, from_dict
+
+HERE = Path(__file__).parent
+pytestmark = pytest.mark.usefixtures("mininet_ok")
+
+
+def unique(topo: Topology, kind: str, **switch) -> Topology:
+    """The topology with switch names no other run on this machine uses
+    (root-namespace interface names are shared) and the given switch kind."""
+    tag = uuid.uuid4().hex[:3]
+    doc = topo.to_dict()
+    names = {s["name"]: f"{s['name']}{tag}" for s in doc["switches"]}
+    for s in doc["switches"]:
+        s.update(name=names[s["name"]], kind=kind, **switch)
+        s.pop("device_id", None)
+    for l in doc["links"]:
+        for side in ("a", "b"):
+            node, _, port = l[side].partition(":")
+            l[side] = names.get(node, node) + (f":{port}" if port else "")
+    return from_dict(doc)
+
+
+def leftovers(topo: Topology, m: Manifest) -> list[str]:
+    """What of the run still exists: namespaces, root interfaces, processes."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = [n for n in m.namespaces if n in ns]
+    out += [i for i in root_names(topo) if ifindex(i) is not None]
+    out += [p["what"] for p in m.processes
+            if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
+    return out
+
+
+@pytest.fixture(scope="module")
+def wire_json(tmp_path_factory):
+    out = tmp_path_factory.mktemp("p4") / "wire.json"
+    r = subprocess.run([str(Path(sys.executable).parent / "p4scope"), "compile",
+                        str(HERE / "p4" / "wire.p4"), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def test_bridge_pingall_and_nothing_left_behind(tmp_path):
+    topo = unique(builders.single_switch(3), "bridge")
+    assert not leftovers(topo, Manifest(tmp_path, "none", "", {}))
+    with Network(topo, tmp_path / "run") as net:
+        assert net.net.pingAll(timeout=1) == 0.0
+        h1 = net.host("h1")
+        out = h1.cmd("ethtool -k h1-eth0")
+        for feature in ("tcp-segmentation-offload: off", "generic-segmentation-offload: off",
+                        "generic-receive-offload: off", "tx-checksumming: off"):
+            assert feature in out
+        # a program started in a host is the run's too
+        h1.popen(["sleep", "300"])
+        m = net.manifest
+        assert set(leftovers(topo, m)) >= set(m.namespaces)
+        doc = json.loads((tmp_path / "run" / "topology.json").read_text())
+        assert doc["netns"]["h1"] == net.netns("h1")
+    assert leftovers(topo, m) == []
+    assert Manifest.load(tmp_path / "run").state == "cleaned"
+
+
+def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
+    topo = unique(builders.port_pairs(1), "p4scope", program=wire_json, log="warn")
+    sw = topo.switches[0].name
+    with Network(topo, tmp_path / "run") as net:
+        h1, h2 = net.host("h1"), net.host("h2")
+        assert " 0% packet loss" in h1.cmd(f"ping -c 3 -i 0.2 -W 1 {h2.IP()}")
+        rx = T.start_receiver(h2, "h2-eth0", idle=0.5)
+        sent = T.send(h1, "h1-eth0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), rate="5kpps",
+                                               size=[64, 512, 1518])], duration=0.5)
+        (r,) = T.combine(sent, rx.result())
+        assert r.tx_packets > 2000 and r.lost == 0 and r.reordered == 0, r
+        argv = net.switch(sw).argv()
+        assert argv[1:4] == ["switch", "-i", f"1@{sw}-eth1"]
+        assert net.grpc_addr(sw).startswith("127.0.0.1:")
+        m = net.manifest
+    log = (tmp_path / "run" / "logs" / f"{sw}.log").read_text()
+    assert log.startswith("# ") and "--grpc-server-addr" in log
+    assert leftovers(topo, m) == []
+
+
+def test_htb_limits_the_link_rate(tmp_path):
+    topo = unique(builders.single_switch(2, bw="20M"), "bridge")
+    with Network(topo, tmp_path / "run") as net:
+        h1, h2 = net.host("h1"), net.host("h2")
+        assert "htb" in h1.cmd("tc qdisc show dev h1-eth0")
+        rx = T.start_receiver(h2, "h2-eth0", idle=0.3)
+        sent = T.send(h1, "h1-eth0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), size=1518)],
+                      duration=1.0)
+        (r,) = T.combine(sent, rx.result())
+        l2_bps = r.rx_pps * 1514 * 8  # htb counts frames as the kernel sees them: no FCS
+        assert 0.8 * 20e6 < l2_bps < 1.15 * 20e6, l2_bps
+        assert sent["backpressure_waits"] > 0  # the sender was held back, not dropped
+
+
+def test_bonded_host_spreads_flows_and_fails_over(tmp_path):
+    topo = unique(builders.lag(2, 1), "bridge")
+    with Network(topo, tmp_path / "run") as net:
+        h1, h2 = net.host("h1"), net.host("h2")
+        assert h1.bond is not None and h1.bond.active == ["h1-eth0", "h1-eth1"]
+        assert " 0% packet loss" in h1.cmd(f"ping -c 2 -i 0.2 -W 1 {h2.IP()}")
+
+        def tx_counts():
+            return [int(h1.cmd(f"cat /sys/class/net/h1-eth{i}/statistics/tx_packets"))
+                    for i in (0, 1)]
+
+        def blast():
+            before = tx_counts()
+            T.send(h1, "bond0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), ip_src=h1.IP(),
+                                          sport_span=64, count=2000, rate="20kpps")])
+            return [a - b for a, b in zip(tx_counts(), before)]
+
+        d = blast()
+        assert min(d) > 400 and sum(d) >= 2000, d
+        h1.bond.set_active(["h1-eth1"])
+        d = blast()
+        assert d[0] < 10 and d[1] >= 2000, d
+        assert " 0% packet loss" in h1.cmd(f"ping -c 2 -i 0.2 -W 1 {h2.IP()}")
+
+
+def test_existing_interface_names_are_refused(tmp_path):
+    topo = unique(builders.single_switch(1), "bridge")
+    taken = root_names(topo)[0]
+    subprocess.run(["ip", "link", "add", taken, "type", "veth", "peer", "name", f"{taken[:-1]}x"],
+                   check=True)
+    try:
+        with pytest.raises(NetworkError, match=taken):
+            Network(topo, tmp_path / "run").start()
+        assert not (tmp_path / "run" / "manifest.json").exists()
+    finally:
+        subprocess.run(["ip", "link", "delete", taken], check=True)
+
+
+KILLED = textwrap.dedent("""
+    import json, sys, time
+    from p4scope.topologies.run import Network
+    from p4scope.topologies.spec import loads
+    topo = loads(sys.argv[1])
+    net = Network(topo, sys.argv[2]).start()
+    net.host("h1").popen(["sleep", "300"])
+    print(json.dumps({"ready": True}), flush=True)
+    time.sleep(300)
+""")
+
+
+def test_run_killed_halfway_is_cleaned_at_the_next_start(tmp_path, wire_json):
+    topo = unique(builders.port_pairs(1), "p4scope", program=wire_json, log="off")
+    run_dir = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-c", KILLED, topo.dumps(), str(run_dir)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        assert "ready" in line, p.stderr.read()
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    m = Manifest.load(run_dir)
+    left = leftovers(topo, m)
+    assert any("switch" in x for x in left) and m.namespaces[0] in left
+    reps = [r for r in clean_stale() if r.run_dir == run_dir]
+    assert len(reps) == 1 and not reps[0].problems, reps
+    assert any("sleep" in x or "pid" in x for x in reps[0].processes), reps[0].processes
+    assert leftovers(topo, m) == []
+    assert Manifest.load(run_dir).state == "cleaned"
+    assert clean_stale() == [] or all(r.run_dir != run_dir for r in clean_stale())
