@@ -146,8 +146,14 @@ control IngressImpl(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         if (hdr.packet_out.isValid()) {
-            sm.egress_spec = hdr.packet_out.egress_port;
-            hdr.packet_out.setInvalid();
+            if (hdr.packet_out.egress_port == CPU_PORT) {
+                // loopback: a packet-out to the CPU port comes back as a packet-in
+                hdr.packet_out.setInvalid();
+                to_cpu();
+            } else {
+                sm.egress_spec = hdr.packet_out.egress_port;
+                hdr.packet_out.setInvalid();
+            }
         } else {
             fwd.apply();
             if (hdr.probe.isValid()) {

@@ -113,9 +113,16 @@ def p4c_style_json() -> dict:
             _assign(_f("standard_metadata", "egress_spec"), _f("packet_out", "egress_port")),
             {"op": "remove_header", "parameters": [_hdr("packet_out")]},
         ]},
+        {"name": "act_0", "id": 17, "runtime_data": [], "primitives": [
+            {"op": "remove_header", "parameters": [_hdr("packet_out")]},
+            _assign(_f("standard_metadata", "egress_spec"), _hex(CPU_PORT)),
+            {"op": "add_header", "parameters": [_hdr("packet_in")]},
+            _assign(_f("packet_in", "ingress_port"), _f("standard_metadata", "ingress_port")),
+        ]},
     ]
     tables = [
         _table(0, "tbl_act", [], [(16, "act")], default=16, next_=None, const_default=True),
+        _table(7, "tbl_act_0", [], [(17, "act_0")], default=17, next_=None, const_default=True),
         _table(1, "IngressImpl.fwd", [("exact", "hdr.ethernet.dst", ["ethernet", "dst"])],
                [(fwd_ids["fwd"], "IngressImpl.forward"), (6, "IngressImpl.drop"),
                 (13, "IngressImpl.to_cpu"), (14, "IngressImpl.flood"),
@@ -152,7 +159,10 @@ def p4c_style_json() -> dict:
         ],
         "conditionals": [
             {"name": "node_2", "id": 0, "expression": _valid("packet_out"),
-             "true_next": "tbl_act", "false_next": "IngressImpl.fwd"},
+             "true_next": "node_3", "false_next": "IngressImpl.fwd"},
+            {"name": "node_3", "id": 2, "expression": {"type": "expression", "value": {
+                "op": "==", "left": _f("packet_out", "egress_port"), "right": _hex(CPU_PORT)}},
+             "true_next": "tbl_act_0", "false_next": "tbl_act"},
             {"name": "node_4", "id": 1, "expression": _valid("probe"),
              "true_next": "IngressImpl.routes", "false_next": "IngressImpl.fixed_default"},
         ],

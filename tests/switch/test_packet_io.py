@@ -138,3 +138,19 @@ def test_no_digest_until_configured(ctl, schema, switch):
     ctl.write(update("delete", digest_entry=digest_entry(schema)))
     switch.inject(2, eth(9, src=1))
     assert not [m for m in ctl.drain(0.2) if m.WhichOneof("update") == "digest"]
+
+
+def test_loopback_packet_out_to_packet_in(ctl, schema):
+    frame = eth(0x0A0B0C0D0E0F)
+    ctl.send(packet_out(schema, 255, frame))
+    msg = ctl.expect("packet").packet
+    assert msg.payload == frame
+    assert msg.metadata[0].value == b"\xff"  # it entered on the CPU port
+
+
+def test_loopback_with_p4c_style_json(client_factory, schema):
+    import sw_program as program
+    c = client_factory(1)
+    c.set_pipeline(program.p4info(), program.p4c_style_json_text().encode())
+    c.send(packet_out(schema, 255, eth(1)))
+    assert c.expect("packet").packet.payload == eth(1)
