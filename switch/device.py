@@ -366,17 +366,30 @@ class Device:
                 conn.send(err)
 
     def receive(self, batch: list[tuple[int, bytes]]) -> None:
-        """Packets arriving on ports: run them and deliver what comes out."""
+        """Packets arriving on ports: run them and deliver what comes out.
+
+        With packet tracing on (--log-console -L debug or trace) packets run
+        one at a time, so the trace can say what became of each."""
         if not batch:
             return
+        if len(batch) > 1 and trace.isEnabledFor(logging.DEBUG):
+            for item in batch:
+                self.receive([item])
+            return
+        tracing = trace.isEnabledFor(logging.DEBUG)
+        dumping = bool(self.opts.dump_packet_data) and trace.isEnabledFor(logging.INFO)
+        pid = 0
         with self.lock:
             engine = self.dataplane
             if engine is None:
                 return
             now = self.now_ns()
-            if trace.isEnabledFor(logging.DEBUG):
+            if tracing or dumping:
+                self._pkt_ids += 1
+                pid = self._pkt_ids
                 for port, data in batch:
-                    self._trace_in(port, data)
+                    self._trace_in(pid, port, data)
+            before = engine.stats() if tracing and hasattr(engine, "stats") else None
             outs = engine.process([(p, d, now) for p, d in batch])
             digests = engine.take_digests()
             pipe = self.pipeline if self.pipeline is not None and self.pipeline.engine is engine else None
@@ -385,11 +398,13 @@ class Device:
                     pipe.digests.on_digest(name, values, self.clock())
             if trace.isEnabledFor(logging.INFO):
                 for line in engine.take_log():
-                    trace.info("%s", line)
+                    trace.info("[%d.0] %s", pid, line)
+            if tracing:
+                self._trace_fate(pid, engine, before, outs, digests)
             packet_in_info = pipe.schema.packet_in if pipe is not None else None
         self.stats.packets_in += len(batch)
         cpu = self.opts.cpu_port
-        for port, data, _t in outs:
+        for copy, (port, data, _t) in enumerate(outs):
             if cpu and port == cpu:
                 msg = p4r.StreamMessageResponse()
                 if parse_packet_in(packet_in_info, data, msg.packet):
@@ -397,22 +412,47 @@ class Device:
                         self.stats.packet_ins += 1
                     else:
                         self.stats.packet_in_drops += 1
+                if tracing:
+                    trace.debug("[%d.%d] Sending packet of size %d to the CPU port %d (packet-in)",
+                                pid, copy, len(data), port)
                 continue
             self.stats.packets_out += 1
-            if trace.isEnabledFor(logging.DEBUG):
-                self._trace_out(port, data)
+            if tracing or dumping:
+                self._trace_out(pid, copy, port, data)
             self.transmit(port, data)
 
-    def _trace_in(self, port: int, data: bytes) -> None:
-        self._pkt_ids += 1
-        trace.debug("[%d.0] Processing packet received on port %d", self._pkt_ids, port)
-        if self.opts.dump_packet_data:
-            trace.info("Packet data: %s", data[:self.opts.dump_packet_data].hex(" "))
+    # ----- packet traces (BMv2's --log-console style) -------------------------
 
-    def _trace_out(self, port: int, data: bytes) -> None:
-        trace.debug("Transmitting packet of size %d out of port %d", len(data), port)
+    def _trace_in(self, pid: int, port: int, data: bytes) -> None:
+        trace.debug("[%d.0] Processing packet received on port %d", pid, port)
         if self.opts.dump_packet_data:
-            trace.info("Packet data: %s", data[:self.opts.dump_packet_data].hex(" "))
+            trace.info("[%d.0] Packet data: %s", pid, data[:self.opts.dump_packet_data].hex(" "))
+
+    def _trace_out(self, pid: int, copy: int, port: int, data: bytes) -> None:
+        trace.debug("[%d.%d] Transmitting packet of size %d out of port %d", pid, copy,
+                    len(data), port)
+        if self.opts.dump_packet_data:
+            trace.info("[%d.%d] Packet data: %s", pid, copy,
+                       data[:self.opts.dump_packet_data].hex(" "))
+
+    @staticmethod
+    def _trace_fate(pid: int, engine, before, outs, digests) -> None:
+        for name, _values, _t in digests:
+            trace.debug("[%d.0] Digest generated for learn list '%s'", pid, name)
+        if before is None:
+            return
+        after = engine.stats()
+        why = [("dropped_ingress", "at the end of ingress (egress_spec is the drop port)"),
+               ("dropped_egress", "at the end of egress (egress_spec is the drop port)"),
+               ("dropped_queue", "by the traffic manager (queue full or bad priority)")]
+        for key, text in why:
+            n = after.get(key, 0) - before.get(key, 0)
+            if n:
+                trace.debug("[%d.0] %s dropped %s", pid, "Packet" if n == 1 else f"{n} packets",
+                            text)
+        if not outs and not any(after.get(k, 0) - before.get(k, 0) for k, _ in why):
+            trace.debug("[%d.0] No packet left the switch (no copy, multicast group empty or "
+                        "unknown)", pid)
 
 
 def empty_p4info() -> "p4i.P4Info":
