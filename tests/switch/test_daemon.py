@@ -164,3 +164,28 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
         sw.stop()
     assert (pcap / f"{a0}_in.pcap").stat().st_size > 24
     assert (pcap / f"{a1}_out.pcap").stat().st_size > 24
+
+
+def test_tm_config_is_applied(tmp_path):
+    import json as _json
+
+    from p4scope.switch.daemon import Switch
+    from p4scope.switch.options import parse_args
+
+    tm = tmp_path / "tm.json"
+    tm.write_text(_json.dumps({"queue_depth": 32, "ports": {"2": {"queue_depth": 8,
+                                                                   "rate_pps": 1000}}}))
+    prog = tmp_path / "basic.json"
+    prog.write_text(program.json_text())
+    o = parse_args([str(prog), "--", "--grpc-server-addr", "127.0.0.1:0",
+                    "--tm-config", str(tm)])
+    sw = Switch(o)
+    sw.start()
+    try:
+        assert sw.device.dataplane is not None
+        c = Client(sw.address)
+        c.arbitrate(1)
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        c.close()
+    finally:
+        sw.stop()

@@ -271,3 +271,21 @@ def test_table_full_is_resource_exhausted(ctl, schema):
     errs = errors_of(e.value)
     assert len(errs) == 1025 and all(x.canonical_code == 0 for x in errs[:1024])
     assert errs[1024].canonical_code == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
+
+
+def test_hits_reset_time_since_last_hit(ctl, schema, switch):
+    import time as _t
+    te = table_entry(schema, "fwd", {"hdr.ethernet.dst": 5}, "forward", {"port": 2},
+                     idle_timeout_ns=10**10)
+    ctl.write(update("insert", table_entry=te))
+    req = p4r.TableEntry(table_id=schema.tables.named("fwd").id)
+    req.time_since_last_hit.SetInParent()
+
+    def elapsed():
+        (got,) = [e.table_entry for e in ctl.read(p4r.Entity(table_entry=req))]
+        return got.time_since_last_hit.elapsed_ns
+
+    _t.sleep(0.15)
+    assert elapsed() >= 100_000_000
+    switch.inject(1, eth(5))
+    assert elapsed() < 100_000_000
