@@ -87,6 +87,13 @@ _bench_app.command("p4runtime")(_bench_p4runtime)
 
 from .stf import cli_stf, cli_stf_dir  # noqa: E402
 
+from .bench_trafgen import bench_trafgen as _bench_trafgen  # noqa: E402
+from .topologies.cli import clean_cmd as _clean_cmd, topo_app as _topo_app  # noqa: E402
+
+_bench_app.command("trafgen")(_bench_trafgen)
+app.command("clean")(_clean_cmd)
+app.add_typer(_topo_app, name="topo")
+
 app.command("stf")(cli_stf)
 app.command("stf-dir")(cli_stf_dir)
 

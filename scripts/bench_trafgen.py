@@ -1,0 +1,71 @@
+"""Benchmark: packets per second of p4scope-trafgen across one veth pair.
+
+    .venv/bin/p4scope bench trafgen [--seconds 3] [--sizes 64,512,1518] [--batch 64]
+    .venv/bin/python -m p4scope.bench_trafgen
+
+For each frame size, the generator sends as fast as it can for a few
+seconds from one end of a veth pair (in a namespace made for the run and
+removed after it), first with nothing reading the other end ("send only":
+the peer's stack drops the frames), then with the analyzer on it ("send +
+analyze": what a stream through a switch can reach at most on this
+machine). Needs root.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List
+
+import typer
+
+from p4scope.topologies import traffic as T
+from p4scope.topologies.vethlab import VethLab
+
+
+def _row(label: str, size: int, sent: dict, recv: dict | None) -> str:
+    tx_pps = sent["tx_packets"] / sent["elapsed_s"]
+    gbps = tx_pps * (size - 4) * 8 / 1e9
+    if recv is None:
+        return f"{label:<15} {size:>6} {tx_pps / 1e3:>10.0f} {'-':>10} {gbps:>8.2f} {'-':>9} {'-':>9}"
+    (r,) = T.combine(sent, recv)
+    drops = recv["ring"]["drops"]
+    return (f"{label:<15} {size:>6} {tx_pps / 1e3:>10.0f} {r.rx_pps / 1e3:>10.0f} {gbps:>8.2f} "
+            f"{100 * r.loss_ratio:>8.2f}% {drops:>9}")
+
+
+def bench_trafgen(
+    seconds: float = typer.Option(3.0, help="Seconds per measurement."),
+    sizes: str = typer.Option("64,512,1518", help="Frame sizes (with FCS), comma-separated."),
+    batch: int = typer.Option(64, help="Frames per sendmmsg call."),
+    qdisc_bypass: bool = typer.Option(False, help="Send with PACKET_QDISC_BYPASS."),
+) -> None:
+    """Packets/s of the traffic generator across a veth pair (root)."""
+    if os.geteuid() != 0:
+        typer.echo("bench trafgen needs root (a network namespace and raw sockets)", err=True)
+        raise typer.Exit(2)
+    size_list: List[int] = [int(s) for s in sizes.split(",")]
+    typer.echo(f"p4scope-trafgen across a veth pair: {seconds:g} s each, batch {batch}"
+               f"{', qdisc bypass' if qdisc_bypass else ''}; {os.cpu_count()} CPUs, "
+               f"load {os.getloadavg()[0]:.2f}")
+    typer.echo(f"{'mode':<15} {'size':>6} {'tx kpps':>10} {'rx kpps':>10} {'tx Gb/s':>8} "
+               f"{'loss':>9} {'ring drop':>9}")
+    with VethLab([("tga", "tgb")], mtu=9500) as lab:
+        for size in size_list:
+            # unicast to an address the peer does not own: its stack drops the
+            # frames at once, as a switch port's stack does
+            stream = [T.Stream(1, dst="02:00:00:00:00:02", size=size, rate="max")]
+            sent = T.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
+                          qdisc_bypass=qdisc_bypass)
+            typer.echo(_row("send only", size, sent, None))
+            rx = T.start_receiver(lab.netns, "tgb", idle=0.5)
+            sent = T.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
+                          qdisc_bypass=qdisc_bypass)
+            typer.echo(_row("send + analyze", size, sent, rx.result()))
+
+
+def main() -> None:
+    typer.run(bench_trafgen)
+
+
+if __name__ == "__main__":
+    main()
