@@ -20,10 +20,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from finsy.proto import p4i, p4r
+from finsy.proto import p4r
 
 from .arbitration import Arbitration, Connection
 from .codec import from_u128
@@ -60,14 +60,14 @@ class Stats:
     packet_outs: int = 0
     packet_in_drops: int = 0
     digests: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 class Device:
-    def __init__(self, options: DeviceOptions = DeviceOptions(),
+    def __init__(self, options: Optional[DeviceOptions] = None,
                  engine_factory: EngineFactory = default_engine_factory,
                  transmit: Optional[Callable[[int, bytes], None]] = None,
                  clock: Callable[[], int] = time.monotonic_ns):
+        options = options or DeviceOptions()
         self.opts = options
         self.device_id = options.device_id
         self.engine_factory = engine_factory
@@ -453,7 +453,3 @@ class Device:
         if not outs and not any(after.get(k, 0) - before.get(k, 0) for k, _ in why):
             trace.debug("[%d.0] No packet left the switch (no copy, multicast group empty or "
                         "unknown)", pid)
-
-
-def empty_p4info() -> "p4i.P4Info":
-    return p4i.P4Info()
