@@ -24,6 +24,11 @@ pub const INSTANCE_RECIRC: u64 = 4;
 pub const INSTANCE_REPLICATION: u64 = 5;
 pub const INSTANCE_RESUBMIT: u64 = 6;
 
+/// Resubmit/recirculate passes allowed per packet. BMv2 has no limit (a
+/// program that always resubmits spins forever); the engine drops the
+/// packet instead and logs it, so a run always ends.
+pub const MAX_LOOPS: u32 = 1000;
+
 /// Errors of the engine's control API.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineError {
@@ -306,6 +311,7 @@ impl Switch {
                 p.clear_registers();
                 p.parser_error = 0;
                 p.checksum_error = false;
+                p.loops = 0;
                 p
             }
             None => Box::new(Packet::new(&self.prog)),
@@ -399,8 +405,9 @@ impl Switch {
             Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, &pkt, &mut c);
             self.set_std(&mut c, s.instance_type, INSTANCE_RESUBMIT);
             self.set_std(&mut c, s.packet_length, ingress_len as u64);
+            c.loops = pkt.loops + 1;
             self.free(pkt);
-            self.recirc.push_back(c);
+            self.requeue(c);
             return;
         }
         if mgid != 0 {
@@ -416,6 +423,17 @@ impl Switch {
         }
         self.set_std(&mut pkt, s.instance_type, INSTANCE_NORMAL);
         self.enqueue(egress_spec, pkt);
+    }
+
+    /// Queues a resubmitted or recirculated packet for ingress (bounded).
+    fn requeue(&mut self, c: Box<Packet>) {
+        if c.loops > MAX_LOOPS {
+            self.rt.log(format!("packet {} resubmitted/recirculated more than {MAX_LOOPS} times; dropped", c.id));
+            self.stats.dropped_ingress += 1;
+            self.free(c);
+            return;
+        }
+        self.recirc.push_back(c);
     }
 
     /// Sends a clone to its session's port and/or multicast group.
@@ -518,7 +536,13 @@ impl Switch {
                 self.set_std(&mut c, s.instance_type, INSTANCE_EGRESS_CLONE);
                 c.clear_registers();
                 c.len_reg = pkt.len_reg;
-                self.emit_copies(c, cfg);
+                c.loops = pkt.loops + 1;
+                if c.loops > MAX_LOOPS {
+                    self.rt.log(format!("packet {} cloned egress-to-egress more than {MAX_LOOPS} times; dropped", c.id));
+                    self.free(c);
+                } else {
+                    self.emit_copies(c, cfg);
+                }
             }
         }
         if self.get_std(pkt, s.egress_spec) as u32 == self.rt.drop_port {
@@ -543,7 +567,8 @@ impl Switch {
             c.len_reg = len;
             c.ingress_len = len;
             self.set_std(&mut c, s.packet_length, len as u64);
-            self.recirc.push_back(c);
+            c.loops = pkt.loops + 1;
+            self.requeue(c);
             return;
         }
         self.stats.transmitted += 1;

@@ -24,3 +24,23 @@ fn minimal_program_forwards_to_port_zero() {
     let out = sw.take_outputs();
     assert_eq!(out, vec![Output { port: 0, data: vec![1, 2, 3], time_ns: 1000 }]);
 }
+
+#[test]
+fn a_program_that_always_resubmits_still_terminates() {
+    let doc = MINIMAL.replace(
+        r#""pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},"#,
+        r#""field_lists": [{"id": 1, "name": "fl", "elements": []}],
+  "actions": [{"name": "r", "id": 0, "runtime_data": [], "primitives": [
+      {"op": "resubmit", "parameters": [{"type": "hexstr", "value": "0x1"}]}]}],
+  "pipelines": [{"name": "ingress", "id": 0, "init_table": "t", "conditionals": [], "tables": [
+      {"name": "t", "id": 0, "key": [], "match_type": "exact", "type": "simple", "max_size": 1,
+       "action_ids": [0], "actions": ["r"], "next_tables": {"r": null},
+       "default_entry": {"action_id": 0, "action_const": true, "action_data": [], "action_entry_const": true}}]},"#,
+    );
+    let mut sw = Switch::from_json(&doc).unwrap();
+    sw.inject(1, vec![0; 20], 0);
+    sw.run_until_idle();
+    assert!(sw.take_outputs().is_empty());
+    assert_eq!(sw.stats.dropped_ingress, 1);
+    assert!(sw.take_log().iter().any(|l| l.contains("resubmitted")));
+}

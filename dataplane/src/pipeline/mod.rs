@@ -50,6 +50,8 @@ pub struct Packet {
     pub enq_ns: u64,
     /// Identifier for traces (copies share it).
     pub id: u64,
+    /// Resubmit/recirculate passes so far (bounded by the engine).
+    pub loops: u32,
 }
 
 impl Packet {
@@ -72,6 +74,7 @@ impl Packet {
             checksum_error: false,
             enq_ns: 0,
             id: 0,
+            loops: 0,
         }
     }
 
@@ -104,6 +107,7 @@ impl Packet {
         self.checksum_error = o.checksum_error;
         self.enq_ns = o.enq_ns;
         self.id = o.id;
+        self.loops = o.loops;
     }
 }
 
