@@ -187,25 +187,24 @@ def run(o: SwitchOptions) -> int:
     setup_logging(o)
     for w in o.warnings:
         print(f"{PROG}: warning: {w}", file=sys.stderr)
-    sw = Switch(o)
-    try:
-        sw.start()
-    except UsageError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        sw.stop()
-        return 2
-    except Exception as e:  # start-up failures end the process cleanly
-        msg = getattr(e, "message", None) or str(e)
-        print(f"{PROG}: error: cannot start: {msg}", file=sys.stderr)
-        sw.stop()
-        return 1
     stop = threading.Event()
 
     def on_signal(signum, frame):
         stop.set()
 
+    # handlers first: a SIGTERM during start-up still ends in a clean stop
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    sw = Switch(o)
     try:
+        try:
+            sw.start()
+        except UsageError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
+        except Exception as e:  # start-up failures end the process cleanly
+            msg = getattr(e, "message", None) or str(e)
+            print(f"{PROG}: error: cannot start: {msg}", file=sys.stderr)
+            return 1
         if o.ready_file:
             _write_ready(o.ready_file, sw.address)
         print(f"{PROG}: ready: P4Runtime on {sw.address}, device {o.device_id}, "
@@ -214,17 +213,17 @@ def run(o: SwitchOptions) -> int:
         log.info("P4Runtime server listening on %s", sw.address)
         while not stop.wait(0.5):
             pass
+        print(f"{PROG}: stopped", file=sys.stderr, flush=True)
+        return 0
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         sw.stop()
         if o.ready_file:
             try:
                 os.unlink(o.ready_file)
             except OSError:
                 pass
-        print(f"{PROG}: stopped", file=sys.stderr, flush=True)
-    return 0
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def recover_argv(word: str, parsed: list[str]) -> tuple[list[str], bool]:
