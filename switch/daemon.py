@@ -195,6 +195,7 @@ def run(o: SwitchOptions) -> int:
     # handlers first: a SIGTERM during start-up still ends in a clean stop
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     sw = Switch(o)
+    served = False
     try:
         try:
             sw.start()
@@ -211,12 +212,14 @@ def run(o: SwitchOptions) -> int:
               f"{len(o.interfaces)} port(s)" + (f", CPU port {o.cpu_port}" if o.cpu_port else ""),
               file=sys.stderr, flush=True)
         log.info("P4Runtime server listening on %s", sw.address)
+        served = True
         while not stop.wait(0.5):
             pass
-        print(f"{PROG}: stopped", file=sys.stderr, flush=True)
         return 0
     finally:
         sw.stop()
+        if served:
+            print(f"{PROG}: stopped", file=sys.stderr, flush=True)
         if o.ready_file:
             try:
                 os.unlink(o.ready_file)
