@@ -630,6 +630,13 @@ impl Switch {
         priority: i32,
     ) -> Result<u32, EngineError> {
         let t = self.table_id(table)?;
+        let td = &self.prog.tables[t as usize];
+        if td.ttype != TableType::Simple {
+            return Err(EngineError::Invalid(format!(
+                "table '{}' uses an action profile; entries of indirect tables are not supported yet",
+                td.name
+            )));
+        }
         let a = self.action_id(t, action)?;
         let data = self.action_data(t, a, args)?;
         let td = &self.prog.tables[t as usize];
