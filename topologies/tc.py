@@ -5,8 +5,9 @@ With segmentation offloads on, hosts hand the veth 64 KB TCP super-frames
 that a real wire never carries, and the switch forwards them as such or
 not at all (ENVIRONMENT.md: ping works, TCP stalls). Checksum offloads
 leave TCP/UDP checksums unfilled, which shows up as bad checksums in pcaps
-and to P4 programs. So every interface of a run, on hosts and switches,
-gets them all off.
+and to P4 programs; worse, measured here: with only tso/gso/gro off, TCP
+through `p4scope switch` never gets going (iperf3 hangs at connect). So
+every interface of a run, on hosts and switches, gets them all off.
 
 Rates use htb (netem, and with it delay, jitter and loss, is missing on
 this kernel). The htb class gets a burst of at least 1 ms at the link
