@@ -184,3 +184,27 @@ def test_run_killed_halfway_is_cleaned_at_the_next_start(tmp_path, wire_json):
     assert leftovers(topo, m) == []
     assert Manifest.load(run_dir).state == "cleaned"
     assert clean_stale() == [] or all(r.run_dir != run_dir for r in clean_stale())
+
+
+def test_tcp_incast_with_iperf3_and_port_counters(tmp_path):
+    from p4scope.topologies import tcp
+    from p4scope.topologies.counters import CounterSampler
+
+    topo = unique(builders.incast(2), "bridge")
+    sw = topo.switches[0].name
+    with Network(topo, tmp_path / "run") as net:
+        rcv = net.host("h3")
+        servers = [tcp.Iperf3Server(rcv, 5201 + i) for i in range(2)]
+        with CounterSampler([f"{sw}-eth3"], 0.02) as cs:
+            clients = [tcp.Iperf3Client(net.host(f"h{i + 1}"), rcv.IP(), 5201 + i,
+                                        nbytes=2 << 20, parallel=2) for i in range(2)]
+            reports = [c.result(timeout=30) for c in clients]
+        for s in servers:
+            s.result(timeout=10)
+    for r in reports:
+        assert len(tcp.flow_completion_times(r)) == 2
+        assert tcp.summary(r)["sent_bytes"] >= 2 << 20
+        assert tcp.interval_rates(r)
+    delivered = cs.series.samples[f"{sw}-eth3"][-1]["tx_bytes"] - cs.series.samples[f"{sw}-eth3"][0]["tx_bytes"]
+    assert delivered >= 2 * (2 << 20)
+    assert max(r for _, r in cs.series.rates(f"{sw}-eth3")) > 0
