@@ -14,17 +14,23 @@ Hash policies follow Linux bonding's xmit_hash_policy: ``l2`` (MAC
 addresses), ``l3`` (IPv4 addresses), ``l34`` (addresses and TCP/UDP ports
 of unfragmented IPv4), ``ipdst``, and ``random`` (spreads frames, as round
 robin would, and reorders as much). Non-IPv4 frames (ARP) use member 0
-except under l2 and random. set_active() rewrites the filters for the
-members that remain, which is the failover a bond does when a link goes
-down.
+except under l2 and random.
+
+Failover: a watcher (``ip monitor link`` inside the host's namespace)
+sees members lose or regain their carrier and calls set_active() with
+the members that are up, as the bonding driver's link monitoring does.
+Commands go through ``ip netns exec`` rather than Mininet's node shell,
+so the watcher thread never shares that shell with the caller.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import subprocess
+import threading
+import time
+from typing import Any, Optional, Sequence
 
 from .tc import offloads_off_cmd
-from .shell import run_checked
 
 # classic BPF opcodes (linux/filter.h)
 LD_W_ABS, LD_H_ABS, LD_B_ABS = 0x20, 0x28, 0x30
@@ -155,46 +161,110 @@ def bytecode(prog: Sequence[tuple[int, int, int, int]]) -> str:
     return ",".join([str(len(prog))] + [f"{c} {jt} {jf} {k}" for c, jt, jf, k in prog])
 
 
-class Bond:
-    """The tc bond of one host (a Mininet node) over its member interfaces."""
+class BondError(RuntimeError):
+    pass
 
-    def __init__(self, host: Any, members: Sequence[str], policy: str, name: str = "bond0") -> None:
+
+class Bond:
+    """The tc bond of one host over its member interfaces. `netns` is the
+    host's named network namespace (nodes.P4Host.netns)."""
+
+    def __init__(self, host_name: str, netns: str, members: Sequence[str], policy: str,
+                 name: str = "bond0") -> None:
         if not 1 <= len(members) <= 4:
-            raise ValueError(f"{host.name}: a bond takes 1..4 members, not {len(members)}")
+            raise ValueError(f"{host_name}: a bond takes 1..4 members, not {len(members)}")
         if policy not in POLICIES:
-            raise ValueError(f"{host.name}: bond hash {policy!r} is not one of {', '.join(POLICIES)}")
-        self.host, self.members, self.policy = host, list(members), policy
+            raise ValueError(f"{host_name}: bond hash {policy!r} is not one of {', '.join(POLICIES)}")
+        self.host_name, self.netns = host_name, netns
+        self.members, self.policy = list(members), policy
         self.name, self.peer = name, f"{name}p"
         self.active: list[str] = []
+        self.failovers: list[tuple[float, list[str]]] = []
+        """(time.time(), active members) for each change the watcher made."""
+        self._lock = threading.Lock()
+        self._monitor: Optional[subprocess.Popen] = None
+        self._thread: Optional[threading.Thread] = None
 
-    def create(self, mac: str, ip: str, mtu: int | None = None) -> None:
-        h, b, p = self.host, self.name, self.peer
-        run_checked(h, f"ip link add {b} type veth peer name {p}")
-        run_checked(h, f"ip link set dev {b} address {mac}")
+    def _sh(self, cmd: str, check: bool = True) -> str:
+        r = subprocess.run(["ip", "netns", "exec", self.netns, "sh", "-c", cmd],
+                           capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise BondError(f"{self.host_name}: `{cmd}` failed: {r.stderr.strip()}")
+        return r.stdout
+
+    def create(self, mac: str, ip: str, mtu: Optional[int] = None) -> None:
+        b, p = self.name, self.peer
+        self._sh(f"ip link add {b} type veth peer name {p}")
+        self._sh(f"ip link set dev {b} address {mac}")
         for dev in (b, p):
-            run_checked(h, offloads_off_cmd(dev))
+            self._sh(offloads_off_cmd(dev))
             if mtu is not None:
-                run_checked(h, f"ip link set dev {dev} mtu {mtu}")
-        run_checked(h, f"tc qdisc add dev {p} ingress")
+                self._sh(f"ip link set dev {dev} mtu {mtu}")
+        self._sh(f"tc qdisc add dev {p} ingress")
         for m in self.members:
-            run_checked(h, f"ip link set dev {m} up")
-            run_checked(h, f"tc qdisc add dev {m} ingress")
-            run_checked(h, f"tc filter add dev {m} parent ffff: protocol all prio 1 u32 match u32 0 0 "
-                           f"action mirred egress redirect dev {p}")
-        run_checked(h, f"ip link set dev {p} up")
-        run_checked(h, f"ip addr add {ip} dev {b}")
-        run_checked(h, f"ip link set dev {b} up")
+            self._sh(f"ip link set dev {m} up")
+            self._sh(f"tc qdisc add dev {m} ingress")
+            self._sh(f"tc filter add dev {m} parent ffff: protocol all prio 1 u32 match u32 0 0 "
+                     f"action mirred egress redirect dev {p}")
+        self._sh(f"ip link set dev {p} up")
+        self._sh(f"ip addr add {ip} dev {b}")
+        self._sh(f"ip link set dev {b} up")
         self.set_active(self.members)
 
     def set_active(self, members: Sequence[str]) -> None:
-        """Spreads traffic over `members` only (in the given order)."""
+        """Spreads traffic over `members` only (in the given order); with
+        none, the bond sends nothing."""
         unknown = [m for m in members if m not in self.members]
         if unknown:
-            raise ValueError(f"{self.host.name}: {unknown} are not members of {self.name}")
-        h, p = self.host, self.peer
-        h.cmd(f"tc filter del dev {p} parent ffff: 2>/dev/null")
-        for i, m in enumerate(members):
-            prog = bytecode(hash_program(self.policy, i, len(members)))
-            run_checked(h, f"tc filter add dev {p} parent ffff: protocol all prio {10 + i} "
-                           f"bpf bytecode \"{prog}\" action mirred egress redirect dev {m}")
-        self.active = list(members)
+            raise ValueError(f"{self.host_name}: {unknown} are not members of {self.name}")
+        with self._lock:
+            p = self.peer
+            self._sh(f"tc filter del dev {p} parent ffff:", check=False)
+            for i, m in enumerate(members):
+                prog = bytecode(hash_program(self.policy, i, len(members)))
+                self._sh(f"tc filter add dev {p} parent ffff: protocol all prio {10 + i} "
+                         f"bpf bytecode \"{prog}\" action mirred egress redirect dev {m}")
+            self.active = list(members)
+
+    def members_up(self) -> list[str]:
+        """Members whose carrier is up (LOWER_UP), in member order."""
+        up = []
+        for line in self._sh("ip -o link show").splitlines():
+            name = line.split(":")[1].strip().split("@")[0]
+            if name in self.members and "LOWER_UP" in line.split(">")[0]:
+                up.append(name)
+        return [m for m in self.members if m in up]
+
+    def watch(self) -> None:
+        """Follows member carrier changes until unwatch()."""
+        if self._thread is not None:
+            return
+        self._monitor = subprocess.Popen(["ip", "netns", "exec", self.netns, "ip", "-o", "monitor", "link"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+        self._refresh()  # a change before the monitor listened
+
+    def _refresh(self) -> None:
+        up = self.members_up()
+        if up != self.active:
+            self.set_active(up)
+            self.failovers.append((time.time(), list(up)))
+
+    def _follow(self) -> None:
+        assert self._monitor is not None and self._monitor.stdout is not None
+        for line in self._monitor.stdout:
+            if any(f" {m}:" in line or f" {m}@" in line for m in self.members):
+                try:
+                    self._refresh()
+                except BondError:
+                    return  # the namespace is going away
+
+    def unwatch(self) -> None:
+        if self._monitor is not None:
+            self._monitor.terminate()
+            self._monitor.wait()
+            self._monitor = None
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+            self._thread = None

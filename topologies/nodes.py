@@ -39,6 +39,7 @@ class P4Host(Host):
 
     def __init__(self, name: str, spec: HostSpec, manifest: Manifest, **params: Any) -> None:
         self.spec, self.manifest = spec, manifest
+        self.bond: Optional[Bond] = None
         self.netns = manifest.netns_name(name)
         manifest.add_namespace(self.netns)  # before it exists: the name is the run's alone
         super().__init__(name, inNamespace=True, **params)
@@ -47,7 +48,6 @@ class P4Host(Host):
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ip netns attach {self.netns} {self.pid}: {r.stderr.strip()}")
-        self.bond: Optional[Bond] = None
 
     def configure(self, member_ifnames: Sequence[str]) -> None:
         """Addresses, routes and ARP from the spec; a bond over all the
@@ -58,8 +58,9 @@ class P4Host(Host):
                           "net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.lo.disable_ipv6=1")
         run_checked(self, "ip link set dev lo up")
         if s.bond is not None:
-            self.bond = Bond(self, member_ifnames, s.bond)
+            self.bond = Bond(self.name, self.netns, member_ifnames, s.bond)
             self.bond.create(s.mac, s.ip, s.mtu)
+            self.bond.watch()
             dev = self.bond.name
         else:
             (dev,) = member_ifnames
@@ -76,6 +77,11 @@ class P4Host(Host):
             arp[s.gw] = s.gw_mac
         for ip, mac in arp.items():
             run_checked(self, f"ip neigh replace {ip} lladdr {mac} dev {dev} nud permanent")
+
+    def terminate(self) -> None:
+        if self.bond is not None:
+            self.bond.unwatch()
+        super().terminate()
 
     def IP(self, intf: Any = None) -> str:  # noqa: N802 (Mininet's name)
         return self.spec.ip.split("/")[0] if intf is None else super().IP(intf)

@@ -131,12 +131,26 @@ def test_bonded_host_spreads_flows_and_fails_over(tmp_path):
                                           sport_span=64, count=2000, rate="20kpps")])
             return [a - b for a, b in zip(tx_counts(), before)]
 
+        def wait_active(members):
+            deadline = time.monotonic() + 3
+            while h1.bond.active != members and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert h1.bond.active == members
+
         d = blast()
         assert min(d) > 400 and sum(d) >= 2000, d
-        h1.bond.set_active(["h1-eth1"])
+        # the switch side of member 0 goes down: the bond's watcher fails over
+        sw = topo.switches[0].name
+        subprocess.run(["ip", "link", "set", "dev", f"{sw}-eth1", "down"], check=True)
+        wait_active(["h1-eth1"])
         d = blast()
         assert d[0] < 10 and d[1] >= 2000, d
         assert " 0% packet loss" in h1.cmd(f"ping -c 2 -i 0.2 -W 1 {h2.IP()}")
+        subprocess.run(["ip", "link", "set", "dev", f"{sw}-eth1", "up"], check=True)
+        wait_active(["h1-eth0", "h1-eth1"])
+        assert len(h1.bond.failovers) == 2
+        h1.bond.set_active(["h1-eth0"])  # by hand
+        assert min(blast()) < 10
 
 
 def test_existing_interface_names_are_refused(tmp_path):
