@@ -1,13 +1,20 @@
 """Action profile members and groups (spec "ActionProfileMember & Group").
 
-The engine runs an indirect table like a direct one: each entry holds an
-action and its arguments. A member is therefore expanded into every entry
-that uses it, and modifying a member rewrites those entries. A selector
-group needs the engine to pick a member per packet (hash of the selector
-fields % members, weights repeating members, as BMv2): with an engine that
-has `table_set_group` the members are handed over; without it the entry runs
-the group's first member (forwarding works, load balancing does not) and
-the first such entry logs a warning.
+The P4Runtime side (ids, validation, reference counts, reads) lives here
+whatever the engine offers. Two ways to run indirect tables on an engine:
+
+* `_NativeProfiles`, for an engine with action profiles (BMv2's runtime
+  API, as simple_switch_CLI names it: act_prof_create_member / _group,
+  act_prof_add_member_to_group, table_indirect_add[_with_group], ...).
+  Members and groups exist in the engine; a member of weight w is w engine
+  members with the same action, as PI does it, since BMv2 groups are sets.
+  One-shot action sets become hidden members and a hidden group.
+* `_ExpandedProfiles`, for an engine without them: each entry is added as
+  a direct entry running its member's action (modifying a member rewrites
+  the entries that use it); a group runs its first member, so forwarding
+  works but load balancing does not. If the engine refuses entries on
+  indirect tables, the write is UNIMPLEMENTED and says which calls the
+  engine lacks.
 """
 
 from __future__ import annotations
@@ -25,11 +32,17 @@ from .schema import ActionProfileInfo, TableInfo
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
-    from .tables import Entry, TableState
+    from .tables import Entry
     from .translate import TableMap
 
 log = logging.getLogger("p4scope.switch")
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+
+NATIVE_CALLS = ("act_prof_create_member", "act_prof_modify_member", "act_prof_delete_member",
+                "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
+                "act_prof_remove_member_from_group", "table_indirect_add",
+                "table_indirect_add_with_group", "table_indirect_modify",
+                "table_indirect_modify_with_group")
 
 
 @dataclass(slots=True)
@@ -37,6 +50,8 @@ class Member:
     action: ActionSpec
     groups: int = 0
     entries: list = field(default_factory=list)  # [(TableState, Entry)]
+    copies: list[int] = field(default_factory=list)
+    """Engine member handles (native back end): copies[:w] serve weight w."""
 
 
 @dataclass(slots=True)
@@ -44,6 +59,8 @@ class Group:
     members: list[tuple[int, int, bytes]]  # (member id, weight, watch port)
     max_size: int
     entries: list = field(default_factory=list)
+    handle: int = -1
+    """Engine group handle (native back end)."""
 
 
 @dataclass(slots=True)
@@ -51,6 +68,9 @@ class Profile:
     info: ActionProfileInfo
     actions: Optional[dict[int, int]]
     """Action ids (-> scope) members may use: those of the profile's tables."""
+    table: Optional["TableMap"]
+    """A table implemented by the profile (to name actions to the engine)."""
+    engine_name: Optional[str]
     members: dict[int, Member] = field(default_factory=dict)
     groups: dict[int, Group] = field(default_factory=dict)
 
@@ -61,15 +81,21 @@ class ActionProfileManager:
         self.schema = pipe.schema
         self.engine = pipe.engine
         self.profiles: dict[int, Profile] = {}
-        self._warned = False
         for ap in pipe.schema.action_profiles:
             actions: Optional[dict[int, int]] = None
+            table = None
             for tid in ap.table_ids:
                 t = pipe.schema.tables.get(tid)
                 if t is not None:
                     actions = dict(t.action_scopes)
+                    table = pipe.tr.tables.get(tid)
                     break
-            self.profiles[ap.id] = Profile(ap, actions)
+            self.profiles[ap.id] = Profile(ap, actions, table, pipe.tr.action_profiles.get(ap.id))
+        raw = getattr(self.engine, "raw", self.engine)
+        if all(hasattr(raw, c) for c in NATIVE_CALLS):
+            self.backend: _Backend = _NativeProfiles(self, raw)
+        else:
+            self.backend = _ExpandedProfiles(self)
 
     def _profile(self, ap_id: int, where: str) -> Profile:
         p = self.profiles.get(ap_id)
@@ -78,7 +104,8 @@ class ActionProfileManager:
                           "P4Info")
         return p
 
-    def _owner(self, p: Profile) -> str:
+    @staticmethod
+    def _owner(p: Profile) -> str:
         return f"action profile '{p.info.name}'"
 
     # ----- members ----------------------------------------------------------
@@ -96,8 +123,10 @@ class ActionProfileManager:
                 raise precondition(f"{where}: member {mid} of {self._owner(p)} is in "
                                    f"{cur.groups} group(s): remove it from them first")
             if cur.entries:
+                n = len(cur.entries)
                 raise precondition(f"{where}: member {mid} of {self._owner(p)} is used by "
-                                   f"{len(cur.entries)} table entr{'y' if len(cur.entries) == 1 else 'ies'}")
+                                   f"{n} table entr{'y' if n == 1 else 'ies'}")
+            self.backend.member_deleted(p, cur)
             del p.members[mid]
             return
         if utype not in (INSERT, MODIFY):
@@ -110,17 +139,14 @@ class ActionProfileManager:
                 raise exists(f"{where}: {self._owner(p)} already has a member {mid}")
             if p.info.size and len(p.members) >= p.info.size:
                 raise exhausted(f"{where}: {self._owner(p)} is full ({p.info.size} members)")
-            p.members[mid] = Member(spec)
+            mem = Member(spec)
+            self.backend.member_created(p, mem)
+            p.members[mid] = mem
             return
         if cur is None:
             raise not_found(f"{where}: {self._owner(p)} has no member {mid}")
         cur.action = spec
-        for st, e in cur.entries:
-            self.engine.table_modify(st.map.name, e.handle, st.map.actions[spec[0]], spec[1])
-        for g in p.groups.values():
-            if any(x[0] == mid for x in g.members):
-                for st, e in g.entries:
-                    self.modify_group_entry(st.map, e.handle, self._group_actions(p, g))
+        self.backend.member_modified(p, mid, cur)
 
     def read_member(self, m, out, where: str = "action_profile_member") -> None:
         if m.action_profile_id == 0:
@@ -152,8 +178,10 @@ class ActionProfileManager:
             if cur is None:
                 raise not_found(f"{where}: {self._owner(p)} has no group {gid}")
             if cur.entries:
+                n = len(cur.entries)
                 raise precondition(f"{where}: group {gid} of {self._owner(p)} is used by "
-                                   f"{len(cur.entries)} table entr{'y' if len(cur.entries) == 1 else 'ies'}")
+                                   f"{n} table entr{'y' if n == 1 else 'ies'}")
+            self.backend.group_deleted(p, cur)
             for mid, _, _ in cur.members:
                 p.members[mid].groups -= 1
             del p.groups[gid]
@@ -186,23 +214,23 @@ class ActionProfileManager:
             if gm.member_id not in p.members:
                 raise not_found(f"{at}.member_id: {self._owner(p)} has no member {gm.member_id}")
             w = self._weight(info, gm.weight, at)
-            watch = self._watch(gm, at)
-            members.append((gm.member_id, w, watch))
+            members.append((gm.member_id, w, self._watch(gm, at)))
             total += max(w, 1)
         if max_size and total > max_size:
             raise exhausted(f"{where}.members: their total weight {total} exceeds max_size "
                             f"{max_size}")
         if cur is None:
-            p.groups[gid] = Group(members, max_size)
+            grp = Group(members, max_size)
+            self.backend.group_set(p, grp, [])
+            p.groups[gid] = grp
         else:
-            for mid, _, _ in cur.members:
-                p.members[mid].groups -= 1
+            old = cur.members
             cur.members = members
+            self.backend.group_set(p, cur, old)
+            for mid, _, _ in old:
+                p.members[mid].groups -= 1
         for mid, _, _ in members:
             p.members[mid].groups += 1
-        if cur is not None:
-            for st, e in cur.entries:
-                self.modify_group_entry(st.map, e.handle, self._group_actions(p, cur))
 
     @staticmethod
     def _weight(info: ActionProfileInfo, w: int, at: str) -> int:
@@ -249,28 +277,31 @@ class ActionProfileManager:
 
     # ----- table entries that use a profile --------------------------------
 
-    def member_action(self, ap_id: int, mid: int, where: str) -> ActionSpec:
-        p = self.profiles[ap_id]
-        m = p.members.get(mid)
-        if m is None:
-            raise not_found(f"{where}: {self._owner(p)} has no member {mid}")
-        return m.action
-
-    def group_members(self, ap_id: int, gid: int, where: str) -> list[tuple[ActionSpec, int]]:
-        p = self.profiles[ap_id]
-        if not p.info.with_selector:
-            raise invalid(f"{where}: {self._owner(p)} has no selector, so it has no groups")
-        g = p.groups.get(gid)
-        if g is None:
-            raise not_found(f"{where}: {self._owner(p)} has no group {gid}")
-        return self._group_actions(p, g)
-
-    @staticmethod
-    def _group_actions(p: Profile, g: Group) -> list[tuple[ActionSpec, int]]:
-        return [(p.members[mid].action, max(w, 1)) for mid, w, _ in g.members]
-
-    def check_action_set(self, t: TableInfo, aset, where: str) -> tuple:
+    def check_ref(self, t: TableInfo, ta, where: str) -> tuple:
+        """("member", id) | ("group", id) | ("oneshot", action set) of a TableAction."""
         p = self.profiles[t.implementation_id]
+        kind = ta.WhichOneof("type")
+        if kind == "action_profile_member_id":
+            mid = ta.action_profile_member_id
+            if mid not in p.members:
+                raise not_found(f"{where}.action_profile_member_id: {self._owner(p)} has no "
+                                f"member {mid}")
+            return ("member", mid)
+        if kind == "action_profile_group_id":
+            gid = ta.action_profile_group_id
+            if not p.info.with_selector:
+                raise invalid(f"{where}.action_profile_group_id: {self._owner(p)} has no "
+                              "selector, so it has no groups")
+            if gid not in p.groups:
+                raise not_found(f"{where}.action_profile_group_id: {self._owner(p)} has no "
+                                f"group {gid}")
+            return ("group", gid)
+        if kind == "action_profile_action_set":
+            return ("oneshot", self._check_action_set(p, ta.action_profile_action_set,
+                                                      f"{where}.action_profile_action_set"))
+        raise invalid(f"{where}: no action given")
+
+    def _check_action_set(self, p: Profile, aset, where: str) -> tuple:
         if not p.info.with_selector:
             raise invalid(f"{where}: {self._owner(p)} has no selector: one-shot action sets "
                           "need one")
@@ -313,31 +344,20 @@ class ActionProfileManager:
         else:
             obj.entries = [(s, x) for s, x in obj.entries if x is not e]
 
-    def add_group_entry(self, tm: "TableMap", ek, members, eprio: int) -> int:
-        if self.engine.caps.table_set_group:
-            return self.engine.raw.table_add_group(
-                tm.name, ek, [(tm.actions[s[0]], list(s[1]), w) for s, w in members], eprio)
-        action, args = self._fallback(tm, members)
-        return self.engine.table_add(tm.name, action, ek, args, eprio)
+    def _profile_of(self, tm: "TableMap") -> Profile:
+        return self.profiles[tm.info.implementation_id]
 
-    def modify_group_entry(self, tm: "TableMap", handle: int, members) -> None:
-        if self.engine.caps.table_set_group:
-            self.engine.raw.table_set_group(
-                tm.name, handle, [(tm.actions[s[0]], list(s[1]), w) for s, w in members])
-            return
-        action, args = self._fallback(tm, members)
-        self.engine.table_modify(tm.name, handle, action, args)
+    def add_entry(self, tm: "TableMap", ek, eprio: int, ref: tuple) -> tuple[int, object]:
+        return self.backend.add_entry(self._profile_of(tm), tm, ek, eprio, ref)
 
-    def _fallback(self, tm: "TableMap", members) -> tuple[str, list]:
-        if not self._warned:
-            self._warned = True
-            log.warning("the engine has no action selector groups yet: entries of table '%s' "
-                        "(and others) run the first member of their group", tm.name)
-        if members:
-            spec = members[0][0]
-            return tm.actions[spec[0]], list(spec[1])
-        jt = tm.json
-        return jt.default_action or "NoAction", list(jt.default_data)
+    def modify_entry(self, tm: "TableMap", e: "Entry", ref: tuple) -> None:
+        old = e.profile_private
+        e.profile_private = self.backend.modify_entry(self._profile_of(tm), tm, e.handle, ref)
+        self.backend.release(self._profile_of(tm), old)
+
+    def release_entry(self, tm: "TableMap", e: "Entry") -> None:
+        if tm.info.implementation_id:
+            self.backend.release(self._profile_of(tm), e.profile_private)
 
     def all_entities(self):
         """(members, groups) as Entity messages, for RECONCILE_AND_COMMIT."""
@@ -349,3 +369,176 @@ class ActionProfileManager:
             if p.info.with_selector:
                 self.read_group(p4r.ActionProfileGroup(action_profile_id=p.info.id), groups)
         return list(out), list(groups)
+
+
+class _Backend:
+    """How members, groups and indirect entries reach the engine."""
+
+    def member_created(self, p: Profile, m: Member) -> None: ...
+    def member_modified(self, p: Profile, mid: int, m: Member) -> None: ...
+    def member_deleted(self, p: Profile, m: Member) -> None: ...
+    def group_set(self, p: Profile, g: Group, old: list) -> None: ...
+    def group_deleted(self, p: Profile, g: Group) -> None: ...
+    def add_entry(self, p: Profile, tm, ek, eprio: int, ref: tuple) -> tuple[int, object]: ...
+    def modify_entry(self, p: Profile, tm, handle: int, ref: tuple) -> object: ...
+    def release(self, p: Profile, private: object) -> None: ...
+
+
+class _NativeProfiles(_Backend):
+    """The engine has action profiles (BMv2's act_prof_* / table_indirect_* calls)."""
+
+    def __init__(self, mgr: ActionProfileManager, raw):
+        self.mgr = mgr
+        self.e = raw
+
+    def _action(self, p: Profile, spec: ActionSpec) -> tuple[str, list]:
+        if p.table is None:
+            raise invalid(f"action profile '{p.info.name}' implements no table of the BMv2 JSON")
+        return p.table.actions[spec[0]], list(spec[1])
+
+    def _name(self, p: Profile) -> str:
+        if p.engine_name is None:
+            raise invalid(f"action profile '{p.info.name}' is not in the BMv2 JSON")
+        return p.engine_name
+
+    def _copy(self, p: Profile, spec: ActionSpec) -> int:
+        action, args = self._action(p, spec)
+        return self.e.act_prof_create_member(self._name(p), action, args)
+
+    def member_created(self, p, m):
+        m.copies = [self._copy(p, m.action)]
+
+    def member_modified(self, p, mid, m):
+        action, args = self._action(p, m.action)
+        for h in m.copies:
+            self.e.act_prof_modify_member(self._name(p), h, action, args)
+
+    def member_deleted(self, p, m):
+        for h in m.copies:
+            self.e.act_prof_delete_member(self._name(p), h)
+        m.copies = []
+
+    def _handles(self, p: Profile, members) -> set[int]:
+        """Engine members serving (member id, weight) pairs, copies made as needed."""
+        out = set()
+        for mid, w, _ in members:
+            m = p.members[mid]
+            while len(m.copies) < max(w, 1):
+                m.copies.append(self._copy(p, m.action))
+            out.update(m.copies[:max(w, 1)])
+        return out
+
+    def group_set(self, p, g, old):
+        name = self._name(p)
+        if g.handle < 0:
+            g.handle = self.e.act_prof_create_group(name)
+        want = self._handles(p, g.members)
+        have = self._handles(p, old) if old else set()
+        for h in sorted(have - want):
+            self.e.act_prof_remove_member_from_group(name, h, g.handle)
+        for h in sorted(want - have):
+            self.e.act_prof_add_member_to_group(name, h, g.handle)
+
+    def group_deleted(self, p, g):
+        if g.handle >= 0:
+            self.e.act_prof_delete_group(self._name(p), g.handle)
+            g.handle = -1
+
+    def _oneshot(self, p: Profile, actions: tuple) -> tuple[int, list[int]]:
+        name = self._name(p)
+        grp = self.e.act_prof_create_group(name)
+        members = []
+        for spec, w, _ in actions:
+            for _ in range(max(w, 1)):
+                h = self._copy(p, spec)
+                members.append(h)
+                self.e.act_prof_add_member_to_group(name, h, grp)
+        return grp, members
+
+    def add_entry(self, p, tm, ek, eprio, ref):
+        kind, val = ref
+        if kind == "member":
+            return self.e.table_indirect_add(tm.name, ek, p.members[val].copies[0], eprio), None
+        if kind == "group":
+            return self.e.table_indirect_add_with_group(tm.name, ek, p.groups[val].handle,
+                                                        eprio), None
+        grp, members = self._oneshot(p, val)
+        return self.e.table_indirect_add_with_group(tm.name, ek, grp, eprio), (grp, members)
+
+    def modify_entry(self, p, tm, handle, ref):
+        kind, val = ref
+        if kind == "member":
+            self.e.table_indirect_modify(tm.name, handle, p.members[val].copies[0])
+            return None
+        if kind == "group":
+            self.e.table_indirect_modify_with_group(tm.name, handle, p.groups[val].handle)
+            return None
+        grp, members = self._oneshot(p, val)
+        self.e.table_indirect_modify_with_group(tm.name, handle, grp)
+        return grp, members
+
+    def release(self, p, private):
+        if not private:
+            return
+        grp, members = private
+        name = self._name(p)
+        for h in members:
+            self.e.act_prof_remove_member_from_group(name, h, grp)
+            self.e.act_prof_delete_member(name, h)
+        self.e.act_prof_delete_group(name, grp)
+
+
+class _ExpandedProfiles(_Backend):
+    """No action profiles in the engine: entries run their member's action directly."""
+
+    def __init__(self, mgr: ActionProfileManager):
+        self.mgr = mgr
+        self.engine = mgr.engine
+        self._warned = False
+
+    def _actions(self, p: Profile, ref: tuple) -> list[ActionSpec]:
+        kind, val = ref
+        if kind == "member":
+            return [p.members[val].action]
+        if kind == "group":
+            return [p.members[mid].action for mid, _, _ in p.groups[val].members]
+        return [spec for spec, _, _ in val]
+
+    def _pick(self, p: Profile, tm, ref: tuple) -> tuple[str, list]:
+        specs = self._actions(p, ref)
+        if ref[0] != "member" and not self._warned:
+            self._warned = True
+            log.warning("the engine has no action selectors yet: entries of table '%s' (and "
+                        "others) run the first member of their group", tm.name)
+        if specs:
+            return tm.actions[specs[0][0]], list(specs[0][1])
+        jt = tm.json
+        return jt.default_action or "NoAction", list(jt.default_data)
+
+    def member_modified(self, p, mid, m):
+        for st, e in m.entries:
+            self.engine.table_modify(st.map.name, e.handle, st.map.actions[m.action[0]],
+                                     m.action[1])
+        for gid, g in p.groups.items():
+            if any(x[0] == mid for x in g.members):
+                for st, e in g.entries:
+                    action, args = self._pick(p, st.map, ("group", gid))
+                    self.engine.table_modify(st.map.name, e.handle, action, args)
+
+    def group_set(self, p, g, old):
+        for st, e in g.entries:
+            gid = next(k for k, v in p.groups.items() if v is g)
+            action, args = self._pick(p, st.map, ("group", gid))
+            self.engine.table_modify(st.map.name, e.handle, action, args)
+
+    def add_entry(self, p, tm, ek, eprio, ref):
+        action, args = self._pick(p, tm, ref)
+        return self.engine.table_add(tm.name, action, ek, args, eprio), None
+
+    def modify_entry(self, p, tm, handle, ref):
+        action, args = self._pick(p, tm, ref)
+        self.engine.table_modify(tm.name, handle, action, args)
+        return None
+
+    def release(self, p, private):
+        return None

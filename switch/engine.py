@@ -10,7 +10,9 @@ managers check `caps` and emulate what they can:
 
     direct_counter_write   emulated by offsets over direct_counter_read
     direct_meter_set_rates not emulated: direct meter configs are refused
-    table_set_group        selector groups: emulated with the first member
+    act_prof_* and         action profiles and selectors (see action_profiles.py);
+    table_indirect_*       without them entries run their member's action directly,
+                           if the engine accepts that, else UNIMPLEMENTED
     mc_node_destroy        emulated by recycling nodes
     next_event_at          real time: polled instead
 
@@ -23,14 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, Sequence
 
-from .errors import P4RuntimeError, exhausted, internal, invalid
+from .errors import P4RuntimeError, exhausted, internal, invalid, unimplemented
 
 
 @dataclass(frozen=True, slots=True)
 class EngineCaps:
     direct_counter_write: bool = False
     direct_meter_set_rates: bool = False
-    table_set_group: bool = False
     mc_node_destroy: bool = False
     next_event_at: bool = False
 
@@ -106,7 +107,6 @@ class DataplaneEngine:
         self.caps = EngineCaps(
             direct_counter_write=hasattr(e, "direct_counter_write"),
             direct_meter_set_rates=hasattr(e, "direct_meter_set_rates"),
-            table_set_group=hasattr(e, "table_set_group"),
             mc_node_destroy=hasattr(e, "mc_node_destroy"),
             next_event_at=hasattr(e, "next_event_at"),
         )
@@ -120,6 +120,10 @@ class DataplaneEngine:
         msg = str(e)
         if "is full" in msg:
             return exhausted(msg)
+        if "indirect tables are not supported" in msg:
+            return unimplemented(
+                f"{msg} (the engine needs action profiles: act_prof_create_member/_group, "
+                "act_prof_add_member_to_group, table_indirect_add[_with_group], ...)")
         return internal(f"engine: {msg}")
 
     def table_add(self, table, action, key, args, priority):

@@ -52,6 +52,8 @@ class Entry:
     """Serialized MeterConfig written by the client; None is the default (all GREEN)."""
     last_hit_ns: int = 0
     last_packets: int = 0
+    profile_private: object = None
+    """Engine objects the action profile manager made for this entry (one-shot)."""
 
 
 @dataclass(slots=True)
@@ -137,36 +139,29 @@ class TableManager:
             spec = check_action(self.schema, ta.action, f"{where}.action.action", info.action_scopes,
                                 f"table '{info.name}'", default=default)
             return st.map.actions[spec[0]], spec[1], {"action": spec}
-        profiles = self.pipe.profiles
         if kind == "action":
             raise invalid(f"{where}.action: table '{info.name}' is implemented by an action "
                           "profile: give a member id, a group id or an action set")
-        if kind == "action_profile_member_id":
-            spec = profiles.member_action(info.implementation_id, ta.action_profile_member_id,
-                                          f"{where}.action.action_profile_member_id")
-            return st.map.actions[spec[0]], spec[1], {"member_id": ta.action_profile_member_id}
-        if kind == "action_profile_group_id":
-            members = profiles.group_members(info.implementation_id, ta.action_profile_group_id,
-                                             f"{where}.action.action_profile_group_id")
-            return None, members, {"group_id": ta.action_profile_group_id}
-        oneshot = profiles.check_action_set(info, ta.action_profile_action_set,
-                                            f"{where}.action.action_profile_action_set")
-        return None, [(spec, w) for spec, w, _ in oneshot], {"oneshot": oneshot}
+        ref = self.pipe.profiles.check_ref(info, ta, f"{where}.action")
+        return None, ref, {"member_id": ref[1]} if ref[0] == "member" else (
+            {"group_id": ref[1]} if ref[0] == "group" else {"oneshot": ref[1]})
 
-    def _apply_add(self, st: TableState, key: tuple, action: Optional[str], args, prio: int) -> int:
+    def _apply_add(self, st: TableState, key: tuple, action: Optional[str], args,
+                   prio: int) -> tuple[int, object]:
+        """Adds to the engine; (handle, what the profile manager keeps for the entry)."""
         tm = st.map
         eprio = INT_MAX - prio if tm.info.needs_priority else 0
         ek = engine_key(tm.info.fields, key)
         if action is not None:
-            return self.engine.table_add(tm.name, action, ek, args, eprio)
-        return self.pipe.profiles.add_group_entry(tm, ek, args, eprio)
+            return self.engine.table_add(tm.name, action, ek, args, eprio), None
+        return self.pipe.profiles.add_entry(tm, ek, eprio, args)
 
     def _apply_modify(self, st: TableState, e: Entry, action: Optional[str], args) -> None:
         tm = st.map
         if action is not None:
             self.engine.table_modify(tm.name, e.handle, action, args)
         else:
-            self.pipe.profiles.modify_group_entry(tm, e.handle, args)
+            self.pipe.profiles.modify_entry(tm, e, args)
 
     # ----- writes -----------------------------------------------------------
 
@@ -225,8 +220,8 @@ class TableManager:
         limit = st.map.json.max_size or info.size
         if limit and len(st.entries) >= limit:
             raise exhausted(f"{where}: table '{info.name}' is full ({limit} entries)")
-        handle = self._apply_add(st, key[:-1], action, args, key[-1])
-        e = Entry(key[:-1], key[-1], handle, metadata=te.metadata,
+        handle, private = self._apply_add(st, key[:-1], action, args, key[-1])
+        e = Entry(key[:-1], key[-1], handle, profile_private=private, metadata=te.metadata,
                   controller_metadata=te.controller_metadata, idle_timeout_ns=te.idle_timeout_ns,
                   **extra)
         st.entries[key] = e
@@ -283,6 +278,7 @@ class TableManager:
         self.engine.table_delete(st.map.name, e.handle)
         del st.entries[key]
         self.pipe.profiles.ref(info, e, -1)
+        self.pipe.profiles.release_entry(st.map, e)
 
     def _write_default(self, st: TableState, utype: int, te, where: str) -> None:
         info = st.map.info

@@ -102,10 +102,14 @@ control IngressImpl(inout headers_t hdr, inout metadata_t meta,
     action learn() {
         digest<learn_t>(1, {hdr.ethernet.src, sm.ingress_port});
     }
+    action mirror(bit<9> port) {
+        sm.egress_spec = port;
+        clone(CloneType.I2E, 32w5);
+    }
 
     table fwd {
         key = { hdr.ethernet.dst: exact; }
-        actions = { forward; drop; to_cpu; flood; learn; NoAction; }
+        actions = { forward; drop; to_cpu; flood; learn; mirror; NoAction; }
         counters = fwd_counter;
         support_timeout = true;
         default_action = NoAction();

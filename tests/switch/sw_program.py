@@ -113,6 +113,11 @@ def p4c_style_json() -> dict:
             _assign(_f("standard_metadata", "egress_spec"), _f("packet_out", "egress_port")),
             {"op": "remove_header", "parameters": [_hdr("packet_out")]},
         ]},
+        {"name": "IngressImpl.mirror", "id": 18, "runtime_data": [{"name": "port", "bitwidth": 9}],
+         "primitives": [
+             _assign(_f("standard_metadata", "egress_spec"), _rt(0)),
+             {"op": "clone_ingress_pkt_to_egress", "parameters": [_hex(5), _hex(0)]},
+         ]},
         {"name": "act_0", "id": 17, "runtime_data": [], "primitives": [
             {"op": "remove_header", "parameters": [_hdr("packet_out")]},
             _assign(_f("standard_metadata", "egress_spec"), _hex(CPU_PORT)),
@@ -126,7 +131,7 @@ def p4c_style_json() -> dict:
         _table(1, "IngressImpl.fwd", [("exact", "hdr.ethernet.dst", ["ethernet", "dst"])],
                [(fwd_ids["fwd"], "IngressImpl.forward"), (6, "IngressImpl.drop"),
                 (13, "IngressImpl.to_cpu"), (14, "IngressImpl.flood"),
-                (15, "IngressImpl.learn"), (0, "NoAction")],
+                (15, "IngressImpl.learn"), (18, "IngressImpl.mirror"), (0, "NoAction")],
                default=0, next_="node_4", counters=True, timeout=True),
         _table(2, "IngressImpl.routes", [("lpm", "hdr.probe.addr", ["probe", "addr"])],
                [(fwd_ids["routes"], "IngressImpl.forward"), (1, "NoAction")],

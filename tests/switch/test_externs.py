@@ -132,3 +132,24 @@ def test_clone_sessions(ctl):
     assert ctl.read(p4r.Entity(packet_replication_engine_entry=q)) == []
     with pytest.raises(grpc.RpcError):
         ctl.write(update("delete", packet_replication_engine_entry=pre))
+
+
+@pytest.mark.parametrize("p4c_style", [False, True])
+def test_clone_session_copies_packets(client_factory, schema, switch, p4c_style):
+    import sw_program as program
+    c = client_factory(1)
+    text = program.p4c_style_json_text() if p4c_style else program.json_text()
+    c.set_pipeline(program.p4info(), text.encode())
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 11},
+                                                     "mirror", {"port": 2})))
+    switch.inject(1, eth(11))
+    assert [p for p, _ in switch.sent] == [2]  # no session 5 yet: no clone
+    switch.sent.clear()
+    pre = p4r.PacketReplicationEngineEntry()
+    pre.clone_session_entry.session_id = 5
+    pre.clone_session_entry.replicas.add(port=b"\x06", instance=1)
+    pre.clone_session_entry.replicas.add(port=b"\x07", instance=1)
+    c.write(update("insert", packet_replication_engine_entry=pre))
+    switch.inject(1, eth(11))
+    assert sorted(p for p, _ in switch.sent) == [2, 6, 7]
+    assert all(d == eth(11) for _, d in switch.sent)
