@@ -629,14 +629,9 @@ impl Switch {
         args: &[Val],
         priority: i32,
     ) -> Result<u32, EngineError> {
+        // Indirect (action profile) tables take direct entries here: the
+        // switch layer resolves members and groups into (action, data).
         let t = self.table_id(table)?;
-        let td = &self.prog.tables[t as usize];
-        if td.ttype != TableType::Simple {
-            return Err(EngineError::Invalid(format!(
-                "table '{}' uses an action profile; entries of indirect tables are not supported yet",
-                td.name
-            )));
-        }
         let a = self.action_id(t, action)?;
         let data = self.action_data(t, a, args)?;
         let td = &self.prog.tables[t as usize];
