@@ -25,10 +25,14 @@ mininet.clean, which kill processes by name machine-wide.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import socket
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -105,7 +109,7 @@ class Network:
 
     def __init__(self, topo: Topology, run_dir: str | Path, *, ready_timeout: float = 60.0,
                  programs: Optional[dict[str, Sequence[str]]] = None,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> None:
         """programs: executable per switch kind, overriding the defaults
         (e.g. {"bmv2": ["/opt/bmv2/bin/simple_switch_grpc"]})."""
         self.topo = topo
@@ -116,6 +120,7 @@ class Network:
         self.net: Any = None
         self.manifest: Optional[Manifest] = None
         self.clean_report: Optional[CleanReport] = None
+        self._old_sigterm: Any = None
 
     # ------------------------------------------------------------ access
 
@@ -150,7 +155,9 @@ class Network:
             if rep.problems:
                 self.log(f"p4scope: warning: {rep.summary()}")
         self._preflight()
+        self._catch_sigterm()
         self.manifest = Manifest.create(self.run_dir)
+        atexit.register(self._stop_at_exit)
         try:
             self._build()
             self.manifest.set_state("running")
@@ -158,6 +165,31 @@ class Network:
             self.stop()
             raise
         return self
+
+    def _stop_at_exit(self) -> None:
+        """A script that ends (or exits on SIGTERM) without stop() still
+        removes its run."""
+        if self.net is not None or (self.manifest is not None and self.manifest.state != "cleaned"):
+            self.stop()
+
+    def _catch_sigterm(self) -> None:
+        """`kill PID` (SIGTERM) becomes SystemExit in the main thread, so the
+        run is stopped and cleaned like on Ctrl-C. Only where nobody else
+        handles SIGTERM; a crash or SIGKILL is left to clean_stale()."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_term(signum: int, frame: Any) -> None:
+            raise SystemExit(128 + signum)
+
+        self._old_sigterm = signal.signal(signal.SIGTERM, on_term)
+
+    def _restore_sigterm(self) -> None:
+        if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
 
     def _preflight(self) -> None:
         for name in root_names(self.topo):
@@ -253,6 +285,8 @@ class Network:
         """Stops everything and removes what the run created (idempotent)."""
         if self.manifest is None:
             raise NetworkError("not started")
+        if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
         errors = []
         if self.net is not None:
             try:
@@ -264,6 +298,8 @@ class Network:
                 errors.append(f"net.stop(): {e}")
             self.net = None
         self.clean_report = rep = clean_run(self.run_dir, force=True)
+        self._restore_sigterm()
+        atexit.unregister(self._stop_at_exit)
         if errors:
             rep.problems += errors
         if rep.problems:

@@ -4,6 +4,7 @@ nothing behind, also after the building process is killed."""
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from p4scope.topologies.manifest import Manifest
 from p4scope.topologies.run import Network, NetworkError, root_names
 from p4scope.topologies.spec import Topology, from_dict
 
-HERE = Path(__file__).parent
+WIRE_P4 = Path(__file__).parents[2] / "topologies" / "p4" / "wire.p4"
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 
 
@@ -55,7 +56,7 @@ def leftovers(topo: Topology, m: Manifest) -> list[str]:
 def wire_json(tmp_path_factory):
     out = tmp_path_factory.mktemp("p4") / "wire.json"
     r = subprocess.run([str(Path(sys.executable).parent / "p4scope"), "compile",
-                        str(HERE / "p4" / "wire.p4"), "-o", str(out)], capture_output=True, text=True)
+                        str(WIRE_P4), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return str(out)
 
@@ -166,6 +167,39 @@ def test_existing_interface_names_are_refused(tmp_path):
         subprocess.run(["ip", "link", "delete", taken], check=True)
 
 
+def wait_ready(p: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Reads the child's stdout until its "ready" line (other lines, e.g.
+    clean-up notes, may come first); fails with its stderr if it ends."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not r:
+            break
+        line = p.stdout.readline()
+        if not line:
+            pytest.fail(f"child ended before it was ready: {p.stderr.read()}")
+        if "ready" in line:
+            return
+    p.kill()
+    pytest.fail(f"child not ready after {timeout} s")
+
+
+def test_sigterm_stops_and_cleans_the_run(tmp_path):
+    topo = unique(builders.single_switch(2), "bridge")
+    run_dir = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-c", KILLED, topo.dumps(), str(run_dir)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_ready(p)
+        m = Manifest.load(run_dir)
+        assert leftovers(topo, m)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 128 + signal.SIGTERM
+    assert leftovers(topo, m) == []
+    assert Manifest.load(run_dir).state == "cleaned"
+
+
 KILLED = textwrap.dedent("""
     import json, sys, time
     from p4scope.topologies.run import Network
@@ -184,8 +218,7 @@ def test_run_killed_halfway_is_cleaned_at_the_next_start(tmp_path, wire_json):
     p = subprocess.Popen([sys.executable, "-c", KILLED, topo.dumps(), str(run_dir)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        line = p.stdout.readline()
-        assert "ready" in line, p.stderr.read()
+        wait_ready(p)
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait()
