@@ -67,6 +67,7 @@ class P4InfoBuilder:
         self.ids: dict[tuple[int, str], int] = {}
         self.type_info_done: set[str] = set()
         self._rank = 0  # the block being walked, in pipeline order
+        self._tuple_digests = 0
 
     # ---------------------------------------------------------------- driver
 
@@ -318,7 +319,7 @@ class P4InfoBuilder:
                 except Exception:
                     pass
             if entries is not None:
-                m.has_initial_entries = True
+                m.has_initial_entries = bool(entries.value)
                 if entries.const:
                     m.is_const_table = True
 
@@ -471,6 +472,8 @@ class P4InfoBuilder:
             return None
 
         users = self._tables_using(blk, d.name, name)
+        if kind in DIRECT_RESOURCES and not table_name and not users:
+            return  # p4c drops a direct counter or meter no table uses
         if kind in INDEXED_RESOURCES or kind in DIRECT_RESOURCES:
             direct = kind in DIRECT_RESOURCES
             prefix, field, units = (DIRECT_RESOURCES if direct else INDEXED_RESOURCES)[kind]
@@ -519,13 +522,18 @@ class P4InfoBuilder:
             ent.fill = fill
 
     def _tables_using(self, blk: BlockInstance, local: str, fq: str) -> list[str]:
+        """Tables whose implementation/counters/meters property names the
+        instance: those of its own block, or of every block for a top-level
+        instance."""
+        blocks = list(self._all_blocks()) if blk.decl is None else [blk]
         out = []
-        for loc in getattr(blk.decl, "locals", ()):
-            if isinstance(loc, ast.TableDecl):
-                for p in loc.properties:
-                    if p.name in ("implementation", "counters", "meters") and \
-                            isinstance(p.value, ast.Name) and p.value.name == local:
-                        out.append(self._name(blk, loc))
+        for b in blocks:
+            for loc in getattr(b.decl, "locals", ()):
+                if isinstance(loc, ast.TableDecl):
+                    for p in loc.properties:
+                        if p.name in ("implementation", "counters", "meters") and \
+                                isinstance(p.value, ast.Name) and p.value.name == local:
+                            out.append(self._name(b, loc))
         return out
 
     # ------------------------------------------------------------ value sets
@@ -566,9 +574,15 @@ class P4InfoBuilder:
                 dt = self.c.resolve_type(call.type_args[0], blk.scope)
             else:
                 dt = self.c.type_of(call.args[1].value)
-            if not isinstance(dt, T.StructLike):
+            if isinstance(dt, T.StructLike):
+                name = dt.name
+            elif isinstance(dt, (T.ListT, T.Tuple)):
+                # p4c names a digest of a plain list after its position
+                dt = T.Tuple(tuple(dt.elems))
+                name = f"digest_{self._tuple_digests}"
+                self._tuple_digests += 1
+            else:
                 continue
-            name = dt.name
             if (Prefix.DIGEST, name) in self.by_key:
                 continue
             ent = self._add(Prefix.DIGEST, name, self.info.digests, None, ())
