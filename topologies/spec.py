@@ -463,6 +463,19 @@ def load(path: str | Path) -> Topology:
     return loads(text, str(p))
 
 
+def rename_switches(t: Topology, names: dict[str, str]) -> Topology:
+    """The same topology with switches renamed (old -> new); for running
+    two topologies at once, as root-namespace interface names are shared."""
+    doc = t.to_dict()
+    for s in doc["switches"]:
+        s["name"] = names.get(s["name"], s["name"])
+    for l in doc["links"]:
+        for side in ("a", "b"):
+            node, sep, port = l[side].partition(":")
+            l[side] = names.get(node, node) + sep + port
+    return from_dict(doc, t.name)
+
+
 def with_switch_defaults(t: Topology, **changes: Any) -> Topology:
     """The same topology with every switch changed, e.g. kind="bmv2"."""
     return replace(t, switches=tuple(replace(s, **changes) for s in t.switches))

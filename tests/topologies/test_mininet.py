@@ -20,7 +20,7 @@ from p4scope.topologies import traffic as T
 from p4scope.topologies.clean import clean_stale, ifindex
 from p4scope.topologies.manifest import Manifest
 from p4scope.topologies.run import Network, NetworkError, root_names
-from p4scope.topologies.spec import Topology, from_dict
+from p4scope.topologies.spec import Topology, rename_switches, with_switch_defaults
 
 WIRE_P4 = Path(__file__).parents[2] / "topologies" / "p4" / "wire.p4"
 pytestmark = pytest.mark.usefixtures("mininet_ok")
@@ -30,16 +30,8 @@ def unique(topo: Topology, kind: str, **switch) -> Topology:
     """The topology with switch names no other run on this machine uses
     (root-namespace interface names are shared) and the given switch kind."""
     tag = uuid.uuid4().hex[:3]
-    doc = topo.to_dict()
-    names = {s["name"]: f"{s['name']}{tag}" for s in doc["switches"]}
-    for s in doc["switches"]:
-        s.update(name=names[s["name"]], kind=kind, **switch)
-        s.pop("device_id", None)
-    for l in doc["links"]:
-        for side in ("a", "b"):
-            node, _, port = l[side].partition(":")
-            l[side] = names.get(node, node) + (f":{port}" if port else "")
-    return from_dict(doc)
+    topo = rename_switches(topo, {s.name: f"{s.name}{tag}" for s in topo.switches})
+    return with_switch_defaults(topo, kind=kind, **switch)
 
 
 def leftovers(topo: Topology, m: Manifest) -> list[str]:

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from p4scope.topologies import builders
-from p4scope.topologies.spec import Endpoint, TopologyError, format_rate, from_dict, loads, parse_rate
+from p4scope.topologies.spec import (Endpoint, TopologyError, format_rate, from_dict, loads, parse_rate,
+                                     rename_switches, with_switch_defaults)
 
 
 def doc(**over):
@@ -144,3 +145,11 @@ def test_builder_shapes():
         ("l1", 5, "p3", 1), ("l2", 5, "p3", 2)}
     with pytest.raises(ValueError):
         builders.lag(5)
+
+
+def test_rename_and_change_switches():
+    t = rename_switches(builders.chain(2), {"s1": "a1", "s2": "b2"})
+    assert [s.name for s in t.switches] == ["a1", "b2"]
+    assert [(l.a.node, l.b.node) for l in t.links] == [("h1", "a1"), ("a1", "b2"), ("h2", "b2")]
+    t = with_switch_defaults(t, kind="bmv2", program="x.json")
+    assert {(s.kind, s.program) for s in t.switches} == {("bmv2", "x.json")}
