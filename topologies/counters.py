@@ -68,15 +68,18 @@ class CounterSampler:
             self.series.samples[i].append(v)
 
     def _run(self) -> None:
-        t0 = time.monotonic()
-        nxt = t0
-        while not self._stop.is_set():
-            self._sample(t0)
+        nxt = self._t0
+        while True:
             nxt += self.period
-            self._stop.wait(max(0.0, nxt - time.monotonic()))
-        self._sample(t0)
+            if self._stop.wait(max(0.0, nxt - time.monotonic())):
+                break
+            self._sample(self._t0)
+        self._sample(self._t0)
 
     def __enter__(self) -> "CounterSampler":
+        # the first sample before returning: nothing the caller starts next is missed
+        self._t0 = time.monotonic()
+        self._sample(self._t0)
         self._thread.start()
         return self
 
