@@ -123,6 +123,29 @@ class Topology:
     def links_of(self, name: str) -> list[LinkSpec]:
         return [l for l in self.links if name in (l.a.node, l.b.node)]
 
+    def peer(self, ep: Endpoint) -> Endpoint:
+        """The other end of the link `ep` is on."""
+        for l in self.links:
+            if l.a == ep:
+                return l.b
+            if l.b == ep:
+                return l.a
+        raise KeyError(ep)
+
+    def ports(self, switch: str) -> dict[int, Endpoint]:
+        """A switch's ports and what each connects to (for controllers:
+        where hosts hang, which ports face other switches)."""
+        out = {}
+        for l in self.links:
+            for me, other in ((l.a, l.b), (l.b, l.a)):
+                if me.node == switch:
+                    out[me.port] = other
+        return dict(sorted(out.items()))
+
+    def attachments(self, host: str) -> list[Endpoint]:
+        """The switch ports a host is attached to, in link order."""
+        return [l.b if l.a.node == host else l.a for l in self.links_of(host)]
+
     def ifname(self, ep: Endpoint) -> str:
         """The Linux interface name of one end of a link."""
         return f"{ep.node}-eth{ep.port}"

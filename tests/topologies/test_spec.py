@@ -153,3 +153,11 @@ def test_rename_and_change_switches():
     assert [(l.a.node, l.b.node) for l in t.links] == [("h1", "a1"), ("a1", "b2"), ("h2", "b2")]
     t = with_switch_defaults(t, kind="bmv2", program="x.json")
     assert {(s.kind, s.program) for s in t.switches} == {("bmv2", "x.json")}
+
+
+def test_port_maps_for_controllers():
+    t = builders.leaf_spine(2, 2, 1)
+    assert t.ports("l1") == {1: Endpoint("h1x1", 0), 2: Endpoint("p1", 1), 3: Endpoint("p2", 1)}
+    assert t.attachments("h2x1") == [Endpoint("l2", 1)]
+    assert t.peer(Endpoint("p2", 2)) == Endpoint("l2", 3)
+    assert builders.lag(2, 1).attachments("h1") == [Endpoint("s1", 1), Endpoint("s1", 2)]
