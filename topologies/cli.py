@@ -61,6 +61,50 @@ def topo_check(files: List[Path] = typer.Argument(..., help="Topology JSON files
     raise typer.Exit(code)
 
 
+@topo_app.command("up")
+def topo_up(
+    file: Path = typer.Argument(..., help="Topology JSON file."),
+    run_dir: Path = typer.Option(..., "--run-dir", "-r", help="Run directory (manifest, logs, pcaps)."),
+    cli: bool = typer.Option(False, "--cli", help="Open Mininet's command line instead of waiting."),
+    ready_timeout: float = typer.Option(60.0, help="Seconds to wait for each switch's gRPC port."),
+) -> None:
+    """Build a topology and keep it up until Ctrl-C (or SIGTERM); then remove it."""
+    import signal
+    import threading
+
+    from .run import Network, NetworkError
+    from .spec import TopologyError, load
+
+    try:
+        topo = load(file)
+    except TopologyError as e:
+        typer.echo(str(e), err=True)
+        raise typer.Exit(2)
+    try:
+        with Network(topo, run_dir, ready_timeout=ready_timeout) as net:
+            for s in topo.switches:
+                if s.kind == "bridge":
+                    typer.echo(f"{s.name}: Linux bridge {s.name}-br")
+                else:
+                    typer.echo(f"{s.name}: {s.kind}, gRPC {net.grpc_addr(s.name)}, device {s.device_id}, "
+                               f"log {run_dir}/logs/{s.name}.log")
+            for h in topo.hosts:
+                typer.echo(f"{h.name}: {h.ip} {h.mac}, ip netns exec {net.netns(h.name)} ...")
+            if cli:
+                from mininet.cli import CLI
+                CLI(net.net)
+            else:
+                typer.echo("up; Ctrl-C to stop")
+                stop = threading.Event()
+                signal.signal(signal.SIGINT, lambda *_: stop.set())
+                while not stop.wait(1.0):
+                    pass
+    except NetworkError as e:
+        typer.echo(f"p4scope topo up: {e}", err=True)
+        raise typer.Exit(1)
+    typer.echo(net.clean_report.summary() if net.clean_report else "stopped")
+
+
 @topo_app.command("write")
 def topo_write(
     shape: str = typer.Argument(..., help="single, pairs, incast, chain, lag or leaf-spine."),
