@@ -74,7 +74,7 @@ def test_bridge_pingall_and_nothing_left_behind(tmp_path):
 
 
 def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
-    topo = unique(builders.port_pairs(1), "p4scope", program=wire_json, log="warn")
+    topo = unique(builders.port_pairs(1), "p4scope", program=wire_json, log="warn", pcap=True)
     sw = topo.switches[0].name
     with Network(topo, tmp_path / "run") as net:
         h1, h2 = net.host("h1"), net.host("h2")
@@ -91,6 +91,9 @@ def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
         m = net.manifest
     log = (tmp_path / "run" / "logs" / f"{sw}.log").read_text()
     assert log.startswith("# ") and "--grpc-server-addr" in log
+    pcaps = sorted(p.name for p in (tmp_path / "run" / "pcaps" / sw).iterdir())
+    assert pcaps and all(p.endswith(".pcap") for p in pcaps), pcaps
+    assert any((tmp_path / "run" / "pcaps" / sw / p).stat().st_size > 24 for p in pcaps)
     assert leftovers(topo, m) == []
 
 
