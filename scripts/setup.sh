@@ -39,20 +39,36 @@ fi
 # Builds the extension module p4scope_dataplane with maturin (pinned in
 # requirements.txt) in release mode and installs it into .venv. Skipped when
 # nothing in dataplane/ changed since the last build (hash of its sources).
-# Cargo: rustup's at /root/.cargo/bin when present (new machines have it),
-# else one on PATH, else Debian's (rustc 1.63, older than the crates need:
-# setup says so and stops).
+# Cargo, the first that is recent enough (the crates need Rust >= 1.74):
+# rustup's at /root/.cargo/bin, else one on PATH, else Debian's cargo-web and
+# rustc-web (Rust 1.85 in bookworm, newer in bookworm-security; their cargo
+# and rustc land in /usr/bin). Debian's plain `cargo` (Rust 1.63) is too old;
+# cargo-web conflicts with it, so apt replaces it.
+cargo_recent() {  # cargo_recent DIR: DIR/cargo exists and is Rust >= 1.74
+    local v
+    v="$("$1/cargo" --version 2>/dev/null | awk '{print $2}')" || return 1
+    [ -n "$v" ] || return 1
+    local major="${v%%.*}" rest="${v#*.}"
+    local minor="${rest%%.*}"
+    [ "$major" -gt 1 ] 2>/dev/null || { [ "$major" -eq 1 ] && [ "$minor" -ge 74 ]; } 2>/dev/null
+}
 CARGO_DIR=""
-if [ -x /root/.cargo/bin/cargo ]; then
-    CARGO_DIR=/root/.cargo/bin
-elif command -v cargo >/dev/null 2>&1; then
-    CARGO_DIR="$(dirname "$(command -v cargo)")"
-else
-    echo "setup: no cargo found; installing Debian's cargo"
+for d in /root/.cargo/bin "$(dirname "$(command -v cargo 2>/dev/null || echo /nonexistent/cargo)")"; do
+    if [ -x "$d/cargo" ] && cargo_recent "$d"; then
+        CARGO_DIR="$d"
+        break
+    fi
+done
+if [ -z "$CARGO_DIR" ]; then
+    echo "setup: no cargo for Rust >= 1.74; installing Debian's cargo-web and rustc-web"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq cargo >/dev/null
+    apt-get install -y -qq cargo-web rustc-web >/dev/null
     CARGO_DIR=/usr/bin
+    if ! cargo_recent "$CARGO_DIR"; then
+        echo "setup: /usr/bin/cargo is still older than Rust 1.74; install rustup's toolchain" >&2
+        exit 1
+    fi
 fi
 export PATH="$CARGO_DIR:$PATH"
 dp_hash="$(cd dataplane && find Cargo.toml Cargo.lock pyproject.toml src -type f -print0 \
@@ -64,7 +80,7 @@ if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
     rm -f dataplane/target/wheels/p4scope_dataplane-*.whl
     if ! (cd dataplane && ../.venv/bin/maturin build --release -q \
             -i ../.venv/bin/python -o target/wheels); then
-        echo "setup: building dataplane/ failed; it needs Rust >= 1.74 (rustup's cargo at /root/.cargo/bin)" >&2
+        echo "setup: building dataplane/ failed (cargo in $CARGO_DIR)" >&2
         exit 1
     fi
     .venv/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall \
