@@ -15,7 +15,7 @@ from .. import types as T
 from ..diagnostics import Diagnostics, ErrorKind, Pos
 from ..frontend import BlockInstance, ProgramIR
 from ..scope import Scope
-from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, TableB, ValueSetB
+from .env import ActionB, BlockB, ConstB, Env, FunctionB, TableB, ValueSetB
 from .names import ControlPlaneNames, Namer
 from .storage import Storage
 from .values import Leaf, StructV, Value

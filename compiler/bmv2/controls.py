@@ -35,9 +35,9 @@ from .. import types as T
 from .env import ActionB, BlockB, Env, ExternB, TableB
 from .expressions import ApplyResultV
 from .names import source_name
-from .primitives import BodyLowerer, Frame, Label
+from .primitives import BodyLowerer
 from .tables import TableConverter
-from .values import Leaf, as_bool, expr_node, hexstr, leaf_const
+from .values import Leaf, as_bool, expr_node, hexstr
 
 
 # ------------------------------------------------------------------- items
@@ -371,10 +371,8 @@ class ControlLowering:
                 a = self.apply_table(tb, e.expr, env, items)  # type: ignore[arg-type]
                 a.cases = []
                 pending: list[str] = []
-                has_default = False
                 for case in s.cases:
                     if isinstance(case.label, (ast.Default, ast.DontCare)):
-                        has_default = True
                         if case.body is not None:
                             body_items: list[Item] = []
                             self.stmt(case.body, env.child(), body_items)
@@ -395,7 +393,6 @@ class ControlLowering:
                     self.stmt(case.body, env.child(), body_items)
                     a.cases.append((pending, body_items))
                     pending = []
-                del has_default
                 return
             self.ctx.unsupported(s.pos, "switch on action_run of this expression")
             return

@@ -28,7 +28,7 @@ from .. import types as T
 from ..checker import ConstError
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
-                     bool_node, expr_node, hexstr, leaf_const, mask, wrap)
+                     bool_node, expr_node, hexstr, leaf_const, mask)
 
 
 class TypeRefV(Value):
@@ -347,7 +347,7 @@ class ExpressionConverter:
                 return Leaf(as_bool(lv), T.Bool(), "bool")
             jop = "and" if op == "&&" else "or"
             return Leaf(expr_node(jop, as_bool(lv), as_bool(rv)), T.Bool(), "bool")
-        lt, rt = self.type_of(e.left), self.type_of(e.right)
+        lt = self.type_of(e.left)
         if isinstance(T.strip_newtype(lt), (T.StructLike, T.Stack, T.Tuple)) and op in ("==", "!="):
             return self.aggregate_equality(e, env)
         lv = self.leaf(e.left, env)

@@ -35,7 +35,7 @@ from .env import BlockB, Env, PacketB, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
 from .primitives import BodyLowerer, PrimitiveList
-from .values import (HeaderV, Leaf, StackV, StructV, UnionV, Value, as_data, expr_node, hex_text, hexstr,
+from .values import (HeaderV, Leaf, StackV, StructV, Value, as_data, expr_node, hex_text, hexstr,
                      mask, param)
 
 PARSER_OPS = {"extract", "extract_VL", "set", "verify", "advance", "shift"}

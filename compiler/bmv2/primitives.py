@@ -29,10 +29,10 @@ from .. import types as T
 from ..checker import ConstError
 from ..scope import Symbol
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
-from .expressions import ApplyResultV, ExpressionConverter, MethodV, NextV, TypeSizeV, has_call
+from .expressions import ApplyResultV, ExpressionConverter, MethodV, TypeSizeV, has_call
 from .storage import is_scalar
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
-                     bool_node, expr_node, hexstr, leaf_const, mask, param, wrap)
+                     expr_node, hexstr, leaf_const, mask, param, wrap)
 
 
 class Label:
@@ -166,8 +166,6 @@ class BodyLowerer:
             if d.init is not None:
                 v = self.ex.value(d.init, env)
                 self.assign(storage, v, d.init)
-            elif isinstance(storage, HeaderV) or isinstance(storage, (StackV, UnionV, StructV)):
-                self.invalidate(storage)
             env.declare(d.name, storage)
         elif isinstance(d, ast.ConstDecl):
             t = self.resolve_type(d.type, env)
@@ -184,11 +182,6 @@ class BodyLowerer:
             env.declare(d.name, self.ctx.instance_binding(env.blk, d, env))
         else:
             self.unsupported(d, f"local declaration {type(d).__name__}")
-
-    def invalidate(self, v: Value) -> None:
-        """Make a freshly declared header-bearing local invalid (P4 semantics),
-        needed only if it could be reused; fresh storage starts invalid."""
-        return
 
     def _s_Assign(self, s: ast.Assign, env: Env) -> None:
         target = self.lvalue(s.target, env)

@@ -130,10 +130,6 @@ class Storage:
             else:
                 self.ctx.unsupported(pos, f"header field {st.name}.{fname} of type {ft}")
 
-    @staticmethod
-    def header_field_names(st: T.StructLike) -> dict[str, str]:
-        return {n: n for n, _ in st.fields}
-
     # ------------------------------------------------------------ instances
 
     def header(self, hint: str, st: T.StructLike, metadata: bool = False,

@@ -27,10 +27,9 @@ from .. import types as T
 from ..exprtext import expr_text
 from ..frontend import annotation_string
 from .env import ActionB, Env, ExternB, TableB
-from .expressions import MethodV
 from .instances import bind_direct_counter, bind_direct_meter, make_extern
 from .primitives import BodyLowerer, Frame, Label
-from .values import HeaderV, Leaf, hex_text, hexstr, mask, wrap
+from .values import HeaderV, Leaf, hex_text, mask, wrap
 
 DEFAULT_SIZE = 1024
 
@@ -336,12 +335,17 @@ class TableConverter:
             return e.callee, e.args
         return e, ()
 
-    def bound_count(self, ab: ActionB, refs: list[ast.ActionRef], env: Env) -> int:
+    def bound_args(self, ab: ActionB, refs: list[ast.ActionRef], env: Env) -> tuple[ast.Argument, ...]:
+        """The arguments the table's `actions` list binds for action `ab`."""
         for r in refs:
             rb = self.actions.resolve(r.name, env)
             if rb is not None and rb.decl is ab.decl:
-                return len(r.args)
-        return 0
+                return r.args
+        return ()
+
+    def table_refs(self, tb: TableB) -> list[ast.ActionRef]:
+        p = self.props(tb.decl).get("actions")
+        return list(p.value) if p is not None else []  # type: ignore[arg-type]
 
     def default_entry(self, tb: TableB, dp: Optional[ast.TableProperty], env: Env,
                       refs: list[ast.ActionRef]) -> dict:
@@ -356,12 +360,11 @@ class TableConverter:
         if ab is None:
             self.ctx.unsupported(tb.decl.pos, "this default action")
             return {"action_id": 0, "action_const": const, "action_data": [], "action_entry_const": const}
-        nb = self.bound_count(ab, refs, env)
-        bound_refs = next((r.args for r in refs if (rb := self.actions.resolve(r.name, env)) is not None
-                           and rb.decl is ab.decl), ())
-        aid, _ = self.actions.action_id(ab, bound_refs, env, dp or tb.decl)
-        data = self.action_data(ab, args[nb:] if len(args) > nb else args[len(bound_refs):], nb, body, env,
-                                dp or tb.decl)
+        bound = self.bound_args(ab, refs, env)
+        aid, _ = self.actions.action_id(ab, bound, env, dp or tb.decl)
+        # the default action call repeats the bound arguments, then gives the data
+        data_args = args[len(bound):] if len(args) >= len(bound) else args
+        data = self.action_data(ab, data_args, len(bound), body, env, dp or tb.decl)
         return {"action_id": aid, "action_const": const, "action_data": data, "action_entry_const": const}
 
     def entry(self, ent: ast.TableEntry, index: int, kinds: list[str], widths: list[int],
@@ -375,13 +378,12 @@ class TableConverter:
         if ab is None:
             self.ctx.unsupported(ent.pos, "this entry action")
         else:
-            props = self.props(tb.decl)
-            refs = list(props["actions"].value) if "actions" in props else []  # type: ignore[arg-type]
-            bound = next((r.args for r in refs if (rb := self.actions.resolve(r.name, env)) is not None
-                          and rb.decl is ab.decl), ())
+            bound = self.bound_args(ab, self.table_refs(tb), env)
             aid, _ = self.actions.action_id(ab, bound, env, ent)
+            args = ent.action.args
+            data_args = args[len(bound):] if len(args) >= len(bound) else args
             action_entry = {"action_id": aid,
-                            "action_data": self.action_data(ab, ent.action.args, len(bound), body, env, ent)}
+                            "action_data": self.action_data(ab, data_args, len(bound), body, env, ent)}
         prio = index + 1
         for a in ent.annotations:
             if a.name == "priority" and a.body:
