@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import procs
-from .manifest import NETNS_DIR, Manifest, registered_runs
+from .manifest import NETNS_DIR, Manifest, load_registered, registered_runs
 
 
 @dataclass
@@ -67,7 +67,12 @@ def _kill_namespace_members(path: str) -> list[int]:
 def clean_run(run_dir: Path | str, force: bool = False) -> CleanReport:
     """Removes what the run in `run_dir` created. Refuses (OwnerAlive) while
     the process that built it still runs, unless `force`."""
-    m = Manifest.load(Path(run_dir))
+    return clean_manifest(Manifest.load(Path(run_dir)), force)
+
+
+def clean_manifest(m: Manifest, force: bool = False) -> CleanReport:
+    """Removes what the run `m` describes (see clean_run)."""
+    run_dir = m.run_dir
     rep = CleanReport(Path(run_dir))
     if m.boot_id != procs.boot_id():
         # a reboot removed all of it already
@@ -115,9 +120,9 @@ def clean_run(run_dir: Path | str, force: bool = False) -> CleanReport:
 def clean_stale(log: Callable[[str], None] = lambda s: None) -> list[CleanReport]:
     """Cleans every registered run whose owner died without cleaning up."""
     out = []
-    for entry, run_dir in registered_runs():
+    for entry in registered_runs():
         try:
-            m = Manifest.load(run_dir)
+            m = load_registered(entry)
         except (FileNotFoundError, ValueError) as e:
             log(f"p4scope: forgetting registered run {entry.name}: {e}")
             entry.unlink(missing_ok=True)
@@ -127,7 +132,7 @@ def clean_stale(log: Callable[[str], None] = lambda s: None) -> list[CleanReport
             continue
         if m.owner_alive():
             continue
-        rep = clean_run(run_dir)
+        rep = clean_manifest(m)
         log(f"p4scope: cleaned a run left behind: {rep.summary()}")
         out.append(rep)
     return out

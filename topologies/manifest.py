@@ -8,10 +8,12 @@ interfaces in the root namespace: name + ifindex). Clean-up (clean.py)
 removes exactly what the manifest lists, and only while the identity still
 matches.
 
-Runs in progress are registered in /run/p4scope/runs (one file per run
-holding the run directory), so the next run can find and clean the runs of
-owners that died without stopping (crash, SIGKILL). /run is emptied at boot,
-as are the namespaces and processes the entries refer to.
+Runs in progress are registered in /run/p4scope/runs: each save also
+writes a copy of the manifest there (<run id>.json), so the next run can
+find and clean the runs of owners that died without stopping (crash,
+SIGKILL), even when the run directory itself was deleted meanwhile (a test's
+temporary directory). /run is emptied at boot, as are the namespaces and
+processes the entries refer to.
 """
 
 from __future__ import annotations
@@ -76,17 +78,25 @@ class Manifest:
         return m
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": VERSION, "run_id": self.run_id, "boot_id": self.boot_id,
+        return {"version": VERSION, "run_id": self.run_id, "run_dir": str(self.run_dir.resolve()),
+                "boot_id": self.boot_id,
                 "owner": self.owner, "state": self.state, "namespaces": self.namespaces,
                 "processes": self.processes, "interfaces": self.interfaces,
                 "ports": self.ports, "root_netns": self.root_netns, "created": self.created}
 
     def save(self) -> None:
-        _write_atomic(self.path, json.dumps(self.to_json(), indent=1) + "\n")
+        text = json.dumps(self.to_json(), indent=1) + "\n"
+        if self.run_dir.is_dir():
+            _write_atomic(self.path, text)
+        if self._reg_path().exists():
+            _write_atomic(self._reg_path(), text)
 
     @classmethod
     def load(cls, run_dir: Path) -> "Manifest":
-        p = Path(run_dir) / "manifest.json"
+        return cls.load_file(Path(run_dir) / "manifest.json", Path(run_dir))
+
+    @classmethod
+    def load_file(cls, p: Path, run_dir: Optional[Path] = None) -> "Manifest":
         try:
             d = json.loads(p.read_text())
         except FileNotFoundError:
@@ -95,6 +105,8 @@ class Manifest:
             raise ValueError(f"{p}: unreadable manifest: {e}") from None
         if d.get("version") != VERSION:
             raise ValueError(f"{p}: manifest version {d.get('version')!r}, expected {VERSION}")
+        if run_dir is None:
+            run_dir = Path(d["run_dir"])
         return cls(run_dir=Path(run_dir), run_id=d["run_id"], boot_id=d["boot_id"], owner=d["owner"],
                    state=d["state"], namespaces=d["namespaces"], processes=d["processes"],
                    interfaces=d["interfaces"], ports=d.get("ports", {}), root_netns=d["root_netns"],
@@ -130,11 +142,11 @@ class Manifest:
         return self.boot_id == procs.boot_id() and procs.is_same(self.owner["pid"], self.owner["start"])
 
     def _reg_path(self) -> Path:
-        return REGISTRY / self.run_id
+        return REGISTRY / f"{self.run_id}.json"
 
     def register(self) -> None:
         REGISTRY.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self._reg_path(), str(self.run_dir.resolve()) + "\n")
+        _write_atomic(self._reg_path(), json.dumps(self.to_json(), indent=1) + "\n")
 
     def unregister(self) -> None:
         try:
@@ -143,16 +155,20 @@ class Manifest:
             pass
 
 
-def registered_runs() -> list[tuple[Path, Path]]:
-    """(registry entry, run directory) of every registered run."""
+def registered_runs() -> list[Path]:
+    """The registry's copies of the manifests of registered runs."""
     if not REGISTRY.is_dir():
         return []
-    out = []
-    for e in sorted(REGISTRY.iterdir()):
-        if e.name.startswith("."):
-            continue
+    return sorted(e for e in REGISTRY.iterdir() if e.suffix == ".json" and not e.name.startswith("."))
+
+
+def load_registered(entry: Path) -> "Manifest":
+    """A registered run's manifest: its run directory's copy if that still
+    exists (the same content), else the registry's."""
+    m = Manifest.load_file(entry)
+    if (m.run_dir / "manifest.json").exists():
         try:
-            out.append((e, Path(e.read_text().strip())))
-        except OSError:
-            continue
-    return out
+            return Manifest.load(m.run_dir)
+        except (FileNotFoundError, ValueError):
+            pass
+    return m

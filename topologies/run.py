@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from . import spec as tspec
 from .clean import CleanReport, clean_run, clean_stale, ifindex
-from .manifest import Manifest, registered_runs
+from .manifest import Manifest, load_registered, registered_runs
 from .spec import Topology
 
 GRPC_BASE = 50051
@@ -77,9 +77,9 @@ def _port_free(port: int) -> bool:
 
 def _ports_of_live_runs() -> set[int]:
     taken: set[int] = set()
-    for _, run_dir in registered_runs():
+    for entry in registered_runs():
         try:
-            m = Manifest.load(run_dir)
+            m = load_registered(entry)
         except (FileNotFoundError, ValueError):
             continue
         for p in m.ports.values():
