@@ -1,0 +1,238 @@
+"""One run's folder, results/<run-id>/, written so nothing is ever half there.
+
+    run.json                 parameters, program, versions, seed, start/end,
+                             status ("partial" until the run completes)
+    <table>.parquet          the measurements (one file per table)
+    parts/<table>/<n>.parquet  the same tables case by case while running
+    *.csv                    the seed reports' table shapes
+
+Every file is written to a temporary name in the same folder, flushed to
+disk and renamed over the final name, so a reader (or a crash) sees the old
+file or the new one, never a mix. run.json says "partial" from the first
+moment on and only says "complete" once every case has been measured and
+every table consolidated: a run killed with SIGKILL still reads as partial,
+and its parts are picked up by `load_table`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+import pandas as pd
+
+RUN_JSON = "run.json"
+PARTS = "parts"
+STATUS_COMPLETE = "complete"
+STATUS_PARTIAL = "partial"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Writes `data` to `path` through a temporary file and a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def rows_to_csv(rows: Iterable[Sequence[Any]]) -> str:
+    """CSV text of rows that may differ in length (the seed tables' blocks)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    for r in rows:
+        w.writerow(["" if v is None else v for v in r])
+    return out.getvalue()
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise ValueError(f"bad table or file name {name!r}: use lower-case letters, digits, - and _")
+    return name
+
+
+def new_run_id(experiment: str, now: Optional[datetime] = None) -> str:
+    """<UTC time>-<experiment>, e.g. 20261121T070102Z-microburst."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now:%Y%m%dT%H%M%SZ}-{check_name(experiment)}"
+
+
+class RunDir:
+    """Writes one run's results; see the module docstring for the layout."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.meta: dict[str, Any] = {}
+        self._parts: dict[str, int] = {}
+
+    @classmethod
+    def create(cls, root: Path, experiment: str, run_id: Optional[str] = None) -> "RunDir":
+        """A new, empty run folder under `root` (a suffix keeps ids unique)."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        base = run_id or new_run_id(experiment)
+        for i in range(1, 1000):
+            name = base if i == 1 else f"{base}-{i}"
+            try:
+                (root / name).mkdir()
+            except FileExistsError:
+                continue
+            return cls(root / name)
+        raise FileExistsError(f"no free run id like {base} under {root}")
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    # ----- run.json ----------------------------------------------------------------
+
+    def start(self, meta: dict[str, Any]) -> None:
+        """Writes run.json for a run that starts now (status partial)."""
+        self.meta = dict(meta)
+        self.meta.update(run_id=self.run_id, status=STATUS_PARTIAL, started=utc_now(),
+                         ended=None)
+        self.meta.setdefault("cases", {"planned": 0, "done": 0})
+        self.save_meta()
+
+    def update(self, **fields: Any) -> None:
+        self.meta.update(fields)
+        self.save_meta()
+
+    def save_meta(self) -> None:
+        atomic_write_text(self.path / RUN_JSON,
+                          json.dumps(self.meta, indent=2, sort_keys=False, default=str) + "\n")
+
+    def finish(self, complete: bool, reason: Optional[str] = None) -> None:
+        """Consolidates the tables and records how the run ended."""
+        tables = self.consolidate()
+        self.meta.update(status=STATUS_COMPLETE if complete else STATUS_PARTIAL,
+                         ended=utc_now(), tables=sorted(tables))
+        if reason:
+            self.meta["partial_reason"] = reason
+        self.save_meta()
+
+    # ----- tables ------------------------------------------------------------------
+
+    def add_part(self, table: str, df: pd.DataFrame) -> Optional[Path]:
+        """Stores one case's rows of `table` (nothing for an empty frame)."""
+        check_name(table)
+        if df is None or df.empty:
+            return None
+        d = self.path / PARTS / table
+        d.mkdir(parents=True, exist_ok=True)
+        n = self._parts.get(table)
+        if n is None:
+            n = len(list(d.glob("*.parquet")))
+        self._parts[table] = n + 1
+        p = d / f"{n:05d}.parquet"
+        atomic_write_parquet(p, df)
+        return p
+
+    def write_table(self, table: str, df: pd.DataFrame) -> Path:
+        p = self.path / f"{check_name(table)}.parquet"
+        atomic_write_parquet(p, df)
+        return p
+
+    def write_csv(self, name: str, data: "pd.DataFrame | Iterable[Sequence[Any]]") -> Path:
+        p = self.path / f"{check_name(name)}.csv"
+        if isinstance(data, pd.DataFrame):
+            atomic_write_text(p, data.to_csv(index=False))
+        else:
+            atomic_write_text(p, rows_to_csv(data))
+        return p
+
+    def consolidate(self) -> list[str]:
+        """Turns parts/<table>/*.parquet into <table>.parquet (each written
+        atomically before its parts are removed); returns every table name."""
+        parts = self.path / PARTS
+        if parts.is_dir():
+            for d in sorted(p for p in parts.iterdir() if p.is_dir()):
+                df = read_parts(d)
+                if df is not None:
+                    self.write_table(d.name, df)
+                for f in d.glob("*.parquet"):
+                    f.unlink()
+                d.rmdir()
+            try:
+                parts.rmdir()
+            except OSError:
+                pass
+        return [p.stem for p in self.path.glob("*.parquet")]
+
+
+def read_parts(folder: Path) -> Optional[pd.DataFrame]:
+    files = sorted(Path(folder).glob("*.parquet"))
+    if not files:
+        return None
+    frames = [pd.read_parquet(f) for f in files]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return None
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+# ----- reading -------------------------------------------------------------------
+
+def load_meta(run: Path) -> dict[str, Any]:
+    p = Path(run) / RUN_JSON
+    if not p.is_file():
+        raise FileNotFoundError(f"{run} is not a p4scope run folder (no {RUN_JSON})")
+    with open(p, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_table(run: Path, table: str) -> Optional[pd.DataFrame]:
+    """A table of a run: the consolidated file, else the parts a run that
+    was killed left behind, else None."""
+    run = Path(run)
+    p = run / f"{table}.parquet"
+    if p.is_file():
+        return pd.read_parquet(p)
+    return read_parts(run / PARTS / table)
+
+
+def list_tables(run: Path) -> list[str]:
+    run = Path(run)
+    names = {p.stem for p in run.glob("*.parquet")}
+    parts = run / PARTS
+    if parts.is_dir():
+        names |= {d.name for d in parts.iterdir() if d.is_dir()}
+    return sorted(names)
+

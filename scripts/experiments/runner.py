@@ -1,0 +1,183 @@
+"""Runs an experiment's cases one after another into a run folder.
+
+Each case is measured, then its tables are stored at once (as parts, see
+rundir), so whatever happens next, what was measured stays. A progress
+bar (rich) shows the cases done, weighted by their expected cost, and the
+case being measured; measurements report progress inside a case through
+`tick(fraction)`.
+
+Ctrl-C (KeyboardInterrupt) ends the run after the cases already measured:
+the case in flight is recorded as interrupted, the tables are consolidated,
+the seed-shaped tables derived from what is there, and run.json says
+"partial" with the reason. A second Ctrl-C while the folder is being
+finished is held until it is done, so the folder is never left half-written.
+An error in a case ends the run the same way (partial, with the error),
+and is raised again for the caller.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import pandas as pd
+
+from .rundir import RunDir
+
+Tick = Callable[[float], None]
+Tables = dict[str, pd.DataFrame]
+
+
+@dataclass
+class Case:
+    """One measurement: an id named group/case/config, what it needs, its cost."""
+
+    case_id: str
+    experiment: str
+    label: str  # one line for the progress bar
+    params: dict[str, Any]
+    weight: float = 1.0  # relative cost (e.g. packets to process)
+
+
+@dataclass
+class Outcome:
+    complete: bool
+    done: int
+    planned: int
+    reason: Optional[str] = None
+    error: Optional[BaseException] = field(default=None, repr=False)
+
+
+@contextmanager
+def _hold_sigint() -> Iterator[None]:
+    """Delays SIGINT until the block is done (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda s, f: pending.append(s))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if pending:
+            raise KeyboardInterrupt
+
+
+class _Progress:
+    """The rich progress bar, or nothing (tests, pipes)."""
+
+    def __init__(self, enabled: bool, total: float, planned: int):
+        self.enabled = enabled
+        self.total = max(total, 1e-9)
+        self.planned = planned
+        self._p = None
+        self._task = None
+        self._base = 0.0
+
+    def __enter__(self) -> "_Progress":
+        if self.enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._p = Progress(TextColumn("[bold]{task.fields[cases]}"), BarColumn(),
+                               TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
+                               TextColumn("eta"), TimeRemainingColumn(),
+                               TextColumn("{task.description}"), transient=False)
+            self._p.start()
+            self._task = self._p.add_task("", total=self.total, cases=f"0/{self.planned}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._p is not None:
+            self._p.stop()
+
+    def begin(self, case: Case, index: int) -> None:
+        if self._p is not None:
+            self._p.update(self._task, description=case.label,
+                           cases=f"{index}/{self.planned}", completed=self._base)
+
+    def tick(self, case: Case, fraction: float) -> None:
+        if self._p is not None:
+            f = min(max(fraction, 0.0), 1.0)
+            self._p.update(self._task, completed=self._base + f * case.weight)
+
+    def end(self, case: Case, index: int) -> None:
+        self._base += case.weight
+        if self._p is not None:
+            self._p.update(self._task, completed=self._base, cases=f"{index}/{self.planned}")
+
+
+def run_cases(rundir: RunDir, cases: Sequence[Case],
+              measure: Callable[[Case, Tick], Tables],
+              derive: Optional[Callable[[RunDir], None]] = None,
+              progress: bool = True) -> Outcome:
+    """Measures `cases` into `rundir` (already started); see the module doc."""
+    planned = len(cases)
+    done = 0
+    reason: Optional[str] = None
+    error: Optional[BaseException] = None
+    rundir.update(cases={"planned": planned, "done": 0})
+    total = sum(c.weight for c in cases)
+    try:
+        with _Progress(progress, total, planned) as bar:
+            for i, case in enumerate(cases):
+                bar.begin(case, i)
+                t0 = time.perf_counter()
+                status, err_text = "complete", None
+                try:
+                    tables = measure(case, lambda f, c=case: bar.tick(c, f))
+                except KeyboardInterrupt:
+                    status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
+                    tables = {}
+                except Exception as e:  # noqa: BLE001 - recorded, then raised again
+                    status, err_text = "failed", f"{type(e).__name__}: {e}"
+                    reason = f"case {case.case_id} failed: {err_text}"
+                    error = e
+                    tables = {}
+                wall = time.perf_counter() - t0
+                with _hold_sigint():
+                    for name, df in tables.items():
+                        rundir.add_part(name, df)
+                    rundir.add_part("cases", _case_row(case, status, wall, err_text))
+                    if status == "complete":
+                        done += 1
+                    rundir.update(cases={"planned": planned, "done": done})
+                bar.end(case, i + 1)
+                if status != "complete":
+                    if err_text:
+                        rundir.update(error_traceback="".join(
+                            traceback.format_exception(error)))
+                    break
+    except KeyboardInterrupt:
+        reason = reason or "interrupted by the user (Ctrl-C)"
+    complete = done == planned and reason is None
+    with _hold_sigint():
+        rundir.consolidate()
+        if derive is not None:
+            try:
+                derive(rundir)
+            except Exception as e:  # noqa: BLE001 - keep the measurements
+                complete = False
+                reason = reason or f"deriving the seed tables failed: {type(e).__name__}: {e}"
+                error = error or e
+        rundir.finish(complete, reason)
+    return Outcome(complete, done, planned, reason, error)
+
+
+def _case_row(case: Case, status: str, wall_s: float, error: Optional[str]) -> pd.DataFrame:
+    row: dict[str, Any] = {"case_id": case.case_id, "experiment": case.experiment,
+                           "label": case.label, "status": status, "wall_s": wall_s,
+                           "error": error or ""}
+    for k, v in case.params.items():
+        if isinstance(v, (list, tuple)):
+            v = " ".join(str(x) for x in v)
+        elif isinstance(v, dict):
+            v = " ".join(f"{a}:{b}" for a, b in v.items())
+        row[f"param_{k}"] = v
+    return pd.DataFrame([row])

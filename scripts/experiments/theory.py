@@ -1,0 +1,85 @@
+"""What the traffic manager's configuration predicts, stated once.
+
+Dynamic thresholds (Choudhury and Hahne): a queue may grow while its
+occupancy q is below alpha * (B - Q), where B is the shared buffer and Q
+what all queues hold together. With n queues congested at once, each
+settles where q = alpha * (B - n q):
+
+    q* = alpha * B / (1 + n * alpha)        (one queue: alpha * B / (1 + alpha))
+
+plus any space reserved for that queue outside the shared pool. A static
+limit (no dynamic thresholds) is simply the queue's own limit.
+
+A microburst of N frames from each of k ingress ports at line rate into
+one egress port fills the queue at (k - 1) x line rate while the egress
+drains at line rate; once the queue reaches its limit the rest is dropped.
+At the end of the bursts the egress port has sent about N frames and the
+queue holds the rest of what it took, all of which it sends later, so
+
+    buffered = forwarded - N = min((k - 1) * N, queue limit in frames).
+
+The queue limit in frames is the limit in bytes over the bytes one frame
+occupies in the buffer (frame size without FCS, rounded up to whole cells
+when the buffer is counted in cells).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+
+def dt_queue_limit(buffer_bytes: float, alpha: float, congested: int = 1,
+                   reserved_bytes: float = 0.0) -> float:
+    """Steady-state limit of each of `congested` equally loaded queues under
+    dynamic thresholds: reserved + alpha * B / (1 + n * alpha)."""
+    if buffer_bytes < 0 or alpha <= 0 or congested < 1:
+        raise ValueError("need buffer >= 0, alpha > 0 and at least one congested queue")
+    return reserved_bytes + alpha * buffer_bytes / (1 + congested * alpha)
+
+
+def frame_footprint(frame_bytes: int, cell_bytes: Optional[int] = None) -> int:
+    """Buffer bytes one frame occupies: its bytes, rounded up to cells if any."""
+    if cell_bytes:
+        return math.ceil(frame_bytes / cell_bytes) * cell_bytes
+    return frame_bytes
+
+
+def limit_frames(limit_bytes: float, footprint_bytes: int) -> int:
+    """Whole frames that fit under a byte limit."""
+    return int(limit_bytes // footprint_bytes)
+
+
+def burst_absorption_frames(limit_frames_: int, ingress_ports: int, burst_frames: int) -> int:
+    """Expected buffered frames of a k:1 microburst of N frames per port."""
+    if ingress_ports < 2:
+        raise ValueError("a microburst needs at least two ingress ports")
+    return min((ingress_ports - 1) * burst_frames, limit_frames_)
+
+
+def burst_frames_needed(limit_frames_: int, ingress_ports: int, margin: float = 1.5) -> int:
+    """N per port large enough that the bursts overflow the queue by
+    `margin`, so buffered measures the buffer and not the burst."""
+    return max(1, math.ceil(margin * limit_frames_ / (ingress_ports - 1)))
+
+
+def fill_time_ns(limit_bytes: float, ingress_ports: int, rate_bps: float,
+                 wire_per_buffer: float = 1.0) -> float:
+    """How long an incast of k ports at line rate takes to fill a queue to
+    `limit_bytes` (wire_per_buffer: wire bytes per buffered byte)."""
+    net = (ingress_ports - 1) * rate_bps / 8 / wire_per_buffer
+    return limit_bytes / net * 1e9
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A theory line for the report: a formula, its inputs and its value."""
+
+    what: str
+    formula: str
+    value: float
+    unit: str
+
+    def text(self) -> str:
+        return f"{self.what}: {self.formula} = {self.value:,.0f} {self.unit}"

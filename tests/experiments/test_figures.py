@@ -1,0 +1,145 @@
+"""Derived figures on hand-computed cases."""
+
+import math
+
+import numpy as np
+import pytest
+
+from p4scope.experiments import figures as fg
+from p4scope.experiments import linerate as lr
+from p4scope.experiments import theory as th
+
+
+def test_jain_index():
+    assert fg.jain_index([1, 1, 1, 1]) == pytest.approx(1.0)
+    assert fg.jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    # Tolly Table 3, Broadcom 3 ports 24-26: 50.0, 25.1, 25.0
+    # (100.1)^2 / (3 * (2500 + 630.01 + 625)) = 10020.01 / 11265.03
+    assert fg.jain_index([50.0, 25.1, 25.0]) == pytest.approx(10020.01 / 11265.03)
+    assert math.isnan(fg.jain_index([]))
+    assert math.isnan(fg.jain_index([0, 0]))
+    with pytest.raises(ValueError):
+        fg.jain_index([1, -1])
+
+
+def test_shares_and_max_min():
+    assert list(fg.shares([1, 3])) == [0.25, 0.75]
+    assert fg.max_min_ratio([50.0, 10.1, 10.0]) == pytest.approx(5.0)
+    assert fg.max_min_ratio([0, 1]) == math.inf
+    assert math.isnan(fg.max_min_ratio([0, 0]))
+    # shares 0.51 and 0.49 of two: 2% away from 1/2
+    assert fg.max_share_deviation([51, 49]) == pytest.approx(0.02)
+
+
+def test_gbps_layer1_and_layer2():
+    # 1000 frames of 1230 B in 1 us: (1230+20)*8*1000 bits = 10 Mbit -> 10000 Gbps
+    assert fg.gbps(1_230_000, 1000, 1e-6) == pytest.approx(10_000.0)
+    assert fg.gbps(1_230_000, 1000, 1e-6, layer1=False) == pytest.approx(9_840.0)
+    with pytest.raises(ValueError):
+        fg.gbps(1, 1, 0)
+
+
+def test_share_split_gap():
+    # stream A: 10 frames of 1500 B, stream B: 30 frames of 100 B
+    s = fg.share_split([15000, 3000], [10, 30])
+    assert s.bandwidth == pytest.approx([15000 / 18000, 3000 / 18000])
+    assert s.packet_rate == pytest.approx([0.25, 0.75])
+    assert s.gap == pytest.approx([0.25 - 15000 / 18000, 0.75 - 3000 / 18000])
+
+
+def test_peak_and_time_weighted_mean():
+    t = [0, 10, 20, 30]
+    v = [0, 100, 50, 0]
+    assert fg.peak(t, v) == (100.0, 10.0)
+    # step series: 0 on [0,10), 100 on [10,20), 50 on [20,30) -> 1500/30
+    assert fg.time_weighted_mean(t, v) == pytest.approx(50.0)
+    # window [5, 25]: 0*5 + 100*10 + 50*5 = 1250 over 20
+    assert fg.time_weighted_mean(t, v, 5, 25) == pytest.approx(62.5)
+    # window past the last sample holds the last value (0)
+    assert fg.time_weighted_mean(t, v, 0, 60) == pytest.approx(1500 / 60)
+    with pytest.raises(ValueError):
+        fg.time_weighted_mean([1, 0], [1, 1])
+
+
+def test_step_from_deltas_merges_equal_times():
+    t, level = fg.step_from_deltas([0, 5, 5, 9], [100, 60, -100, -60])
+    assert list(t) == [0, 5, 9]
+    assert list(level) == [100, 60, 0]
+
+
+def test_find_bursts_with_hysteresis():
+    t = list(range(10))
+    v = [0, 5, 12, 20, 15, 9, 11, 3, 12, 13]
+    b = fg.find_bursts(t, v, on=10, off=5)
+    assert len(b) == 2
+    assert (b[0].start, b[0].end, b[0].peak, b[0].peak_time) == (2, 7, 20, 3)
+    assert b[1].start == 8 and math.isnan(b[1].end) and b[1].peak == 13
+    with pytest.raises(ValueError):
+        fg.find_bursts(t, v, on=5, off=10)
+
+
+def test_reduce_series_keeps_peak_and_troughs():
+    rng = np.random.default_rng(1)
+    t = np.arange(100_000, dtype=float)
+    v = rng.random(t.size)
+    v[54_321] = 7.0
+    v[12_345] = -3.0
+    rt, rv = fg.reduce_series(t, v, 600)
+    assert len(rt) <= 600 + 2
+    assert 7.0 in rv and -3.0 in rv
+    assert np.all(np.diff(rt) > 0)
+    assert rt[-1] == t[-1]
+    same_t, same_v = fg.reduce_series([1, 2], [3, 4], 10)
+    assert list(same_v) == [3, 4]
+
+
+def test_tolly_absorption_example():
+    # seed 000: 82,000 frames from each of two ports, 81,863 + 81,845
+    # forwarded: buffered 81,708 frames, 4.99 MB at 64 B
+    a = fg.absorption([81_863, 81_845], 82_000, 64)
+    assert a.forwarded == 163_708
+    assert a.buffered_frames == 81_708
+    assert a.buffered_bytes == 81_708 * 64
+    assert round(a.buffered_mb, 2) == 4.99
+    with pytest.raises(ValueError):
+        fg.absorption([1], 0, 64)
+
+
+def test_instrument_errors():
+    assert fg.relative_error(105, 100) == pytest.approx(0.05)
+    assert math.isnan(fg.relative_error(1, 0))
+    e = fg.share_error_pp([30, 70], [0.25, 0.75])
+    assert e == pytest.approx([5.0, -5.0])
+    truth = [fg.Burst(100, 200, 50, 150), fg.Burst(300, 400, 60, 350), fg.Burst(900, 950, 5, 920)]
+    meas = [fg.Burst(310, 390, 57, 340), fg.Burst(102, 205, 49, 151)]
+    m = fg.match_bursts(truth, meas)
+    assert m[0].measured is meas[1] and m[0].start_error == 2 and m[0].end_error == 5
+    assert m[1].measured is meas[0] and m[1].peak_error == pytest.approx(-0.05)
+    assert m[2].measured is None and math.isnan(m[2].start_error)
+
+
+def test_line_rate():
+    assert lr.frame_time_ns(64) == pytest.approx(6.72)
+    assert lr.frames_per_second(64) == pytest.approx(148_809_523.8, rel=1e-9)
+    assert lr.mix_mean_size(lr.TOLLY_IMIX) == pytest.approx(
+        (64 * 55 + 78 * 5 + 576 * 17 + 1518 * 23) / 100)
+    assert lr.l1_bits(64, 1) == 672
+    with pytest.raises(ValueError):
+        lr.mix_mean_size({64: 0})
+
+
+def test_theory():
+    # alpha 1: a single congested queue gets half the buffer
+    assert th.dt_queue_limit(16e6, 1.0) == pytest.approx(8e6)
+    assert th.dt_queue_limit(16e6, 2.0, congested=2, reserved_bytes=1000) == pytest.approx(
+        1000 + 32e6 / 5)
+    assert th.frame_footprint(60, 256) == 256
+    assert th.frame_footprint(300, 256) == 512
+    assert th.frame_footprint(60) == 60
+    assert th.limit_frames(8e6, 60) == 133_333
+    assert th.burst_absorption_frames(1000, 2, 600) == 600
+    assert th.burst_absorption_frames(1000, 4, 600) == 1000
+    assert th.burst_frames_needed(1000, 2) == 1500
+    assert th.burst_frames_needed(1000, 4) == 500
+    # 8 MB at a net 100 Gbit/s: 640 us
+    assert th.fill_time_ns(8e6, 2, 100e9) == pytest.approx(640_000)

@@ -1,0 +1,141 @@
+"""Run folders: atomic writes, parts, partial runs, interrupts."""
+
+import json
+import os
+import signal
+
+import pandas as pd
+import pytest
+
+from p4scope.experiments import rundir as rd
+from p4scope.experiments.runner import Case, run_cases
+
+
+def _cases(n):
+    return [Case(f"g/c{i}/x", "g", f"case {i}", {"i": i, "ports": [1, 2]}) for i in range(n)]
+
+
+def _measure(case, tick):
+    tick(0.5)
+    i = case.params["i"]
+    return {"streams": pd.DataFrame({"case_id": [case.case_id] * 2, "port": [1, 2],
+                                     "rx": [i, i + 1]})}
+
+
+def test_atomic_write_leaves_no_temporary(tmp_path):
+    p = tmp_path / "a.txt"
+    rd.atomic_write_text(p, "one")
+    rd.atomic_write_text(p, "two")
+    assert p.read_text() == "two"
+    assert sorted(os.listdir(tmp_path)) == ["a.txt"]
+
+
+def test_run_id_unique_and_names_checked(tmp_path):
+    a = rd.RunDir.create(tmp_path, "microburst", run_id="r")
+    b = rd.RunDir.create(tmp_path, "microburst", run_id="r")
+    assert (a.run_id, b.run_id) == ("r", "r-2")
+    with pytest.raises(ValueError):
+        rd.RunDir.create(tmp_path, "Bad Name")
+    assert rd.new_run_id("fairness").endswith("Z-fairness")
+
+
+def test_complete_run(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g", "parameters": {"x": 1}, "seed": 7})
+    meta = rd.load_meta(run.path)
+    assert meta["status"] == "partial" and meta["ended"] is None
+
+    def derive(r):
+        df = rd.load_table(r.path, "streams")
+        r.write_csv("seed_table", [["Stream", "Port 1", "Port 2"], ["p4scope", 1.0, 2.0]])
+        r.write_csv("tidy", df)
+
+    out = run_cases(run, _cases(3), _measure, derive=derive, progress=False)
+    assert out.complete and out.done == 3
+    meta = rd.load_meta(run.path)
+    assert meta["status"] == "complete" and meta["ended"]
+    assert meta["cases"] == {"planned": 3, "done": 3}
+    assert "streams" in meta["tables"] and "cases" in meta["tables"]
+    assert not (run.path / "parts").exists()
+    df = pd.read_parquet(run.path / "streams.parquet")
+    assert len(df) == 6 and list(df["rx"]) == [0, 1, 1, 2, 2, 3]
+    assert (run.path / "seed_table.csv").read_text().splitlines()[1] == "p4scope,1.0,2.0"
+    cases = pd.read_parquet(run.path / "cases.parquet")
+    assert list(cases["status"]) == ["complete"] * 3
+    assert list(cases["param_ports"]) == ["1 2"] * 3
+
+
+def test_interrupt_keeps_measured_cases_and_marks_partial(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g"})
+
+    def measure(case, tick):
+        if case.params["i"] == 2:
+            raise KeyboardInterrupt
+        return _measure(case, tick)
+
+    derived = []
+    out = run_cases(run, _cases(5), measure, derive=lambda r: derived.append(1), progress=False)
+    assert not out.complete and out.done == 2
+    meta = rd.load_meta(run.path)
+    assert meta["status"] == "partial"
+    assert "Ctrl-C" in meta["partial_reason"]
+    assert meta["cases"] == {"planned": 5, "done": 2}
+    assert len(pd.read_parquet(run.path / "streams.parquet")) == 4
+    assert list(pd.read_parquet(run.path / "cases.parquet")["status"]) == [
+        "complete", "complete", "interrupted"]
+    assert derived == [1]
+
+
+def test_real_sigint_during_a_case(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g"})
+
+    def measure(case, tick):
+        if case.params["i"] == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return _measure(case, tick)
+
+    out = run_cases(run, _cases(4), measure, progress=False)
+    assert not out.complete
+    assert rd.load_meta(run.path)["status"] == "partial"
+    # the case that was running when the signal came finished its own work
+    # or was dropped; never half-stored
+    df = pd.read_parquet(run.path / "streams.parquet")
+    assert len(df) in (2, 4)
+
+
+def test_failed_case_is_recorded(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g"})
+
+    def measure(case, tick):
+        if case.params["i"] == 1:
+            raise RuntimeError("engine went away")
+        return _measure(case, tick)
+
+    out = run_cases(run, _cases(3), measure, progress=False)
+    assert not out.complete and isinstance(out.error, RuntimeError)
+    meta = rd.load_meta(run.path)
+    assert meta["status"] == "partial" and "engine went away" in meta["partial_reason"]
+    assert "RuntimeError" in meta["error_traceback"]
+
+
+def test_killed_run_parts_are_still_readable(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g"})
+    run.add_part("streams", pd.DataFrame({"a": [1]}))
+    run.add_part("streams", pd.DataFrame({"a": [2]}))
+    run.add_part("streams", pd.DataFrame())  # empty frames are not stored
+    # no finish(): as after SIGKILL
+    assert rd.load_meta(run.path)["status"] == "partial"
+    assert list(rd.load_table(run.path, "streams")["a"]) == [1, 2]
+    assert rd.list_tables(run.path) == ["streams"]
+    assert rd.load_table(run.path, "nothing") is None
+    with pytest.raises(FileNotFoundError):
+        rd.load_meta(tmp_path)
+    # a later finish picks the parts up
+    again = rd.RunDir(run.path)
+    again.meta = json.loads((run.path / "run.json").read_text())
+    again.finish(False, "recovered")
+    assert list(pd.read_parquet(run.path / "streams.parquet")["a"]) == [1, 2]
