@@ -139,7 +139,7 @@ class ExternLowering:
     def f_hash(self, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["result", "algo", "base", "data", "max"])
         algo = self.algo_name(a["algo"], env)
-        inputs = self.calc_inputs(a["data"], env, e)
+        inputs = self.calc_inputs(a["data"], env, e, constants_in_fields=True)
         calc = self.ctx.calculation(algo, inputs, e.pos)
         dst, post = self.out_field(a["result"], env)
         self.emit("modify_field_with_hash_based_offset",
@@ -147,14 +147,17 @@ class ExternLowering:
                    self.data(a["max"], env)])
         post()
 
-    def calc_inputs(self, x: Optional[ast.Expr], env: Env, where: ast.Node) -> list[dict]:
+    def calc_inputs(self, x: Optional[ast.Expr], env: Env, where: ast.Node,
+                    constants_in_fields: bool = False) -> list[dict]:
+        """The input list of a calculation.  Constants become sized hexstr
+        inputs, or (for hashes, as p4c does) temporaries holding them."""
         assert x is not None
         v = self.ex.value(x, env)
-        return self.input_list(v, where)
+        return self.input_list(v, where, constants_in_fields)
 
-    def input_list(self, v: Value, where: ast.Node) -> list[dict]:
+    def input_list(self, v: Value, where: ast.Node, constants_in_fields: bool = False) -> list[dict]:
         if isinstance(v, Leaf):
-            if v.is_const:
+            if v.is_const and not constants_in_fields:
                 b = T.bits_of(v.type)
                 w = b.width if b is not None else 32
                 return [{"type": "hexstr", "value": hexstr(int(v.const), w)["value"], "bitwidth": w}]
@@ -164,7 +167,7 @@ class ExternLowering:
         if isinstance(v, StructV):
             out: list[dict] = []
             for fv in v.fields.values():
-                out.extend(self.input_list(fv, where))
+                out.extend(self.input_list(fv, where, constants_in_fields))
             return out
         return self.leaves(v, where, headers_whole=True)
 
