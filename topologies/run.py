@@ -192,6 +192,10 @@ class Network:
             self._old_sigterm = None
 
     def _preflight(self) -> None:
+        if self.topo.has_switch_loop(("bridge",)):
+            raise NetworkError("the bridge switches form a loop: without STP, broadcasts would "
+                               "circle forever. Use P4 switches (the controller decides how to "
+                               "flood) or a topology without loops for bridges")
         for name in root_names(self.topo):
             if ifindex(name) is not None:
                 raise NetworkError(

@@ -146,6 +146,25 @@ class Topology:
         """The switch ports a host is attached to, in link order."""
         return [l.b if l.a.node == host else l.a for l in self.links_of(host)]
 
+    def has_switch_loop(self, kinds: tuple[str, ...] = SWITCH_KINDS) -> bool:
+        """Whether links between switches of `kinds` close a loop (two
+        parallel links count), e.g. any leaf-spine with two spines."""
+        parent = {s.name: s.name for s in self.switches if s.kind in kinds}
+
+        def root(n: str) -> str:
+            while parent[n] != n:
+                parent[n] = parent[parent[n]]
+                n = parent[n]
+            return n
+
+        for l in self.links:
+            if l.a.node in parent and l.b.node in parent:
+                ra, rb = root(l.a.node), root(l.b.node)
+                if ra == rb:
+                    return True
+                parent[ra] = rb
+        return False
+
     def ifname(self, ep: Endpoint) -> str:
         """The Linux interface name of one end of a link."""
         return f"{ep.node}-eth{ep.port}"

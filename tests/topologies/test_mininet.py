@@ -150,6 +150,13 @@ def test_bonded_host_spreads_flows_and_fails_over(tmp_path):
         assert min(blast()) < 10
 
 
+def test_bridge_loops_are_refused(tmp_path):
+    topo = unique(builders.leaf_spine(2, 2, 1), "bridge")
+    with pytest.raises(NetworkError, match="loop"):
+        Network(topo, tmp_path / "run").start()
+    assert not (tmp_path / "run").exists()
+
+
 def test_existing_interface_names_are_refused(tmp_path):
     topo = unique(builders.single_switch(1), "bridge")
     taken = root_names(topo)[0]

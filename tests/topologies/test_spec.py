@@ -161,3 +161,14 @@ def test_port_maps_for_controllers():
     assert t.attachments("h2x1") == [Endpoint("l2", 1)]
     assert t.peer(Endpoint("p2", 2)) == Endpoint("l2", 3)
     assert builders.lag(2, 1).attachments("h1") == [Endpoint("s1", 1), Endpoint("s1", 2)]
+
+
+def test_switch_loops():
+    assert builders.leaf_spine(2, 2, 1).has_switch_loop()
+    assert not builders.leaf_spine(2, 1, 1).has_switch_loop()
+    assert not builders.chain(4).has_switch_loop()
+    assert not builders.lag(2, 1).has_switch_loop()  # a host's parallel links are no switch loop
+    two = from_dict(doc(switches=[{"name": "s1"}, {"name": "s2", "kind": "bridge"}],
+                        links=[{"a": "h1", "b": "s1"}, {"a": "h2", "b": "s2"},
+                               {"a": "s1", "b": "s2"}, {"a": "s1", "b": "s2"}]))
+    assert two.has_switch_loop() and not two.has_switch_loop(("bridge",))
