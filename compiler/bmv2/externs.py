@@ -59,8 +59,19 @@ class ExternLowering:
         return out
 
     def data(self, x: Optional[ast.Expr], env: Env) -> dict:
+        """An extern argument as a simple operand: expressions are computed
+        into a temporary first, as p4c passes them."""
         assert x is not None
-        return param(as_data(self.ex.leaf(x, env)))
+        v = self.ex.leaf(x, env)
+        node = as_data(v)
+        if node.get("type") == "expression":
+            t = v.type if T.bits_of(v.type) is not None else self.body.type_of(x)
+            if T.bits_of(t) is None:
+                t = T.Bits(32)
+            tmp = self.body.temp(t, "tmp", x.pos)
+            self.body.assign(tmp, v, x)
+            node = tmp.node
+        return node
 
     def out_field(self, x: Optional[ast.Expr], env: Env, t: Optional[T.Type] = None):
         """A field operand to receive a result, and a function to call after
