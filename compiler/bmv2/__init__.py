@@ -76,7 +76,8 @@ class V1ModelBackend:
             blocks["parser"], bind(blocks["parser"], [PacketB("packet_in"), hdr, meta, std]))
         ChecksumLowering(ctx).lower(blocks["verify_checksum"],
                                     bind(blocks["verify_checksum"], [hdr, meta]), verify_block=True)
-        pipelines = []
+        pipelines: list[dict] = []
+        first_ids: dict[str, int] = {}
         for role, name in (("ingress", "ingress"), ("egress", "egress")):
             pl = Pipeline(ctx, name)
             cl = ControlLowering(ctx, pl)
@@ -87,7 +88,7 @@ class V1ModelBackend:
                 mj["result_target"] = eb.info.get("result_target")
                 if mj["result_target"] is None:
                     ctx.unsupported(eb.decl.pos, f"direct meter {eb.name} that is never read")
-            pipelines.append(pl.render(len(pipelines)))
+            pipelines.append(pl.render(len(pipelines), first_ids))
         ChecksumLowering(ctx).lower(blocks["compute_checksum"],
                                     bind(blocks["compute_checksum"], [hdr, meta]), verify_block=False)
         deparser = DeparserLowering(ctx).lower(

@@ -139,11 +139,15 @@ class Pipeline:
             ap = {"name": eb.name, "id": len(self.action_profiles), "max_size": size}
         self.action_profiles.append(ap)
 
-    def render(self, pid: int) -> dict:
-        for i, t in enumerate(self.tables):
-            t["id"] = i
-        for i, c in enumerate(self.conditionals):
-            c["id"] = i
+    def render(self, pid: int, first_ids: dict[str, int]) -> dict:
+        """The pipeline's JSON; table, conditional and action profile ids
+        continue from `first_ids` (they are unique across pipelines, as p4c
+        numbers them), which is advanced."""
+        for key, objs in (("tables", self.tables), ("conditionals", self.conditionals),
+                          ("action_profiles", self.action_profiles)):
+            for i, o in enumerate(objs):
+                o["id"] = first_ids.get(key, 0) + i
+            first_ids[key] = first_ids.get(key, 0) + len(objs)
         return {"name": self.name, "id": pid, "init_table": self.init_table,
                 "tables": self.tables, "action_profiles": self.action_profiles,
                 "conditionals": self.conditionals}
