@@ -88,6 +88,10 @@ class Stream:
     duration: Optional[float] = None
     sport: int = 49152
     sport_span: int = 1
+    src_span: Optional[int] = None
+    """Source MACs used in turn from `src` (address learning tests)."""
+    ip_src_span: Optional[int] = None
+    ip_dst_span: Optional[int] = None
     dport: int = 7053
     dscp: int = 0
     ttl: int = 64
@@ -101,6 +105,8 @@ class Stream:
             ("burst", self.burst), ("count", self.count), ("start", self.start),
             ("duration", self.duration), ("sport", self.sport), ("sport_span", self.sport_span),
             ("dport", self.dport), ("dscp", self.dscp), ("ttl", self.ttl), ("proto", self.proto),
+            ("src_span", self.src_span), ("ip_src_span", self.ip_src_span),
+            ("ip_dst_span", self.ip_dst_span),
         ]
         return ",".join(f"{k}={v}" for k, v in kv if v is not None)
 

@@ -47,6 +47,33 @@ def test_paced_streams_arrive_complete(lab):
     assert res[3].series_packets[0] == 0
 
 
+CAPTURE = textwrap.dedent("""
+    import socket, sys
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.bind(("tgb", 0))
+    s.settimeout(5)
+    print("ready", flush=True)
+    seen = set()
+    while len(seen) < 4:
+        f = s.recv(2048)
+        if f[12:14] == b"\\x08\\x00" and f[23] == 17:
+            seen.add((f[6:12].hex(":"), ".".join(map(str, f[30:34]))))
+    print(sorted(seen))
+""")
+
+
+def test_varying_addresses(lab):
+    """src_span and ip_dst_span cycle the addresses, in step."""
+    cap = subprocess.Popen(["ip", "netns", "exec", lab.netns, sys.executable, "-c", CAPTURE],
+                           stdout=subprocess.PIPE, text=True)
+    assert cap.stdout.readline().strip() == "ready"
+    sent = T.send(lab.netns, "tga", [T.Stream(5, src="02:00:00:00:10:00", src_span=4, ip_dst="10.0.0.10",
+                                              ip_dst_span=4, count=400, rate="20kpps")])
+    assert sent["tx_packets"] == 400
+    out = cap.communicate(timeout=10)[0]
+    assert out.strip() == str([(f"02:00:00:00:10:0{i}", f"10.0.0.1{i}") for i in range(4)]), out
+
+
 def test_count_and_receiver_count(lab):
     rx = T.start_receiver(lab.netns, "tgb", count=3000)
     sent = T.send(lab.netns, "tga", [T.Stream(7, count=3000, rate="max", size=64)])

@@ -28,8 +28,9 @@ usage:
                        [--hist-us E1,E2,...] [--ring-mb N] [--snaplen N] [--out FILE]
 
 SPEC is key=value,... with keys:
-  id (0..65535, required), dst, src (MAC), ip_src, ip_dst, sport, sport_span, dport,
-  dscp, ttl, proto (udp|eth), size (64 | list:64/128 | imix:64:7/570:4/1518:1),
+  id (0..65535, required), dst, src (MAC), ip_src, ip_dst, sport, dport, dscp, ttl,
+  sport_span, src_span, ip_src_span, ip_dst_span (use N values in turn from the first),
+  proto (udp|eth), size (64 | list:64/128 | imix:64:7/570:4/1518:1),
   rate (max | N pps/kpps/Mpps | N bps/kbps/Mbps/Gbps | N% with line=10Gbps),
   burst (frames back to back), count, start (s), duration (s).
 Frame sizes include the 4-byte FCS; bit rates count 20 bytes of preamble and gap.

@@ -30,11 +30,26 @@ pub const MIN_FRAME_ETH: u16 = 64;
 
 use crate::stream::{Proto, StreamSpec};
 
-/// The constant headers of one stream; per frame only lengths, checksum and
-/// the probe change.
+/// The constant headers of one stream; per frame only lengths, checksum,
+/// the varying fields and the probe change.
 pub struct Template {
     pub hdr: Vec<u8>,
     pub proto: Proto,
+}
+
+/// Per-frame changes to a template: source port, and offsets added to
+/// the source MAC (its low 32 bits) and the IPv4 addresses.
+#[derive(Clone, Copy, Default)]
+pub struct Vary {
+    pub sport: u16,
+    pub src_mac_add: u32,
+    pub ip_src_add: u32,
+    pub ip_dst_add: u32,
+}
+
+fn add32(b: &mut [u8], add: u32) {
+    let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]).wrapping_add(add);
+    b.copy_from_slice(&v.to_be_bytes());
 }
 
 impl Template {
@@ -68,17 +83,22 @@ impl Template {
     /// Writes headers and probe into `buf` (whose tail beyond must be zero)
     /// for a frame of `frame_size` bytes including FCS; returns the number of
     /// bytes to send.
-    pub fn write(&self, buf: &mut [u8], frame_size: u16, stream: u16, seq: u64, sport: u16, tx_ns: u64) -> usize {
+    pub fn write(&self, buf: &mut [u8], frame_size: u16, stream: u16, seq: u64, vary: Vary, tx_ns: u64) -> usize {
         let len = frame_size as usize - FCS;
         let h = self.hdr.len();
         buf[..h].copy_from_slice(&self.hdr);
+        if vary.src_mac_add != 0 {
+            add32(&mut buf[8..12], vary.src_mac_add);
+        }
         if self.proto == Proto::Udp {
             let ip = &mut buf[ETH_HLEN..ETH_HLEN + IPV4_HLEN];
             ip[2..4].copy_from_slice(&((len - ETH_HLEN) as u16).to_be_bytes());
+            add32(&mut ip[12..16], vary.ip_src_add);
+            add32(&mut ip[16..20], vary.ip_dst_add);
             let c = ipv4_checksum(ip);
             ip[10..12].copy_from_slice(&c.to_be_bytes());
             let udp = ETH_HLEN + IPV4_HLEN;
-            buf[udp..udp + 2].copy_from_slice(&sport.to_be_bytes());
+            buf[udp..udp + 2].copy_from_slice(&vary.sport.to_be_bytes());
             buf[udp + 4..udp + 6].copy_from_slice(&((len - udp) as u16).to_be_bytes());
         }
         encode_probe(&mut buf[h..h + PROBE_LEN], stream, seq, tx_ns);
@@ -178,7 +198,7 @@ mod tests {
         for b in buf[t.hdr.len() + PROBE_LEN..].iter_mut() {
             *b = 0;
         }
-        let n = t.write(&mut buf, 64, 9, 0x0102_0304_0506, 49153, 123_456_789);
+        let n = t.write(&mut buf, 64, 9, 0x0102_0304_0506, Vary { sport: 49153, ..Vary::default() }, 123_456_789);
         assert_eq!(n, 60);
         let f = &buf[..n];
         assert_eq!(be16(f, 12), 0x0800);
@@ -188,6 +208,20 @@ mod tests {
         assert_eq!(be16(f, 34), 49153);
         assert_eq!(be16(f, 38), 26); // UDP length
         assert_eq!(find_probe(f), Some(Probe { stream: 9, seq: 0x0102_0304_0506, tx_ns: 123_456_789 }));
+    }
+
+    #[test]
+    fn varying_fields() {
+        let s = parse_stream("id=1,src=02:00:00:00:00:ff,ip_src=10.0.0.255,ip_dst=10.0.1.1").unwrap();
+        let t = Template::new(&s, [0; 6]);
+        let mut buf = vec![0u8; 80];
+        let v = Vary { sport: 7, src_mac_add: 2, ip_src_add: 1, ip_dst_add: 3 };
+        let n = t.write(&mut buf, 64, 1, 0, v, 0);
+        assert_eq!(&buf[6..12], &[2, 0, 0, 0, 1, 1]);
+        assert_eq!(&buf[26..34], &[10, 0, 1, 0, 10, 0, 1, 4]);
+        assert_eq!(be16(&buf, 34), 7);
+        assert_eq!(ipv4_checksum(&buf[14..34]), be16(&buf, 24));
+        assert!(find_probe(&buf[..n]).is_some());
     }
 
     #[test]
@@ -202,7 +236,7 @@ mod tests {
         let s = parse_stream("id=1,proto=eth").unwrap();
         let t = Template::new(&s, [0; 6]);
         let mut buf = vec![0u8; 80];
-        let n = t.write(&mut buf, 64, 1, 5, 0, 7);
+        let n = t.write(&mut buf, 64, 1, 5, Vary::default(), 7);
         let mut tagged = buf[..12].to_vec();
         tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
         tagged.extend_from_slice(&buf[12..n]);
@@ -221,7 +255,7 @@ mod tests {
         let s = parse_stream("id=1").unwrap();
         let t = Template::new(&s, [0; 6]);
         let mut buf = vec![0u8; 80];
-        let n = t.write(&mut buf, 64, 1, 5, 1, 7);
+        let n = t.write(&mut buf, 64, 1, 5, Vary::default(), 7);
         assert_eq!(find_probe(&buf[..n - 1]), None);
         // TCP instead of UDP
         buf[23] = 6;

@@ -11,7 +11,7 @@
 //! in the report (`schedule_slips`) and the schedule restarts from now.
 
 use crate::json::J;
-use crate::packet::{Template, PROBE_LEN};
+use crate::packet::{Template, Vary, PROBE_LEN};
 use crate::sock::{monotonic_ns, realtime_ns, sleep_ns, stop_requested, TxSocket};
 use crate::stream::{frame_interval_ns, Rate, SizeGen, StreamSpec};
 
@@ -147,11 +147,17 @@ pub fn run(cfg: &SendConfig) -> Result<J, String> {
                 s.due = now;
             }
             let size = s.next_size;
-            let sport = s.spec.sport.wrapping_add((s.seq % s.spec.sport_span as u64) as u16);
+            let sp = &s.spec;
+            let vary = Vary {
+                sport: sp.sport.wrapping_add((s.seq % sp.sport_span as u64) as u16),
+                src_mac_add: (s.seq % sp.src_span as u64) as u32,
+                ip_src_add: (s.seq % sp.ip_src_span as u64) as u32,
+                ip_dst_add: (s.seq % sp.ip_dst_span as u64) as u32,
+            };
             let buf = &mut slots[n];
             let clear = (s.tmpl.hdr.len() + PROBE_LEN).max(60).min(buf.len());
             buf[..clear].iter_mut().for_each(|b| *b = 0);
-            lens[n] = s.tmpl.write(buf, size, s.spec.id, s.seq, sport, realtime_ns());
+            lens[n] = s.tmpl.write(buf, size, s.spec.id, s.seq, vary, realtime_ns());
             owner[n] = i;
             probe_at[n] = probe_offset(&s.tmpl);
             sizes[n] = size;

@@ -53,6 +53,12 @@ pub struct StreamSpec {
     /// Source ports used in turn: sport, sport+1, ..., sport+span-1
     /// (span > 1 spreads one stream over LAG/ECMP hash buckets).
     pub sport_span: u16,
+    /// Source MAC addresses used in turn: src, src+1, ... (address
+    /// learning and caching tests; needs `src`).
+    pub src_span: u32,
+    /// Source and destination IPv4 addresses used in turn (ECMP/LAG spread).
+    pub ip_src_span: u32,
+    pub ip_dst_span: u32,
     pub dport: u16,
     pub dscp: u8,
     pub ttl: u8,
@@ -161,7 +167,8 @@ fn parse_bps(s: &str) -> Result<f64, String> {
 }
 
 const KEYS: &[&str] = &[
-    "id", "dst", "src", "ip_src", "ip_dst", "sport", "sport_span", "dport", "dscp", "ttl",
+    "id", "dst", "src", "ip_src", "ip_dst", "sport", "sport_span", "src_span", "ip_src_span",
+    "ip_dst_span", "dport", "dscp", "ttl",
     "proto", "size", "rate", "line", "burst", "count", "start", "duration",
 ];
 
@@ -191,6 +198,9 @@ pub fn parse_stream(spec: &str) -> Result<StreamSpec, String> {
         ip_dst: parse_ip(get("ip_dst").unwrap_or("10.0.0.2"), "ip_dst")?,
         sport: parse_num(get("sport").unwrap_or("49152"), "sport")?,
         sport_span: parse_num(get("sport_span").unwrap_or("1"), "sport_span")?,
+        src_span: parse_num(get("src_span").unwrap_or("1"), "src_span")?,
+        ip_src_span: parse_num(get("ip_src_span").unwrap_or("1"), "ip_src_span")?,
+        ip_dst_span: parse_num(get("ip_dst_span").unwrap_or("1"), "ip_dst_span")?,
         dport: parse_num(get("dport").unwrap_or("7053"), "dport")?,
         dscp: parse_num(get("dscp").unwrap_or("0"), "dscp")?,
         ttl: parse_num(get("ttl").unwrap_or("64"), "ttl")?,
@@ -208,8 +218,14 @@ pub fn parse_stream(spec: &str) -> Result<StreamSpec, String> {
     if s.burst == 0 {
         return Err("burst: must be at least 1".into());
     }
-    if s.sport_span == 0 {
-        return Err("sport_span: must be at least 1".into());
+    for (k, v) in [("sport_span", s.sport_span as u32), ("src_span", s.src_span),
+                   ("ip_src_span", s.ip_src_span), ("ip_dst_span", s.ip_dst_span)] {
+        if v == 0 {
+            return Err(format!("{k}: must be at least 1"));
+        }
+    }
+    if s.src_span > 1 && s.src.is_none() {
+        return Err("src_span: needs src= (the first source MAC)".into());
     }
     if !(s.start >= 0.0 && s.start.is_finite()) {
         return Err("start: must be >= 0 seconds".into());
@@ -325,6 +341,8 @@ mod tests {
         assert!(parse_stream("id=1,dst=zz").unwrap_err().starts_with("dst"));
         assert!(parse_stream("id=1,size=imix:64").unwrap_err().contains("SIZE:WEIGHT"));
         assert!(parse_stream("id=1,dscp=64").unwrap_err().starts_with("dscp"));
+        assert!(parse_stream("id=1,src_span=4").unwrap_err().contains("needs src="));
+        assert!(parse_stream("id=1,ip_dst_span=0").unwrap_err().starts_with("ip_dst_span"));
     }
 
     #[test]
