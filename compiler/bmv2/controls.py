@@ -317,11 +317,27 @@ class ControlLowering:
     def pre_apply_exprs(self, node: Any, env: Env, items: list[Item]) -> None:
         """Table applications inside an expression (`x = t.apply().hit`):
         apply the table first, recording hit/miss in a temporary."""
-        for m in _apply_result_members(node):
+        for m, guards in _apply_result_members(node):
             tb = self.resolve_apply(m.expr, env)
             if not isinstance(tb, TableB):
                 continue
-            a = self.apply_table(tb, m.expr, env, items)  # type: ignore[arg-type]
+            target: Optional[list[Item]] = items
+            for g, polarity in guards:
+                # applied only where the expression evaluates it
+                assert target is not None
+                p = self.open_prims(target, m.pos)
+                c = p.body.ex.leaf(g, env)
+                if c.is_const:
+                    if bool(c.const) != polarity:
+                        target = None  # never evaluated: not applied at all
+                        break
+                    continue
+                cond = Cond(as_bool(c))
+                target.append(cond)
+                target = cond.then if polarity else cond.else_
+            if target is None:
+                continue
+            a = self.apply_table(tb, m.expr, env, target)  # type: ignore[arg-type]
             tmp = self.ctx.storage.scalar("tmp", T.Bool())
             hit_p = Prims(ApplyBodyLowerer(self.ctx, self), m.pos)
             hit_p.body.emit("assign", [tmp.node, hexstr(1, 1)])
@@ -565,25 +581,36 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def _apply_result_members(node: Any) -> list[ast.Member]:
-    """`X.apply().hit/miss/action_run` members inside a statement or expression,
-    innermost first, not descending into nested statements."""
-    out: list[ast.Member] = []
+def _apply_result_members(node: Any) -> list[tuple[ast.Member, list[tuple[ast.Expr, bool]]]]:
+    """`X.apply().hit/miss` members inside a statement or expression, innermost
+    first, not descending into nested statements; each with the conditions
+    (expression, polarity) under which it is evaluated (`?:` branches, right
+    operands of `&&`/`||`)."""
+    out: list[tuple[ast.Member, list[tuple[ast.Expr, bool]]]] = []
 
-    def walk(n: Any) -> None:
+    def walk(n: Any, guards: list[tuple[ast.Expr, bool]]) -> None:
         if isinstance(n, ast.Member) and n.name in ("hit", "miss") and isinstance(n.expr, ast.Call) \
                 and isinstance(n.expr.callee, ast.Member) and n.expr.callee.name == "apply":
-            out.append(n)
+            out.append((n, guards))
             return
         if isinstance(n, (ast.Block, ast.If, ast.Switch)) and n is not node:
             return
+        if isinstance(n, ast.Mux):
+            walk(n.cond, guards)
+            walk(n.then, guards + [(n.cond, True)])
+            walk(n.else_, guards + [(n.cond, False)])
+            return
+        if isinstance(n, ast.Binary) and n.op in ("&&", "||"):
+            walk(n.left, guards)
+            walk(n.right, guards + [(n.left, n.op == "&&")])
+            return
         if isinstance(n, (list, tuple)):
             for x in n:
-                walk(x)
+                walk(x, guards)
         elif isinstance(n, ast.Node):
             for f in n.__dataclass_fields__:
                 if f != "pos":
-                    walk(getattr(n, f))
+                    walk(getattr(n, f), guards)
 
-    walk(node)
+    walk(node, [])
     return out

@@ -159,3 +159,19 @@ def test_unsupported_construct_is_reported():
     src = program(ingress("hdr.h.a = hdr.h.a / hdr.h.b;"))
     msgs = errors(src)
     assert any("not supported yet" in m and "/" in m for m in msgs)
+
+
+def test_table_applied_inside_a_conditional_expression_only_when_evaluated():
+    j = compile_ingress("hdr.h.a = hdr.h.b == 4 ? (t.apply().hit ? 8w1 : 8w2) : 8w3;", T_DECL)
+    c = conditional(j, pipeline(j)["init_table"])
+    assert c["true_next"] == "ingress.t"
+    t = table(j, "ingress.t")
+    hit = node(j, t["next_tables"]["__HIT__"])
+    assert hit["base_default_next"] == c["false_next"]
+
+
+def test_table_in_a_branch_never_taken_is_not_applied():
+    j = compile_ingress("hdr.h.a = false ? (t.apply().hit ? 8w1 : 8w2) : 8w3;", T_DECL)
+    t = table(j, "ingress.t")
+    assert pipeline(j)["init_table"] != "ingress.t"
+    assert set(t["next_tables"].values()) == {None}
