@@ -106,7 +106,9 @@ class ApplyBodyLowerer(BodyLowerer):
         return Leaf(hexstr(0), T.Unknown())
 
     def table_apply(self, t: TableB, e: ast.Call, env: Env) -> Any:
-        return ApplyResultV(t, e)
+        # applications the control converter did not lift out (inside loops)
+        self.unsupported(e, f"applying table {t.name} here (inside a loop or an action)")
+        return None
 
 
 class Pipeline:

@@ -111,6 +111,7 @@ class BodyLowerer:
         self.mode = mode
         self.ex = ExpressionConverter(ctx, self)
         self.frames: list[Frame] = []
+        self.loops: list[tuple[Label, Label]] = []   # (break, continue) targets
         self.outer_end = Label()
         from .externs import ExternLowering
         self.externs = ExternLowering(ctx, self)
@@ -260,6 +261,90 @@ class BodyLowerer:
             self.out.jump(end)
             self.out.place(nxt)
         self.out.place(end)
+
+    def _s_For(self, s: ast.For, env: Env) -> None:
+        """``for (init; cond; update) body`` with jumps (as p4c emits it):
+
+            init; top: _jump_if_zero(cond, brk); body; cont: update; _jump(top); brk:
+        """
+        if self.mode != "action":
+            self.unsupported(s, f"for loop in a {self.mode}")
+            return
+        lenv = env.child()
+        for x in s.init:
+            self.stmt(x, lenv)
+        top, brk, cont = Label(), Label(), Label()
+        self.out.place(top)
+        if s.cond is not None:
+            c = self.ex.leaf(s.cond, lenv)
+            if c.is_const and not c.const:
+                return
+            if not c.is_const:
+                self.out.jump_if_zero(as_bool(c), brk)
+        self.loops.append((brk, cont))
+        try:
+            self.stmt(s.body, lenv.child())
+        finally:
+            self.loops.pop()
+        self.out.place(cont)
+        for x in s.update:
+            self.stmt(x, lenv)
+        self.out.jump(top)
+        self.out.place(brk)
+
+    def _s_ForIn(self, s: ast.ForIn, env: Env) -> None:
+        """``for (T x in items) body``, unrolled over a constant range, a list
+        or a header stack; `break`/`continue` jump out of / to the end of the
+        current copy of the body."""
+        items = self.for_in_items(s, env)
+        if items is None:
+            return
+        brk = Label()
+        for v in items:
+            cont = Label()
+            benv = env.child()
+            benv.declare(s.var, v)
+            self.loops.append((brk, cont))
+            try:
+                self.stmt(s.body, benv)
+            finally:
+                self.loops.pop()
+            self.out.place(cont)
+        self.out.place(brk)
+
+    def for_in_items(self, s: ast.ForIn, env: Env) -> Optional[list]:
+        it = s.iterable
+        if isinstance(it, ast.Range) or (isinstance(it, ast.Binary) and it.op == ".."):
+            lo_e, hi_e = (it.lo, it.hi) if isinstance(it, ast.Range) else (it.left, it.right)
+            try:
+                lo, hi = int(self.ex.const(lo_e, env)), int(self.ex.const(hi_e, env))
+            except ConstError:
+                self.unsupported(s, "for-in over a range that is not constant")
+                return None
+            t = self.resolve_type(s.type, env) if s.type is not None else self.type_of(lo_e)
+            if hi - lo > 4096:
+                self.unsupported(s, "for-in over more than 4096 values")
+                return None
+            return [ConstB(i, t) for i in range(lo, hi + 1)]
+        v = self.ex.value(it, env)
+        if isinstance(v, StackV) and not v.union_stack:
+            return list(v.elems)
+        if isinstance(v, StructV):
+            return list(v.fields.values())
+        self.unsupported(s, "for-in over this expression")
+        return None
+
+    def _s_Break(self, s: ast.Break, env: Env) -> None:
+        if not self.loops:
+            self.unsupported(s, "break outside a loop")
+            return
+        self.out.jump(self.loops[-1][0])
+
+    def _s_Continue(self, s: ast.Continue, env: Env) -> None:
+        if not self.loops:
+            self.unsupported(s, "continue outside a loop")
+            return
+        self.out.jump(self.loops[-1][1])
 
     def _s_Return(self, s: ast.Return, env: Env) -> None:
         if not self.frames:

@@ -175,3 +175,17 @@ def test_table_in_a_branch_never_taken_is_not_applied():
     t = table(j, "ingress.t")
     assert pipeline(j)["init_table"] != "ingress.t"
     assert set(t["next_tables"].values()) == {None}
+
+
+def test_for_loop_uses_a_backward_jump():
+    locals_ = "action loop() { for (bit<8> i = 0; i < hdr.h.a; i = i + 1) { hdr.h.b = hdr.h.b + 1; } }"
+    j = compile_ingress("loop();", locals_)
+    prims = action(j, "ingress.loop")["primitives"]
+    assert [p["op"] for p in prims] == ["assign", "_jump_if_zero", "assign", "assign", "_jump"]
+    assert prims[-1]["parameters"][0]["value"] == hex(1)
+    assert prims[1]["parameters"][1]["value"] == hex(5)
+
+
+def test_table_applied_inside_a_loop_is_reported():
+    msgs = errors(program(ingress("for (bit<8> i = 0; i < 2; i = i + 1) { t.apply(); }", T_DECL)))
+    assert any("not supported yet" in m for m in msgs)

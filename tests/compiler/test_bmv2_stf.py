@@ -75,3 +75,26 @@ def test_switch_and_return_in_sub_control():
         f"expect 1 {ETH} 01 01 00 1111\n"
         f"packet 0 {ETH} 02 00 00 0000\n"
         f"expect 1 {ETH} 02 02 05 2222\n")
+
+
+def test_loops():
+    locals_ = """
+    action sums() {
+        bit<8> acc = 0;
+        for (bit<8> i = 0; i < hdr.h.a; i = i + 1) {
+            if (i == 6) { break; }
+            if ((i & 1) == 1) { continue; }
+            acc = acc + i;
+        }
+        hdr.h.b = acc;
+        bit<16> w = 0;
+        for (bit<16> k in 1 .. 4) { w = w + k; }
+        hdr.h.w = w;
+    }
+"""
+    # a = 10: even i below 6 are 0, 2, 4 -> 6; 1+2+3+4 = 10
+    run("sm.egress_spec = 1; sums();", locals_,
+        f"packet 0 {ETH} 0a 00 00 0000\n"
+        f"expect 1 {ETH} 0a 06 00 000a\n"
+        f"packet 0 {ETH} 03 00 00 0000\n"
+        f"expect 1 {ETH} 03 02 00 000a\n")
