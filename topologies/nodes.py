@@ -141,6 +141,8 @@ class P4Switch(_RunSwitch):
     kind "p4scope" runs `p4scope switch`, kind "bmv2" simple_switch_grpc;
     `program` overrides the executable (a list of words). Logs go to
     RUN_DIR/logs/<name>.log, pcaps (if the spec asks) to RUN_DIR/pcaps/<name>.
+    The daemon's working directory is RUN_DIR; the program path is made
+    absolute first, other words (extra_args, target_args) are passed as given.
     """
 
     def __init__(self, name: str, spec: SwitchSpec, manifest: Manifest, index: int,
@@ -160,7 +162,10 @@ class P4Switch(_RunSwitch):
             pcap = str(self.manifest.run_dir / "pcaps" / self.name)
         return cmdline.SwitchCommand(
             ports=tuple(self.port_ifnames()), device_id=s.device_id, grpc_port=self.grpc_port,
-            thrift_port=self.thrift_port, program=s.program, cpu_port=s.cpu_port,
+            thrift_port=self.thrift_port,
+            # the daemon runs in the run directory: a relative path means the caller's
+            program=None if s.program is None else str(Path(s.program).resolve()),
+            cpu_port=s.cpu_port,
             log_level=s.log, pcap_dir=pcap, priority_queues=s.priority_queues,
             extra_args=s.extra_args, target_args=s.target_args)
 

@@ -113,7 +113,7 @@ class Network:
         """programs: executable per switch kind, overriding the defaults
         (e.g. {"bmv2": ["/opt/bmv2/bin/simple_switch_grpc"]})."""
         self.topo = topo
-        self.run_dir = Path(run_dir)
+        self.run_dir = Path(run_dir).resolve()
         self.ready_timeout = ready_timeout
         self.programs = dict(programs or {})
         self.log = log

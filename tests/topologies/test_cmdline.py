@@ -65,4 +65,4 @@ def test_node_builds_the_vector_from_its_interfaces(tmp_path):
     assert sw.argv() == [
         "/usr/local/bin/simple_switch_grpc", "-i", "1@s1-eth1", "-i", "2@s1-eth2", "--device-id", "3",
         "--thrift-port", "9100", "--log-console", "-L", "info", "--pcap", str(tmp_path / "pcaps" / "s1"),
-        "x.json", "--", "--grpc-server-addr", "127.0.0.1:50060", "--cpu-port", "64"]
+        str(Path("x.json").resolve()), "--", "--grpc-server-addr", "127.0.0.1:50060", "--cpu-port", "64"]

@@ -215,6 +215,17 @@ KILLED = textwrap.dedent("""
 """)
 
 
+def test_relative_paths_are_the_callers(tmp_path, wire_json, monkeypatch):
+    """A relative program path and run directory mean the caller's cwd,
+    though the daemon runs in the run directory."""
+    monkeypatch.chdir(Path(wire_json).parent)
+    topo = unique(builders.port_pairs(1), "p4scope", program="wire.json", log="off")
+    with Network(topo, "rel-run") as net:
+        assert net.run_dir == Path(wire_json).parent / "rel-run"
+        assert " 0% packet loss" in net.host("h1").cmd(f"ping -c 1 -W 2 {net.host('h2').IP()}")
+    assert (Path(wire_json).parent / "rel-run" / "manifest.json").exists()
+
+
 def test_run_killed_halfway_is_cleaned_at_the_next_start(tmp_path, wire_json):
     topo = unique(builders.port_pairs(1), "p4scope", program=wire_json, log="off")
     run_dir = tmp_path / "run"
