@@ -93,7 +93,8 @@ fi
 # * Debian packages: mininet (Python 2.3.0 for /usr/bin/python3 and mnexec),
 #   bridge-utils and iputils-ping (Mininet needs them but does not pull them
 #   in), ethtool (offloads off on every emulated interface), iperf3 (TCP),
-#   iproute2 (ip netns).
+#   iproute2 (ip netns). Without recommended packages: Open vSwitch is not
+#   used (this kernel has no OVS datapath).
 # * How the venv meets Mininet: .venv runs the same /usr/bin/python3.11, so
 #   Debian's pure-Python `mininet` package works in it. A .pth file in the
 #   venv's site-packages adds one folder, .venv/p4scope-system, that holds a
@@ -111,7 +112,7 @@ if [ ${#topo_missing[@]} -gt 0 ]; then
     echo "setup: installing ${topo_missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${topo_missing[@]}" >/dev/null
+    apt-get install -y -qq --no-install-recommends "${topo_missing[@]}" >/dev/null
 fi
 mn_pkg="$(/usr/bin/python3 -c 'import mininet, os; print(os.path.dirname(mininet.__file__))')"
 venv_site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
