@@ -65,6 +65,8 @@ class P4Host(Host):
         else:
             (dev,) = member_ifnames
             run_checked(self, f"ip link set dev {dev} address {s.mac}")
+            if s.mtu is not None:
+                run_checked(self, f"ip link set dev {dev} mtu {s.mtu}")
             run_checked(self, f"ip addr add {s.ip} dev {dev}")
             run_checked(self, f"ip link set dev {dev} up")
             intf = self.intf(dev)

@@ -20,7 +20,7 @@ from p4scope.topologies import traffic as T
 from p4scope.topologies.clean import clean_stale, ifindex
 from p4scope.topologies.manifest import Manifest
 from p4scope.topologies.run import Network, NetworkError, root_names
-from p4scope.topologies.spec import Topology, rename_switches, with_switch_defaults
+from p4scope.topologies.spec import Topology, from_dict, rename_switches, with_switch_defaults
 
 WIRE_P4 = Path(__file__).parents[2] / "topologies" / "p4" / "wire.p4"
 pytestmark = pytest.mark.usefixtures("mininet_ok")
@@ -95,6 +95,22 @@ def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
     assert pcaps and all(p.endswith(".pcap") for p in pcaps), pcaps
     assert any((tmp_path / "run" / "pcaps" / sw / p).stat().st_size > 24 for p in pcaps)
     assert leftovers(topo, m) == []
+
+
+def test_host_settings_gateway_arp_mtu(tmp_path):
+    doc = builders.single_switch(2).to_dict()
+    doc["hosts"][0].update(gw="10.0.0.254", gw_mac="02:00:00:00:00:fe", mtu=9000,
+                           arp={"10.0.0.9": "02:00:00:00:00:09"})
+    doc["links"][0]["mtu"] = 9000
+    topo = unique(from_dict(doc), "bridge")
+    with Network(topo, tmp_path / "run") as net:
+        h1 = net.host("h1")
+        assert "default via 10.0.0.254 dev h1-eth0" in h1.cmd("ip route")
+        neigh = h1.cmd("ip neigh")
+        assert "10.0.0.254 dev h1-eth0 lladdr 02:00:00:00:00:fe PERMANENT" in neigh
+        assert "10.0.0.9 dev h1-eth0 lladdr 02:00:00:00:00:09 PERMANENT" in neigh
+        assert "mtu 9000" in h1.cmd("ip link show h1-eth0")
+        assert "inet6" not in h1.cmd("ip addr")
 
 
 def test_htb_limits_the_link_rate(tmp_path):
