@@ -69,6 +69,15 @@ def switch_cmd(ctx: typer.Context) -> None:
     raise typer.Exit(switch_main(argv, strict_separator=strict))
 
 
+@app.command("switch-cli", add_help_option=False, context_settings={
+    "ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+def switch_cli_cmd(ctx: typer.Context) -> None:
+    """simple_switch_CLI for a running switch: BMv2's run-time commands over Thrift."""
+    from .switch.cli_main import main as cli_main
+
+    raise typer.Exit(cli_main(list(ctx.args)))
+
+
 @app.command("main")
 def main_job() -> None:
     """The README main job (for now: compile every program in p4src/)."""

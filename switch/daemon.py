@@ -143,6 +143,12 @@ class Switch:
             device_id=o.device_id, cpu_port=o.cpu_port or 0, drop_port=o.drop_port,
             priority_queues=o.priority_queues, seed=o.seed,
             dump_packet_data=o.dump_packet_data), engine_factory=factory)
+        from .rt_handler import PortsView, RuntimeApi
+        self.runtime_api = RuntimeApi(
+            self.device, o.thrift_port,
+            PortsView(list=lambda: [(p, name, True) for p, name in sorted(o.interfaces)]),
+            max_l1=o.max_l1_entries, max_groups=o.max_mc_groups)
+        self.runtime_server = None
 
     def start(self) -> None:
         o = self.o
@@ -162,8 +168,27 @@ class Switch:
         self.device.start()
         from .server import make_server
         self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
+        self._start_runtime_server()
         if self.ports is not None:
             self.ports.start(self.device.receive)
+
+    def _start_runtime_server(self) -> None:
+        """BMv2's Thrift API on --thrift-port; a busy port costs only the API."""
+        from .rt_server import RuntimeServer
+        o = self.o
+        srv = RuntimeServer(self.runtime_api, o.thrift_ip, o.thrift_port, allow_remote=True)
+        try:
+            srv.start()
+        except OSError as e:
+            log.warning("run-time API (Thrift) not served: cannot listen on %s:%d: %s",
+                        o.thrift_ip, o.thrift_port, e.strerror or e)
+            return
+        self.runtime_server = srv
+
+    @property
+    def thrift_address(self) -> Optional[str]:
+        srv = self.runtime_server
+        return None if srv is None else f"{srv.host}:{srv.port}"
 
     @property
     def address(self) -> str:
@@ -174,6 +199,8 @@ class Switch:
         if self.stopped.is_set():
             return
         self.stopped.set()
+        if self.runtime_server is not None:
+            self.runtime_server.stop()
         if self.server is not None:
             self.server.stop(grace=0.5).wait(2)
         if self.ports is not None:
@@ -209,7 +236,8 @@ def run(o: SwitchOptions) -> int:
         if o.ready_file:
             _write_ready(o.ready_file, sw.address)
         print(f"{PROG}: ready: P4Runtime on {sw.address}, device {o.device_id}, "
-              f"{len(o.interfaces)} port(s)" + (f", CPU port {o.cpu_port}" if o.cpu_port else ""),
+              f"{len(o.interfaces)} port(s)" + (f", CPU port {o.cpu_port}" if o.cpu_port else "")
+              + (f", Thrift on {sw.thrift_address}" if sw.thrift_address else ""),
               file=sys.stderr, flush=True)
         log.info("P4Runtime server listening on %s", sw.address)
         served = True

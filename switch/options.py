@@ -42,6 +42,8 @@ class SwitchOptions:
     pcap_dir: Optional[str] = None
     use_files: Optional[int] = None
     thrift_port: int = 9090
+    thrift_ip: str = "127.0.0.1"
+    """p4scope: address of the run-time (Thrift) server; BMv2 listens on all."""
     max_port_count: int = 512
     dump_packet_data: int = 0
     # target options
@@ -117,6 +119,7 @@ _TARGET = {
     # p4scope's own
     "--tm-config": ("tm", "tm_config_path"),
     "--ready-file": ("str", "ready_file"),
+    "--thrift-ip": ("str", "thrift_ip"),
     "--seed": ("u64", "seed"),
 }
 
@@ -338,7 +341,8 @@ General options:
   -i, --interface PORT@IF    attach Linux interface IF as port PORT (repeatable)
   --pcap [DIR]               write <port>_in.pcap / <port>_out.pcap in DIR (default .)
   --use-files WAIT_S         read/write packets from pcap files instead of interfaces
-  --thrift-port N            accepted for compatibility (default 9090)
+  --thrift-port N            BMv2's run-time API (simple_switch_CLI, p4scope switch-cli)
+                             on 127.0.0.1:N (default 9090; 0: any free port)
   --device-id N              P4Runtime device id (default 0)
   --log-console              log (and trace packets) on stdout
   --log-file FILE            log to FILE
@@ -372,6 +376,8 @@ Target options (after --):
 p4scope target options:
   --tm-config FILE           traffic manager configuration (JSON object)
   --ready-file FILE          write FILE (the gRPC address) once the server accepts
+  --thrift-ip IP             address of the run-time server (default 127.0.0.1; BMv2
+                             listens on all interfaces: give 0.0.0.0 to do the same)
   --seed N                   seed of the engine's random numbers (default 0)
 
 Exit status: 0 after a clean stop (SIGINT/SIGTERM), 2 for a command-line
