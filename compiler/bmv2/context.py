@@ -77,9 +77,10 @@ class ConversionContext:
         return aid
 
     def tuple_name(self) -> str:
-        """p4c's name for a digest of a list that is not a struct."""
+        """The name of a digest of a plain list (not a struct): `digest_N`,
+        numbered in program order, as the P4Info builder names it."""
         self._tuples = getattr(self, "_tuples", -1) + 1
-        return f"tuple_{self._tuples}"
+        return f"digest_{self._tuples}"
 
     def fresh_node_name(self) -> str:
         name = f"node_{self.node_counter}"
