@@ -1,26 +1,66 @@
 /*
- * p4scope reference device under test: an L2/L3 switch.
+ * p4scope reference device under test: an L2/L3 switch that is also the
+ * telemetry instrument (include/telemetry.p4).
  *
- *  - L2 bridging with learning: an unknown source MAC is sent to the
- *    controller as a digest; the controller installs it in smac (with an idle
- *    timeout for ageing) and dmac.
- *  - Unknown destination and broadcast frames are flooded through the
- *    multicast group the controller configures per ingress port.
- *  - L3 routing for frames addressed to the router MAC: LPM on the IPv4
- *    destination, next hops rewrite MACs and decrement the TTL; ECMP/LAG
- *    members are chosen by an action selector over the 5-tuple.
- *  - An ACL stage (permit, deny, DSCP rewrite) with priorities.
- *  - Per-port packet and byte counters at ingress and egress.
+ *  - Errored frames are filtered as a switch does: parser errors (truncated
+ *    or malformed headers), bad IPv4 header checksums, and frames shorter or
+ *    longer than the ingress port allows (port_config; by default 60..9212
+ *    bytes, i.e. 64..9216 with the FCS the software switch never sees).
+ *  - L2 bridging with learning: a frame from an unknown source MAC, or from
+ *    a known one on another port (station move), is reported to the
+ *    controller as a mac_learn_t digest; the controller installs smac (with
+ *    an idle timeout: ageing) and dmac entries.
+ *  - Unknown destinations and broadcast are flooded to the ingress port's
+ *    multicast group (port_config); a flooded copy never goes back out of
+ *    its ingress port.
+ *  - L3 routing for frames to a router MAC: LPM on the IPv4 destination;
+ *    next hops (action selector members) rewrite the MACs, decrement the
+ *    TTL and pick a port or a LAG. TTL <= 1 is dropped.
+ *  - LAG and ECMP: action selectors over a 5-tuple hash (lag_select for
+ *    LAG members, the ipv4_lpm selector for ECMP next hops).
+ *  - ACL (ternary/range, priorities): permit, deny, DSCP rewrite; per-rule
+ *    hit counters.
+ *  - Counters per ingress port, per egress port, and of drops per (reason,
+ *    ingress port): index reason << 9 | port, reasons DROP_* below.
  *  - Packet-in/out through the CPU port.
  */
 #include <core.p4>
 #include <v1model.p4>
 #include "include/headers.p4"
+#include "include/report_encap.p4"
+#include "include/telemetry.p4"
+
+/* Drop reasons (drop_counter index = reason << 9 | ingress port). */
+const bit<4> DROP_NONE       = 0;
+const bit<4> DROP_UNDERSIZE  = 1;
+const bit<4> DROP_OVERSIZE   = 2;
+const bit<4> DROP_PARSER     = 3;
+const bit<4> DROP_CHECKSUM   = 4;
+const bit<4> DROP_TTL        = 5;
+const bit<4> DROP_NO_ROUTE   = 6;
+const bit<4> DROP_ACL        = 7;
+const bit<4> DROP_L2         = 8;
+const bit<4> DROP_NO_FLOOD   = 9;
+const bit<4> DROP_LAG        = 10;
+
+struct l2_metadata_t {
+    bit<1>  src_known;
+    port_t  src_port;
+    bit<16> flood_group;
+    bit<1>  flooded;
+    bit<16> lag_id;
+}
 
 struct metadata_t {
     bit<16> l4_src_port;
     bit<16> l4_dst_port;
     bit<1>  is_routed;
+    bit<4>  drop_reason;
+    bit<16> min_frame;
+    bit<16> max_frame;
+    l2_metadata_t l2;
+    telemetry_metadata_t tel;
+    p4scope_queue_metadata_t q;
 }
 
 parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -44,10 +84,12 @@ parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
-        verify(hdr.ipv4.ihl >= 5, error.HeaderTooShort);
-        transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
-            (0, IPPROTO_TCP): parse_l4;
-            (0, IPPROTO_UDP): parse_l4;
+        verify(hdr.ipv4.version == 4, error.BadIPv4Header);
+        verify(hdr.ipv4.ihl >= 5, error.BadIPv4Header);
+        /* options are forwarded unparsed; no L4 ports behind them */
+        transition select(hdr.ipv4.ihl, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (5, 0, IPPROTO_TCP): parse_l4;
+            (5, 0, IPPROTO_UDP): parse_l4;
             default: accept;
         }
     }
@@ -61,7 +103,7 @@ parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
 
 control DutVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
-        verify_checksum(hdr.ipv4.isValid(),
+        verify_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
             { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
               hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
               hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
@@ -73,35 +115,84 @@ control DutVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 control DutIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t sm) {
     counter(512, CounterType.packets_and_bytes) ingress_port_counter;
+    counter(8192, CounterType.packets_and_bytes) drop_counter;
+    direct_counter(CounterType.packets_and_bytes) acl_counter;
+
+    TelemetryIngress() telemetry;
 
     action drop() {
-        mark_to_drop(sm);
+        meta.drop_reason = DROP_L2;
+    }
+
+    /* ---- per ingress port ---- */
+    action set_port_config(bit<16> flood_group, bit<16> min_frame, bit<16> max_frame) {
+        meta.l2.flood_group = flood_group;
+        meta.min_frame = min_frame;
+        meta.max_frame = max_frame;
+    }
+    table port_config {
+        key = { sm.ingress_port: exact; }
+        actions = { set_port_config; }
+        default_action = set_port_config(1, 60, 9212);
+        size = 512;
     }
 
     /* ---- L2 ---- */
-    action learn() {
-        digest<mac_learn_t>(1, { hdr.ethernet.src_addr, sm.ingress_port });
+    action smac_hit(port_t port) {
+        meta.l2.src_known = 1;
+        meta.l2.src_port = port;
     }
-    action known_source() { }
+    action smac_miss() {
+        meta.l2.src_known = 0;
+    }
     table smac {
         key = { hdr.ethernet.src_addr: exact; }
-        actions = { learn; known_source; }
-        default_action = learn();
+        actions = { smac_hit; smac_miss; }
+        default_action = smac_miss();
         support_timeout = true;
-        size = 4096;
+        size = 65536;
     }
 
     action forward(port_t port) {
         sm.egress_spec = port;
     }
-    action flood(bit<16> group) {
+    action forward_lag(bit<16> lag_id) {
+        meta.l2.lag_id = lag_id;
+    }
+    action flood() {
+        sm.mcast_grp = meta.l2.flood_group;
+        meta.l2.flooded = 1;
+    }
+    action flood_group(bit<16> group) {
         sm.mcast_grp = group;
+        meta.l2.flooded = 1;
     }
     table dmac {
         key = { hdr.ethernet.dst_addr: exact; }
-        actions = { forward; flood; drop; }
-        default_action = drop();
-        size = 4096;
+        actions = { forward; forward_lag; flood_group; drop; flood; }
+        default_action = flood();
+        size = 65536;
+    }
+
+    /* LAG members: one action selector group per LAG. */
+    action set_egress_port(port_t port) {
+        sm.egress_spec = port;
+    }
+    action_selector(HashAlgorithm.crc32, 1024, 16) lag_selector;
+    table lag_select {
+        key = {
+            meta.l2.lag_id: exact;
+            hdr.ethernet.dst_addr: selector;
+            hdr.ethernet.src_addr: selector;
+            hdr.ipv4.src_addr: selector;
+            hdr.ipv4.dst_addr: selector;
+            hdr.ipv4.protocol: selector;
+            meta.l4_src_port: selector;
+            meta.l4_dst_port: selector;
+        }
+        actions = { set_egress_port; }
+        implementation = lag_selector;
+        size = 256;
     }
 
     /* ---- L3 ---- */
@@ -121,6 +212,15 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         sm.egress_spec = port;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
     }
+    action set_next_hop_lag(mac_addr_t dst_mac, mac_addr_t src_mac, bit<16> lag_id) {
+        hdr.ethernet.dst_addr = dst_mac;
+        hdr.ethernet.src_addr = src_mac;
+        meta.l2.lag_id = lag_id;
+        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+    }
+    action route_drop() {
+        meta.drop_reason = DROP_NO_ROUTE;
+    }
     action_selector(HashAlgorithm.crc16, 1024, 16) ecmp_selector;
     table ipv4_lpm {
         key = {
@@ -131,7 +231,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             meta.l4_src_port: selector;
             meta.l4_dst_port: selector;
         }
-        actions = { set_next_hop; drop; }
+        actions = { set_next_hop; set_next_hop_lag; route_drop; }
         /* BMv2 gives tables with an action selector no default action:
          * a miss is handled in the apply block. */
         implementation = ecmp_selector;
@@ -139,11 +239,15 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* ---- ACL ---- */
-    action permit() { }
+    action permit() {
+        acl_counter.count();
+    }
     action deny() {
-        mark_to_drop(sm);
+        acl_counter.count();
+        meta.drop_reason = DROP_ACL;
     }
     action set_dscp(bit<6> dscp) {
+        acl_counter.count();
         hdr.ipv4.dscp = dscp;
     }
     table acl {
@@ -153,15 +257,14 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.ipv4.src_addr: ternary;
             hdr.ipv4.dst_addr: ternary;
             hdr.ipv4.protocol: ternary;
+            hdr.ipv4.dscp: ternary;
+            meta.l4_src_port: range;
             meta.l4_dst_port: range;
         }
         actions = { permit; deny; set_dscp; }
         default_action = permit();
+        counters = acl_counter;
         size = 1024;
-    }
-
-    action send_to_cpu() {
-        sm.egress_spec = CPU_PORT;
     }
 
     apply {
@@ -171,21 +274,54 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.packet_out.setInvalid();
             exit;
         }
+
+        /* errored frames */
+        port_config.apply();
         if (sm.parser_error != error.NoError) {
-            drop();
-            exit;
+            meta.drop_reason = DROP_PARSER;
+        } else if (sm.checksum_error == 1) {
+            meta.drop_reason = DROP_CHECKSUM;
+        } else if (sm.packet_length < (bit<32>)meta.min_frame) {
+            meta.drop_reason = DROP_UNDERSIZE;
+        } else if (sm.packet_length > (bit<32>)meta.max_frame) {
+            meta.drop_reason = DROP_OVERSIZE;
         }
-        smac.apply();
-        router_mac.apply();
-        if (meta.is_routed == 1 && hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
-            if (!ipv4_lpm.apply().hit) {
-                drop();
+
+        if (meta.drop_reason == DROP_NONE) {
+            /* learning: unknown source, or a known one that moved */
+            smac.apply();
+            if (meta.l2.src_known == 0 || meta.l2.src_port != sm.ingress_port) {
+                digest<mac_learn_t>(1, { hdr.ethernet.src_addr, sm.ingress_port });
             }
-        } else {
-            dmac.apply();
+
+            router_mac.apply();
+            if (meta.is_routed == 1 && hdr.ipv4.isValid()) {
+                if (hdr.ipv4.ttl <= 1) {
+                    meta.drop_reason = DROP_TTL;
+                } else if (!ipv4_lpm.apply().hit) {
+                    meta.drop_reason = DROP_NO_ROUTE;
+                }
+            } else {
+                dmac.apply();
+                if (meta.l2.flooded == 1 && sm.mcast_grp == 0) {
+                    meta.drop_reason = DROP_NO_FLOOD;
+                }
+            }
         }
-        if (hdr.ipv4.isValid()) {
+        if (meta.drop_reason == DROP_NONE && meta.l2.lag_id != 0) {
+            if (!lag_select.apply().hit) {
+                meta.drop_reason = DROP_LAG;
+            }
+        }
+        if (meta.drop_reason == DROP_NONE && hdr.ipv4.isValid()) {
             acl.apply();
+        }
+
+        if (meta.drop_reason != DROP_NONE) {
+            drop_counter.count(((bit<32>)meta.drop_reason << 9) | (bit<32>)sm.ingress_port);
+            mark_to_drop(sm);
+        } else {
+            telemetry.apply(hdr, meta.tel, sm, meta.l4_src_port, meta.l4_dst_port);
         }
     }
 }
@@ -194,34 +330,62 @@ control DutEgress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t sm) {
     counter(512, CounterType.packets_and_bytes) egress_port_counter;
 
+    TelemetryEgress() telemetry;
+    TelemetryReport() report;
+
     apply {
-        /* Do not send a flooded copy back where it came from. */
-        if (sm.egress_rid != 0 && sm.egress_port == sm.ingress_port) {
-            mark_to_drop(sm);
+        if (sm.instance_type == INSTANCE_EGRESS_CLONE) {
+            /* a telemetry report copy */
+            hdr.packet_in.setInvalid();
+            report.apply(hdr, meta.tel, sm);
         } else {
-            egress_port_counter.count((bit<32>)sm.egress_port);
-            if (sm.egress_port == CPU_PORT) {
-                hdr.packet_in.setValid();
-                hdr.packet_in.ingress_port = sm.ingress_port;
+            /* a flooded copy never goes back where it came from */
+            if (meta.l2.flooded == 1 && sm.egress_port == sm.ingress_port) {
+                mark_to_drop(sm);
+                exit;
             }
+            telemetry.apply(hdr, meta.tel, sm, meta.q);
+        }
+        egress_port_counter.count((bit<32>)sm.egress_port);
+        if (sm.egress_port == CPU_PORT) {
+            hdr.packet_in.setValid();
+            hdr.packet_in.ingress_port = sm.ingress_port;
+            hdr.packet_in._pad = 0;
         }
     }
 }
 
 control DutComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
-        update_checksum(hdr.ipv4.isValid(),
+        update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
             { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
               hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
               hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
               hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+        update_checksum(hdr.report_ipv4.isValid(),
+            { hdr.report_ipv4.version, hdr.report_ipv4.ihl, hdr.report_ipv4.dscp,
+              hdr.report_ipv4.ecn, hdr.report_ipv4.total_len,
+              hdr.report_ipv4.identification, hdr.report_ipv4.flags,
+              hdr.report_ipv4.frag_offset, hdr.report_ipv4.ttl,
+              hdr.report_ipv4.protocol, hdr.report_ipv4.src_addr,
+              hdr.report_ipv4.dst_addr },
+            hdr.report_ipv4.hdr_checksum, HashAlgorithm.csum16);
     }
 }
 
 control DutDeparser(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.packet_in);
+        pkt.emit(hdr.report_ethernet);
+        pkt.emit(hdr.report_ipv4);
+        pkt.emit(hdr.report_udp);
+        pkt.emit(hdr.report_group);
+        pkt.emit(hdr.report_individual);
+        pkt.emit(hdr.report_main);
+        pkt.emit(hdr.report_md);
+        pkt.emit(hdr.report_queue_ds);
+        pkt.emit(hdr.report_tap_ds);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.l4);
