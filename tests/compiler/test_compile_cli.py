@@ -50,7 +50,7 @@ def program_with(body: str) -> str:
     ("        hdr.h.a = hdr.h.b;", "width mismatch", 12, 19),
     ("        hdr.h.a = 1", "syntax error", 13, 5),
     ("        bit<8> x = true;", "cannot use bool where bit<8> is expected", 12, 20),
-    ("        for (bit<8> i = 0; i < 4; i = i + 1) { hdr.h.a = i; }", "not supported", 12, 9),
+    ("        hdr.h.a = hdr.h.a / hdr.h.a;", "not supported", 12, 19),
 ])
 def test_user_errors_are_reported_at_their_position(tmp_path, body, message, line, col):
     prog = write(tmp_path, program_with(body))
