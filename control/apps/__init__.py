@@ -1,0 +1,1 @@
+"""Controller apps: each one job, driven by a `Switch`."""
