@@ -152,10 +152,10 @@ class SwitchShell(cmd.Cmd):
     def table(self, name: str) -> CliTable:
         return self.res("table", "table", name)
 
-    def table_action(self, t: CliTable, name: str):
+    def table_action(self, t: CliTable, name: str, typed: str = ""):
         a = self.prog.find("action", name)
         if a is None or a.name not in t.actions:
-            raise InputError(f"Table {t.name} has no action {name}")
+            raise InputError(f"Table {typed or t.name} has no action {name}")
         return a
 
     def runtime_data(self, action, words: list[str]) -> list[bytes]:
@@ -206,7 +206,7 @@ class SwitchShell(cmd.Cmd):
         args = line.split()
         self.min_args(args, 2)
         t = self.table(args[0])
-        a = self.table_action(t, args[1])
+        a = self.table_action(t, args[1], args[0])
         data = self.runtime_data(a, args[2:])
         self.out("Setting default action of", t.name)
         self.out(f"{'action:':20} {args[1]}")
@@ -250,7 +250,7 @@ class SwitchShell(cmd.Cmd):
         args = line.split()
         self.min_args(args, 3)
         t = self.table(args[0])
-        a = self.table_action(t, args[1])
+        a = self.table_action(t, args[1], args[0])
         rest, prio = self._key_and_priority(t, args[2:])
         cut = rest.index("=>") if "=>" in rest else len(rest)
         key_words, params = rest[:cut], rest[cut + 1:]
@@ -286,7 +286,7 @@ class SwitchShell(cmd.Cmd):
         args = line.split()
         self.min_args(args, 3)
         t = self.table(args[0])
-        a = self.table_action(t, args[1])
+        a = self.table_action(t, args[1], args[0])
         h = self.integer(args[2], "entry handle")
         params = args[3:]
         if params and params[0] == "=>":
