@@ -209,6 +209,30 @@ def reduce_series(times: Sequence[float], values: Sequence[float],
     return t[keep], v[keep]
 
 
+def step_at(times: Sequence[float], values: Sequence[float], at: Sequence[float]) -> np.ndarray:
+    """Values of a step series at the times `at` (0 before the first sample)."""
+    t = np.asarray(times, dtype=float)
+    v = np.asarray(values, dtype=float)
+    i = np.searchsorted(t, np.asarray(at, dtype=float), side="right") - 1
+    out = np.where(i >= 0, v[np.clip(i, 0, None)] if v.size else 0.0, 0.0)
+    return out.astype(float)
+
+
+def bin_max_step(times: Sequence[float], values: Sequence[float],
+                 edges: Sequence[float]) -> np.ndarray:
+    """Per bin [edges[k], edges[k+1]) the largest value a step series takes
+    there: the value holding at the bin's start or any sample inside it."""
+    t = np.asarray(times, dtype=float)
+    v = np.asarray(values, dtype=float)
+    e = np.asarray(edges, dtype=float)
+    out = step_at(t, v, e[:-1])
+    if t.size:
+        k = np.searchsorted(e, t, side="right") - 1
+        ok = (k >= 0) & (k < e.size - 1)
+        np.maximum.at(out, k[ok], v[ok])
+    return out
+
+
 # ----- microburst absorption ----------------------------------------------------
 
 @dataclass(frozen=True)

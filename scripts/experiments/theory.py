@@ -39,6 +39,20 @@ def dt_queue_limit(buffer_bytes: float, alpha: float, congested: int = 1,
     return reserved_bytes + alpha * buffer_bytes / (1 + congested * alpha)
 
 
+def dt_admitted_frames(buffer_bytes: float, alpha: float, footprint_bytes: int,
+                       reserved_bytes: float = 0.0) -> int:
+    """Frames one congested queue admits under the engine's rule: a frame of
+    c buffer bytes enters while q + c <= alpha * (B - q), q counted beyond
+    the reserved space. Solving for the k-th frame gives
+    floor(alpha * (B + c) / ((1 + alpha) * c)), plus what the reserve holds."""
+    c = footprint_bytes
+    if c <= 0:
+        raise ValueError("a frame takes at least one byte")
+    in_reserve = int(reserved_bytes // c)
+    shared = alpha * (buffer_bytes + c) / ((1 + alpha) * c)
+    return in_reserve + max(0, math.floor(shared + 1e-9))
+
+
 def frame_footprint(frame_bytes: int, cell_bytes: Optional[int] = None) -> int:
     """Buffer bytes one frame occupies: its bytes, rounded up to cells if any."""
     if cell_bytes:
@@ -83,3 +97,16 @@ class Statement:
 
     def text(self) -> str:
         return f"{self.what}: {self.formula} = {self.value:,.0f} {self.unit}"
+
+
+def arbitrated_shares(groups: "list[int]") -> list[float]:
+    """Long-run shares of saturated ingress ports under two-level round
+    robin: the active groups share equally, then the ports within a group.
+    `groups[i]` is the group of port i (all ports distinct groups: 1/N each)."""
+    if not groups:
+        return []
+    sizes: dict[int, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    ng = len(sizes)
+    return [1.0 / (ng * sizes[g]) for g in groups]

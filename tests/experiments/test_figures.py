@@ -143,3 +143,35 @@ def test_theory():
     assert th.burst_frames_needed(1000, 4) == 500
     # 8 MB at a net 100 Gbit/s: 640 us
     assert th.fill_time_ns(8e6, 2, 100e9) == pytest.approx(640_000)
+
+
+def test_step_at_and_bin_max():
+    t = [10, 20, 30]
+    v = [5, 1, 7]
+    assert list(fg.step_at(t, v, [0, 10, 15, 25, 99])) == [0, 5, 5, 1, 7]
+    # bins [0,10) [10,20) [20,30) [30,40): 0; 5; max(1 at start... 5 holds until 20) -> 1; 7
+    assert list(fg.bin_max_step(t, v, [0, 10, 20, 30, 40])) == [0, 5, 1, 7]
+    # one wide bin sees the peak
+    assert list(fg.bin_max_step(t, v, [0, 40])) == [7]
+    # a bin starting inside a high step keeps the level holding there
+    assert list(fg.bin_max_step(t, v, [12, 18])) == [5]
+
+
+def test_dt_admitted_frames_matches_a_direct_count():
+    for B, a, c in ((1000, 1.0, 100), (16 * 2**20, 1.0, 256), (10_000, 2.0, 64), (5000, 0.5, 300)):
+        q = k = 0
+        while q + c <= a * (B - q):
+            q += c
+            k += 1
+        assert th.dt_admitted_frames(B, a, c) == k, (B, a, c)
+    assert th.dt_admitted_frames(1000, 1.0, 100, reserved_bytes=300) == 5 + 3
+
+
+def test_arbitrated_shares_reproduce_table3_shapes():
+    # ports 8-13 with groups of 8 from port 1: {8} and {9..13}
+    s = th.arbitrated_shares([0, 1, 1, 1, 1, 1])
+    assert s == pytest.approx([0.5, 0.1, 0.1, 0.1, 0.1, 0.1])
+    # ports 7-12: {7, 8} and {9..12}
+    assert th.arbitrated_shares([0, 0, 1, 1, 1, 1]) == pytest.approx([0.25, 0.25] + [0.125] * 4)
+    assert th.arbitrated_shares([1, 2, 3]) == pytest.approx([1 / 3] * 3)
+    assert th.arbitrated_shares([]) == []

@@ -1,0 +1,247 @@
+"""The experiments' parameters, as in the seed reports, and their checks.
+
+Defaults reproduce the seed methods:
+
+* microburst 2:1 (seed 000, Table 4): the 18 frame sizes 64..9216 B, two
+  port combinations, Test 1 = ports 1 and 2 -> 31, Test 2 = ports 1 and 9
+  -> 31; 4:1 (seed 001, Figure 10): 192..9216 B, ports 1, 2, 3, 4 -> 31;
+* fairness N:1 (seed 000, Table 3): the ten port combinations of 3, 6 and
+  16 source ports, destination port 31, the Tolly iMIX at 100% line rate;
+* at 100GbE, under the traffic-manager profiles named (fair, unfair).
+
+Everything a user passes is checked here, with a message that says what
+is wrong, before any switch is started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence
+
+from .linerate import FCS, GBPS_100, TOLLY_IMIX
+
+TABLE4_SIZES = (64, 82, 100, 118, 128, 146, 164, 182, 200, 218, 236, 256, 512, 1024, 1518,
+                2048, 4096, 9216)
+ESG_4TO1_SIZES = (192, 512, 1024, 1518, 2048, 4096, 9216)
+MIN_FRAME, MAX_FRAME = 64, 9216
+MAX_PORT = 63  # the instrument measures ports 0..63 (telemetry.p4 TEL_MAX_PORTS)
+EGRESS = 31
+
+# seed 000, microburst: (name, ingress ports)
+MICROBURST_2TO1 = (("Test 1", (1, 2)), ("Test 2", (1, 9)))
+MICROBURST_4TO1 = (("Test 1", (1, 2, 3, 4)),)
+
+# seed 000, Table 3: the source ports of each scenario (destination 31)
+TABLE3_COMBINATIONS: dict[int, tuple[tuple[int, ...], ...]] = {
+    3: ((25, 26, 27), (24, 25, 26)),
+    6: (tuple(range(9, 15)), tuple(range(7, 13)), tuple(range(8, 14))),
+    16: (tuple(range(9, 25)), tuple(range(8, 24)), (2, 3, 4) + tuple(range(9, 22)),
+         (2, 3, 10, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 28, 29, 30),
+         (1, 2, 4, 5, 6, 7, 8, 16, 24, 25, 26, 27, 28, 29, 30, 32)),
+}
+
+
+class ParamError(ValueError):
+    """An experiment parameter is out of range or inconsistent."""
+
+
+def combination_name(ports: Sequence[int]) -> str:
+    """'9-14' for a run of consecutive ports, else '2,3,10,...'."""
+    p = list(ports)
+    if len(p) > 2 and p == list(range(p[0], p[0] + len(p))):
+        return f"{p[0]}-{p[-1]}"
+    return ",".join(str(x) for x in p)
+
+
+def _check_ports(ports: Sequence[int], egress: int, what: str) -> None:
+    if len(ports) < 2:
+        raise ParamError(f"{what}: an incast needs at least two ingress ports, got {list(ports)}")
+    if len(set(ports)) != len(ports):
+        raise ParamError(f"{what}: ingress ports repeat: {list(ports)}")
+    for p in list(ports) + [egress]:
+        if not 1 <= p <= MAX_PORT:
+            raise ParamError(f"{what}: port {p} is outside 1..{MAX_PORT} (the instrument "
+                             f"measures ports below {MAX_PORT + 1})")
+    if egress in ports:
+        raise ParamError(f"{what}: the egress port {egress} is also an ingress port")
+
+
+def _check_sizes(sizes: Sequence[int], what: str) -> None:
+    if not sizes:
+        raise ParamError(f"{what}: no frame sizes")
+    for s in sizes:
+        if not MIN_FRAME <= s <= MAX_FRAME:
+            raise ParamError(f"{what}: frame size {s} is outside {MIN_FRAME}..{MAX_FRAME} bytes")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A traffic-manager profile of the reference DUT (engine TM config).
+
+    buffer_bytes: the shared buffer; alpha: its dynamic-threshold factor;
+    cell_bytes: the unit the buffer is taken in; arbitration: how the egress
+    queue arbitrates between the ingress ports contending for it, as the
+    engine takes it ({"mode": "fair"} is byte-fair round robin between
+    ingress ports; {"mode": "groups", ...} serves groups of ingress ports
+    in turn first, then the ports of a group, the unfair arbitration of
+    some ASICs); extra: further engine TM settings merged in unchanged."""
+
+    name: str
+    buffer_bytes: int
+    alpha: float
+    arbitration: dict[str, Any]
+    cell_bytes: int = 1
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def check(self) -> "Profile":
+        if self.buffer_bytes <= 0:
+            raise ParamError(f"profile {self.name}: buffer must be positive")
+        if self.alpha <= 0:
+            raise ParamError(f"profile {self.name}: alpha must be positive")
+        if self.cell_bytes < 1:
+            raise ParamError(f"profile {self.name}: cells are at least one byte")
+        return self
+
+    def tm_config(self, rate_bps: float) -> dict[str, Any]:
+        """The engine's traffic-manager document for this profile."""
+        doc: dict[str, Any] = {
+            "buffer": {"size_bytes": int(self.buffer_bytes), "alpha": self.alpha,
+                       "cell_bytes": int(self.cell_bytes)},
+            "defaults": {"rate_bps": int(rate_bps), "arbitration": dict(self.arbitration)},
+        }
+        for k, v in self.extra.items():
+            if isinstance(v, dict) and isinstance(doc.get(k), dict):
+                doc[k] = {**doc[k], **v}
+            else:
+                doc[k] = v
+        return doc
+
+    def footprint(self, frame_size: int) -> int:
+        """Buffer bytes one frame of tester size `frame_size` takes (no FCS,
+        whole cells)."""
+        c = self.cell_bytes
+        n = frame_size - FCS
+        return -(-n // c) * c
+
+    def ingress_group(self, port: int) -> int:
+        """The arbitration group of an ingress port (each port its own group
+        under fair arbitration)."""
+        a = self.arbitration
+        if a.get("mode") != "groups":
+            return port
+        if "group_size" in a:
+            first = int(a.get("first_port", 0))
+            return (port - first) // int(a["group_size"]) if port >= first else 100_000 + port
+        for i, g in enumerate(a.get("groups", [])):
+            if port in g:
+                return i
+        return 100_000 + port
+
+
+def default_profiles(buffer_bytes: int = 16 * 1024 * 1024, alpha: float = 1.0,
+                     cell_bytes: int = 256) -> dict[str, Profile]:
+    """fair: byte-fair arbitration between ingress ports; unfair: ingress
+    ports 1-8, 9-16, 17-24, 25-32 arbitrated as four groups first. Both a
+    shared buffer with dynamic thresholds, taken in 256-byte cells (the cell
+    size seed 001 reports)."""
+    return {
+        "fair": Profile("fair", buffer_bytes, alpha, {"mode": "fair"}, cell_bytes,
+                        "byte-fair round robin between ingress ports"),
+        "unfair": Profile("unfair", buffer_bytes, alpha,
+                          {"mode": "groups", "group_size": 8, "first_port": 1}, cell_bytes,
+                          "groups of 8 ingress ports served in turn, then the ports of a group"),
+    }
+
+
+@dataclass(frozen=True)
+class MicroburstParams:
+    sizes_2to1: tuple[int, ...] = TABLE4_SIZES
+    sizes_4to1: tuple[int, ...] = ESG_4TO1_SIZES
+    combos_2to1: tuple[tuple[str, tuple[int, ...]], ...] = MICROBURST_2TO1
+    combos_4to1: tuple[tuple[str, tuple[int, ...]], ...] = MICROBURST_4TO1
+    egress: int = EGRESS
+    burst_frames: Optional[int] = None  # None: from the configured buffer, with margin
+    margin: float = 1.5
+    rate_bps: float = GBPS_100
+
+    def check(self) -> "MicroburstParams":
+        if not self.sizes_2to1 and not self.sizes_4to1:
+            raise ParamError("microburst: no frame sizes for either scenario")
+        if self.sizes_2to1:
+            _check_sizes(self.sizes_2to1, "microburst 2:1")
+        if self.sizes_4to1:
+            _check_sizes(self.sizes_4to1, "microburst 4:1")
+        for name, ports in self.combos_2to1:
+            _check_ports(ports, self.egress, f"microburst 2:1 {name}")
+            if len(ports) != 2:
+                raise ParamError(f"microburst 2:1 {name}: needs two ingress ports")
+        for name, ports in self.combos_4to1:
+            _check_ports(ports, self.egress, f"microburst 4:1 {name}")
+            if len(ports) != 4:
+                raise ParamError(f"microburst 4:1 {name}: needs four ingress ports")
+        if self.burst_frames is not None and self.burst_frames < 1:
+            raise ParamError("microburst: --burst-frames must be at least 1")
+        if self.margin < 1.0:
+            raise ParamError("microburst: the margin must be >= 1 (bursts longer than the buffer)")
+        if self.rate_bps <= 0:
+            raise ParamError("microburst: the line rate must be positive")
+        return self
+
+
+@dataclass(frozen=True)
+class FairnessParams:
+    combinations: tuple[tuple[int, ...], ...] = tuple(
+        c for n in (3, 6, 16) for c in TABLE3_COMBINATIONS[n])
+    egress: int = EGRESS
+    mix: tuple[tuple[int, float], ...] = tuple(TOLLY_IMIX.items())
+    duration_ns: int = 2_000_000
+    warmup_ns: int = 1_000_000
+    rate_bps: float = GBPS_100
+    load: float = 1.0  # fraction of line rate each source offers
+
+    def check(self) -> "FairnessParams":
+        if not self.combinations:
+            raise ParamError("fairness: no port combinations")
+        for ports in self.combinations:
+            _check_ports(ports, self.egress, f"fairness {combination_name(ports)}")
+        _check_sizes([s for s, _ in self.mix], "fairness mix")
+        if any(w < 0 for _, w in self.mix) or sum(w for _, w in self.mix) <= 0:
+            raise ParamError("fairness: mix weights must be >= 0 with a positive total")
+        if self.duration_ns <= 0 or not 0 <= self.warmup_ns < self.duration_ns:
+            raise ParamError("fairness: need 0 <= warm-up < duration")
+        if not 0 < self.load <= 1.0:
+            raise ParamError("fairness: load is a fraction of line rate in (0, 1]")
+        return self
+
+
+def parse_int_list(text: str, what: str) -> tuple[int, ...]:
+    """'64,128,1518' -> (64, 128, 1518)."""
+    try:
+        out = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise ParamError(f"{what}: expected comma-separated integers, got {text!r}") from None
+    if not out:
+        raise ParamError(f"{what}: empty list")
+    return out
+
+
+def parse_mix(text: str) -> tuple[tuple[int, float], ...]:
+    """'64:55,78:5,576:17,1518:23' -> ((64, 55.0), ...)."""
+    out = []
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        size, sep, w = item.partition(":")
+        try:
+            out.append((int(size), float(w) if sep else 1.0))
+        except ValueError:
+            raise ParamError(f"mix: expected SIZE:WEIGHT items, got {item!r}") from None
+    if not out:
+        raise ParamError("mix: empty")
+    return tuple(out)
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """Parameters for run.json."""
+    return asdict(obj)

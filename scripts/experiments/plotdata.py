@@ -1,0 +1,234 @@
+"""What the report's plots show, prepared from the tidy tables.
+
+The PNG (matplotlib) and HTML (plotly) plots draw the same data; this
+module picks the cases, the time grids and the labels once, so the two
+renderings cannot disagree. Times are in microseconds since a case's
+first queued frame, occupancy in MB of 2^20 bytes (as seed 000 counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import figures as fg
+
+MB = fg.MIB
+PROFILE_COLORS = {"fair": "#1f6fb4", "unfair": "#d1495b"}
+_EXTRA_COLORS = ["#2a9d8f", "#e9a23b", "#6c5b7b", "#8d6e63", "#00838f"]
+
+
+def profile_color(profile: str, order: Sequence[str] = ()) -> str:
+    if profile in PROFILE_COLORS:
+        return PROFILE_COLORS[profile]
+    i = list(order).index(profile) if profile in order else abs(hash(profile))
+    return _EXTRA_COLORS[i % len(_EXTRA_COLORS)]
+
+
+def ordered(col: pd.Series) -> list:
+    return list(dict.fromkeys(col.tolist()))
+
+
+def short_case(row: pd.Series) -> str:
+    """'2:1 Test 1 · 64 B · fair' for a microburst row, 'N=6 9-14 · fair' for fairness."""
+    if "frame_size" in row and not pd.isna(row.get("frame_size")):
+        return f"{row['scenario']} {row['combination']} · {int(row['frame_size'])} B · {row['profile']}"
+    return f"N={int(row['n'])} {row['combination']} · {row['profile']}"
+
+
+# ----- occupancy over time ----------------------------------------------------------
+
+@dataclass
+class Series:
+    case_id: str
+    label: str
+    t_us: np.ndarray
+    mb: np.ndarray
+    t0_ns: float
+
+
+def case_series(truth: pd.DataFrame, case_id: str, t0_ns: Optional[float] = None,
+                max_points: int = 3000) -> Optional[Series]:
+    """The true occupancy of a case's congested queue (the one with the
+    highest peak), reduced for drawing."""
+    d = truth[truth["case_id"] == case_id]
+    if d.empty:
+        return None
+    q = d.groupby(["egress_port", "queue"])["occupancy_bytes"].max().idxmax()
+    d = d[(d["egress_port"] == q[0]) & (d["queue"] == q[1])].sort_values("t_ns", kind="stable")
+    t0 = float(d["t_ns"].iloc[0]) if t0_ns is None else t0_ns
+    t, v = fg.reduce_series(d["t_ns"].to_numpy(float), d["occupancy_bytes"].to_numpy(float),
+                            max_points)
+    return Series(case_id, case_id, (t - t0) / 1e3, v / MB, t0)
+
+
+@dataclass
+class Panel:
+    title: str
+    lines: list[tuple[Series, float]] = field(default_factory=list)  # (series, frame size)
+
+
+def burst_panels(micro: pd.DataFrame, truth: pd.DataFrame) -> list[Panel]:
+    """One panel per (scenario, combination, profile); one line per frame size."""
+    panels = []
+    for scen in ordered(micro["scenario"]):
+        ds = micro[micro["scenario"] == scen]
+        for comb in ordered(ds["combination"]):
+            dc = ds[ds["combination"] == comb]
+            for prof in ordered(dc["profile"]):
+                dp = dc[dc["profile"] == prof].sort_values("frame_size")
+                ports = dp["ingress_ports"].iloc[0]
+                p = Panel(f"{scen} {comb} (ports {ports.replace(' ', ',')} → "
+                          f"{dp['egress_port'].iloc[0]}) · {prof}")
+                for _, r in dp.iterrows():
+                    s = case_series(truth, r["case_id"])
+                    if s is not None:
+                        s.label = f"{int(r['frame_size'])} B"
+                        p.lines.append((s, float(r["frame_size"])))
+                if p.lines:
+                    panels.append(p)
+    return panels
+
+
+def representative_cases(micro: pd.DataFrame, sizes: Sequence[int] = (64, 1518, 9216)) -> list[str]:
+    """A few microburst cases to show in detail: for each profile, the first
+    combination of the 2:1 scenario at the sizes present (nearest)."""
+    out = []
+    d = micro[micro["scenario"] == ordered(micro["scenario"])[0]] if not micro.empty else micro
+    for prof in ordered(d["profile"]):
+        dp = d[(d["profile"] == prof) & (d["combination"] == ordered(d["combination"])[0])]
+        avail = sorted(dp["frame_size"].unique())
+        picked = []
+        for s in sizes:
+            if not avail:
+                break
+            best = min(avail, key=lambda a: abs(a - s))
+            if best not in picked:
+                picked.append(best)
+        for s in picked:
+            out.append(dp[dp["frame_size"] == s]["case_id"].iloc[0])
+    return out
+
+
+@dataclass
+class InstrumentView:
+    truth: Series
+    t_us: np.ndarray  # instrument samples
+    mb: np.ndarray
+    bursts: pd.DataFrame  # burst_events of the case, times in us since t0
+
+
+def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
+                    events: Optional[pd.DataFrame], case_id: str, label: str) -> Optional[InstrumentView]:
+    s = case_series(truth, case_id)
+    if s is None:
+        return None
+    s.label = label
+    ti = np.array([])
+    vi = np.array([])
+    if instr is not None and not instr.empty:
+        d = instr[instr["case_id"] == case_id].sort_values("t_ns", kind="stable")
+        if not d.empty:
+            ti = (d["t_ns"].to_numpy(float) - s.t0_ns) / 1e3
+            vi = d["depth_bytes"].to_numpy(float) / MB
+            if ti.size > 4000:
+                ti, vi = fg.reduce_series(ti, vi, 4000)
+    ev = pd.DataFrame()
+    if events is not None and not events.empty:
+        ev = events[events["case_id"] == case_id].copy()
+        for c in ("start_ns", "end_ns", "peak_ns"):
+            if c in ev:
+                ev[c.replace("_ns", "_us")] = (ev[c] - s.t0_ns) / 1e3
+    return InstrumentView(s, ti, vi, ev)
+
+
+@dataclass
+class Heatmap:
+    edges_us: np.ndarray
+    rows: list[str]
+    mb: np.ndarray  # rows x bins
+
+
+def queue_heatmap(truth: pd.DataFrame, labels: dict[str, str], nbins: int = 200) -> Optional[Heatmap]:
+    """Time x egress queue: one row per (case, egress port, queue) in the
+    order of `labels`, per time bin the highest occupancy, time since each
+    case's first queued frame on a shared axis."""
+    rows, series = [], []
+    for cid, lab in labels.items():
+        d = truth[truth["case_id"] == cid]
+        if d.empty:
+            continue
+        t0 = float(d["t_ns"].min())
+        for (port, q), g in d.groupby(["egress_port", "queue"], sort=True):
+            g = g.sort_values("t_ns", kind="stable")
+            rows.append(f"{lab} · port {port} q{q}")
+            series.append(((g["t_ns"].to_numpy(float) - t0) / 1e3, g["occupancy_bytes"].to_numpy(float)))
+    if not rows:
+        return None
+    t_end = max(float(t[-1]) for t, _ in series)
+    edges = np.linspace(0.0, max(t_end, 1e-3), nbins + 1)
+    mat = np.vstack([fg.bin_max_step(t, v, edges) for t, v in series]) / MB
+    return Heatmap(edges, rows, mat)
+
+
+@dataclass
+class Stack:
+    case_id: str
+    label: str
+    t_us: np.ndarray
+    ports: list[int]
+    mb: np.ndarray  # ports x times
+
+
+def stacked_by_ingress(truth_in: pd.DataFrame, case_id: str, label: str,
+                       npoints: int = 600) -> Optional[Stack]:
+    """Occupancy of the congested queue split by ingress port, sampled on
+    one time grid (each port's step series read at the grid times)."""
+    d = truth_in[truth_in["case_id"] == case_id]
+    if d.empty:
+        return None
+    port_eg = d.groupby("egress_port")["occupancy_bytes"].max().idxmax()
+    d = d[d["egress_port"] == port_eg]
+    t0, t1 = float(d["t_ns"].min()), float(d["t_ns"].max())
+    grid = np.linspace(t0, t1 if t1 > t0 else t0 + 1, npoints)
+    ports = sorted(int(p) for p in d["ingress_port"].unique())
+    mat = []
+    for p in ports:
+        g = d[d["ingress_port"] == p].sort_values("t_ns", kind="stable")
+        mat.append(fg.step_at(g["t_ns"].to_numpy(float), g["occupancy_bytes"].to_numpy(float), grid))
+    return Stack(case_id, label, (grid - t0) / 1e3, ports, np.vstack(mat) / MB)
+
+
+# ----- fairness ------------------------------------------------------------------
+
+@dataclass
+class ShareCase:
+    label: str
+    profile: str
+    n: int
+    ports: list[int]
+    bw: np.ndarray
+    pkt: np.ndarray
+    instr_bw: Optional[np.ndarray]
+    jain: float
+
+
+def share_cases(streams: pd.DataFrame, instr: Optional[pd.DataFrame]) -> list[ShareCase]:
+    d = streams[streams["experiment"] == "fairness"] if "experiment" in streams else streams
+    out = []
+    for cid in ordered(d["case_id"]):
+        g = d[d["case_id"] == cid].sort_values("ingress_port")
+        r = g.iloc[0]
+        ib = None
+        if instr is not None and not instr.empty:
+            gi = instr[instr["case_id"] == cid].set_index("ingress_port")
+            if not gi.empty:
+                ib = np.array([gi["bw_share"].get(p, np.nan) for p in g["ingress_port"]], float)
+        out.append(ShareCase(f"N={int(r['n'])} {r['combination']}", r["profile"], int(r["n"]),
+                             [int(p) for p in g["ingress_port"]], g["bw_share"].to_numpy(float),
+                             g["pkt_share"].to_numpy(float), ib,
+                             fg.jain_index(g["gbps_l1"].to_numpy(float))))
+    return out

@@ -1,0 +1,246 @@
+"""The report's plots as PNG files (matplotlib, no display needed).
+
+Each function draws prepared data (plotdata) into a new figure and
+returns it; the report saves and closes it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib import colors as mcolors  # noqa: E402
+
+from . import plotdata as pdt  # noqa: E402
+
+plt.rcParams.update({
+    "figure.dpi": 110, "savefig.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
+    "axes.spines.top": False, "axes.spines.right": False, "font.size": 9,
+    "axes.titlesize": 9.5, "legend.fontsize": 8, "legend.frameon": False,
+})
+
+SIZE_CMAP = plt.get_cmap("viridis")
+
+
+def _size_norm(sizes: Sequence[float]) -> mcolors.Normalize:
+    lo, hi = min(sizes), max(sizes)
+    return mcolors.LogNorm(vmin=lo, vmax=hi if hi > lo else lo * 1.01)
+
+
+def _grid(n: int, ncols: int, w: float = 4.2, h: float = 2.9):
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def absorption_vs_size(micro: pd.DataFrame) -> plt.Figure:
+    """Buffered MB and frames per frame size: measured (Tolly formula) and
+    what the configuration predicts."""
+    fig, (a_mb, a_fr) = plt.subplots(1, 2, figsize=(11, 3.8))
+    profiles = pdt.ordered(micro["profile"])
+    markers = ["o", "s", "^", "D", "v"]
+    for prof in profiles:
+        col = pdt.profile_color(prof, profiles)
+        dp = micro[micro["profile"] == prof]
+        for j, (key, g) in enumerate(dp.groupby(["scenario", "combination"], sort=False)):
+            g = g.sort_values("frame_size")
+            ls = "-" if key[0] == "2:1" else "--"
+            lab = f"{prof} · {key[0]} {key[1]}"
+            a_mb.plot(g["frame_size"], g["buffered_mb"], ls, color=col, marker=markers[j % 5],
+                      ms=3.5, lw=1.2, label=lab)
+            a_fr.plot(g["frame_size"], g["buffered_frames"], ls, color=col, marker=markers[j % 5],
+                      ms=3.5, lw=1.2, label=lab)
+            if "expected_frames" in g:
+                exp_mb = g["expected_frames"] * g["frame_size"] / pdt.MB
+                a_mb.plot(g["frame_size"], exp_mb, ":", color="black", lw=0.9)
+                a_fr.plot(g["frame_size"], g["expected_frames"], ":", color="black", lw=0.9)
+    a_mb.plot([], [], ":", color="black", lw=0.9, label="configured (theory)")
+    for ax in (a_mb, a_fr):
+        ax.set_xscale("log")
+        ax.set_xlabel("frame size (bytes)")
+        sizes = sorted(micro["frame_size"].unique())
+        ticks = [s for s in sizes if s in (64, 128, 256, 512, 1024, 1518, 2048, 4096, 9216)] or sizes
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(int(s)) for s in ticks], rotation=45)
+        ax.minorticks_off()
+    a_mb.set_ylabel("buffered (MB = 2^20 B)")
+    a_mb.set_title("Microburst absorption: buffer in use (buffered = forwarded − N)")
+    a_fr.set_yscale("log")
+    a_fr.set_ylabel("buffered frames")
+    a_fr.set_title("The same in frames")
+    a_mb.legend(loc="lower right", ncol=1)
+    fig.tight_layout()
+    return fig
+
+
+def burst_occupancy_grid(panels: list[pdt.Panel]) -> plt.Figure:
+    """Queue occupancy over time during each burst: one panel per scenario,
+    combination and profile, one line per frame size."""
+    sizes = [s for p in panels for _, s in p.lines] or [64.0]
+    norm = _size_norm(sizes)
+    fig, axes = _grid(len(panels), 2, 5.2, 3.0)
+    for ax, p in zip(axes, panels):
+        for s, size in p.lines:
+            ax.plot(s.t_us, s.mb, color=SIZE_CMAP(norm(size)), lw=1.0)
+        ax.set_title(p.title)
+        ax.set_xlabel("time since the first frame was queued (µs)")
+        ax.set_ylabel("queue occupancy (MB)")
+    sm = plt.cm.ScalarMappable(norm=norm, cmap=SIZE_CMAP)
+    fig.tight_layout(rect=(0, 0, 0.93, 1))
+    cax = fig.add_axes((0.945, 0.15, 0.012, 0.7))
+    cb = fig.colorbar(sm, cax=cax)
+    cb.set_label("frame size (bytes)")
+    return fig
+
+
+def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
+    """The instrument's occupancy samples over the true occupancy, with the
+    burst start and end each found."""
+    fig, axes = _grid(len(views), 3, 4.3, 2.9)
+    for ax, v in zip(axes, views):
+        ax.plot(v.truth.t_us, v.truth.mb, color="#333333", lw=1.1, label="ground truth")
+        if v.t_us.size:
+            ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.5, label="instrument")
+        for _, b in v.bursts.iterrows():
+            ls = "-" if b["source"] == "truth" else "--"
+            col = "#333333" if b["source"] == "truth" else "#e07a1f"
+            for c in ("start_us", "end_us"):
+                if c in b and not pd.isna(b[c]):
+                    ax.axvline(b[c], color=col, ls=ls, lw=0.8, alpha=0.8)
+        ax.set_title(v.truth.label)
+        ax.set_xlabel("time (µs)")
+        ax.set_ylabel("occupancy (MB)")
+    if axes:
+        axes[0].legend(loc="upper right")
+    fig.suptitle("Instrument vs ground truth (vertical lines: burst start/end; solid truth, "
+                 "dashed instrument)", fontsize=9.5)
+    fig.tight_layout()
+    return fig
+
+
+def queue_heatmap(h: pdt.Heatmap, title: str) -> plt.Figure:
+    height = max(2.5, 0.16 * len(h.rows) + 1.2)
+    fig, ax = plt.subplots(figsize=(11, height))
+    m = ax.pcolormesh(h.edges_us, np.arange(len(h.rows) + 1), h.mb, cmap="magma_r",
+                      shading="flat", vmin=0)
+    ax.set_yticks(np.arange(len(h.rows)) + 0.5)
+    ax.set_yticklabels(h.rows, fontsize=6.5 if len(h.rows) > 30 else 8)
+    ax.invert_yaxis()
+    ax.grid(False)
+    ax.set_xlabel("time since the case's first queued frame (µs)")
+    ax.set_title(title)
+    cb = fig.colorbar(m, ax=ax, pad=0.01)
+    cb.set_label("occupancy (MB), max per bin")
+    fig.tight_layout()
+    return fig
+
+
+def stacked_by_ingress(stacks: list[pdt.Stack]) -> plt.Figure:
+    """Occupancy of the congested queue, stacked by the ingress port its
+    frames came from."""
+    fig, axes = _grid(len(stacks), 2, 5.2, 3.0)
+    cmap = plt.get_cmap("tab20")
+    for ax, s in zip(axes, stacks):
+        cols = [cmap(i % 20) for i in range(len(s.ports))]
+        ax.stackplot(s.t_us, s.mb, labels=[f"port {p}" for p in s.ports], colors=cols, lw=0)
+        ax.set_title(s.label)
+        ax.set_xlabel("time (µs)")
+        ax.set_ylabel("occupancy (MB)")
+        if len(s.ports) <= 8:
+            ax.legend(loc="upper right", ncol=2, fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def share_bars(cases: list[pdt.ShareCase], title: str) -> plt.Figure:
+    """Bandwidth share vs packet-rate share per stream, the instrument's
+    bandwidth share as a marker, 1/N as a line."""
+    fig, axes = _grid(len(cases), 2, 5.6 if max(c.n for c in cases) > 8 else 4.4, 2.8)
+    for ax, c in zip(axes, cases):
+        x = np.arange(len(c.ports))
+        col = pdt.profile_color(c.profile)
+        ax.bar(x - 0.2, c.bw * 100, 0.4, color=col, label="bandwidth share")
+        ax.bar(x + 0.2, c.pkt * 100, 0.4, color=col, alpha=0.4, hatch="//", edgecolor=col,
+               label="packet-rate share")
+        if c.instr_bw is not None:
+            ax.plot(x - 0.2, c.instr_bw * 100, "k_", ms=9, mew=1.6, label="instrument (bandwidth)")
+        ax.axhline(100 / c.n, color="black", lw=0.8, ls=":", label="1/N")
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(p) for p in c.ports], fontsize=7 if c.n > 8 else 8)
+        ax.set_xlabel("source port")
+        ax.set_ylabel("share (%)")
+        ax.set_title(f"{c.label} · {c.profile} · Jain {c.jain:.3f}")
+    if axes:
+        axes[0].legend(loc="upper right", fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def fairness_index(fair: pd.DataFrame) -> plt.Figure:
+    """Jain's index per case and profile, with the 0.99 bar."""
+    labels = pdt.ordered(fair["n"].astype(int).astype(str) + ":1 " + fair["combination"])
+    profiles = pdt.ordered(fair["profile"])
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels) + 2), 3.2))
+    x = np.arange(len(labels))
+    w = 0.8 / max(1, len(profiles))
+    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"]
+    for i, prof in enumerate(profiles):
+        d = fair[fair["profile"] == prof].assign(key=key).set_index("key")["jain_bw"]
+        ax.bar(x + (i - (len(profiles) - 1) / 2) * w, [d.get(k, np.nan) for k in labels], w,
+               color=pdt.profile_color(prof, profiles), label=prof)
+    ax.axhline(0.99, color="black", ls=":", lw=0.9, label="0.99")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("Jain's index (bandwidth)")
+    ax.set_title("Fairness per port combination")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> plt.Figure:
+    """Peak occupancy measured vs true, and the per-ingress share errors."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    profiles = pdt.ordered(errors["profile"])
+    for prof in profiles:
+        d = errors[errors["profile"] == prof]
+        a.plot(d["peak_truth_bytes"] / pdt.MB, d["peak_instrument_bytes"] / pdt.MB, "o", ms=4,
+               color=pdt.profile_color(prof, profiles), label=prof, alpha=0.8)
+    hi = float(np.nanmax(errors[["peak_truth_bytes", "peak_instrument_bytes"]].to_numpy(float))) / pdt.MB \
+        if not errors.empty else 1.0
+    xs = np.array([0, hi * 1.05])
+    a.plot(xs, xs, "k-", lw=0.8, label="equal")
+    a.fill_between(xs, xs * 0.95, xs * 1.05, color="gray", alpha=0.15, label="±5%")
+    a.set_xlabel("true peak occupancy (MB)")
+    a.set_ylabel("instrument's peak occupancy (MB)")
+    a.set_title("Peak occupancy per case")
+    a.legend(loc="upper left")
+    if shares is not None and not shares.empty:
+        labels = pdt.ordered(shares["case_id"])
+        for i, cid in enumerate(labels):
+            d = shares[shares["case_id"] == cid]
+            prof = d["profile"].iloc[0]
+            b.plot(np.full(len(d), i), d["err_pp_bw"], "o", ms=3,
+                   color=pdt.profile_color(prof, profiles), alpha=0.75)
+        b.axhspan(-1, 1, color="gray", alpha=0.15, label="±1 pp")
+        short = [c.split("/")[1] + " " + c.split("/")[-1] if c.count("/") >= 2 else c for c in labels]
+        b.set_xticks(np.arange(len(labels)))
+        b.set_xticklabels(short, rotation=60, ha="right", fontsize=6.5)
+        b.set_ylabel("share error (percentage points)")
+        b.set_title("Per-ingress bandwidth share: instrument − truth")
+        b.legend(loc="upper right")
+    else:
+        b.set_visible(False)
+    fig.tight_layout()
+    return fig

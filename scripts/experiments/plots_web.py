@@ -1,0 +1,203 @@
+"""The report's interactive plots (plotly), drawn from the same prepared
+data as the PNGs (plotdata)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+from plotly.subplots import make_subplots
+
+from . import plotdata as pdt
+
+LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+              font=dict(size=11), legend=dict(font=dict(size=10)))
+
+
+def _size_color(size: float, lo: float, hi: float) -> str:
+    if hi <= lo:
+        return sample_colorscale("Viridis", [0.5])[0]
+    f = (math.log(size) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    return sample_colorscale("Viridis", [min(max(f, 0.0), 1.0)])[0]
+
+
+def absorption_vs_size(micro: pd.DataFrame) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "buffer in use (MB = 2^20 B)", "buffered frames"))
+    profiles = pdt.ordered(micro["profile"])
+    for prof in profiles:
+        col = pdt.profile_color(prof, profiles)
+        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"], sort=False):
+            g = g.sort_values("frame_size")
+            dash = "solid" if key[0] == "2:1" else "dash"
+            name = f"{prof} · {key[0]} {key[1]}"
+            for c, y in ((1, g["buffered_mb"]), (2, g["buffered_frames"])):
+                fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name=name, legendgroup=name,
+                                         showlegend=c == 1, mode="lines+markers",
+                                         line=dict(color=col, dash=dash)), 1, c)
+            if "expected_frames" in g:
+                for c, y in ((1, g["expected_frames"] * g["frame_size"] / pdt.MB),
+                             (2, g["expected_frames"])):
+                    fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name="configured (theory)",
+                                             legendgroup="theory", showlegend=False,
+                                             mode="lines", line=dict(color="black", dash="dot",
+                                                                     width=1)), 1, c)
+    fig.add_trace(go.Scatter(x=[None], y=[None], name="configured (theory)", mode="lines",
+                             line=dict(color="black", dash="dot", width=1)), 1, 1)
+    fig.update_xaxes(type="log", title="frame size (bytes)")
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_layout(height=420, title="Microburst absorption (buffered = forwarded − N)", **LAYOUT)
+    return fig
+
+
+def burst_occupancy(panels: list[pdt.Panel]) -> go.Figure:
+    """All panels in one figure, one shown at a time through a dropdown."""
+    fig = go.Figure()
+    sizes = [s for p in panels for _, s in p.lines] or [64.0]
+    lo, hi = min(sizes), max(sizes)
+    spans = []
+    for p in panels:
+        first = len(fig.data)
+        for s, size in p.lines:
+            fig.add_trace(go.Scatter(x=s.t_us, y=s.mb, name=s.label, mode="lines",
+                                     line=dict(color=_size_color(size, lo, hi), width=1.3),
+                                     visible=not spans))
+        spans.append((first, len(fig.data)))
+    buttons = []
+    for p, (a, b) in zip(panels, spans):
+        vis = [a <= i < b for i in range(len(fig.data))]
+        buttons.append(dict(label=p.title, method="update",
+                            args=[{"visible": vis}, {"title": f"Queue occupancy: {p.title}"}]))
+    fig.update_layout(
+        height=460, title=f"Queue occupancy: {panels[0].title}" if panels else "",
+        xaxis_title="time since the first frame was queued (µs)",
+        yaxis_title="queue occupancy (MB)",
+        updatemenus=[dict(buttons=buttons, x=0, xanchor="left", y=1.16, yanchor="top")]
+        if len(panels) > 1 else [], **LAYOUT)
+    fig.update_layout(margin=dict(t=90))
+    return fig
+
+
+def instrument_vs_truth(views: list[pdt.InstrumentView]) -> go.Figure:
+    ncols = min(3, max(1, len(views)))
+    nrows = math.ceil(len(views) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[v.truth.label for v in views],
+                        horizontal_spacing=0.06, vertical_spacing=0.12)
+    for i, v in enumerate(views):
+        r, c = i // ncols + 1, i % ncols + 1
+        fig.add_trace(go.Scatter(x=v.truth.t_us, y=v.truth.mb, name="ground truth",
+                                 legendgroup="t", showlegend=i == 0, mode="lines",
+                                 line=dict(color="#333333", width=1.2)), r, c)
+        if v.t_us.size:
+            fig.add_trace(go.Scattergl(x=v.t_us, y=v.mb, name="instrument", legendgroup="i",
+                                       showlegend=i == 0, mode="markers",
+                                       marker=dict(color="#e07a1f", size=3)), r, c)
+        for _, b in v.bursts.iterrows():
+            for col in ("start_us", "end_us"):
+                if col in b and not pd.isna(b[col]):
+                    fig.add_vline(x=b[col], row=r, col=c, line_width=1,
+                                  line_dash="solid" if b["source"] == "truth" else "dash",
+                                  line_color="#333333" if b["source"] == "truth" else "#e07a1f")
+    fig.update_xaxes(title="time (µs)")
+    fig.update_yaxes(title="MB")
+    fig.update_layout(height=300 * nrows + 60,
+                      title="Instrument vs ground truth (lines: burst start/end)", **LAYOUT)
+    return fig
+
+
+def queue_heatmap(h: pdt.Heatmap, title: str) -> go.Figure:
+    centers = (h.edges_us[:-1] + h.edges_us[1:]) / 2
+    fig = go.Figure(go.Heatmap(z=h.mb, x=centers, y=h.rows, colorscale="Magma", reversescale=True,
+                               zmin=0, colorbar=dict(title="MB")))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(height=max(300, 14 * len(h.rows) + 120), title=title,
+                      xaxis_title="time since the case's first queued frame (µs)", **LAYOUT)
+    fig.update_layout(margin=dict(l=260))
+    return fig
+
+
+def stacked_by_ingress(stacks: list[pdt.Stack]) -> go.Figure:
+    ncols = min(2, max(1, len(stacks)))
+    nrows = math.ceil(len(stacks) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[s.label for s in stacks],
+                        vertical_spacing=0.12)
+    for i, s in enumerate(stacks):
+        r, c = i // ncols + 1, i % ncols + 1
+        for j, p in enumerate(s.ports):
+            fig.add_trace(go.Scatter(x=s.t_us, y=s.mb[j], name=f"port {p}", stackgroup=f"s{i}",
+                                     mode="lines", line=dict(width=0.5), showlegend=False,
+                                     hovertemplate=f"port {p}: %{{y:.3f}} MB<extra></extra>"), r, c)
+    fig.update_xaxes(title="time (µs)")
+    fig.update_yaxes(title="MB")
+    fig.update_layout(height=300 * nrows + 60, title="Occupancy stacked by ingress port", **LAYOUT)
+    return fig
+
+
+def share_bars(cases: list[pdt.ShareCase], title: str) -> go.Figure:
+    ncols = 2
+    nrows = math.ceil(len(cases) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, vertical_spacing=min(0.08, 0.5 / max(nrows, 1)),
+                        subplot_titles=[f"{c.label} · {c.profile} · Jain {c.jain:.3f}" for c in cases])
+    for i, c in enumerate(cases):
+        r, col = i // ncols + 1, i % ncols + 1
+        color = pdt.profile_color(c.profile)
+        x = [str(p) for p in c.ports]
+        fig.add_trace(go.Bar(x=x, y=c.bw * 100, name="bandwidth share", legendgroup="bw",
+                             showlegend=i == 0, marker_color=color), r, col)
+        fig.add_trace(go.Bar(x=x, y=c.pkt * 100, name="packet-rate share", legendgroup="pkt",
+                             showlegend=i == 0, marker=dict(color=color, opacity=0.45,
+                                                            pattern_shape="/")), r, col)
+        if c.instr_bw is not None:
+            fig.add_trace(go.Scatter(x=x, y=c.instr_bw * 100, name="instrument (bandwidth)",
+                                     legendgroup="ins", showlegend=i == 0, mode="markers",
+                                     marker=dict(symbol="line-ew", size=14, color="black",
+                                                 line=dict(width=2))), r, col)
+        fig.add_hline(y=100 / c.n, line_dash="dot", line_width=1, row=r, col=col)
+    fig.update_xaxes(type="category", title="source port")
+    fig.update_yaxes(title="share (%)")
+    fig.update_layout(height=260 * nrows + 80, title=title, barmode="group", **LAYOUT)
+    return fig
+
+
+def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "peak occupancy: instrument vs truth (MB)", "per-ingress share error (pp)"))
+    profiles = pdt.ordered(errors["profile"])
+    for prof in profiles:
+        d = errors[errors["profile"] == prof]
+        fig.add_trace(go.Scatter(x=d["peak_truth_bytes"] / pdt.MB, y=d["peak_instrument_bytes"] / pdt.MB,
+                                 text=d["case_id"], mode="markers", name=prof,
+                                 marker=dict(color=pdt.profile_color(prof, profiles))), 1, 1)
+    hi = float(np.nanmax(errors[["peak_truth_bytes", "peak_instrument_bytes"]].to_numpy(float))) / pdt.MB \
+        if not errors.empty else 1.0
+    fig.add_trace(go.Scatter(x=[0, hi], y=[0, hi], mode="lines", name="equal",
+                             line=dict(color="black", width=1)), 1, 1)
+    if shares is not None and not shares.empty:
+        for prof in profiles:
+            d = shares[shares["profile"] == prof]
+            fig.add_trace(go.Scatter(x=d["case_id"], y=d["err_pp_bw"], mode="markers",
+                                     name=f"{prof} shares", text=d["ingress_port"],
+                                     marker=dict(color=pdt.profile_color(prof, profiles), size=5)),
+                          1, 2)
+        fig.add_hrect(y0=-1, y1=1, fillcolor="gray", opacity=0.15, line_width=0, row=1, col=2)
+        fig.update_xaxes(showticklabels=False, row=1, col=2)
+    fig.update_layout(height=420, title="The instrument against ground truth", **LAYOUT)
+    return fig
+
+
+def fairness_index(fair: pd.DataFrame) -> go.Figure:
+    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"]
+    fig = go.Figure()
+    profiles = pdt.ordered(fair["profile"])
+    for prof in profiles:
+        d = fair[fair["profile"] == prof]
+        fig.add_trace(go.Bar(x=key[d.index], y=d["jain_bw"], name=prof,
+                             marker_color=pdt.profile_color(prof, profiles)))
+    fig.add_hline(y=0.99, line_dash="dot")
+    fig.update_layout(height=380, barmode="group", title="Jain's index per port combination",
+                      yaxis=dict(range=[0, 1.05], title="Jain's index (bandwidth)"), **LAYOUT)
+    return fig

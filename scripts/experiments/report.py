@@ -1,0 +1,453 @@
+"""`p4scope report RUN_DIR`: one self-contained HTML page and PNG plots.
+
+Reads only what a run stored (run.json and the Parquet tables) and writes
+
+    RUN_DIR/report.html        plotly.js inlined from the plotly wheel:
+                               opens offline, no network fetches
+    RUN_DIR/figures/*.png      the same plots drawn with matplotlib
+
+Sections appear when their tables exist, so a partial run (or a run of one
+experiment) renders what it has and says what is missing.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from . import plotdata as pdt
+from . import seedtables as st
+from .rundir import atomic_write_text, list_tables, load_meta, load_table
+
+TABLES = ("microburst", "streams", "fairness", "ground_truth", "ground_truth_ingress",
+          "instrument_series", "burst_events", "instrument_shares", "instrument_errors", "cases")
+
+# Acceptance bars (issue "Done means").
+FAIR_JAIN = 0.99
+FAIR_SHARE_DEV = 0.02
+ABSORPTION_TOL = 0.02
+PEAK_TOL = 0.05
+SHARE_TOL_PP = 1.0
+
+
+@dataclass
+class Run:
+    path: Path
+    meta: dict[str, Any]
+    t: dict[str, pd.DataFrame]
+
+    def has(self, name: str) -> bool:
+        return name in self.t and not self.t[name].empty
+
+
+def load_run(path: Path) -> Run:
+    path = Path(path)
+    meta = load_meta(path)
+    names = set(list_tables(path))
+    t = {n: df for n in TABLES if n in names and (df := load_table(path, n)) is not None}
+    return Run(path, meta, t)
+
+
+@dataclass
+class Section:
+    anchor: str
+    title: str
+    parts: list[str] = field(default_factory=list)
+
+
+class Page:
+    """Collects sections; saves PNGs as plots are added."""
+
+    def __init__(self, run: Run, png_dir: Path):
+        self.run = run
+        self.png_dir = png_dir
+        self.sections: list[Section] = []
+        self.pngs: list[Path] = []
+        self._first_plot = True
+
+    def section(self, anchor: str, title: str) -> Section:
+        s = Section(anchor, title)
+        self.sections.append(s)
+        return s
+
+    def plot(self, sec: Section, name: str, web_fig, png_fig) -> None:
+        import matplotlib.pyplot as plt
+
+        if png_fig is not None:
+            self.png_dir.mkdir(parents=True, exist_ok=True)
+            p = self.png_dir / f"{name}.png"
+            tmp = p.with_name(f".{p.name}.tmp.png")
+            png_fig.savefig(tmp, bbox_inches="tight")
+            plt.close(png_fig)
+            tmp.replace(p)
+            self.pngs.append(p)
+        if web_fig is not None:
+            div = web_fig.to_html(full_html=False, include_plotlyjs=False,
+                                  config={"displaylogo": False, "responsive": True})
+            link = f'<p class="png">PNG: <a href="figures/{name}.png">figures/{name}.png</a></p>' \
+                if png_fig is not None else ""
+            sec.parts.append(f'<div class="plot">{div}{link}</div>')
+
+
+# ----- helpers ---------------------------------------------------------------------
+
+def _esc(v: Any) -> str:
+    return html.escape(str(v))
+
+
+def _p(text: str) -> str:
+    return f"<p>{text}</p>"
+
+
+def _table(df: pd.DataFrame, header: bool = True, cls: str = "data") -> str:
+    return df.to_html(index=False, header=header, classes=cls, na_rep="", border=0,
+                      float_format=lambda x: f"{x:,.4g}")
+
+
+def _rows_table(rows: st.Rows) -> str:
+    """A seed-shaped block table: header rows (first cell 'Stream...' or
+    'Frame Size...') in bold, notes spanning the row."""
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    out = ['<table class="seed">']
+    for r in rows:
+        if len(r) == 1:
+            cls = "note" if str(r[0]).startswith("Note") else "block"
+            out.append(f'<tr class="{cls}"><td colspan="{width}">{_esc(r[0])}</td></tr>')
+            continue
+        head = str(r[0]).startswith(("Stream", "Frame Size", "Packet Size"))
+        tag = "th" if head else "td"
+        cells = "".join(f"<{tag}>{'' if v is None else _esc(v)}</{tag}>" for v in r)
+        cells += f"<{tag}></{tag}>" * (width - len(r))
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _ok(v: Optional[bool]) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return '<span class="na">n/a</span>'
+    return '<span class="pass">pass</span>' if v else '<span class="fail">fail</span>'
+
+
+# ----- sections ------------------------------------------------------------------
+
+def _overview(page: Page) -> None:
+    m = page.run.meta
+    s = page.section("overview", "Run")
+    status = m.get("status", "?")
+    badge = "pass" if status == "complete" else "fail"
+    reason = f" — {_esc(m.get('partial_reason'))}" if m.get("partial_reason") else ""
+    cases = m.get("cases", {})
+    prog = m.get("program", {})
+    vers = m.get("versions", {})
+    rows = [
+        ("run", m.get("run_id", page.run.path.name)),
+        ("experiment", m.get("experiment", "")),
+        ("status", f'<span class="{badge}">{_esc(status)}</span>{reason}'),
+        ("cases measured", f"{cases.get('done', '?')} of {cases.get('planned', '?')}"),
+        ("started / ended (UTC)", f"{_esc(m.get('started'))} / {_esc(m.get('ended'))}"),
+        ("seed", m.get("seed", "")),
+        ("program", " ".join(f"{k}={v}" for k, v in prog.items() if k != "json_sha256")
+         + (f" (JSON sha256 {prog['json_sha256'][:16]}…)" if "json_sha256" in prog else "")),
+        ("versions", ", ".join(f"{k} {v}" for k, v in vers.items())),
+        ("clock", m.get("clock", "virtual time (simulation)")),
+    ]
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{v if k == 'status' else _esc(v)}</td></tr>"
+                   for k, v in rows)
+    s.parts.append(f'<table class="kv">{body}</table>')
+    params = m.get("parameters", {})
+    if params:
+        s.parts.append("<details><summary>all parameters (run.json)</summary><pre>"
+                       + _esc(_pretty(params)) + "</pre></details>")
+    missing = [n for n in ("microburst", "streams", "ground_truth") if not page.run.has(n)]
+    if missing:
+        s.parts.append(_p("Not in this run: " + ", ".join(missing)
+                          + " (sections that need them are left out)."))
+
+
+def _pretty(obj: Any) -> str:
+    import json
+
+    return json.dumps(obj, indent=2, default=str)
+
+
+def _theory(page: Page) -> None:
+    s = page.section("theory", "Theory: what the configuration predicts")
+    s.parts.append(_p(
+        "The traffic manager admits a frame into an egress queue while the queue's occupancy "
+        "<i>q</i> stays under its dynamic threshold <i>α·(B − Q)</i>, where <i>B</i> is the "
+        "shared buffer and <i>Q</i> what all queues hold together. With one congested queue the "
+        "queue settles where <i>q = α·(B − q)</i>, i.e. <b><i>q* = α·B / (1 + α)</i></b>; with "
+        "<i>n</i> queues congested at once each gets <i>α·B / (1 + n·α)</i>; space reserved for "
+        "a queue outside the shared pool adds to this. A queue with a static limit keeps that "
+        "limit."))
+    s.parts.append(_p(
+        "A microburst of <i>N</i> frames from each of <i>k</i> ingress ports at line rate fills "
+        "the egress queue at (k − 1) × line rate while the egress port drains at line rate. When "
+        "the bursts end, the egress port has sent about <i>N</i> frames and the queue holds the "
+        "rest of what it admitted, which it sends afterwards; so by the Tolly formula "
+        "<b>buffered = forwarded − N = min((k − 1)·N, queue limit in frames)</b>. Each burst is "
+        "made longer than the buffer (N is chosen from the configured limit with a margin), so "
+        "buffered measures the buffer. A frame of tester size S occupies S − 4 bytes in the "
+        "switch (no FCS), rounded up to whole cells when the buffer counts cells."))
+    s.parts.append(_p(
+        "In an N:1 incast at 100% line rate the egress port sends 100 Gbit/s (layer 1); a fair "
+        "arbiter gives each source 1/N of it (Jain's index 1), whatever the frame sizes, and the "
+        "bandwidth share equals the packet-rate share when every source sends the same mix. An "
+        "arbiter that favours some ports, or drops large frames more than small ones, shows up "
+        "as unequal shares, or as packet-rate shares above bandwidth shares."))
+    th = page.run.meta.get("theory") or []
+    if th:
+        df = pd.DataFrame(th)
+        s.parts.append(_table(df))
+
+
+def _microburst(page: Page) -> None:
+    run = page.run
+    if not run.has("microburst"):
+        return
+    from . import plots_png as pp
+    from . import plots_web as pw
+
+    micro = run.t["microburst"]
+    s = page.section("microburst", "Microburst absorption")
+    s.parts.append(_p(
+        "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
+        "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "
+        "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
+        "Figure 10. Dotted: what the configured buffer predicts."))
+    page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro), pp.absorption_vs_size(micro))
+    rows = st.table4_microburst(micro)
+    if rows:
+        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + _rows_table(rows))
+        s.parts.append("<h3>The same in frames</h3>"
+                       + _rows_table(st.table4_microburst(micro, "buffered_frames", digits=0)))
+    rows4 = st.burst_4to1(micro)
+    if rows4:
+        s.parts.append("<h3>4:1 burst absorption (seed 001, Figure 10 shape), MB</h3>"
+                       + _rows_table(rows4))
+    cols = [c for c in ("scenario", "combination", "profile", "frame_size", "burst_frames",
+                        "forwarded_total", "buffered_frames", "expected_frames", "error_rel",
+                        "buffered_mb", "peak_truth_bytes") if c in micro]
+    chk = micro[cols].copy()
+    if "error_rel" in chk:
+        chk["within_2pct"] = chk["error_rel"].abs() <= ABSORPTION_TOL
+    s.parts.append("<details><summary>every burst: forwarded, buffered, expected</summary>"
+                   + _table(chk) + "</details>")
+
+    if run.has("ground_truth"):
+        truth = run.t["ground_truth"]
+        panels = pdt.burst_panels(micro, truth)
+        if panels:
+            s.parts.append("<h3>Queue occupancy over time during each burst</h3>")
+            s.parts.append(_p("Ground truth from the traffic manager's occupancy trace; one "
+                              "line per frame size (PNG: all panels; HTML: pick a panel)."))
+            page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
+                      pp.burst_occupancy_grid(panels))
+        labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()}
+        h = pdt.queue_heatmap(truth, labels)
+        if h is not None:
+            s.parts.append("<h3>Time × egress queue</h3>")
+            page.plot(s, "microburst_heatmap", pw.queue_heatmap(h, "Occupancy per egress queue"),
+                      pp.queue_heatmap(h, "Microburst: occupancy per egress queue (each row one "
+                                          "queue of one case)"))
+        reps = pdt.representative_cases(micro)
+        if run.has("ground_truth_ingress"):
+            ti = run.t["ground_truth_ingress"]
+            stacks = []
+            for cid in _stack_cases(micro):
+                r = micro[micro["case_id"] == cid].iloc[0]
+                sk = pdt.stacked_by_ingress(ti, cid, pdt.short_case(r))
+                if sk is not None:
+                    stacks.append(sk)
+            if stacks:
+                s.parts.append("<h3>Occupancy stacked by ingress port</h3>")
+                page.plot(s, "microburst_by_ingress", pw.stacked_by_ingress(stacks),
+                          pp.stacked_by_ingress(stacks))
+        views = []
+        for cid in reps:
+            r = micro[micro["case_id"] == cid].iloc[0]
+            v = pdt.instrument_view(truth, run.t.get("instrument_series"),
+                                    run.t.get("burst_events"), cid, pdt.short_case(r))
+            if v is not None:
+                views.append(v)
+        if views:
+            s.parts.append("<h3>What the instrument saw</h3>")
+            page.plot(s, "microburst_instrument", pw.instrument_vs_truth(views),
+                      pp.instrument_vs_truth(views))
+
+
+def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:
+    """One case per (scenario, combination, profile) at the size nearest `size`."""
+    out = []
+    for _, g in micro.groupby(["scenario", "combination", "profile"], sort=False):
+        sizes = g["frame_size"].to_numpy()
+        best = sizes[np.argmin(np.abs(sizes - size))]
+        out.append(g[g["frame_size"] == best]["case_id"].iloc[0])
+    return out
+
+
+def _fairness(page: Page) -> None:
+    run = page.run
+    if not run.has("streams") or "n" not in run.t["streams"]:
+        return
+    from . import plots_png as pp
+    from . import plots_web as pw
+
+    streams = run.t["streams"]
+    streams = streams[streams["experiment"] == "fairness"]
+    if streams.empty:
+        return
+    s = page.section("fairness", "Fairness: N:1 incast with iMIX")
+    s.parts.append(_p(
+        "N source ports each send 100% line rate of the Tolly iMIX (64:55, 78:5, 576:17, "
+        "1518:23) to one egress port. Per-stream Gbps (layer 1) at the sink over the "
+        "steady-state window, in the shape of seed 000's Table 3; bandwidth share vs "
+        "packet-rate share per stream; Jain's index and max/min share per case."))
+    s.parts.append("<h3>Table 3 shape: throughput of each stream (Gbps)</h3>"
+                   + _rows_table(st.table3_fairness(streams)))
+    if run.has("fairness"):
+        fair = run.t["fairness"]
+        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
+        s.parts.append("<h3>Per case</h3>" + _table(st.fairness_summary(fair)))
+    cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
+    for n in sorted({c.n for c in cases}):
+        cn = [c for c in cases if c.n == n]
+        title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
+        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
+    if run.has("ground_truth_ingress") and run.has("fairness"):
+        fair = run.t["fairness"]
+        stacks = []
+        for _, g in fair.groupby(["n", "profile"], sort=False):
+            r = g.iloc[0]
+            sk = pdt.stacked_by_ingress(run.t["ground_truth_ingress"], r["case_id"],
+                                        pdt.short_case(r))
+            if sk is not None:
+                stacks.append(sk)
+        if stacks:
+            s.parts.append("<h3>Occupancy of the congested queue, stacked by ingress port</h3>")
+            page.plot(s, "fairness_by_ingress", pw.stacked_by_ingress(stacks),
+                      pp.stacked_by_ingress(stacks))
+        if run.has("ground_truth"):
+            labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
+            h = pdt.queue_heatmap(run.t["ground_truth"], labels)
+            if h is not None:
+                page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
+                          pp.queue_heatmap(h, "Fairness: occupancy per egress queue"))
+
+
+def _instrument(page: Page) -> None:
+    run = page.run
+    if not run.has("instrument_errors"):
+        return
+    from . import plots_png as pp
+    from . import plots_web as pw
+
+    err = run.t["instrument_errors"]
+    s = page.section("instrument", "The instrument against ground truth")
+    s.parts.append(_p(
+        "The telemetry instrument (the DUT's own P4 mechanisms, read over P4Runtime and from "
+        "its reports) against the traffic manager's ground truth: peak occupancy (relative "
+        "error), burst start and end (ns), per-ingress bandwidth shares (percentage points). "
+        f"Bars: peak within {PEAK_TOL:.0%}, shares within {SHARE_TOL_PP:g} pp."))
+    shares = run.t.get("instrument_shares")
+    page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
+              pp.instrument_errors(err, shares))
+    e = err.copy()
+    e["peak_ok"] = e["peak_error_rel"].abs() <= PEAK_TOL
+    s.parts.append(_table(e))
+
+
+def _checks(page: Page) -> None:
+    """The acceptance bars, evaluated on what was measured."""
+    run = page.run
+    rows = []
+    if run.has("fairness"):
+        f = run.t["fairness"]
+        for prof, g in f.groupby("profile", sort=False):
+            ok = bool(((g["jain_bw"] >= FAIR_JAIN) & (g["max_dev_bw"] <= FAIR_SHARE_DEV)).all())
+            rows.append((f"fairness, {prof}: Jain ≥ {FAIR_JAIN} and every share within "
+                         f"{FAIR_SHARE_DEV:.0%} of 1/N in every case",
+                         f"min Jain {g['jain_bw'].min():.4f}, max deviation {g['max_dev_bw'].max():.2%}",
+                         ok if prof == "fair" else None))
+    if run.has("microburst") and "error_rel" in run.t["microburst"]:
+        m = run.t["microburst"]
+        for prof, g in m.groupby("profile", sort=False):
+            worst = g["error_rel"].abs().max()
+            rows.append((f"microburst, {prof}: buffered within {ABSORPTION_TOL:.0%} of the "
+                         "configured buffer", f"worst {worst:.2%}", bool(worst <= ABSORPTION_TOL)))
+    if run.has("instrument_errors"):
+        e = run.t["instrument_errors"]
+        worst = e["peak_error_rel"].abs().max()
+        rows.append((f"instrument peak occupancy within {PEAK_TOL:.0%} of ground truth",
+                     f"worst {worst:.2%}", None if pd.isna(worst) else bool(worst <= PEAK_TOL)))
+    if run.has("instrument_shares"):
+        sh = run.t["instrument_shares"]
+        worst = sh["err_pp_bw"].abs().max()
+        rows.append((f"instrument per-ingress shares within {SHARE_TOL_PP:g} pp",
+                     f"worst {worst:.3f} pp", None if pd.isna(worst) else bool(worst <= SHARE_TOL_PP)))
+    if not rows:
+        return
+    s = page.section("checks", "Checks")
+    body = "".join(f"<tr><td>{_esc(a)}</td><td>{_esc(b)}</td><td>{_ok(c)}</td></tr>"
+                   for a, b, c in rows)
+    s.parts.append('<table class="data"><tr><th>bar</th><th>measured</th><th></th></tr>'
+                   + body + "</table>")
+    s.parts.append(_p("n/a: the unfair profile is meant to fail the fairness bar; its imbalance "
+                      "is what the instrument has to find."))
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;
+     background:#fafafa}
+main{max-width:1200px;margin:0 auto;padding:16px 28px 60px;background:#fff}
+h1{font-size:1.5em;margin:.4em 0}h2{border-bottom:2px solid #ddd;padding-bottom:4px;
+margin-top:2em}h3{margin-top:1.4em;font-size:1.05em}
+nav a{margin-right:14px}table{border-collapse:collapse;margin:8px 0;font-size:12.5px}
+table.data td,table.data th,table.seed td,table.seed th,table.kv td,table.kv th{
+border:1px solid #ddd;padding:3px 7px;text-align:right}
+table.kv th{text-align:left;background:#f3f3f3}table.kv td{text-align:left}
+table.seed th{background:#eef3f8}tr.block td{font-weight:600;text-align:left;
+background:#f7f7f7}tr.note td{text-align:left;font-style:italic;color:#555}
+.pass{color:#fff;background:#2e7d32;padding:1px 6px;border-radius:3px}
+.fail{color:#fff;background:#c62828;padding:1px 6px;border-radius:3px}
+.na{color:#555;background:#e0e0e0;padding:1px 6px;border-radius:3px}
+.plot{margin:10px 0 18px}.png{font-size:11px;color:#666;margin:0}
+pre{background:#f5f5f5;padding:8px;overflow:auto;font-size:11px}
+details{margin:8px 0}
+"""
+
+
+def render(run_dir: Path, out: Optional[Path] = None) -> Path:
+    """Writes report.html (and figures/*.png) for a stored run; returns its path."""
+    import plotly.offline
+
+    run = load_run(run_dir)
+    out = Path(out) if out else run.path / "report.html"
+    page = Page(run, out.parent / "figures")
+    _overview(page)
+    _checks(page)
+    _theory(page)
+    _microburst(page)
+    _fairness(page)
+    _instrument(page)
+    nav = " ".join(f'<a href="#{s.anchor}">{_esc(s.title.split(":")[0])}</a>' for s in page.sections)
+    body = "\n".join(f'<h2 id="{s.anchor}">{_esc(s.title)}</h2>\n' + "\n".join(s.parts)
+                     for s in page.sections)
+    title = f"p4scope run {run.meta.get('run_id', run.path.name)}"
+    doc = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+           f"<title>{_esc(title)}</title><style>{CSS}</style>"
+           f"<script type=\"text/javascript\">{plotly.offline.get_plotlyjs()}</script></head>"
+           f"<body><main><h1>{_esc(title)}</h1><nav>{nav}</nav>\n{body}\n"
+           f"<p class=\"png\">Rendered from the stored tables by <code>p4scope report</code>; "
+           f"plots as PNG in figures/.</p></main></body></html>\n")
+    atomic_write_text(out, doc)
+    return out

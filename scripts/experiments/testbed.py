@@ -1,0 +1,244 @@
+"""The embedded switch: the reference DUT in virtual time, driven over P4Runtime.
+
+A run starts p4scope's P4Runtime server in this process, on loopback and a
+free port, and configures it the way it would configure any switch: the
+controller (p4scope.control) connects as primary, sends the compiled DUT
+(BMv2 JSON + P4Info) with SetForwardingPipelineConfig, and writes table
+entries, the clone session and the collector. Only the traffic — the
+engine's sources and sinks in virtual time — and the ground-truth trace go
+to the engine directly, since a tester's ports and a simulator's clock are
+no part of P4Runtime.
+
+Each case starts from an empty switch at virtual time 0: `reset(profile)`
+sends the pipeline again, which gives a fresh engine with that traffic-
+manager profile, and replays the configuration.
+
+Addressing: the host behind port p has MAC 02:00:00:00:00:pp and IPv4
+10.0.0.p; frames are UDP from the host of their ingress port to the host of
+their egress port. Source MACs are installed as static smac entries, so no
+learning digests are generated while measuring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from .params import Profile
+
+CPU_PORT = 255
+COLLECTOR_PORT = 62  # the telemetry collector's port on the switch
+REPORT_SESSION = 500  # telemetry.p4 TEL_REPORT_SESSION
+TEL_PORT_BITS = 6  # telemetry.p4: pair index = egress << 6 | ingress
+SWITCH_MAC = 0x02_00_00_00_00_FE
+SWITCH_IP = 0x0A_00_00_FE
+COLLECTOR_IP = 0x0A_00_00_FD
+COLLECTOR_UDP = 32766
+SNAP_BYTES = 64
+
+
+def host_mac(port: int) -> int:
+    return 0x02_00_00_00_00_00 | (port & 0xFF)
+
+
+def host_ip(port: int) -> int:
+    return 0x0A_00_00_00 | (port & 0xFF)
+
+
+class MissingEngineAPI(RuntimeError):
+    """The engine does not (yet) offer what an experiment needs."""
+
+
+@dataclass
+class DutProgram:
+    """The compiled reference DUT and what identifies it in run.json."""
+
+    pipeline: Any  # p4scope.control.Pipeline
+    source: str
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"name": self.pipeline.name, "source": self.source,
+                "compiler": "p4scope compile (in process)",
+                "json_sha256": hashlib.sha256(self.pipeline.device_config).hexdigest(),
+                "p4info_sha256": hashlib.sha256(
+                    self.pipeline.p4info.SerializeToString(deterministic=True)).hexdigest()}
+
+
+def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:
+    """Compiles the reference DUT with p4scope's compiler (in process)."""
+    from p4scope.control import Pipeline
+
+    source = Path(source)
+    if not source.is_file():
+        raise FileNotFoundError(f"{source}: the reference DUT is not there (run from the "
+                                "repository's top folder, or pass --program)")
+    return DutProgram(Pipeline.compile(source), str(source))
+
+
+@dataclass
+class TelemetryConfig:
+    """What the instrument is told to do on a measured egress port."""
+
+    burst_on_bytes: int
+    burst_off_bytes: int
+    interval_log2_us: int = 0
+    histogram_shift: int = 16  # bytes >> 16: 64 KiB bins
+    report_intervals: bool = True
+    report_burst_packets: bool = False
+
+
+@dataclass
+class Flow:
+    ingress: int
+    egress: int
+
+
+@dataclass
+class VirtualSwitch:
+    """See the module docstring. Use as a context manager."""
+
+    program: DutProgram
+    profile: Profile
+    seed: int = 0
+    apply_profile: Optional[Callable[[Any, Profile], None]] = None
+    address: str = ""
+    device: Any = None
+    server: Any = None
+    sw: Any = None  # p4scope.control.Switch
+    _flows: list[Flow] = field(default_factory=list)
+    _telemetry: dict[int, TelemetryConfig] = field(default_factory=dict)
+
+    # ----- life cycle ------------------------------------------------------------
+
+    def __enter__(self) -> "VirtualSwitch":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        from p4scope.control import Switch
+        from p4scope.switch.device import Device, DeviceOptions
+        from p4scope.switch.pipeline import default_engine_factory
+        from p4scope.switch.server import make_server
+
+        def factory(json_text, opts):
+            eng = default_engine_factory(json_text, opts)
+            if self.apply_profile is not None:
+                self.apply_profile(eng.raw, self.profile)
+            return eng
+
+        self.device = Device(DeviceOptions(cpu_port=CPU_PORT, seed=self.seed),
+                             engine_factory=factory)
+        self.server, port = make_server(self.device, "127.0.0.1:0", max_workers=8)
+        self.address = f"127.0.0.1:{port}"
+        self.sw = Switch.connect(self.address, pipeline=self.program.pipeline)
+        self._configure()
+
+    def close(self) -> None:
+        if self.sw is not None:
+            self.sw.close()
+            self.sw = None
+        if self.server is not None:
+            self.server.stop(grace=0).wait(2)
+            self.server = None
+        if self.device is not None:
+            self.device.stop()
+
+    def reset(self, profile: Optional[Profile] = None) -> None:
+        """A fresh engine (empty buffers, time 0) with `profile`, configured again."""
+        if profile is not None:
+            self.profile = profile
+        self.sw.set_pipeline(self.program.pipeline)
+        self._configure()
+
+    # ----- configuration over P4Runtime ------------------------------------------
+
+    def forward(self, flows: Sequence[Flow]) -> None:
+        """Static L2 forwarding for `flows` (kept across reset)."""
+        self._flows = list(flows)
+        self._write_forwarding()
+
+    def watch(self, egress: int, cfg: TelemetryConfig) -> None:
+        """Switches the instrument on for one egress port (kept across reset)."""
+        self._telemetry[egress] = cfg
+        self._write_telemetry(egress, cfg)
+
+    def _configure(self) -> None:
+        sw = self.sw
+        sw.clone_session(REPORT_SESSION, COLLECTOR_PORT)
+        sw.table("report_collector").set_default(
+            "set_collector", switch_mac=SWITCH_MAC, collector_mac=host_mac(COLLECTOR_PORT),
+            switch_ip=SWITCH_IP, collector_ip=COLLECTOR_IP, collector_udp_port=COLLECTOR_UDP,
+            node_id=1, snap_bytes=SNAP_BYTES)
+        if self._flows:
+            self._write_forwarding()
+        for eg, cfg in self._telemetry.items():
+            self._write_telemetry(eg, cfg)
+
+    def _write_forwarding(self) -> None:
+        smac = self.sw.table("smac")
+        dmac = self.sw.table("dmac")
+        ins = sorted({f.ingress for f in self._flows})
+        egs = sorted({f.egress for f in self._flows})
+        entries = [smac.entry({"hdr.ethernet.src_addr": host_mac(p)}, "smac_hit", port=p)
+                   for p in ins]
+        entries += [dmac.entry({"hdr.ethernet.dst_addr": host_mac(p)}, "forward", port=p)
+                    for p in egs]
+        self.sw.insert(entries)
+
+    def _write_telemetry(self, egress: int, cfg: TelemetryConfig) -> None:
+        t = self.sw.table("tel_port")
+        e = t.entry({"sm.egress_port": egress}, "tel_port_config", depth_in_bytes=1,
+                    burst_threshold=cfg.burst_on_bytes, burst_end_threshold=cfg.burst_off_bytes,
+                    histogram_shift=cfg.histogram_shift, interval_log2_us=cfg.interval_log2_us,
+                    report_intervals=int(cfg.report_intervals),
+                    report_burst_packets=int(cfg.report_burst_packets))
+        try:
+            self.sw.insert(e)
+        except Exception:  # noqa: BLE001 - already there after a reset: modify
+            self.sw.modify(e)
+
+    # ----- reading the instrument over P4Runtime ------------------------------------
+
+    def pair_counters(self, egress: int, ingresses: Sequence[int]) -> dict[str, dict[int, tuple[int, int]]]:
+        """tel_offered / tel_delivered per ingress port: (bytes, packets)."""
+        idx = {p: (egress << TEL_PORT_BITS) | p for p in ingresses}
+        out = {}
+        for name in ("tel_offered", "tel_delivered"):
+            vals = self.sw.counter(name).read_many(idx.values())
+            out[name] = {p: (vals[i].bytes, vals[i].packets) for p, i in idx.items()}
+        return out
+
+    # ----- the engine --------------------------------------------------------------
+
+    @property
+    def engine(self) -> Any:
+        """The running engine (p4scope_dataplane.Engine); use under `locked()`."""
+        dp = self.device.dataplane
+        if dp is None:
+            raise RuntimeError("no pipeline committed")
+        return getattr(dp, "raw", dp)
+
+    @contextmanager
+    def locked(self) -> Iterator[Any]:
+        """The engine, with the device's lock held (P4Runtime requests wait)."""
+        with self.device.lock:
+            yield self.engine
+
+
+def engine_version() -> str:
+    try:
+        import p4scope_dataplane
+
+        return str(getattr(p4scope_dataplane, "__version__", "?"))
+    except ImportError:
+        return "not installed"
+
+

@@ -1,0 +1,51 @@
+"""Report rendering from a small stored results folder."""
+
+import re
+import sys
+from pathlib import Path
+
+from p4scope.experiments import report
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fixture_run import make_run  # noqa: E402
+
+
+def test_report_is_self_contained_with_pngs(tmp_path):
+    run = make_run(tmp_path)
+    out = report.render(run)
+    html = out.read_text()
+    assert out == run / "report.html"
+    # no network fetches: no external scripts, stylesheets or images
+    assert not re.search(r'<script[^>]+src=', html)
+    assert not re.search(r'<link[^>]+href="https?:', html)
+    assert "cdn.plot.ly" not in html.split("</script>", 1)[1]
+    assert "Plotly.newPlot" in html
+    for section in ("Microburst absorption", "Fairness", "The instrument against ground truth",
+                    "Theory", "Checks"):
+        assert section in html
+    assert "α·B / (1 + α)" in html
+    assert "Stream (Source Port)" in html and "Frame Size (Bytes)" in html
+    pngs = {p.name for p in (run / "figures").glob("*.png")}
+    for name in ("microburst_absorption", "microburst_occupancy", "microburst_heatmap",
+                 "microburst_by_ingress", "microburst_instrument", "fairness_shares_3to1",
+                 "fairness_jain", "instrument_errors"):
+        assert f"{name}.png" in pngs
+        assert f"figures/{name}.png" in html
+    # rendering only reads: the tables are untouched
+    assert sorted(p.name for p in run.glob("*.parquet")) == sorted(
+        f"{n}.parquet" for n in ("microburst", "ground_truth", "ground_truth_ingress",
+                                 "instrument_series", "burst_events", "instrument_errors",
+                                 "streams", "instrument_shares", "fairness"))
+
+
+def test_partial_run_with_one_table_renders(tmp_path):
+    run = make_run(tmp_path)
+    for p in run.glob("*.parquet"):
+        if p.stem != "microburst":
+            p.unlink()
+    meta = (run / "run.json").read_text().replace('"complete"', '"partial"')
+    (run / "run.json").write_text(meta)
+    html = report.render(run).read_text()
+    assert "partial" in html
+    assert "Microburst absorption" in html
+    assert 'id="fairness"' not in html
