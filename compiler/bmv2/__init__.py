@@ -112,7 +112,8 @@ class V1ModelBackend:
         out["force_arith"] = []
         out["extern_instances"] = ctx.extern_instances
         out["field_aliases"] = self.field_aliases(std)
-        out["program"] = ir.program.pos.file if ir.program.pos.line else ""
+        import os
+        out["program"] = os.path.basename(ir.main.pos.file) if ir.main is not None else ""
         out["__meta__"] = {"version": [2, 23], "compiler": "p4scope"}
         return out
 

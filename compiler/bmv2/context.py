@@ -58,6 +58,19 @@ class ConversionContext:
     def unsupported(self, pos: Optional[Pos], what: str) -> None:
         self.diags.error(ErrorKind.UNSUPPORTED, pos, f"{what} not supported yet")
 
+    def source_info(self, pos: Optional[Pos], fragment: Optional[str] = None) -> Optional[dict]:
+        """p4c's `source_info` (BMv2 prints it in its logs): file, line,
+        column and the source text (the line from the column on when no
+        fragment is given)."""
+        if pos is None or pos.line <= 0:
+            return None
+        if fragment is None:
+            text = self.diags.sources.line(pos.file, pos.line) or ""
+            fragment = text[max(pos.col, 1) - 1:].strip()
+        import os
+        return {"filename": os.path.basename(pos.file), "line": pos.line, "column": pos.col,
+                "source_fragment": fragment}
+
     def type_scope(self, env: Optional[Env]) -> Scope:
         blk = env.blk if env is not None else None
         return blk.scope if blk is not None else self.checker.glob

@@ -32,6 +32,7 @@ from typing import Any, Optional
 
 from .. import ast
 from .. import types as T
+from ..exprtext import expr_text
 from .env import ActionB, BlockB, Env, ExternB, TableB
 from .expressions import ApplyResultV
 from .names import source_name
@@ -75,6 +76,7 @@ class Cond(Item):
     expr: dict
     then: list[Item] = field(default_factory=list)
     else_: list[Item] = field(default_factory=list)
+    source: Optional[ast.Expr] = None
 
 
 class Exit(Item):
@@ -379,7 +381,7 @@ class ControlLowering:
             if branch is not None:
                 self.stmt(branch, env.child(), items)
             return
-        node = Cond(as_bool(c))
+        node = Cond(as_bool(c), source=s.cond)
         self.stmt(s.then, env.child(), node.then)
         if s.else_ is not None:
             self.stmt(s.else_, env.child(), node.else_)
@@ -482,8 +484,14 @@ class ControlLowering:
             if t == f:
                 return t
             name = self.ctx.fresh_node_name()
-            self.pipeline.conditionals.append({"name": name, "id": 0, "expression": item.expr,
-                                               "true_next": t, "false_next": f})
+            cj: dict[str, Any] = {"name": name, "id": 0}
+            if item.source is not None:
+                text = expr_text(item.source).replace(".$valid$", ".isValid()")
+                si = self.ctx.source_info(item.source.pos, text)
+                if si is not None:
+                    cj["source_info"] = si
+            cj.update({"expression": item.expr, "true_next": t, "false_next": f})
+            self.pipeline.conditionals.append(cj)
             return name
         if isinstance(item, Exit):
             return None

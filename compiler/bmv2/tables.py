@@ -112,10 +112,14 @@ class TableConverter:
         d = tb.decl
         env = tb.env
         props = self.props(d)
-        j: dict[str, Any] = {"name": tb.name, "id": 0, "key": [], "match_type": "exact",
+        j: dict[str, Any] = {"name": tb.name, "id": 0}
+        si = ctx.source_info(d.pos, d.name)
+        if si is not None:
+            j["source_info"] = si
+        j.update({"key": [], "match_type": "exact",
                              "type": "simple", "max_size": DEFAULT_SIZE, "with_counters": False,
                              "support_timeout": False, "direct_meters": None,
-                             "action_ids": [], "actions": []}
+                             "action_ids": [], "actions": []})
         kinds: list[str] = []
         selector_inputs: list[dict] = []
         key_widths: list[int] = []
