@@ -1,0 +1,333 @@
+"""The telemetry collector: reports, digests, packet-ins and counter polls
+in; time series and burst events out.
+
+Sources (any mix):
+    feed(udp_payload) / feed_frame(frame)   INT reports (e.g. frames the
+                                            switch sent out of the collector port)
+    feed_packet_in(packet_in)               reports sent to the CPU port
+    listen("127.0.0.1", 32766)              a UDP socket (loopback by default)
+    feed_digests(switch.digests())          digests, as events
+    poll_counters(switch, "tel_delivered")  counter snapshots, timestamped
+
+Outputs (lists of dataclasses; `tables()` gives pandas DataFrames):
+    samples      one row per DOMAIN_QUEUE report: depth at enqueue and
+                 dequeue, time in queue, flow, ingress/egress port
+    bursts()     BurstEvent per (node, port, burst id): start, end, peak,
+                 packets, packets per ingress port, flows
+    intervals    occupancy maxima per interval
+    tap          DOMAIN_TAP samples with occupancy = bytes in - bytes out
+    counters     counter snapshots
+    lost         reports missing by sequence number, per node
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from ..packets import parse_frame
+from ..reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL,
+                       Report, ReportError, parse_report, parse_report_frame)
+
+
+@dataclass
+class QueueSample:
+    node_id: int
+    seq: int
+    enq_ns: int
+    """When the packet entered the queue (egress time - time in queue)."""
+    egress_ns: int
+    ingress_port: int
+    egress_port: int
+    queue_id: int
+    enq_qdepth: int
+    deq_qdepth: int
+    enq_qbytes: int
+    deq_qbytes: int
+    queue_time_ns: int
+    hop_latency_ns: int
+    events: int
+    burst_id: int
+    flow: Optional[tuple] = None
+
+
+@dataclass
+class BurstEvent:
+    node_id: int
+    port: int
+    burst_id: int
+    start_ns: Optional[int] = None
+    end_ns: Optional[int] = None
+    """Egress time of the first packet seen below the end threshold."""
+    last_ns: Optional[int] = None
+    """Egress time of the last packet reported as building the burst."""
+    peak_pkts: int = 0
+    peak_bytes: int = 0
+    packets: int = 0
+    """Packets of the burst as the data plane counted them (burst_pkts)."""
+    reported: int = 0
+    by_ingress: dict[int, int] = field(default_factory=dict)
+    flows: set = field(default_factory=set)
+
+    @property
+    def complete(self) -> bool:
+        return self.start_ns is not None and self.end_ns is not None
+
+    @property
+    def duration_ns(self) -> Optional[int]:
+        end = self.end_ns if self.end_ns is not None else self.last_ns
+        return None if self.start_ns is None or end is None else end - self.start_ns
+
+
+@dataclass
+class IntervalMax:
+    node_id: int
+    port: int
+    interval: int
+    max_pkts: int
+    max_bytes: int
+    reported_ns: int
+
+
+@dataclass
+class TapSample:
+    node_id: int
+    time_ns: int
+    direction: int
+    bytes_to_dut: int
+    bytes_from_dut: int
+    pkts_to_dut: int
+    pkts_from_dut: int
+    frame_bytes: int
+
+    @property
+    def occupancy_bytes(self) -> int:
+        return self.bytes_to_dut - self.bytes_from_dut
+
+    @property
+    def occupancy_pkts(self) -> int:
+        return self.pkts_to_dut - self.pkts_from_dut
+
+
+@dataclass
+class CounterSample:
+    time_ns: int
+    counter: str
+    index: int
+    packets: int
+    bytes: int
+
+
+@dataclass
+class DigestEvent:
+    time_ns: int
+    digest: str
+    values: dict[str, int]
+
+
+class Collector:
+    def __init__(self, udp_port: Optional[int] = None, clock: Callable[[], int] = time.monotonic_ns):
+        self.udp_port = udp_port
+        self.clock = clock
+        self.reports: list[Report] = []
+        self.samples: list[QueueSample] = []
+        self.intervals: list[IntervalMax] = []
+        self.tap: list[TapSample] = []
+        self.counters: list[CounterSample] = []
+        self.digests: list[DigestEvent] = []
+        self.errors: list[str] = []
+        self._bursts: dict[tuple[int, int, int], BurstEvent] = {}
+        self._next_seq: dict[int, int] = {}
+        self.lost: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self._sock: Optional[socket.socket] = None
+        self._thread: Optional[threading.Thread] = None
+
+    # ----- inputs -------------------------------------------------------------------
+
+    def feed(self, payload: bytes) -> Optional[Report]:
+        """One report's UDP payload; malformed ones are counted in `errors`."""
+        try:
+            r = parse_report(payload)
+        except ReportError as e:
+            self.errors.append(str(e))
+            return None
+        self._add(r)
+        return r
+
+    def feed_frame(self, frame: bytes) -> Optional[Report]:
+        try:
+            r = parse_report_frame(frame, self.udp_port)
+        except ReportError as e:
+            self.errors.append(str(e))
+            return None
+        self._add(r)
+        return r
+
+    def feed_frames(self, frames: Iterable[bytes]) -> int:
+        return sum(1 for f in frames if self.feed_frame(f) is not None)
+
+    def feed_packet_in(self, packet_in: Any) -> Optional[Report]:
+        """A report that reached the controller as a packet-in (its payload
+        is the report frame; the switch stripped the packet_in header)."""
+        return self.feed_frame(packet_in.payload)
+
+    def feed_digests(self, digest_lists: Iterable[Any]) -> None:
+        now = self.clock()
+        with self._lock:
+            for dl in digest_lists:
+                for m in dl.messages:
+                    self.digests.append(DigestEvent(now, m.digest, dict(m.values)))
+
+    def poll_counters(self, sw: Any, counter: str, indexes: Optional[Iterable[int]] = None) -> int:
+        """Reads a counter (all cells, or `indexes`) and records the values
+        with the poll time; returns the number of cells."""
+        h = sw.counter(counter)
+        vals = h.read_all() if indexes is None else h.read_many(indexes)
+        now = self.clock()
+        with self._lock:
+            for i, v in sorted(vals.items()):
+                self.counters.append(CounterSample(now, counter, i, v.packets, v.bytes))
+        return len(vals)
+
+    # ----- UDP listener -----------------------------------------------------------------
+
+    def listen(self, host: str = "127.0.0.1", port: int = 32766) -> int:
+        """Receives reports on a UDP socket in a background thread; returns
+        the bound port (pass 0 for any free one)."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((host, port))
+        sock.settimeout(0.2)
+        self._sock = sock
+        self._stop = threading.Event()
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    data, _ = sock.recvfrom(65535)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                self.feed(data)
+
+        self._thread = threading.Thread(target=loop, name="int-collector", daemon=True)
+        self._thread.start()
+        return sock.getsockname()[1]
+
+    def stop(self) -> None:
+        if self._sock is not None:
+            self._stop.set()
+            if self._thread is not None:
+                self._thread.join(timeout=2)
+            self._sock.close()
+            self._sock = None
+
+    # ----- derivation -----------------------------------------------------------------
+
+    def _add(self, r: Report) -> None:
+        with self._lock:
+            self.reports.append(r)
+            self._sequence(r)
+            if r.queue is not None:
+                self._queue_report(r)
+            elif r.tap is not None:
+                t = r.tap
+                self.tap.append(TapSample(r.node_id, r.md.ingress_ts_ns or 0, t.direction,
+                                          t.bytes_to_dut, t.bytes_from_dut, t.pkts_to_dut,
+                                          t.pkts_from_dut, t.frame_bytes))
+
+    def _sequence(self, r: Report) -> None:
+        exp = self._next_seq.get(r.node_id)
+        if exp is not None and r.seq != exp:
+            gap = (r.seq - exp) & 0x3FFFFF
+            if gap < 0x200000:  # ahead: reports lost; behind: reordered
+                self.lost[r.node_id] = self.lost.get(r.node_id, 0) + gap
+        self._next_seq[r.node_id] = (r.seq + 1) & 0x3FFFFF
+
+    def _queue_report(self, r: Report) -> None:
+        q, md = r.queue, r.md
+        egress_ns = md.egress_ts_ns or 0
+        flow = None
+        if r.inner:
+            try:
+                f = parse_frame(r.inner)
+                if f.ip_src is not None:
+                    flow = f.five_tuple
+            except ValueError:
+                pass
+        port = md.egress_port or 0
+        if q.events & ~EVENT_INTERVAL:
+            self.samples.append(QueueSample(
+                r.node_id, r.seq, egress_ns - q.queue_time_ns, egress_ns, md.ingress_port or 0,
+                port, md.queue_id or 0, q.enq_qdepth, q.deq_qdepth, q.enq_qbytes, q.deq_qbytes,
+                q.queue_time_ns, md.hop_latency_ns or 0, q.events, q.burst_id, flow))
+        if q.events & EVENT_INTERVAL:
+            self.intervals.append(IntervalMax(r.node_id, port, q.interval, q.interval_max_pkts,
+                                              q.interval_max_bytes, egress_ns))
+        if q.events & (EVENT_BURST_START | EVENT_BURST_PKT | EVENT_BURST_END):
+            key = (r.node_id, port, q.burst_id)
+            b = self._bursts.get(key)
+            if b is None:
+                b = self._bursts[key] = BurstEvent(r.node_id, port, q.burst_id)
+            enq_ns = egress_ns - q.queue_time_ns
+            if q.events & EVENT_BURST_START:
+                b.start_ns = enq_ns
+            if q.events & (EVENT_BURST_START | EVENT_BURST_PKT):
+                b.reported += 1
+                b.last_ns = enq_ns if b.last_ns is None else max(b.last_ns, enq_ns)
+                b.peak_pkts = max(b.peak_pkts, q.enq_qdepth)
+                b.peak_bytes = max(b.peak_bytes, q.enq_qbytes)
+                ing = md.ingress_port or 0
+                b.by_ingress[ing] = b.by_ingress.get(ing, 0) + 1
+                if flow is not None:
+                    b.flows.add(flow)
+                b.packets = max(b.packets, q.burst_pkts)
+            if q.events & EVENT_BURST_END:
+                b.end_ns = enq_ns
+                b.packets = max(b.packets, q.burst_pkts)
+
+    def bursts(self, port: Optional[int] = None) -> list[BurstEvent]:
+        with self._lock:
+            out = [b for b in self._bursts.values() if port is None or b.port == port]
+        return sorted(out, key=lambda b: (b.node_id, b.port, b.burst_id))
+
+    def occupancy(self) -> list[tuple[int, int]]:
+        """(time, bytes held by the DUT behind the tap) from tap samples."""
+        return [(t.time_ns, t.occupancy_bytes) for t in sorted(self.tap, key=lambda t: t.time_ns)]
+
+    def tables(self) -> dict[str, Any]:
+        """The time series as pandas DataFrames (pandas must be installed)."""
+        import pandas as pd
+
+        def frame(rows: list, cols: Optional[list[str]] = None) -> Any:
+            return pd.DataFrame([_row(r) for r in rows], columns=cols)
+
+        with self._lock:
+            samples, intervals = list(self.samples), list(self.intervals)
+            tap, counters, digests = list(self.tap), list(self.counters), list(self.digests)
+        bursts = self.bursts()
+        return {
+            "queue_samples": frame(samples),
+            "bursts": pd.DataFrame([{**_row(b), "by_ingress": dict(b.by_ingress),
+                                     "flows": len(b.flows), "duration_ns": b.duration_ns}
+                                    for b in bursts]),
+            "intervals": frame(intervals),
+            "tap": pd.DataFrame([{**_row(t), "occupancy_bytes": t.occupancy_bytes}
+                                 for t in tap]),
+            "counters": frame(counters),
+            "digests": frame(digests),
+        }
+
+
+def _row(obj: Any) -> dict:
+    d = asdict(obj)
+    for k, v in list(d.items()):
+        if isinstance(v, (set, tuple)) and k == "flow":
+            d[k] = None if v is None else str(v)
+        elif isinstance(v, set):
+            d[k] = len(v)
+    return d
