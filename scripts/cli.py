@@ -108,6 +108,11 @@ app.add_typer(_topo_app, name="topo")
 app.command("stf")(cli_stf)
 app.command("stf-dir")(cli_stf_dir)
 
+from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # noqa: E402
+
+app.add_typer(_run_app, name="run")
+app.command("report")(_report_cmd)
+
 
 def main() -> None:
     app(prog_name="p4scope")

@@ -1,0 +1,148 @@
+"""One `p4scope run`: plan the cases, start the embedded switch, measure into
+a new run folder, derive the seed tables, render the report.
+
+Nothing is started before the parameters are checked and the engine is
+known to offer what the experiments need, so a bad command line leaves no
+half-made run folder behind.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from . import fairness, microburst, theory
+from .params import FairnessParams, MicroburstParams, Profile, as_dict
+from .rundir import RunDir
+from .runner import Case, Outcome, run_cases
+from .seedcsv import write_seed_csvs
+
+RESULTS = Path("results")
+
+
+@dataclass
+class RunRequest:
+    experiment: str  # microburst | fairness | all
+    profiles: dict[str, Profile]
+    microburst: Optional[MicroburstParams] = None
+    fairness: Optional[FairnessParams] = None
+    seed: int = 1
+    results: Path = RESULTS
+    run_id: Optional[str] = None
+    program: Path = Path("p4src/dut.p4")
+    progress: bool = True
+    report: bool = True
+
+    def plan(self) -> list[Case]:
+        cases: list[Case] = []
+        if self.microburst is not None:
+            cases += microburst.plan(self.microburst, self.profiles)
+        if self.fairness is not None:
+            cases += fairness.plan(self.fairness, self.profiles)
+        return cases
+
+
+@dataclass
+class RunResult:
+    path: Path
+    outcome: Outcome
+    report: Optional[Path]
+
+
+def versions() -> dict[str, str]:
+    import numpy
+    import pandas
+    import pyarrow
+
+    from . import testbed
+    from .. import __version__
+
+    return {"p4scope": __version__, "p4scope_dataplane": testbed.engine_version(),
+            "python": platform.python_version(), "pandas": pandas.__version__,
+            "pyarrow": pyarrow.__version__, "numpy": numpy.__version__,
+            "platform": platform.platform()}
+
+
+def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
+                 fp: Optional[FairnessParams]) -> list[dict[str, Any]]:
+    """What each profile predicts, stated with its numbers (run.json, report)."""
+    out = []
+    for p in profiles.values():
+        lim = theory.dt_queue_limit(p.buffer_bytes, p.alpha)
+        out.append({"profile": p.name, "what": "one congested queue's limit",
+                    "formula": f"α·B/(1+α) = {p.alpha:g}·{p.buffer_bytes:,}/(1+{p.alpha:g})",
+                    "value": round(lim), "unit": "bytes"})
+        for size in (64, 1518, 9216):
+            fpb = p.footprint(size)
+            k = theory.dt_admitted_frames(p.buffer_bytes, p.alpha, fpb)
+            out.append({"profile": p.name, "what": f"buffered frames of {size} B",
+                        "formula": f"⌊α·(B+c)/((1+α)·c)⌋, c = {fpb} B in the buffer "
+                                   f"({p.cell_bytes} B cells)",
+                        "value": k, "unit": f"frames = {k * size / 2**20:.2f} MB"})
+        if fp is not None:
+            arb = p.arbitration.get("mode", "?")
+            out.append({"profile": p.name, "what": "per-stream share in N:1 incast",
+                        "formula": "1/N" if arb != "groups" else
+                        "1/(active groups × ports of the group)",
+                        "value": "", "unit": p.description})
+    return out
+
+
+def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "profiles": {n: {**as_dict(p), "tm_config": p.tm_config(_rate(req))}
+                     for n, p in req.profiles.items()},
+    }
+    if req.microburst is not None:
+        params["microburst"] = as_dict(req.microburst)
+    if req.fairness is not None:
+        params["fairness"] = as_dict(req.fairness)
+    return {
+        "experiment": req.experiment, "parameters": params, "seed": req.seed,
+        "program": program_info, "versions": versions(),
+        "clock": "virtual time (the engine's event clock; no wall-clock dependence)",
+        "command": " ".join(sys.argv), "theory": theory_lines(req.profiles, req.microburst,
+                                                              req.fairness),
+        "cases": {"planned": len(cases), "done": 0},
+    }
+
+
+def _rate(req: RunRequest) -> float:
+    for p in (req.microburst, req.fairness):
+        if p is not None:
+            return p.rate_bps
+    return 100e9
+
+
+def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
+            echo: Callable[[str], None] = print) -> RunResult:
+    """Runs `req`; see the module docstring. `measure_factory(vs, profiles)`
+    returns the per-case measure function (tests pass their own)."""
+    from . import testbed, traffic
+
+    cases = req.plan()
+    if not cases:
+        raise ValueError("nothing to measure: no cases")
+    if measure_factory is None:
+        traffic.check_engine()
+        from .measure import make_measure
+
+        measure_factory = make_measure
+    program = testbed.compile_dut(req.program)
+    run = RunDir.create(req.results, req.experiment, req.run_id)
+    run.start(start_meta(req, program.info, cases))
+    echo(f"p4scope run: {len(cases)} cases into {run.path}")
+    first = next(iter(req.profiles.values()))
+    vs = testbed.VirtualSwitch(program, first, req.seed, apply_profile=traffic.apply_profile)
+    with vs:
+        measure = measure_factory(vs, req.profiles)
+        outcome = run_cases(run, cases, measure, derive=write_seed_csvs, progress=req.progress)
+    rep = None
+    if req.report:
+        from .report import render
+
+        rep = render(run.path)
+    return RunResult(run.path, outcome, rep)
