@@ -206,27 +206,64 @@ class ParserLowering:
 
     def state(self, st: ast.ParserState, jname: str, penv: Env, inits: list, accept: Optional[str]) -> None:
         env = penv.child()
-        j = self.new_state(jname)
-        out = PrimitiveList()
-        body = ParserBody(self.ctx, out)
+        cur = OpenState(self.new_state(jname), ParserBody(self.ctx, PrimitiveList()))
         for d in inits:
-            body.assign(env.lookup(d.name), body.ex.value(d.init, env), d.init)
-        for s in st.stmts:
+            cur.body.assign(env.lookup(d.name), cur.body.ex.value(d.init, env), d.init)
+        cur = self.stmts(st.stmts, env, cur)
+        self.transition(st, cur.json, cur.body, env)
+        cur.close()
+
+    def stmts(self, stmts, env: Env, cur: "OpenState") -> "OpenState":
+        """Lower statements into the open state `cur`; sub-parser calls and
+        `if` statements end it and continue in new states.  Returns the state
+        left open at the end."""
+        for s in stmts:
             sub = self.subparser_call(s, env)
             if sub is not None:
                 bb, call = sub
-                cont_name = self.namer.fresh(f"{jname}_0")
-                start = self.apply_subparser(bb, call, env, body, cont_name)
-                j["parser_ops"] = to_parser_ops(out.finish())
-                j["transitions"] = [_default(start)]
-                j = self.new_state(cont_name)
-                jname = cont_name
-                out = PrimitiveList()
-                body = ParserBody(self.ctx, out)
+                cont = self.namer.fresh(f"{cur.json['name']}_0")
+                start = self.apply_subparser(bb, call, env, cur.body, cont)
+                cur.close([_default(start)])
+                cur = OpenState(self.new_state(cont), ParserBody(self.ctx, PrimitiveList()))
+            elif isinstance(s, ast.If):
+                cur = self.if_stmt(s, env, cur)
+            elif isinstance(s, ast.Block):
+                cur = self.stmts(s.stmts, env.child(), cur)
+            else:
+                cur.body.stmt(s, env)
+        return cur
+
+    def if_stmt(self, s: ast.If, env: Env, cur: "OpenState") -> "OpenState":
+        """`if` in a parser state: the state ends with a select on the
+        condition; each branch is a state of its own; both continue in a new
+        state with the rest of the statements.
+
+            state s { A; if (c) { B } C; transition t; }
+        becomes
+            s: A; tmp = c; select(tmp) { 1: s_true; default: s_0 }
+            s_true: B -> s_0        s_0: C; transition t
+        """
+        c = cur.body.ex.leaf(s.cond, env)
+        if c.is_const:
+            branch = s.then if c.const else s.else_
+            return self.stmts([branch], env.child(), cur) if branch is not None else cur
+        tmp = cur.body.temp(T.Bits(1), "tmp", s.pos)
+        assert isinstance(tmp, Leaf)
+        cur.body.assign(tmp, c, s.cond)
+        base = cur.json["name"]
+        cont = self.namer.fresh(f"{base}_0")
+        then_name = self.namer.fresh(f"{base}_true")
+        else_name = self.namer.fresh(f"{base}_false") if s.else_ is not None else cont
+        cur.json["transition_key"] = [{"type": "field", "value": tmp.node["value"]}]
+        cur.close([{"type": "hexstr", "value": "0x01", "mask": None, "next_state": then_name},
+                   _default(else_name)])
+        for name, branch in ((then_name, s.then), (else_name if s.else_ is not None else None, s.else_)):
+            if name is None or branch is None:
                 continue
-            body.stmt(s, env)
-        self.transition(st, j, body, env)
-        j["parser_ops"] = to_parser_ops(out.finish())
+            b = OpenState(self.new_state(name), ParserBody(self.ctx, PrimitiveList()))
+            b = self.stmts([branch], env.child(), b)
+            b.close([_default(cont)])
+        return OpenState(self.new_state(cont), ParserBody(self.ctx, PrimitiveList()))
 
     # ---------------------------------------------------------- sub-parsers
 
@@ -403,6 +440,19 @@ class ParserLowering:
             self.ctx.unsupported(x.pos, "a select case value that is not a constant")
             return 0
         return int(v)
+
+
+class OpenState:
+    """A parser state whose ops are still being emitted."""
+
+    def __init__(self, json: dict, body: ParserBody) -> None:
+        self.json = json
+        self.body = body
+
+    def close(self, transitions: Optional[list[dict]] = None) -> None:
+        self.json["parser_ops"] = to_parser_ops(self.body.out.finish())
+        if transitions is not None:
+            self.json["transitions"] = transitions
 
 
 def _default(nxt: Optional[str]) -> dict:

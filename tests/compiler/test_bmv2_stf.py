@@ -98,3 +98,27 @@ def test_loops():
         f"expect 1 {ETH} 0a 06 00 000a\n"
         f"packet 0 {ETH} 03 00 00 0000\n"
         f"expect 1 {ETH} 03 02 00 000a\n")
+
+
+def test_if_in_a_parser_state():
+    parser = """
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.ethernet);
+        if (hdr.ethernet.etherType == 0x88b5) {
+            pkt.extract(hdr.h);
+            meta.x = 1;
+        } else {
+            meta.x = 2;
+        }
+        meta.tag = (bit<16>)meta.x;
+        transition accept;
+    }
+}
+"""
+    src = HEADERS + parser + DEPARSER_REST + EGRESS + ingress(
+        "sm.egress_spec = 1; if (hdr.h.isValid()) { hdr.h.w = meta.tag; }") + MAIN
+    r = run_stf_on(src, f"packet 0 {ETH} 00 00 00 0000\nexpect 1 {ETH} 00 00 00 0001\n"
+                        "packet 0 000000000001 000000000002 0800 00 00 00 0000\n"
+                        "expect 1 000000000001 000000000002 0800 00 00 00 0000\n")
+    assert r.passed, r.messages
