@@ -22,7 +22,6 @@ learning digests are generated while measuring.
 from __future__ import annotations
 
 import hashlib
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +32,9 @@ from .params import Profile
 CPU_PORT = 255
 COLLECTOR_PORT = 62  # the telemetry collector's port on the switch
 REPORT_SESSION = 500  # telemetry.p4 TEL_REPORT_SESSION
-TEL_PORT_BITS = 6  # telemetry.p4: pair index = egress << 6 | ingress
 SWITCH_MAC = 0x02_00_00_00_00_FE
-SWITCH_IP = 0x0A_00_00_FE
-COLLECTOR_IP = 0x0A_00_00_FD
+SWITCH_IP_STR = "10.0.0.254"
+COLLECTOR_IP_STR = "10.0.0.253"
 COLLECTOR_UDP = 32766
 SNAP_BYTES = 64
 
@@ -47,6 +45,10 @@ def host_mac(port: int) -> int:
 
 def host_ip(port: int) -> int:
     return 0x0A_00_00_00 | (port & 0xFF)
+
+
+def _mac_str(mac: int) -> str:
+    return ":".join(f"{b:02x}" for b in mac.to_bytes(6, "big"))
 
 
 class MissingEngineAPI(RuntimeError):
@@ -87,7 +89,7 @@ class TelemetryConfig:
     burst_on_bytes: int
     burst_off_bytes: int
     interval_log2_us: int = 0
-    histogram_shift: int = 16  # bytes >> 16: 64 KiB bins
+    histogram_shift: int = 18  # bytes >> 18: 256 KiB bins
     report_intervals: bool = True
     report_burst_packets: bool = False
 
@@ -151,32 +153,28 @@ class VirtualSwitch:
         if self.device is not None:
             self.device.stop()
 
-    def reset(self, profile: Optional[Profile] = None) -> None:
-        """A fresh engine (empty buffers, time 0) with `profile`, configured again."""
+    def reset(self, profile: Optional[Profile] = None, flows: Optional[Sequence[Flow]] = None,
+              watch: Optional[dict[int, TelemetryConfig]] = None) -> None:
+        """A fresh engine (empty buffers, time 0) with `profile`, configured
+        with `flows` and the instrument on the egress ports of `watch`
+        (each kept from before when not given)."""
         if profile is not None:
             self.profile = profile
+        if flows is not None:
+            self._flows = list(flows)
+        if watch is not None:
+            self._telemetry = dict(watch)
         self.sw.set_pipeline(self.program.pipeline)
         self._configure()
 
-    # ----- configuration over P4Runtime ------------------------------------------
-
-    def forward(self, flows: Sequence[Flow]) -> None:
-        """Static L2 forwarding for `flows` (kept across reset)."""
-        self._flows = list(flows)
-        self._write_forwarding()
-
-    def watch(self, egress: int, cfg: TelemetryConfig) -> None:
-        """Switches the instrument on for one egress port (kept across reset)."""
-        self._telemetry[egress] = cfg
-        self._write_telemetry(egress, cfg)
-
     def _configure(self) -> None:
-        sw = self.sw
-        sw.clone_session(REPORT_SESSION, COLLECTOR_PORT)
-        sw.table("report_collector").set_default(
-            "set_collector", switch_mac=SWITCH_MAC, collector_mac=host_mac(COLLECTOR_PORT),
-            switch_ip=SWITCH_IP, collector_ip=COLLECTOR_IP, collector_udp_port=COLLECTOR_UDP,
-            node_id=1, snap_bytes=SNAP_BYTES)
+        from p4scope.control.apps.telemetry import Telemetry
+
+        self.tel = Telemetry(self.sw)
+        self.tel.collector(COLLECTOR_PORT, SWITCH_IP_STR, COLLECTOR_IP_STR,
+                           collector_mac=_mac_str(host_mac(COLLECTOR_PORT)),
+                           switch_mac=_mac_str(SWITCH_MAC), udp_port=COLLECTOR_UDP, node_id=1,
+                           snaplen=SNAP_BYTES, session=REPORT_SESSION)
         if self._flows:
             self._write_forwarding()
         for eg, cfg in self._telemetry.items():
@@ -194,27 +192,19 @@ class VirtualSwitch:
         self.sw.insert(entries)
 
     def _write_telemetry(self, egress: int, cfg: TelemetryConfig) -> None:
-        t = self.sw.table("tel_port")
-        e = t.entry({"sm.egress_port": egress}, "tel_port_config", depth_in_bytes=1,
-                    burst_threshold=cfg.burst_on_bytes, burst_end_threshold=cfg.burst_off_bytes,
-                    histogram_shift=cfg.histogram_shift, interval_log2_us=cfg.interval_log2_us,
-                    report_intervals=int(cfg.report_intervals),
-                    report_burst_packets=int(cfg.report_burst_packets))
-        try:
-            self.sw.insert(e)
-        except Exception:  # noqa: BLE001 - already there after a reset: modify
-            self.sw.modify(e)
+        self.tel.port(egress, burst_threshold=cfg.burst_on_bytes, burst_end=cfg.burst_off_bytes,
+                      histogram_shift=cfg.histogram_shift, interval_log2_us=cfg.interval_log2_us,
+                      report_intervals=cfg.report_intervals,
+                      report_burst_packets=cfg.report_burst_packets, bytes_mode=True)
 
     # ----- reading the instrument over P4Runtime ------------------------------------
 
-    def pair_counters(self, egress: int, ingresses: Sequence[int]) -> dict[str, dict[int, tuple[int, int]]]:
-        """tel_offered / tel_delivered per ingress port: (bytes, packets)."""
-        idx = {p: (egress << TEL_PORT_BITS) | p for p in ingresses}
-        out = {}
-        for name in ("tel_offered", "tel_delivered"):
-            vals = self.sw.counter(name).read_many(idx.values())
-            out[name] = {p: (vals[i].bytes, vals[i].packets) for p, i in idx.items()}
-        return out
+    def pair_counters(self, egress: int, ingresses: Sequence[int],
+                      counter: str = "tel_delivered") -> dict[int, tuple[int, int]]:
+        """What each ingress port sent through `egress` (tel_delivered, or
+        tel_offered before the queue): ingress -> (bytes, packets)."""
+        vals = self.tel.pairs([egress], ingresses, counter)
+        return {i: (v.bytes, v.packets) for (_, i), v in vals.items()}
 
     # ----- the engine --------------------------------------------------------------
 

@@ -1,0 +1,49 @@
+"""The embedded switch: the DUT configured over P4Runtime, in process."""
+
+import pytest
+
+pytest.importorskip("p4scope_dataplane")
+
+from p4scope.control.packets import udp_frame  # noqa: E402
+from p4scope.experiments import testbed as tb  # noqa: E402
+from p4scope.experiments.params import default_profiles  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def program():
+    return tb.compile_dut()
+
+
+def test_configured_over_p4runtime_and_reset(program):
+    assert len(program.info["json_sha256"]) == 64
+    with tb.VirtualSwitch(program, default_profiles()["fair"]) as vs:
+        assert vs.address.startswith("127.0.0.1:")
+        vs.reset(flows=[tb.Flow(1, 31), tb.Flow(2, 31)],
+                 watch={31: tb.TelemetryConfig(burst_on_bytes=1000, burst_off_bytes=500)})
+        f1 = udp_frame(dst_mac=tb.host_mac(31), src_mac=tb.host_mac(1), size=100)
+        f2 = udp_frame(dst_mac=tb.host_mac(31), src_mac=tb.host_mac(2), size=300)
+        with vs.locked() as e:
+            outs = e.process([(1, f1, 1000), (2, f2, 2000), (2, f2, 3000)])
+        assert [(p, len(d)) for p, d, _ in outs if p == 31] == [(31, 100), (31, 300), (31, 300)]
+        # interval reports (one per microsecond interval) leave on the collector port
+        from p4scope.control.apps.collector import Collector
+
+        col = Collector(udp_port=tb.COLLECTOR_UDP)
+        assert col.feed_frames([d for p, d, _ in outs if p == tb.COLLECTOR_PORT]) == 2
+        assert [iv.port for iv in col.intervals] == [31, 31]
+        assert vs.pair_counters(31, [1, 2]) == {1: (100, 1), 2: (600, 2)}
+        assert vs.pair_counters(31, [1, 2], "tel_offered") == {1: (100, 1), 2: (600, 2)}
+        # no learning digests: the source MACs are static entries
+        with vs.locked() as e:
+            assert e.take_digests() == []
+        vs.reset()  # a fresh engine, same configuration
+        assert vs.pair_counters(31, [1, 2]) == {1: (0, 0), 2: (0, 0)}
+        with vs.locked() as e:
+            outs = e.process([(2, f2, 10)])
+        assert [p for p, _, _ in outs if p != tb.COLLECTOR_PORT] == [31]
+        assert len(vs.sw.table("tel_port").entries()) == 1
+
+
+def test_compile_dut_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        tb.compile_dut(tmp_path / "nope.p4")
