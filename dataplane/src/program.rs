@@ -473,6 +473,12 @@ pub struct StdMeta {
     pub parser_error: Option<FieldId>,
     pub priority: Option<FieldId>,
     pub qid: Option<FieldId>,
+    /// p4scope's byte-level queue metadata (p4src/include/p4scope_tm.p4),
+    /// found only through their field aliases.
+    pub p4s_enq_qbytes: Option<FieldId>,
+    pub p4s_deq_qbytes: Option<FieldId>,
+    pub p4s_buffer_bytes: Option<FieldId>,
+    pub p4s_deq_timedelta_ns: Option<FieldId>,
 }
 
 /// The error codes of the `errors` table that the parser raises itself.

@@ -6,16 +6,28 @@
 //! does (clone, digest, resubmit, multicast, drop, enqueue), egress as its
 //! egress thread (E2E clone, drop, deparse, recirculate, transmit).
 //! Timestamps given to the program are microseconds of the caller's clock.
+//!
+//! Time is the caller's: `inject` queues a packet with its arrival time,
+//! `deliver` runs one at once at a given time (drivers that keep their own
+//! event order: the simulator, the real-time loop); `next_event_at` and
+//! `advance` let a driver interleave its events with the switch's. Egress
+//! services are scheduled per port when the traffic manager says a packet
+//! may leave (at once without a line rate, as simple_switch; when the wire
+//! is free with one).
+
+mod control;
+mod pre;
 
 use crate::json::{self, LoadError};
 use crate::pipeline::{Digest, Exec, Packet, Runtime};
 use crate::program::*;
 use crate::tables::TableError;
-use crate::tm::TrafficManager;
-use crate::value::Val;
+use crate::tm::{self, TrafficManager};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
+
+pub use pre::Pre;
 
 pub const INSTANCE_NORMAL: u64 = 0;
 pub const INSTANCE_INGRESS_CLONE: u64 = 1;
@@ -61,13 +73,18 @@ impl From<LoadError> for EngineError {
     }
 }
 
-/// A packet that left the switch.
+/// A packet that left the switch: when its first bit left (with a line
+/// rate, the start of its transmission).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
     pub port: u32,
     pub data: Vec<u8>,
     pub time_ns: u64,
 }
+
+/// Spare buffers kept for packets and outputs (no allocation per packet
+/// once warm).
+const POOL_MAX: usize = 4096;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MirrorSession {
@@ -83,83 +100,15 @@ pub struct Stats {
     pub dropped_ingress: u64,
     pub dropped_egress: u64,
     pub dropped_queue: u64,
+    /// Packets whose IP header got ECN CE on the way out.
+    pub ecn_marked: u64,
 }
 
-/// The packet replication engine (simple_pre): groups of L1 nodes (rid),
-/// each with a set of ports.
-#[derive(Clone, Debug, Default)]
-pub struct Pre {
-    groups: BTreeMap<u32, Vec<u32>>,
-    nodes: Vec<Option<(u32, Vec<u32>)>>,
-}
-
-impl Pre {
-    pub fn group_create(&mut self, mgid: u32) -> u32 {
-        self.groups.entry(mgid).or_default();
-        mgid
-    }
-
-    pub fn group_destroy(&mut self, mgid: u32) {
-        self.groups.remove(&mgid);
-    }
-
-    pub fn node_create(&mut self, rid: u32, ports: &[u32]) -> u32 {
-        let mut p: Vec<u32> = ports.to_vec();
-        p.sort_unstable();
-        p.dedup();
-        self.nodes.push(Some((rid, p)));
-        self.nodes.len() as u32 - 1
-    }
-
-    pub fn node_update(&mut self, node: u32, ports: &[u32]) -> bool {
-        match self.nodes.get_mut(node as usize) {
-            Some(Some(n)) => {
-                let mut p: Vec<u32> = ports.to_vec();
-                p.sort_unstable();
-                p.dedup();
-                n.1 = p;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    pub fn node_associate(&mut self, mgid: u32, node: u32) -> bool {
-        if !matches!(self.nodes.get(node as usize), Some(Some(_))) {
-            return false;
-        }
-        match self.groups.get_mut(&mgid) {
-            Some(g) => {
-                g.push(node);
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub fn node_dissociate(&mut self, mgid: u32, node: u32) -> bool {
-        match self.groups.get_mut(&mgid) {
-            Some(g) => {
-                g.retain(|n| *n != node);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// (rid, port) copies for a group, in BMv2's order.
-    fn replicate(&self, mgid: u32, out: &mut Vec<(u32, u32)>) {
-        out.clear();
-        if let Some(g) = self.groups.get(&mgid) {
-            for n in g {
-                if let Some(Some((rid, ports))) = self.nodes.get(*n as usize) {
-                    for p in ports {
-                        out.push((*rid, *p));
-                    }
-                }
-            }
-        }
-    }
+/// Per egress port: the one pending service event (older ones are stale).
+#[derive(Clone, Copy, Debug, Default)]
+struct Svc {
+    gen: u32,
+    at: Option<u64>,
 }
 
 /// An event key: time, then arrival order.
@@ -173,11 +122,13 @@ pub struct Switch {
     pub mirror: HashMap<u32, MirrorSession>,
     pub stats: Stats,
     inputs: BinaryHeap<(Key, u32, Vec<u8>)>,
-    services: BinaryHeap<(Key, u32)>,
+    services: BinaryHeap<(Key, u32, u32)>,
+    svc: Vec<Svc>,
     recirc: VecDeque<Box<Packet>>,
     outputs: Vec<Output>,
     digests: Vec<Digest>,
     pool: Vec<Box<Packet>>,
+    spare: Vec<Vec<u8>>,
     deparse_buf: Vec<u8>,
     repl_buf: Vec<(u32, u32)>,
     now: u64,
@@ -204,10 +155,12 @@ impl Switch {
             stats: Stats::default(),
             inputs: BinaryHeap::new(),
             services: BinaryHeap::new(),
+            svc: vec![],
             recirc: VecDeque::new(),
             outputs: vec![],
             digests: vec![],
             pool: vec![],
+            spare: vec![],
             deparse_buf: Vec::with_capacity(2048),
             repl_buf: vec![],
             now: 0,
@@ -228,6 +181,25 @@ impl Switch {
 
     pub fn set_seed(&mut self, seed: u64) {
         self.rt.rng = seed ^ 0x9e37_79b9_7f4a_7c15;
+        self.tm.set_seed(seed);
+    }
+
+    /// Replaces the traffic manager's configuration (queued packets stay).
+    pub fn configure_tm(&mut self, cfg: tm::TmConfig) -> Result<(), EngineError> {
+        self.tm.configure(cfg, self.now).map_err(EngineError::Invalid)?;
+        let ports: Vec<u32> = self.tm.ports().map(|(p, _)| p).collect();
+        for p in ports {
+            self.schedule(p);
+        }
+        Ok(())
+    }
+
+    /// Gives an output's buffer back for reuse.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < POOL_MAX {
+            buf.clear();
+            self.spare.push(buf);
+        }
     }
 
     /// Queues a packet arriving on `port` at `time_ns` (not before the
@@ -242,6 +214,34 @@ impl Switch {
         std::mem::take(&mut self.outputs)
     }
 
+    /// Moves the outputs into `out` (keeping both vectors' capacity).
+    pub fn drain_outputs(&mut self, out: &mut Vec<Output>) {
+        out.append(&mut self.outputs);
+    }
+
+    /// Outputs waiting to be taken.
+    pub fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+
+    /// Runs a packet arriving on `port` at `time_ns` through ingress now
+    /// (the caller keeps time order; time never goes back). The bytes are
+    /// copied into a pooled buffer.
+    pub fn deliver(&mut self, port: u32, time_ns: u64, data: &[u8]) {
+        self.now = self.now.max(time_ns);
+        let mut p = self.alloc();
+        p.data.extend_from_slice(data);
+        self.receive_pkt(port, p);
+    }
+
+    /// As `deliver`, the bytes written by `fill` into the pooled buffer.
+    pub fn deliver_with(&mut self, port: u32, time_ns: u64, fill: impl FnOnce(&mut Vec<u8>)) {
+        self.now = self.now.max(time_ns);
+        let mut p = self.alloc();
+        fill(&mut p.data);
+        self.receive_pkt(port, p);
+    }
+
     pub fn take_digests(&mut self) -> Vec<Digest> {
         std::mem::take(&mut self.digests)
     }
@@ -252,7 +252,7 @@ impl Switch {
             return Some(self.now);
         }
         let a = self.inputs.peek().map(|(Reverse((t, _)), _, _)| *t);
-        let b = self.services.peek().map(|(Reverse((t, _)), _)| *t);
+        let b = self.services.peek().map(|(Reverse((t, _)), _, _)| *t);
         match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
@@ -283,7 +283,7 @@ impl Switch {
             return;
         }
         let ti = self.inputs.peek().map(|(Reverse(k), _, _)| *k);
-        let ts = self.services.peek().map(|(Reverse(k), _)| *k);
+        let ts = self.services.peek().map(|(Reverse(k), _, _)| *k);
         let take_input = match (ti, ts) {
             (Some(a), Some(b)) => a.0 <= b.0,
             (Some(_), None) => true,
@@ -294,10 +294,45 @@ impl Switch {
                 self.now = self.now.max(t);
                 self.receive(port, data);
             }
-        } else if let Some((Reverse((t, _)), port)) = self.services.pop() {
+        } else if let Some((Reverse((t, _)), port, gen)) = self.services.pop() {
             self.now = self.now.max(t);
-            self.service(port);
+            let s = &mut self.svc[port as usize];
+            if s.gen == gen {
+                s.at = None;
+                self.service(port);
+            }
         }
+    }
+
+    /// Processes the next pending event, if any (for drivers).
+    pub fn step_once(&mut self) -> bool {
+        if self.next_event_at().is_none() {
+            return false;
+        }
+        self.step();
+        true
+    }
+
+    /// Makes sure a service event is pending for `port` at the earliest
+    /// time the traffic manager allows a packet out.
+    fn schedule(&mut self, port: u32) {
+        let Some(t) = self.tm.next_ready(port) else { return };
+        let t = t.max(self.now);
+        let i = port as usize;
+        if i >= self.svc.len() {
+            self.svc.resize(i + 1, Svc::default());
+        }
+        let s = &mut self.svc[i];
+        if let Some(at) = s.at {
+            if at <= t {
+                return;
+            }
+        }
+        s.gen = s.gen.wrapping_add(1);
+        s.at = Some(t);
+        let gen = s.gen;
+        self.seq += 1;
+        self.services.push((Reverse((t, self.seq)), port, gen));
     }
 
     fn alloc(&mut self) -> Box<Packet> {
@@ -312,6 +347,8 @@ impl Switch {
                 p.parser_error = 0;
                 p.checksum_error = false;
                 p.loops = 0;
+                p.ecn_mark = false;
+                p.send_ns = 0;
                 p
             }
             None => Box::new(Packet::new(&self.prog)),
@@ -319,8 +356,17 @@ impl Switch {
     }
 
     fn free(&mut self, p: Box<Packet>) {
-        if self.pool.len() < 1024 {
+        if self.pool.len() < POOL_MAX {
             self.pool.push(p);
+        }
+    }
+
+    /// Writes a p4scope queue field: saturating, not truncating.
+    fn set_sat(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
+        if let Some(f) = f {
+            let w = self.prog.fields[f as usize].width;
+            let max = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+            pkt.phv.set_u(&self.prog, f, v.min(max) as u128);
         }
     }
 
@@ -335,9 +381,16 @@ impl Switch {
     }
 
     fn receive(&mut self, port: u32, data: Vec<u8>) {
-        self.stats.received += 1;
         let mut p = self.alloc();
-        p.data = data;
+        let old = std::mem::replace(&mut p.data, data);
+        if self.spare.len() < POOL_MAX && old.capacity() > 0 {
+            self.spare.push(old);
+        }
+        self.receive_pkt(port, p);
+    }
+
+    fn receive_pkt(&mut self, port: u32, mut p: Box<Packet>) {
+        self.stats.received += 1;
         p.ingress_port = port;
         p.ingress_len = p.data.len();
         p.len_reg = p.data.len();
@@ -462,28 +515,28 @@ impl Switch {
     }
 
     fn enqueue(&mut self, port: u32, mut pkt: Box<Packet>) {
-        let s = self.prog.std.clone();
-        let prio = self.get_std(&pkt, s.priority) as usize;
-        if prio >= self.tm.nb_queues {
+        let s = &self.prog.std;
+        let (prio_f, enq_ts_f, enq_qd_f) = (s.priority, s.enq_timestamp, s.enq_qdepth);
+        let (qbytes_f, buf_f) = (s.p4s_enq_qbytes, s.p4s_buffer_bytes);
+        let prio = self.get_std(&pkt, prio_f) as usize;
+        if prio >= self.tm.nb_queues() {
             self.rt.log(format!("priority {prio} out of range, dropping packet"));
             self.stats.dropped_queue += 1;
             self.free(pkt);
             return;
         }
-        let depth = self.tm.depth(port, prio);
+        let (pkts, bytes, buffer) = self.tm.occupancy(port);
         if self.with_queueing_metadata {
-            self.set_std(&mut pkt, s.enq_timestamp, self.now / 1000);
-            self.set_std(&mut pkt, s.enq_qdepth, depth as u64);
+            self.set_std(&mut pkt, enq_ts_f, self.now / 1000);
+            self.set_std(&mut pkt, enq_qd_f, pkts as u64);
         }
+        self.set_sat(&mut pkt, qbytes_f, bytes);
+        self.set_sat(&mut pkt, buf_f, buffer);
         pkt.enq_ns = self.now;
-        match self.tm.enqueue(port, prio, pkt) {
-            Ok(_) => {
-                if let Some(t) = self.tm.next_ready(port) {
-                    self.seq += 1;
-                    self.services.push((Reverse((t.max(self.now), self.seq)), port));
-                }
-            }
-            Err(p) => {
+        pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
+        match self.tm.enqueue(self.now, port, prio, pkt) {
+            Ok(_) => self.schedule(port),
+            Err((p, _why)) => {
                 self.stats.dropped_queue += 1;
                 self.free(p);
             }
@@ -491,25 +544,15 @@ impl Switch {
     }
 
     fn service(&mut self, port: u32) {
-        let Some((mut pkt, prio, left)) = self.tm.dequeue(port, self.now) else {
-            // rate-limited: come back when allowed
-            if let Some(t) = self.tm.next_ready(port) {
-                if t > self.now {
-                    self.seq += 1;
-                    self.services.push((Reverse((t, self.seq)), port));
-                }
-            }
-            return;
-        };
-        self.egress(port, prio, left, &mut pkt);
-        self.free(pkt);
-        if let Some(t) = self.tm.next_ready(port) {
-            self.seq += 1;
-            self.services.push((Reverse((t.max(self.now), self.seq)), port));
+        if let Some(d) = self.tm.dequeue(self.now, port) {
+            let mut pkt = d.pkt;
+            self.egress(port, d.prio, d.port_pkts, d.port_bytes, &mut pkt);
+            self.free(pkt);
         }
+        self.schedule(port);
     }
 
-    fn egress(&mut self, port: u32, prio: usize, left: usize, pkt: &mut Box<Packet>) {
+    fn egress(&mut self, port: u32, prio: usize, left: u32, left_bytes: u64, pkt: &mut Box<Packet>) {
         self.rt.now_ns = self.now;
         let s = self.prog.std.clone();
         let now_us = self.now / 1000;
@@ -520,6 +563,8 @@ impl Switch {
             self.set_std(pkt, s.deq_qdepth, left as u64);
             self.set_std(pkt, s.qid, prio as u64);
         }
+        self.set_sat(pkt, s.p4s_deq_qbytes, left_bytes);
+        self.set_sat(pkt, s.p4s_deq_timedelta_ns, self.now.saturating_sub(pkt.enq_ns));
         self.set_std(pkt, s.egress_port, port as u64);
         self.set_std(pkt, s.egress_spec, self.rt.drop_port as u64 + 1);
         self.set_std(pkt, s.packet_length, pkt.len_reg as u64);
@@ -571,252 +616,15 @@ impl Switch {
             self.requeue(c);
             return;
         }
+        if pkt.ecn_mark && tm::ecn::mark_ce(&mut pkt.data) {
+            self.stats.ecn_marked += 1;
+        }
+        let wire = pkt.data.len() as u64 + self.tm.cfg.wire_overhead as u64;
+        let start_ps = self.tm.transmitted(self.now, port, prio, wire);
         self.stats.transmitted += 1;
-        self.outputs.push(Output { port, data: std::mem::take(&mut pkt.data), time_ns: self.now });
-        pkt.data = Vec::with_capacity(2048);
-    }
-
-    // ----- control API ---------------------------------------------------
-
-    pub fn table_id(&self, name: &str) -> Result<u32, EngineError> {
-        if let Some(t) = self.prog.names.tables.get(name) {
-            return Ok(*t);
-        }
-        // p4c-style suffix match ("t" for "ingress.t"), if unambiguous
-        let mut found = None;
-        for (n, t) in &self.prog.names.tables {
-            if n.ends_with(&format!(".{name}")) {
-                if found.is_some() {
-                    return Err(EngineError::Invalid(format!("table name '{name}' is ambiguous")));
-                }
-                found = Some(*t);
-            }
-        }
-        found.ok_or_else(|| EngineError::UnknownName { kind: "table", name: name.to_string() })
-    }
-
-    pub fn action_id(&self, table: u32, name: &str) -> Result<u32, EngineError> {
-        let t = &self.prog.tables[table as usize];
-        let mut found = None;
-        for a in &t.actions {
-            let an = &self.prog.actions[*a as usize].name;
-            if an == name {
-                return Ok(*a);
-            }
-            if an.ends_with(&format!(".{name}")) || (found.is_none() && an.ends_with(name) && name.contains('.')) {
-                found = Some(*a);
-            }
-        }
-        found.ok_or_else(|| EngineError::Table { table: t.name.clone(), err: TableError::ActionNotInTable(name.to_string()) })
-    }
-
-    fn action_data(&self, table: u32, action: u32, args: &[Val]) -> Result<Vec<Val>, EngineError> {
-        let a = &self.prog.actions[action as usize];
-        if args.len() != a.params.len() {
-            return Err(EngineError::Table {
-                table: self.prog.tables[table as usize].name.clone(),
-                err: TableError::WrongArgCount { action: a.name.clone(), expected: a.params.len(), found: args.len() },
-            });
-        }
-        Ok(args.iter().zip(&a.params).map(|(v, p)| v.trunc(p.width)).collect())
-    }
-
-    pub fn table_add(
-        &mut self,
-        table: &str,
-        key: &[MatchValue],
-        action: &str,
-        args: &[Val],
-        priority: i32,
-    ) -> Result<u32, EngineError> {
-        // Indirect (action profile) tables take direct entries here: the
-        // switch layer resolves members and groups into (action, data).
-        let t = self.table_id(table)?;
-        let a = self.action_id(t, action)?;
-        let data = self.action_data(t, a, args)?;
-        let td = &self.prog.tables[t as usize];
-        self.rt.tables[t as usize]
-            .add(td, key, priority, a, data)
-            .map_err(|err| EngineError::Table { table: td.name.clone(), err })
-    }
-
-    pub fn table_modify(&mut self, table: &str, handle: u32, action: &str, args: &[Val]) -> Result<(), EngineError> {
-        let t = self.table_id(table)?;
-        let a = self.action_id(t, action)?;
-        let data = self.action_data(t, a, args)?;
-        let name = self.prog.tables[t as usize].name.clone();
-        self.rt.tables[t as usize].modify(handle, a, data).map_err(|err| EngineError::Table { table: name, err })
-    }
-
-    pub fn table_delete(&mut self, table: &str, handle: u32) -> Result<(), EngineError> {
-        let t = self.table_id(table)?;
-        let td = &self.prog.tables[t as usize];
-        self.rt.tables[t as usize].delete(td, handle).map_err(|err| EngineError::Table { table: td.name.clone(), err })
-    }
-
-    pub fn table_clear(&mut self, table: &str) -> Result<(), EngineError> {
-        let t = self.table_id(table)?;
-        self.rt.tables[t as usize].clear();
-        Ok(())
-    }
-
-    /// Removes every entry of every table (STF `remove all`).
-    pub fn clear_all_tables(&mut self) {
-        for t in &mut self.rt.tables {
-            t.clear();
-        }
-    }
-
-    pub fn table_set_default(&mut self, table: &str, action: &str, args: &[Val]) -> Result<(), EngineError> {
-        let t = self.table_id(table)?;
-        let a = self.action_id(t, action)?;
-        let data = self.action_data(t, a, args)?;
-        let td = &self.prog.tables[t as usize];
-        if let Some(d) = &td.default {
-            if d.action_const && d.action != a {
-                return Err(EngineError::Table { table: td.name.clone(), err: TableError::ConstDefault });
-            }
-        }
-        let st = &mut self.rt.tables[t as usize];
-        st.default_action = Some(a);
-        st.default_data = data;
-        Ok(())
-    }
-
-    pub fn table_entry_count(&mut self, table: &str) -> Result<usize, EngineError> {
-        let t = self.table_id(table)?;
-        Ok(self.rt.tables[t as usize].len())
-    }
-
-    /// Direct counter of an entry: (bytes, packets).
-    pub fn direct_counter(&self, table: &str, handle: u32) -> Result<(u64, u64), EngineError> {
-        let t = self.table_id(table)?;
-        match self.rt.tables[t as usize].entries.get(handle as usize).and_then(|e| e.as_ref()) {
-            Some(e) => Ok((e.counter.bytes, e.counter.packets)),
-            None => Err(EngineError::Table {
-                table: self.prog.tables[t as usize].name.clone(),
-                err: TableError::NoSuchEntry(handle),
-            }),
-        }
-    }
-
-    fn lookup_name(map: &HashMap<String, u32>, kind: &'static str, name: &str) -> Result<u32, EngineError> {
-        if let Some(i) = map.get(name) {
-            return Ok(*i);
-        }
-        let mut found = None;
-        for (n, i) in map {
-            if n.ends_with(&format!(".{name}")) {
-                if found.is_some() {
-                    return Err(EngineError::Invalid(format!("{kind} name '{name}' is ambiguous")));
-                }
-                found = Some(*i);
-            }
-        }
-        found.ok_or_else(|| EngineError::UnknownName { kind, name: name.to_string() })
-    }
-
-    pub fn counter_read(&self, name: &str, index: usize) -> Result<(u64, u64), EngineError> {
-        let c = Self::lookup_name(&self.prog.names.counters, "counter", name)?;
-        let cells = &self.rt.ext.counters[c as usize];
-        match cells.get(index) {
-            Some(x) => Ok((x.bytes, x.packets)),
-            None => Err(EngineError::OutOfRange { what: format!("counter '{name}'"), index, size: cells.len() }),
-        }
-    }
-
-    pub fn counter_write(&mut self, name: &str, index: usize, bytes: u64, packets: u64) -> Result<(), EngineError> {
-        let c = Self::lookup_name(&self.prog.names.counters, "counter", name)?;
-        let cells = &mut self.rt.ext.counters[c as usize];
-        let size = cells.len();
-        match cells.get_mut(index) {
-            Some(x) => {
-                x.bytes = bytes;
-                x.packets = packets;
-                Ok(())
-            }
-            None => Err(EngineError::OutOfRange { what: format!("counter '{name}'"), index, size }),
-        }
-    }
-
-    pub fn register_read(&self, name: &str, index: usize) -> Result<Val, EngineError> {
-        let r = Self::lookup_name(&self.prog.names.registers, "register", name)?;
-        let cells = &self.rt.ext.registers[r as usize];
-        cells
-            .get(index)
-            .cloned()
-            .ok_or(EngineError::OutOfRange { what: format!("register '{name}'"), index, size: cells.len() })
-    }
-
-    pub fn register_write(&mut self, name: &str, index: usize, v: &Val) -> Result<(), EngineError> {
-        let r = Self::lookup_name(&self.prog.names.registers, "register", name)?;
-        let w = self.prog.registers[r as usize].width;
-        let cells = &mut self.rt.ext.registers[r as usize];
-        let size = cells.len();
-        match cells.get_mut(index) {
-            Some(x) => {
-                *x = v.trunc(w);
-                Ok(())
-            }
-            None => Err(EngineError::OutOfRange { what: format!("register '{name}'"), index, size }),
-        }
-    }
-
-    pub fn register_reset(&mut self, name: &str) -> Result<(), EngineError> {
-        let r = Self::lookup_name(&self.prog.names.registers, "register", name)?;
-        self.rt.ext.registers[r as usize].iter_mut().for_each(|x| *x = Val::ZERO);
-        Ok(())
-    }
-
-    /// Sets a meter's rates: [(committed units/us, burst), (peak units/us, burst)];
-    /// index None sets every cell.
-    pub fn meter_set_rates(&mut self, name: &str, index: Option<usize>, rates: [(f64, u64); 2]) -> Result<(), EngineError> {
-        let m = Self::lookup_name(&self.prog.names.meters, "meter", name)?;
-        let cells = &mut self.rt.ext.meters[m as usize].cells;
-        let size = cells.len();
-        let range: Vec<usize> = match index {
-            Some(i) if i < size => vec![i],
-            Some(i) => return Err(EngineError::OutOfRange { what: format!("meter '{name}'"), index: i, size }),
-            None => (0..size).collect(),
-        };
-        for i in range {
-            cells[i].set_rates(rates[0].0, rates[0].1, rates[1].0, rates[1].1);
-        }
-        Ok(())
-    }
-
-    pub fn vset_add(&mut self, name: &str, value: &[u8]) -> Result<(), EngineError> {
-        let v = Self::lookup_name(&self.prog.names.vsets, "value set", name)?;
-        let width = self.prog.vsets[v as usize].width;
-        let n = ((width + 7) / 8) as usize;
-        let mut b = vec![0u8; n];
-        let k = value.len().min(n);
-        b[n - k..].copy_from_slice(&value[value.len() - k..]);
-        self.rt.ext.vsets[v as usize].insert(b);
-        Ok(())
-    }
-
-    pub fn mirroring_add(&mut self, session: u32, port: Option<u32>, mgid: Option<u32>) -> Result<(), EngineError> {
-        if session > 32767 {
-            return Err(EngineError::Invalid(format!("clone session {session} out of range 0..32767")));
-        }
-        let e = self.mirror.entry(session).or_default();
-        if port.is_some() {
-            e.port = port;
-        }
-        if mgid.is_some() {
-            e.mgid = mgid;
-        }
-        Ok(())
-    }
-
-    pub fn mirroring_delete(&mut self, session: u32) {
-        self.mirror.remove(&session);
-    }
-
-    /// Lines written by log_msg and run-time warnings.
-    pub fn take_log(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.rt.log)
+        let buf = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        let data = std::mem::replace(&mut pkt.data, buf);
+        self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });
     }
 }
 

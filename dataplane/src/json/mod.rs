@@ -194,6 +194,12 @@ impl Ctx {
         }
         self.field("standard_metadata", std_name, "").ok()
     }
+
+    /// A field named only by a field alias.
+    fn alias_field(&self, alias: &str) -> Option<FieldId> {
+        let (h, f) = self.aliases.get(alias)?;
+        self.field(h, f, "").ok()
+    }
 }
 
 fn check_meta(root: &Value) -> R<()> {
@@ -299,6 +305,10 @@ pub fn load_value(root: &Value) -> R<Program> {
         parser_error: cx.std_field("standard_metadata.parser_error", "parser_error"),
         priority: cx.std_field("intrinsic_metadata.priority", "priority"),
         qid: cx.std_field("queueing_metadata.qid", "qid"),
+        p4s_enq_qbytes: cx.alias_field("p4scope.enq_qbytes"),
+        p4s_deq_qbytes: cx.alias_field("p4scope.deq_qbytes"),
+        p4s_buffer_bytes: cx.alias_field("p4scope.buffer_bytes"),
+        p4s_deq_timedelta_ns: cx.alias_field("p4scope.deq_timedelta_ns"),
     };
     for (what, f) in [
         ("ingress_port", std.ingress_port),

@@ -48,6 +48,13 @@ pub struct Packet {
     pub checksum_error: bool,
     /// Time the packet was enqueued in the traffic manager (ns).
     pub enq_ns: u64,
+    /// Length the traffic manager accounts for it, and its buffer cells.
+    pub tm_len: u32,
+    pub tm_cells: u32,
+    /// simple_switch's rate limiter: earliest time it may leave (ns).
+    pub send_ns: u64,
+    /// The traffic manager decided to mark it ECN CE.
+    pub ecn_mark: bool,
     /// Identifier for traces (copies share it).
     pub id: u64,
     /// Resubmit/recirculate passes so far (bounded by the engine).
@@ -73,6 +80,10 @@ impl Packet {
             parser_error: 0,
             checksum_error: false,
             enq_ns: 0,
+            tm_len: 0,
+            tm_cells: 0,
+            send_ns: 0,
+            ecn_mark: false,
             id: 0,
             loops: 0,
         }
@@ -106,6 +117,10 @@ impl Packet {
         self.parser_error = o.parser_error;
         self.checksum_error = o.checksum_error;
         self.enq_ns = o.enq_ns;
+        self.tm_len = o.tm_len;
+        self.tm_cells = o.tm_cells;
+        self.send_ns = o.send_ns;
+        self.ecn_mark = o.ecn_mark;
         self.id = o.id;
         self.loops = o.loops;
     }

@@ -1,156 +1,608 @@
-//! The traffic manager: per egress port, `nb_queues` priority queues.
+//! The traffic manager: what happens to a packet between the ingress and
+//! egress pipelines.
 //!
-//! Defaults are simple_switch's: one queue per port (`--priority-queues`),
-//! 64 packets each, tail drop, no rate limit; a higher priority number is
-//! served first. `set_queue_depth` and `set_queue_rate` (packets per second)
-//! work per queue as in simple_switch_CLI. Depths are in packets, as the
-//! P4 program reads them.
+//! By default it is simple_switch's: per egress port `nb_queues` priority
+//! queues (`--priority-queues`), 64 packets each, tail drop, no rate limit,
+//! the highest queue number served first, `set_queue_depth` (packets) and
+//! `set_queue_rate` (packets per second, simple_switch's rate limiter with
+//! send times fixed at enqueue). A P4 program reads the same numbers as on
+//! BMv2: enq_qdepth and deq_qdepth count the packets of all the port's
+//! queues, as simple_switch's `egress_buffers.size(port)` does.
+//!
+//! Beyond BMv2 (see [`config`] for the document that sets it all):
+//! * a port line rate in bit/s; each packet occupies the wire for its
+//!   length plus a wire overhead (preamble, inter-frame gap and FCS, 24
+//!   bytes by default) — rates come out as a tester measures them; times
+//!   on the wire are kept in picoseconds so 6.72 ns frames do not drift;
+//! * per-queue limits in packets and bytes, per-queue shapers (bit/s),
+//!   schedulers between a port's queues (strict, rr, wrr, drr);
+//! * a shared buffer with per-port reserved space, cells, and dynamic
+//!   thresholds for queues and ingress ports ([`buffer`]);
+//! * ingress arbitration inside a queue (fifo, fair, port groups) and
+//!   per-ingress limits ([`arbiter`]);
+//! * ECN marking at enqueue ([`ecn`]);
+//! * statistics per queue (drops by reason, peaks, time-weighted
+//!   averages) and the ground-truth occupancy trace ([`trace`]).
+//!
+//! The traffic manager never reads a clock: every call takes `now`.
+
+pub mod arbiter;
+pub mod buffer;
+pub mod config;
+pub mod ecn;
+pub mod queue;
+pub mod srr;
+pub mod trace;
 
 use crate::pipeline::Packet;
-use std::collections::{HashMap, VecDeque};
+use buffer::{Buffer, BufferRefusal};
+pub use config::{TmConfig, DEFAULT_QUEUE_DEPTH};
+use config::{Cost, PortCfg, SchedKind, MAX_QUEUES};
+pub use queue::{DropReason, Queue, DROP_REASONS};
+use srr::Srr;
+use trace::{Rec, Trace, TraceCfg};
 
-pub const DEFAULT_QUEUE_DEPTH: usize = 64;
+const PS_PER_S: u128 = 1_000_000_000_000;
 
-#[derive(Debug)]
-pub struct Queue {
-    pub pkts: VecDeque<Box<Packet>>,
-    pub capacity: usize,
-    /// Packets per second; None: unlimited.
-    pub rate_pps: Option<u64>,
-    /// Earliest time the next packet may leave (rate limit).
-    pub next_ok_ns: u64,
-    pub drops: u64,
+#[inline]
+fn ceil_ns(ps: u64) -> u64 {
+    ps.div_ceil(1000)
 }
 
-impl Queue {
-    fn new(capacity: usize) -> Queue {
-        Queue { pkts: VecDeque::new(), capacity, rate_pps: None, next_ok_ns: 0, drops: 0 }
+/// One egress port: its queues, scheduler and wire.
+#[derive(Debug)]
+pub struct PortTm {
+    pub queues: Vec<Queue>,
+    pub cfg: PortCfg,
+    srr: Srr,
+    pub pkts: u32,
+    pub bytes: u64,
+    pub cells: u64,
+    /// When the wire is free again (ps).
+    pub busy_until_ps: u64,
+    rem: u128,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub tx_wire_bytes: u64,
+    pub busy_ps: u128,
+}
+
+impl PortTm {
+    fn new(cfg: &PortCfg, nb_queues: usize, now_ns: u64) -> PortTm {
+        let mut p = PortTm {
+            queues: (0..nb_queues).map(|i| Queue::new(&cfg.queues[i], &cfg.arb, now_ns)).collect(),
+            cfg: cfg.clone(),
+            srr: Srr::new(1),
+            pkts: 0,
+            bytes: 0,
+            cells: 0,
+            busy_until_ps: 0,
+            rem: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            tx_wire_bytes: 0,
+            busy_ps: 0,
+        };
+        p.set_sched_quanta();
+        p
     }
+
+    fn set_sched_quanta(&mut self) {
+        for (i, q) in self.queues.iter().enumerate() {
+            let quantum = match self.cfg.sched {
+                SchedKind::Drr => q.cfg.weight.saturating_mul(config::DEFAULT_QUANTUM),
+                SchedKind::Wrr => q.cfg.weight,
+                _ => 1,
+            };
+            self.srr.set_quantum(i as u16, quantum);
+        }
+    }
+
+    /// Applies new settings, keeping queued packets.
+    fn apply(&mut self, cfg: &PortCfg, nb_queues: usize, now_ns: u64) {
+        while self.queues.len() < nb_queues {
+            let i = self.queues.len();
+            self.queues.push(Queue::new(&cfg.queues[i], &cfg.arb, now_ns));
+        }
+        for (i, q) in self.queues.iter_mut().enumerate() {
+            q.cfg = cfg.queues[i].clone();
+            q.set_arbitration(&cfg.arb);
+        }
+        self.cfg = cfg.clone();
+        self.srr = Srr::new(1);
+        self.set_sched_quanta();
+        for (i, q) in self.queues.iter().enumerate() {
+            if !q.is_empty() {
+                self.srr.activate(i as u16);
+            }
+        }
+    }
+
+    #[inline]
+    fn eligible(q: &Queue, now_ns: u64) -> bool {
+        !q.is_empty() && q.pps_ready_ns() <= now_ns && ceil_ns(q.bps_next_ps) <= now_ns
+    }
+
+    fn pick(&mut self, now_ns: u64) -> Option<usize> {
+        match self.cfg.sched {
+            SchedKind::Strict => (0..self.queues.len()).rev().find(|i| Self::eligible(&self.queues[*i], now_ns)),
+            _ => {
+                let qs = &self.queues;
+                self.srr.pick(|i| Self::eligible(&qs[i as usize], now_ns)).map(|i| i as usize)
+            }
+        }
+    }
+}
+
+/// What enqueue tells the pipeline (BMv2's enq_qdepth and p4scope's bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EnqInfo {
+    /// Packets in all the port's queues before this one.
+    pub port_pkts: u32,
+    pub port_bytes: u64,
+    /// The shared buffer's use before this packet (0 without a buffer).
+    pub buffer_bytes: u64,
+}
+
+/// A dequeued packet and what is left behind (deq_qdepth).
+#[derive(Debug)]
+pub struct DeqInfo {
+    pub pkt: Box<Packet>,
+    pub prio: usize,
+    pub port_pkts: u32,
+    pub port_bytes: u64,
 }
 
 #[derive(Debug)]
 pub struct TrafficManager {
-    pub nb_queues: usize,
-    default_depth: usize,
-    ports: HashMap<u32, Vec<Queue>>,
+    pub cfg: TmConfig,
+    ports: Vec<Option<Box<PortTm>>>,
+    pub buffer: Option<Buffer>,
+    pub trace: Option<Trace>,
+    rng: u64,
 }
 
 impl TrafficManager {
     pub fn new(nb_queues: usize) -> TrafficManager {
-        TrafficManager { nb_queues: nb_queues.clamp(1, 8), default_depth: DEFAULT_QUEUE_DEPTH, ports: HashMap::new() }
+        let cfg = TmConfig { nb_queues: nb_queues.clamp(1, MAX_QUEUES), ..TmConfig::default() };
+        TrafficManager { cfg, ports: vec![], buffer: None, trace: None, rng: 0x853c_49e6_748f_ea9b }
     }
 
-    fn port(&mut self, port: u32) -> &mut Vec<Queue> {
-        let (n, d) = (self.nb_queues, self.default_depth);
-        self.ports.entry(port).or_insert_with(|| (0..n).map(|_| Queue::new(d)).collect())
+    pub fn nb_queues(&self) -> usize {
+        self.cfg.nb_queues
     }
 
-    /// Sets the depth of one queue, or of all queues of all ports (port None).
+    pub fn set_seed(&mut self, seed: u64) {
+        self.rng = seed ^ 0x853c_49e6_748f_ea9b;
+        if self.rng == 0 {
+            self.rng = 1;
+        }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Replaces the configuration. Queued packets stay; a new buffer starts
+    /// from the occupancy the ports already have. Changing the number of
+    /// queues needs an empty traffic manager.
+    pub fn configure(&mut self, cfg: TmConfig, now_ns: u64) -> Result<(), String> {
+        if cfg.nb_queues != self.cfg.nb_queues && self.total() != 0 {
+            return Err("the number of priority queues can only change while no packet is queued".into());
+        }
+        if cfg.nb_queues < self.cfg.nb_queues {
+            for p in self.ports.iter_mut().flatten() {
+                p.queues.truncate(cfg.nb_queues);
+            }
+        }
+        self.cfg = cfg;
+        for (i, slot) in self.ports.iter_mut().enumerate() {
+            if let Some(p) = slot {
+                let pc = self.cfg.port(i as u32).clone();
+                p.apply(&pc, self.cfg.nb_queues, now_ns);
+            }
+        }
+        self.rebuild_buffer();
+        Ok(())
+    }
+
+    fn rebuild_buffer(&mut self) {
+        self.buffer = self.cfg.buffer.clone().map(|bc| {
+            let mut b = Buffer::new(bc);
+            for p in self.ports.iter().flatten() {
+                b.reserve(p.cfg.reserved_bytes);
+                let shared = p.cells.saturating_sub(p.cfg.reserved_bytes);
+                b.shared_used += shared;
+                b.used += p.cells;
+                for q in &p.queues {
+                    for o in &q.occ {
+                        b.ingress_used[o.port.min(config::MAX_PORT) as usize] += o.bytes;
+                    }
+                }
+            }
+            b.peak_used = b.used;
+            b
+        });
+    }
+
+    /// Re-applies the stored settings of one port to its live state.
+    fn refresh_port(&mut self, port: u32, now_ns: u64) {
+        let nb = self.cfg.nb_queues;
+        let pc = self.cfg.port(port).clone();
+        let mut old_reserve = None;
+        if let Some(Some(p)) = self.ports.get_mut(port as usize) {
+            old_reserve = Some(p.cfg.reserved_bytes);
+            p.apply(&pc, nb, now_ns);
+        }
+        if let (Some(b), Some(old)) = (self.buffer.as_mut(), old_reserve) {
+            b.re_reserve(old, pc.reserved_bytes);
+        }
+    }
+
+    fn port_mut(&mut self, port: u32, now_ns: u64) -> &mut PortTm {
+        let i = port as usize;
+        if i >= self.ports.len() {
+            self.ports.resize_with(i + 1, || None);
+        }
+        if self.ports[i].is_none() {
+            let pc = self.cfg.port(port).clone();
+            if let Some(b) = self.buffer.as_mut() {
+                b.reserve(pc.reserved_bytes);
+            }
+            self.ports[i] = Some(Box::new(PortTm::new(&pc, self.cfg.nb_queues, now_ns)));
+        }
+        self.ports[i].as_mut().expect("created above")
+    }
+
+    pub fn port(&self, port: u32) -> Option<&PortTm> {
+        self.ports.get(port as usize).and_then(|p| p.as_deref())
+    }
+
+    /// The ports that have (or had) traffic.
+    pub fn ports(&self) -> impl Iterator<Item = (u32, &PortTm)> {
+        self.ports.iter().enumerate().filter_map(|(i, p)| p.as_deref().map(|p| (i as u32, p)))
+    }
+
+    // ----- simple_switch's runtime calls and direct settings -----------
+
+    /// set_queue_depth: one queue, all queues of a port, or (port None)
+    /// every queue of every port.
     pub fn set_queue_depth(&mut self, port: Option<u32>, prio: Option<usize>, depth: usize) {
+        let d = Some(depth.min(u32::MAX as usize) as u32);
         match port {
             None => {
-                self.default_depth = depth;
-                for qs in self.ports.values_mut() {
-                    qs.iter_mut().for_each(|q| q.capacity = depth);
+                self.cfg.defaults.queues.iter_mut().for_each(|q| q.limit_pkts = d);
+                for p in self.cfg.ports.values_mut() {
+                    p.queues.iter_mut().for_each(|q| q.limit_pkts = d);
+                }
+                let ports: Vec<u32> = self.ports().map(|(i, _)| i).collect();
+                for p in ports {
+                    self.refresh_port(p, 0);
                 }
             }
             Some(p) => {
-                for (i, q) in self.port(p).iter_mut().enumerate() {
+                let pc = self.cfg.port_mut(p);
+                for (i, q) in pc.queues.iter_mut().enumerate() {
                     if prio.map(|x| x == i).unwrap_or(true) {
-                        q.capacity = depth;
+                        q.limit_pkts = d;
                     }
                 }
+                self.refresh_port(p, 0);
             }
         }
     }
 
+    /// set_queue_rate in packets per second (None or 0: unlimited).
     pub fn set_queue_rate(&mut self, port: u32, prio: Option<usize>, pps: Option<u64>) {
-        for (i, q) in self.port(port).iter_mut().enumerate() {
+        let pc = self.cfg.port_mut(port);
+        for (i, q) in pc.queues.iter_mut().enumerate() {
             if prio.map(|x| x == i).unwrap_or(true) {
                 q.rate_pps = pps.filter(|r| *r > 0);
             }
         }
+        self.refresh_port(port, 0);
     }
+
+    /// The port's line rate in bit/s (None: unlimited, as BMv2).
+    pub fn set_port_rate(&mut self, port: u32, bps: Option<u64>) {
+        self.cfg.port_mut(port).rate_bps = bps.filter(|r| *r > 0);
+        self.refresh_port(port, 0);
+    }
+
+    // ----- the packet path --------------------------------------------
 
     /// Packets in one queue.
     pub fn depth(&self, port: u32, prio: usize) -> usize {
-        self.ports.get(&port).and_then(|q| q.get(prio)).map(|q| q.pkts.len()).unwrap_or(0)
+        self.port(port).and_then(|p| p.queues.get(prio)).map(|q| q.pkts as usize).unwrap_or(0)
     }
 
-    /// Enqueues; returns the depth before this packet, or the packet back
-    /// when the queue is full (tail drop).
-    pub fn enqueue(&mut self, port: u32, prio: usize, pkt: Box<Packet>) -> Result<usize, Box<Packet>> {
-        let q = &mut self.port(port)[prio];
-        if q.pkts.len() >= q.capacity {
-            q.drops += 1;
-            return Err(pkt);
+    /// (packets, bytes) in all queues of a port, and the shared buffer's
+    /// use — what a packet enqueued now is told.
+    pub fn occupancy(&self, port: u32) -> (u32, u64, u64) {
+        let buf = self.buffer.as_ref().map(|b| b.used).unwrap_or(0);
+        match self.port(port) {
+            Some(p) => (p.pkts, p.bytes, buf),
+            None => (0, 0, buf),
         }
-        let d = q.pkts.len();
-        q.pkts.push_back(pkt);
-        Ok(d)
-    }
-
-    /// The earliest time a packet of `port` may leave, if any is queued.
-    pub fn next_ready(&self, port: u32) -> Option<u64> {
-        let qs = self.ports.get(&port)?;
-        qs.iter().filter(|q| !q.pkts.is_empty()).map(|q| q.next_ok_ns).min()
-    }
-
-    /// Dequeues the highest-priority eligible packet at `now`: returns the
-    /// packet, its queue and the depth left behind.
-    pub fn dequeue(&mut self, port: u32, now_ns: u64) -> Option<(Box<Packet>, usize, usize)> {
-        let qs = self.ports.get_mut(&port)?;
-        for (prio, q) in qs.iter_mut().enumerate().rev() {
-            if q.pkts.is_empty() || q.next_ok_ns > now_ns {
-                continue;
-            }
-            let p = q.pkts.pop_front()?;
-            if let Some(r) = q.rate_pps {
-                q.next_ok_ns = now_ns.max(q.next_ok_ns) + 1_000_000_000 / r;
-            }
-            return Some((p, prio, q.pkts.len()));
-        }
-        None
     }
 
     /// All packets queued on all ports.
     pub fn total(&self) -> usize {
-        self.ports.values().flat_map(|qs| qs.iter()).map(|q| q.pkts.len()).sum()
+        self.ports.iter().flatten().map(|p| p.pkts as usize).sum()
+    }
+
+    fn record(&mut self, now: u64, port: u32, prio: usize, pkt: &Packet, kind: u8) {
+        let buf = self.buffer.as_ref().map(|b| b.used).unwrap_or(0);
+        let Some(t) = self.trace.as_mut() else { return };
+        if !t.wants(port, kind) {
+            return;
+        }
+        let (qp, qb, io) = match self.ports.get(port as usize).and_then(|p| p.as_deref()).and_then(|p| p.queues.get(prio)) {
+            Some(q) => (q.pkts, q.bytes, q.ingress_occ(pkt.ingress_port)),
+            None => (0, 0, Default::default()),
+        };
+        t.push(Rec {
+            time_ns: now,
+            port,
+            queue: prio as u8,
+            ingress: pkt.ingress_port,
+            kind,
+            len: pkt.tm_len,
+            q_pkts: qp,
+            q_bytes: qb,
+            in_pkts: io.pkts,
+            in_bytes: io.bytes,
+            buffer_bytes: buf,
+        });
+    }
+
+    /// Admits a packet (`pkt.tm_len` set) to queue `prio` of `port`, or
+    /// returns it with the reason it was dropped.
+    pub fn enqueue(
+        &mut self,
+        now: u64,
+        port: u32,
+        prio: usize,
+        mut pkt: Box<Packet>,
+    ) -> Result<EnqInfo, (Box<Packet>, DropReason)> {
+        let cells = match &self.buffer {
+            Some(b) => b.cells(pkt.tm_len),
+            None => pkt.tm_len as u64,
+        };
+        let verdict = self.admit(now, port, prio, &pkt, cells);
+        if let Err(reason) = verdict {
+            let p = self.port_mut(port, now);
+            if let Some(q) = p.queues.get_mut(prio) {
+                q.stats.drops[reason as usize] += 1;
+                q.stats.drop_bytes += pkt.tm_len as u64;
+            }
+            if self.trace.is_some() {
+                self.record(now, port, prio, &pkt, trace::DROP);
+            }
+            return Err((pkt, reason));
+        }
+        let shared = verdict.unwrap_or(0);
+        let buffer_before = self.buffer.as_ref().map(|b| b.used).unwrap_or(0);
+        if let Some(b) = self.buffer.as_mut() {
+            b.take(cells, shared, pkt.ingress_port);
+        }
+        let mark_cfg = self.port_mut(port, now).queues[prio].cfg.ecn;
+        let mark = match mark_cfg {
+            Some(c) => {
+                let u = self.uniform();
+                let q = &self.port_mut(port, now).queues[prio];
+                ecn::decide(&c, q.bytes, q.pkts, u)
+            }
+            None => false,
+        };
+        pkt.ecn_mark = mark;
+        pkt.tm_cells = cells.min(u32::MAX as u64) as u32;
+        let ingress = pkt.ingress_port;
+        let p = self.port_mut(port, now);
+        let info = EnqInfo { port_pkts: p.pkts, port_bytes: p.bytes, buffer_bytes: buffer_before };
+        let q = &mut p.queues[prio];
+        if mark {
+            q.stats.ecn_marked += 1;
+        }
+        pkt.send_ns = 0;
+        if let (Some(r), queue::Store::Fifo(_)) = (q.cfg.rate_pps, &q.store) {
+            // simple_switch: send = max(now, last send + 1/rate), fixed now
+            let delay = 1_000_000_000 / r;
+            let send = match q.pps_last_ns {
+                Some(last) => now.max(last + delay),
+                None => now,
+            };
+            q.pps_last_ns = Some(send);
+            pkt.send_ns = send;
+        }
+        let len = pkt.tm_len as u64;
+        q.push(now, pkt);
+        p.pkts += 1;
+        p.bytes += len;
+        p.cells += cells;
+        if p.cfg.sched != SchedKind::Strict {
+            p.srr.activate(prio as u16);
+        }
+        if self.trace.is_some() {
+            // the record needs the packet; rebuild its identity cheaply
+            let buf = self.buffer.as_ref().map(|b| b.used).unwrap_or(0);
+            let p = self.port(port).expect("port exists");
+            let q = &p.queues[prio];
+            let io = q.ingress_occ(ingress);
+            let rec = Rec {
+                time_ns: now,
+                port,
+                queue: prio as u8,
+                ingress,
+                kind: trace::ENQ,
+                len: len as u32,
+                q_pkts: q.pkts,
+                q_bytes: q.bytes,
+                in_pkts: io.pkts,
+                in_bytes: io.bytes,
+                buffer_bytes: buf,
+            };
+            if let Some(t) = self.trace.as_mut() {
+                if t.wants(port, trace::ENQ) {
+                    t.push(rec);
+                }
+            }
+        }
+        Ok(info)
+    }
+
+    /// Whether the packet fits; Ok(shared buffer bytes it takes).
+    fn admit(&mut self, now: u64, port: u32, prio: usize, pkt: &Packet, cells: u64) -> Result<u64, DropReason> {
+        let len = pkt.tm_len as u64;
+        let ingress = pkt.ingress_port;
+        let p = self.port_mut(port, now);
+        let (port_cells, reserved) = (p.cells, p.cfg.reserved_bytes);
+        let q = &p.queues[prio];
+        if let Some(l) = q.cfg.limit_pkts {
+            if q.pkts >= l {
+                return Err(DropReason::QueuePackets);
+            }
+        }
+        if let Some(l) = q.cfg.limit_bytes {
+            if q.bytes + len > l {
+                return Err(DropReason::QueueBytes);
+            }
+        }
+        if q.cfg.ingress_limit_pkts.is_some() || q.cfg.ingress_limit_bytes.is_some() {
+            let o = q.ingress_occ(ingress);
+            if let Some(l) = q.cfg.ingress_limit_pkts {
+                if o.pkts >= l {
+                    return Err(DropReason::IngressPackets);
+                }
+            }
+            if let Some(l) = q.cfg.ingress_limit_bytes {
+                if o.bytes + len > l {
+                    return Err(DropReason::IngressBytes);
+                }
+            }
+        }
+        let (qcells, alpha) = (q.cells, q.cfg.alpha);
+        match &self.buffer {
+            None => Ok(0),
+            Some(b) => b.admit(cells, port_cells, reserved, qcells, alpha, ingress).map_err(|r| match r {
+                BufferRefusal::Full => DropReason::BufferFull,
+                BufferRefusal::QueueThreshold => DropReason::QueueThreshold,
+                BufferRefusal::IngressThreshold => DropReason::IngressThreshold,
+            }),
+        }
+    }
+
+    /// The earliest time a packet of `port` may start to leave, if any is
+    /// queued: the wire must be free and the queue's rate limiters allow it.
+    pub fn next_ready(&self, port: u32) -> Option<u64> {
+        let p = self.port(port)?;
+        if p.pkts == 0 {
+            return None;
+        }
+        let mut best = u64::MAX;
+        for q in &p.queues {
+            if !q.is_empty() {
+                best = best.min(q.pps_ready_ns().max(ceil_ns(q.bps_next_ps)));
+            }
+        }
+        Some(best.max(ceil_ns(p.busy_until_ps)))
+    }
+
+    /// Dequeues the packet the scheduler picks at `now`, if the wire is
+    /// free and some queue may send.
+    pub fn dequeue(&mut self, now: u64, port: u32) -> Option<DeqInfo> {
+        let p = self.ports.get_mut(port as usize)?.as_deref_mut()?;
+        if p.pkts == 0 || ceil_ns(p.busy_until_ps) > now {
+            return None;
+        }
+        let prio = p.pick(now)?;
+        let q = &mut p.queues[prio];
+        let pkt = q.pop(now)?;
+        if let (Some(r), queue::Store::Arb(_)) = (q.cfg.rate_pps, &q.store) {
+            q.pps_next_ns = now.max(q.pps_next_ns) + 1_000_000_000 / r;
+        }
+        let more = !q.is_empty();
+        let len = pkt.tm_len;
+        let cells = pkt.tm_cells as u64;
+        match p.cfg.sched {
+            SchedKind::Strict => {}
+            SchedKind::Drr => p.srr.charge(prio as u16, len, more),
+            _ => p.srr.charge(prio as u16, 1, more),
+        }
+        let port_cells_before = p.cells;
+        p.pkts -= 1;
+        p.bytes -= len as u64;
+        p.cells = p.cells.saturating_sub(cells);
+        let reserved = p.cfg.reserved_bytes;
+        let (left_pkts, left_bytes) = (p.pkts, p.bytes);
+        if let Some(b) = self.buffer.as_mut() {
+            b.give(cells, port_cells_before, reserved, pkt.ingress_port);
+        }
+        if self.trace.is_some() {
+            self.record(now, port, prio, &pkt, trace::DEQ);
+        }
+        Some(DeqInfo { pkt, prio, port_pkts: left_pkts, port_bytes: left_bytes })
+    }
+
+    /// The packet just dequeued from `prio` starts to leave at `now` and is
+    /// `wire_bytes` long on the wire; returns when (ps) it starts. With a
+    /// line rate the wire is then busy; shapers are charged.
+    pub fn transmitted(&mut self, now: u64, port: u32, prio: usize, wire_bytes: u64) -> u64 {
+        let now_ps = now.saturating_mul(1000);
+        let Some(p) = self.ports.get_mut(port as usize).and_then(|p| p.as_deref_mut()) else {
+            return now_ps;
+        };
+        let q_next = p.queues.get(prio).map(|q| q.bps_next_ps).unwrap_or(0);
+        // Back to back: the service ran at the ceiling of the exact time the
+        // wire (or the shaper) allowed; start at that exact time.
+        let bound = p.busy_until_ps.max(q_next);
+        let start = if bound + 1000 > now_ps { bound.max(now_ps.saturating_sub(999)) } else { now_ps };
+        p.tx_pkts += 1;
+        p.tx_bytes += wire_bytes.saturating_sub(self.cfg.wire_overhead as u64);
+        p.tx_wire_bytes += wire_bytes;
+        if let Some(rate) = p.cfg.rate_bps {
+            let num = wire_bytes as u128 * 8 * PS_PER_S + p.rem;
+            let dur = num / rate as u128;
+            p.rem = num % rate as u128;
+            p.busy_until_ps = start + dur as u64;
+            p.busy_ps += dur;
+        }
+        if let Some(q) = p.queues.get_mut(prio) {
+            if let Some(r) = q.cfg.rate_bps {
+                let dur = wire_bytes as u128 * 8 * PS_PER_S / r as u128;
+                q.bps_next_ps = start + dur as u64;
+            }
+        }
+        start
+    }
+
+    // ----- the ground-truth trace ---------------------------------------
+
+    pub fn trace_start(&mut self, cfg: TraceCfg) {
+        self.trace = Some(Trace::new(cfg));
+    }
+
+    pub fn trace_stop(&mut self) -> Option<Trace> {
+        self.trace.take()
+    }
+
+    pub fn trace_take(&mut self) -> Option<Trace> {
+        self.trace.as_mut().map(|t| t.take())
+    }
+
+    /// Cost unit helper for reports.
+    pub fn cost_name(c: Cost) -> &'static str {
+        match c {
+            Cost::Bytes => "bytes",
+            Cost::Packets => "packets",
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json;
-
-    fn pkt() -> Box<Packet> {
-        let p = json::load(crate::engine::tests::MINIMAL).unwrap();
-        Box::new(Packet::new(&p))
-    }
-
-    #[test]
-    fn tail_drop_at_64() {
-        let mut tm = TrafficManager::new(1);
-        for i in 0..64 {
-            assert_eq!(tm.enqueue(1, 0, pkt()).ok(), Some(i));
-        }
-        assert!(tm.enqueue(1, 0, pkt()).is_err());
-        assert_eq!(tm.depth(1, 0), 64);
-    }
-
-    #[test]
-    fn strict_priority_and_rate() {
-        let mut tm = TrafficManager::new(2);
-        tm.enqueue(3, 0, pkt()).unwrap();
-        tm.enqueue(3, 1, pkt()).unwrap();
-        let (_, prio, left) = tm.dequeue(3, 0).unwrap();
-        assert_eq!((prio, left), (1, 0));
-        tm.set_queue_rate(3, Some(0), Some(1000));
-        tm.enqueue(3, 0, pkt()).unwrap();
-        assert!(tm.dequeue(3, 0).is_some());
-        assert!(tm.dequeue(3, 0).is_none(), "rate limit: 1 ms between packets");
-        assert_eq!(tm.next_ready(3), Some(1_000_000));
-        assert!(tm.dequeue(3, 1_000_000).is_some());
-    }
-}
+mod tests;

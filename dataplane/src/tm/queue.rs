@@ -1,0 +1,224 @@
+//! One egress queue: its packets (a FIFO, or per-ingress sub-queues behind
+//! an arbiter), its occupancy in packets, bytes and buffer cells, what each
+//! ingress port holds in it, its shapers and its statistics.
+
+use super::arbiter::Arbiter;
+use super::config::{ArbMode, QueueCfg};
+use crate::pipeline::Packet;
+use std::collections::VecDeque;
+
+/// Why the traffic manager dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    QueuePackets = 0,
+    QueueBytes = 1,
+    IngressPackets = 2,
+    IngressBytes = 3,
+    BufferFull = 4,
+    QueueThreshold = 5,
+    IngressThreshold = 6,
+}
+
+pub const DROP_REASONS: [&str; 7] = [
+    "queue_packets",
+    "queue_bytes",
+    "ingress_packets",
+    "ingress_bytes",
+    "buffer_full",
+    "queue_threshold",
+    "ingress_threshold",
+];
+
+/// What one ingress port holds in a queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InOcc {
+    pub port: u32,
+    pub pkts: u32,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
+    pub deq_pkts: u64,
+    pub deq_bytes: u64,
+    pub drops: [u64; 7],
+    pub drop_bytes: u64,
+    pub ecn_marked: u64,
+    pub peak_pkts: u32,
+    pub peak_bytes: u64,
+    /// Integral of the occupancy over time (bytes x ns, packets x ns).
+    pub area_bytes_ns: u128,
+    pub area_pkts_ns: u128,
+    pub since_ns: u64,
+    pub last_ns: u64,
+}
+
+impl QueueStats {
+    pub fn drop_pkts(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+#[derive(Debug)]
+pub enum Store {
+    Fifo(VecDeque<Box<Packet>>),
+    Arb(Box<Arbiter>),
+}
+
+#[derive(Debug)]
+pub struct Queue {
+    pub store: Store,
+    pub pkts: u32,
+    pub bytes: u64,
+    /// Buffer cells held (in bytes).
+    pub cells: u64,
+    pub cfg: QueueCfg,
+    /// simple_switch's rate limiter: send time of the last packet admitted.
+    pub pps_last_ns: Option<u64>,
+    /// With an arbiter, the rate limiter works at dequeue instead.
+    pub pps_next_ns: u64,
+    /// Bit-rate shaper: earliest start of the next transmission (ps).
+    pub bps_next_ps: u64,
+    pub occ: Vec<InOcc>,
+    pub stats: QueueStats,
+}
+
+impl Queue {
+    pub fn new(cfg: &QueueCfg, arb: &super::config::ArbCfg, now_ns: u64) -> Queue {
+        Queue {
+            store: new_store(arb),
+            pkts: 0,
+            bytes: 0,
+            cells: 0,
+            cfg: cfg.clone(),
+            pps_last_ns: None,
+            pps_next_ns: 0,
+            bps_next_ps: 0,
+            occ: vec![],
+            stats: QueueStats { since_ns: now_ns, last_ns: now_ns, ..Default::default() },
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pkts == 0
+    }
+
+    /// Changes how ingress ports are arbitrated, keeping the packets (in
+    /// the order the old arbitration would have sent them).
+    pub fn set_arbitration(&mut self, arb: &super::config::ArbCfg) {
+        let same = match &self.store {
+            Store::Fifo(_) => arb.mode == ArbMode::Fifo,
+            Store::Arb(a) => a.cfg() == arb,
+        };
+        if same {
+            return;
+        }
+        let mut new = new_store(arb);
+        while let Some(p) = self.store_pop() {
+            match &mut new {
+                Store::Fifo(f) => f.push_back(p),
+                Store::Arb(a) => a.push(p),
+            }
+        }
+        self.store = new;
+    }
+
+    fn store_pop(&mut self) -> Option<Box<Packet>> {
+        match &mut self.store {
+            Store::Fifo(f) => f.pop_front(),
+            Store::Arb(a) => a.pop(),
+        }
+    }
+
+    /// The occupancy record of an ingress port (created on first use).
+    pub fn ingress(&mut self, port: u32) -> &mut InOcc {
+        match self.occ.iter().position(|o| o.port == port) {
+            Some(i) => &mut self.occ[i],
+            None => {
+                self.occ.push(InOcc { port, ..Default::default() });
+                let n = self.occ.len() - 1;
+                &mut self.occ[n]
+            }
+        }
+    }
+
+    pub fn ingress_occ(&self, port: u32) -> InOcc {
+        self.occ.iter().find(|o| o.port == port).copied().unwrap_or(InOcc { port, ..Default::default() })
+    }
+
+    /// Accumulates the time-weighted occupancy up to `now`.
+    #[inline]
+    pub fn tick(&mut self, now_ns: u64) {
+        let s = &mut self.stats;
+        if now_ns > s.last_ns {
+            let dt = (now_ns - s.last_ns) as u128;
+            s.area_bytes_ns += self.bytes as u128 * dt;
+            s.area_pkts_ns += self.pkts as u128 * dt;
+            s.last_ns = now_ns;
+        }
+    }
+
+    /// Adds an admitted packet (its `tm_cells` set: its buffer space).
+    pub fn push(&mut self, now_ns: u64, pkt: Box<Packet>) {
+        self.tick(now_ns);
+        let len = pkt.tm_len as u64;
+        let cells = pkt.tm_cells as u64;
+        let ing = pkt.ingress_port;
+        match &mut self.store {
+            Store::Fifo(f) => f.push_back(pkt),
+            Store::Arb(a) => a.push(pkt),
+        }
+        self.pkts += 1;
+        self.bytes += len;
+        self.cells += cells;
+        let o = self.ingress(ing);
+        o.pkts += 1;
+        o.bytes += len;
+        let s = &mut self.stats;
+        s.enq_pkts += 1;
+        s.enq_bytes += len;
+        s.peak_pkts = s.peak_pkts.max(self.pkts);
+        s.peak_bytes = s.peak_bytes.max(self.bytes);
+    }
+
+    /// Takes the next packet (arbitration order); the caller frees its
+    /// cells in the shared buffer.
+    pub fn pop(&mut self, now_ns: u64) -> Option<Box<Packet>> {
+        self.tick(now_ns);
+        let pkt = self.store_pop()?;
+        let len = pkt.tm_len as u64;
+        self.pkts -= 1;
+        self.bytes -= len;
+        self.cells = self.cells.saturating_sub(pkt.tm_cells as u64);
+        let o = self.ingress(pkt.ingress_port);
+        o.pkts = o.pkts.saturating_sub(1);
+        o.bytes = o.bytes.saturating_sub(len);
+        self.stats.deq_pkts += 1;
+        self.stats.deq_bytes += len;
+        Some(pkt)
+    }
+
+    /// Earliest time (ns) the head may leave as far as the queue's packet
+    /// rate limiter is concerned.
+    pub fn pps_ready_ns(&self) -> u64 {
+        match &self.store {
+            Store::Fifo(f) => f.front().map(|p| p.send_ns).unwrap_or(0),
+            Store::Arb(_) => {
+                if self.cfg.rate_pps.is_some() {
+                    self.pps_next_ns
+                } else {
+                    0
+                }
+            }
+        }
+    }
+}
+
+fn new_store(arb: &super::config::ArbCfg) -> Store {
+    match arb.mode {
+        ArbMode::Fifo => Store::Fifo(VecDeque::new()),
+        _ => Store::Arb(Box::new(Arbiter::new(arb))),
+    }
+}
