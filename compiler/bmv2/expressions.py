@@ -412,6 +412,10 @@ class ExpressionConverter:
         elif op == "*":
             r = a * b
         elif op == "<<":
+            if b < 0 or (bt is not None and b >= bt.width) or (bt is None and b > 4096):
+                if bt is None:
+                    return self.unsupported(e, "a shift of an unsized constant by more than 4096")
+                return leaf_const(0, t)
             r = a << b
         elif op == ">>":
             r = a >> b

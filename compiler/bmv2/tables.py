@@ -29,7 +29,7 @@ from ..frontend import annotation_string
 from .env import ActionB, Env, ExternB, TableB
 from .instances import bind_direct_counter, bind_direct_meter, make_extern
 from .primitives import BodyLowerer, Frame, Label
-from .values import HeaderV, Leaf, hex_text, mask, wrap
+from .values import HeaderV, Leaf, expr_node, hex_text, mask, wrap
 
 DEFAULT_SIZE = 1024
 
@@ -82,7 +82,12 @@ class TableActions:
                 w = 0
             idx = len(runtime_data)
             runtime_data.append({"name": annotation_string(p.annotations, "name") or p.name, "bitwidth": w})
-            env.declare(p.name, Leaf({"type": "runtime_data", "value": idx}, pt, "data"))
+            node: dict = {"type": "runtime_data", "value": idx}
+            b = T.bits_of(pt)
+            if b is not None and b.signed:
+                # action data carries no sign: read it as a two's complement value
+                node = expr_node("two_comp_mod", node, {"type": "hexstr", "value": hex(b.width)})
+            env.declare(p.name, Leaf(node, pt, "data"))
         body.frames.append(Frame(Label(), outs=outs))
         body.stmts(ab.decl.body.stmts, env)
         body.out.place(body.frames.pop().end)

@@ -122,3 +122,14 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
                         "packet 0 000000000001 000000000002 0800 00 00 00 0000\n"
                         "expect 1 000000000001 000000000002 0800 00 00 00 0000\n")
     assert r.passed, r.messages
+
+
+def test_signed_action_data_is_sign_extended():
+    locals_ = """
+    action widen(int<8> v) { hdr.h.w = (bit<16>)(int<16>)v; hdr.h.s = v; }
+    table t { key = { hdr.h.a: exact; } actions = { widen; } }
+"""
+    run("sm.egress_spec = 1; t.apply();", locals_,
+        "add ingress.t hdr.h.a:0x01 ingress.widen(v:0xfe)\n"
+        f"packet 0 {ETH} 01 00 00 0000\n"
+        f"expect 1 {ETH} 01 00 fe fffe\n")
