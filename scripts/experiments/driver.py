@@ -118,9 +118,12 @@ def _rate(req: RunRequest) -> float:
 
 
 def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
-            echo: Callable[[str], None] = print) -> RunResult:
+            echo: Callable[[str], None] = print,
+            apply_profile: Optional[Callable] = None) -> RunResult:
     """Runs `req`; see the module docstring. `measure_factory(vs, profiles)`
-    returns the per-case measure function (tests pass their own)."""
+    returns the per-case measure function and `apply_profile(engine,
+    profile)` configures a fresh engine's traffic manager (tests pass their
+    own; by default the experiments' and traffic.apply_profile)."""
     from . import testbed, traffic
 
     cases = req.plan()
@@ -131,12 +134,13 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
         from .measure import make_measure
 
         measure_factory = make_measure
+        apply_profile = apply_profile or traffic.apply_profile
     program = testbed.compile_dut(req.program)
     run = RunDir.create(req.results, req.experiment, req.run_id)
     run.start(start_meta(req, program.info, cases))
     echo(f"p4scope run: {len(cases)} cases into {run.path}")
     first = next(iter(req.profiles.values()))
-    vs = testbed.VirtualSwitch(program, first, req.seed, apply_profile=traffic.apply_profile)
+    vs = testbed.VirtualSwitch(program, first, req.seed, apply_profile=apply_profile)
     with vs:
         measure = measure_factory(vs, req.profiles)
         outcome = run_cases(run, cases, measure, derive=write_seed_csvs, progress=req.progress)

@@ -91,7 +91,7 @@ class Traffic:
     def run_until(self, t_ns: int, tick: Optional[Tick] = None) -> None:
         raise MissingEngineAPI("virtual time with sources")
 
-    def run_until_idle(self, tick: Optional[Tick] = None) -> None:
+    def run_until_idle(self, tick: Optional[Tick] = None, expected_ns: float = 0.0) -> None:
         raise MissingEngineAPI("virtual time with sources")
 
     def sinks(self) -> pd.DataFrame:
