@@ -656,8 +656,10 @@ class BodyLowerer:
         temporaries; out/inout arguments too, and the returned (target,
         temporary, argument) triples are to be copied back after the body
         (`copy_out`).  With `alias_in` (inlined controls and parsers, which
-        cannot reach the caller's storage otherwise) arguments are bound
-        directly."""
+        cannot reach the caller's storage otherwise) out/inout arguments
+        and headers/structs passed `in` are bound directly; scalars passed
+        `in` are still copied (cheap, and right even when another argument
+        aliases them)."""
         copy_out: list[tuple[Value, Value, ast.Expr]] = []
         pairs: list[tuple[ast.Param, Optional[ast.Argument]]] = []
         by_name = {p.name: p for p in params}
@@ -704,7 +706,7 @@ class BodyLowerer:
                 if b is not None and not isinstance(T.strip_newtype(pt), T.Bool) and isinstance(v.const, int):
                     v = leaf_const(v.const, pt)
                 callee_env.declare(p.name, v)
-            elif isinstance(v, Leaf) and (v.node.get("type") == "runtime_data" or alias_in):
+            elif isinstance(v, Leaf) and v.node.get("type") == "runtime_data":
                 callee_env.declare(p.name, v)
             elif alias_in and isinstance(v, (HeaderV, StructV, StackV, UnionV)):
                 callee_env.declare(p.name, v)
