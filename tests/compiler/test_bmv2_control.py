@@ -144,7 +144,11 @@ control Sub(inout headers hdr, in bit<8> v) {
     j = compile_json(program(ing, extra=extra))
     t = table(j, "ingress.sub.st")
     assert "ingress.sub.set" in t["actions"]
-    c = conditional(j, pipeline(j)["init_table"])
+    # the scalar `in` argument is copied first, then the sub-control's if
+    copy = node(j, pipeline(j)["init_table"])
+    assert action_by_id(j, copy["default_entry"]["action_id"])["primitives"][0]["parameters"][1] == \
+        {"type": "field", "value": ["h", "b"]}
+    c = conditional(j, copy["base_default_next"])
     assert c["true_next"] == "ingress.sub.st"
 
 
