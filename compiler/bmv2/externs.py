@@ -81,7 +81,14 @@ class ExternLowering:
         if isinstance(target, Leaf) and target.is_field:
             return target.node, (lambda: None)
         tt = t or self.body.type_of(x)
+        from .primitives import SliceTarget
+        if not isinstance(target, (Leaf, SliceTarget)):
+            self.unsupported(x, "an extern result that is not a scalar")
+            return {"type": "hexstr", "value": "0x0"}, (lambda: None)
         tmp = self.body.temp(tt, "tmp", x.pos)
+        if not isinstance(tmp, Leaf):
+            self.unsupported(x, "an extern result that is not a scalar")
+            return {"type": "hexstr", "value": "0x0"}, (lambda: None)
         return tmp.node, (lambda: self.body.assign(target, tmp, x))
 
     def as_field(self, v: Leaf, where: ast.Node) -> dict:
