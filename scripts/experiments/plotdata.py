@@ -116,9 +116,11 @@ def representative_cases(micro: pd.DataFrame, sizes: Sequence[int] = (64, 1518, 
 @dataclass
 class InstrumentView:
     truth: Series
-    t_us: np.ndarray  # instrument samples
+    t_us: np.ndarray  # per-packet samples (depth at enqueue) while a burst lasts
     mb: np.ndarray
     bursts: pd.DataFrame  # burst_events of the case, times in us since t0
+    iv_us: np.ndarray = field(default_factory=lambda: np.array([]))  # interval starts
+    iv_mb: np.ndarray = field(default_factory=lambda: np.array([]))  # interval maxima
 
 
 def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
@@ -127,22 +129,27 @@ def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
     if s is None:
         return None
     s.label = label
-    ti = np.array([])
-    vi = np.array([])
+    ti = vi = ii = iv = np.array([])
     if instr is not None and not instr.empty:
         d = instr[instr["case_id"] == case_id].sort_values("t_ns", kind="stable")
-        if not d.empty:
-            ti = (d["t_ns"].to_numpy(float) - s.t0_ns) / 1e3
-            vi = d["depth_bytes"].to_numpy(float) / MB
+        kind = d["kind"] if "kind" in d else pd.Series("burst_pkt", index=d.index)
+        pk = d[kind != "interval_max"]
+        if not pk.empty:
+            ti = (pk["t_ns"].to_numpy(float) - s.t0_ns) / 1e3
+            vi = pk["depth_bytes"].to_numpy(float) / MB
             if ti.size > 4000:
                 ti, vi = fg.reduce_series(ti, vi, 4000)
+        it = d[kind == "interval_max"]
+        if not it.empty:
+            ii = (it["t_ns"].to_numpy(float) - s.t0_ns) / 1e3
+            iv = it["depth_bytes"].to_numpy(float) / MB
     ev = pd.DataFrame()
     if events is not None and not events.empty:
         ev = events[events["case_id"] == case_id].copy()
         for c in ("start_ns", "end_ns", "peak_ns"):
             if c in ev:
                 ev[c.replace("_ns", "_us")] = (ev[c] - s.t0_ns) / 1e3
-    return InstrumentView(s, ti, vi, ev)
+    return InstrumentView(s, ti, vi, ev, ii, iv)
 
 
 @dataclass

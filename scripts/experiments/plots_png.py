@@ -42,6 +42,20 @@ def _grid(n: int, ncols: int, w: float = 4.2, h: float = 2.9):
     return fig, list(axes.flat[:n])
 
 
+def _figure_legend(fig: plt.Figure, axes: list) -> None:
+    """One legend for all panels, under the title."""
+    handles, labels = {}, {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                labels[lab] = lab
+                handles[lab] = h
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    if handles:
+        fig.legend(list(handles.values()), list(labels.values()), loc="upper center",
+                   bbox_to_anchor=(0.5, 0.955), ncol=min(4, len(handles)), fontsize=8)
+
+
 def absorption_vs_size(micro: pd.DataFrame) -> plt.Figure:
     """Buffered MB and frames per frame size: measured (Tolly formula) and
     what the configuration predicts."""
@@ -108,8 +122,12 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
     fig, axes = _grid(len(views), 3, 4.3, 2.9)
     for ax, v in zip(axes, views):
         ax.plot(v.truth.t_us, v.truth.mb, color="#333333", lw=1.1, label="ground truth")
+        if v.iv_us.size:
+            ax.step(v.iv_us, v.iv_mb, where="post", color="#2a9d8f", lw=1.0,
+                    label="instrument: interval maxima")
         if v.t_us.size:
-            ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.5, label="instrument")
+            ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.0,
+                    label="instrument: depth at enqueue")
         for _, b in v.bursts.iterrows():
             ls = "-" if b["source"] == "truth" else "--"
             col = "#333333" if b["source"] == "truth" else "#e07a1f"
@@ -119,11 +137,9 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
         ax.set_title(v.truth.label)
         ax.set_xlabel("time (µs)")
         ax.set_ylabel("occupancy (MB)")
-    if axes:
-        axes[0].legend(loc="upper right")
     fig.suptitle("Instrument vs ground truth (vertical lines: burst start/end; solid truth, "
                  "dashed instrument)", fontsize=9.5)
-    fig.tight_layout()
+    _figure_legend(fig, axes)
     return fig
 
 
@@ -179,10 +195,8 @@ def share_bars(cases: list[pdt.ShareCase], title: str) -> plt.Figure:
         ax.set_xlabel("source port")
         ax.set_ylabel("share (%)")
         ax.set_title(f"{c.label} · {c.profile} · Jain {c.jain:.3f}")
-    if axes:
-        axes[0].legend(loc="upper right", fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    _figure_legend(fig, axes)
     return fig
 
 
