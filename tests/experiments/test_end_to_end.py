@@ -1,0 +1,60 @@
+"""A short end-to-end run on the embedded switch: small buffer, few sizes,
+short incasts; real engine, real P4Runtime, real sources and sinks."""
+
+import json
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("p4scope_dataplane")
+
+from p4scope.experiments import driver, traffic  # noqa: E402
+from p4scope.experiments.params import FairnessParams, MicroburstParams, default_profiles  # noqa: E402
+
+missing = traffic.missing_api()
+pytestmark = pytest.mark.skipif(bool(missing), reason="engine lacks: " + "; ".join(missing))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    req = driver.RunRequest(
+        "all", default_profiles(buffer_bytes=256 * 1024, cell_bytes=256),
+        MicroburstParams(sizes_2to1=(64, 1518), sizes_4to1=(1518,)),
+        FairnessParams(combinations=((25, 26, 27), (7, 8, 9, 10, 11, 12)),
+                       duration_ns=300_000, warmup_ns=150_000),
+        seed=3, results=tmp_path_factory.mktemp("results"), run_id="e2e", progress=False)
+    return driver.execute(req, echo=lambda s: None)
+
+
+def test_run_completes(run):
+    assert run.outcome.complete, run.outcome.reason
+    meta = json.loads((run.path / "run.json").read_text())
+    assert meta["status"] == "complete"
+    for f in ("table4_microburst_mb.csv", "table3_fairness_gbps.csv", "burst_4to1_mb.csv",
+              "report.html", "figures/microburst_occupancy.png"):
+        assert (run.path / f).is_file(), f
+
+
+def test_microburst_matches_theory(run):
+    m = pd.read_parquet(run.path / "microburst.parquet")
+    assert len(m) == 2 * (2 * 2 + 1)
+    assert (m["error_rel"].abs() <= 0.02).all(), m[["case_id", "buffered_frames", "expected_frames"]]
+    assert (m["buffered_frames"] > 0).all()
+
+
+def test_fairness_fair_and_unfair(run):
+    f = pd.read_parquet(run.path / "fairness.parquet").set_index(["profile", "n"])
+    assert f.loc[("fair", 3), "jain_bw"] >= 0.99
+    assert f.loc[("fair", 6), "max_dev_bw"] <= 0.02
+    # ports 7-12 in groups of 8 from port 1: {7, 8} and {9..12}: 25/25/12.5 x4
+    assert f.loc[("unfair", 6), "jain_bw"] < 0.95
+    s = pd.read_parquet(run.path / "streams.parquet")
+    u = s[(s["profile"] == "unfair") & (s["n"] == 6)].set_index("ingress_port")["bw_share"]
+    assert abs(u[7] - 0.25) < 0.02 and abs(u[12] - 0.125) < 0.02
+
+
+def test_instrument_against_truth(run):
+    e = pd.read_parquet(run.path / "instrument_errors.parquet")
+    assert (e["peak_error_rel"].abs() <= 0.05).all(), e[["case_id", "peak_error_rel"]]
+    sh = pd.read_parquet(run.path / "instrument_shares.parquet")
+    assert (sh["err_pp_bw"].abs() <= 1.0).all()
