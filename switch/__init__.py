@@ -23,6 +23,20 @@ Modules, top to bottom (each has one job):
     translate    P4Info ids <-> BMv2 JSON names
     engine       the adapter between the managers and the dataplane engine
 
+BMv2's run-time Thrift API (simple_switch_CLI, `p4scope switch-cli`):
+
+    bmv2_runtime.thrift, rtidl
+                 the services' IDL and its run-time loading (thriftpy2)
+    rt_server    the TCP server on --thrift-port (loopback unless asked)
+    rt_handler   the Thrift handlers: locking, BMv2 error codes
+    rt_target    which engine and table shadow the API acts on
+    rt_tables, rt_externs, rt_pre
+                 tables on the shared P4Runtime shadow; counters, registers,
+                 meters, value sets; PRE nodes/groups/LAGs and mirroring
+    json_p4info  a P4Info derived from a BMv2 JSON (no controller case)
+    cli_main, cli_shell, cli_client, cli_program, cli_values
+                 the `switch-cli` client: commands, texts, value parsing
+
 The P4Runtime layer never sees how the engine stores a table: it calls the
 adapter by JSON names and keeps its own shadow of what it wrote.
 """
