@@ -88,6 +88,7 @@ class Frame:
     result: Optional[Value] = None
     is_function: bool = False
     outs: list = field(default_factory=list)   # copy-out triples of its parameters
+    tail_return: int = 0   # id() of a `return` that ends the body (needs no jump)
 
 
 class SliceTarget(Value):
@@ -353,6 +354,8 @@ class BodyLowerer:
         fr = self.frames[-1]
         if s.value is not None and fr.result is not None:
             self.assign(fr.result, self.ex.value(s.value, env), s)
+        if id(s) == fr.tail_return:
+            return  # the body ends here anyway
         if self.mode != "action":
             self.unsupported(s, f"return in a {self.mode}")
             return
@@ -729,7 +732,7 @@ class BodyLowerer:
             return
         env = Env(ab.env, ab.env.blk)
         outs = self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
-        fr = Frame(Label(), outs=outs)
+        fr = Frame(Label(), outs=outs, tail_return=_tail_return(d.body))
         self.frames.append(fr)
         self.ctx.inline_depth += 1
         try:
@@ -756,7 +759,7 @@ class BodyLowerer:
                 rt = self.resolve_type(proto.return_type, fb.env)
             if not isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
                 result = self.temp(rt, "retval", e.pos)
-        fr = Frame(Label(), result, True, outs)
+        fr = Frame(Label(), result, True, outs, tail_return=_tail_return(d.body))
         self.frames.append(fr)
         self.ctx.inline_depth += 1
         try:
@@ -767,3 +770,24 @@ class BodyLowerer:
         self.out.place(fr.end)
         self.copy_out(outs)
         return result
+
+
+def _tail_return(body: ast.Block) -> int:
+    """id() of the body's last statement when it is its only `return`."""
+    if not body.stmts or not isinstance(body.stmts[-1], ast.Return):
+        return 0
+    last = body.stmts[-1]
+    count = 0
+    stack: list = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            count += 1
+        if isinstance(n, (list, tuple)):
+            stack.extend(n)
+        elif isinstance(n, ast.Stmt):
+            for f in n.__dataclass_fields__:
+                v = getattr(n, f)
+                if isinstance(v, (ast.Stmt, list, tuple)):
+                    stack.append(v)
+    return id(last) if count == 1 else 0
