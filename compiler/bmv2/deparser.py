@@ -16,7 +16,7 @@ from typing import Any
 from .. import ast
 from .env import Env, PacketB
 from .primitives import BodyLowerer
-from .values import HeaderV, StackV, StructV, UnionV, Value
+from .values import HeaderV, StackV, StructV, UnionV, Value, describe
 
 
 class DeparserLowering:
@@ -88,4 +88,4 @@ class DeparserLowering:
             for fv in v.fields.values():
                 self.emit(fv, where)
         else:
-            self.ctx.unsupported(where.pos, f"emitting {type(v).__name__}")
+            self.ctx.unsupported(where.pos, f"emitting {describe(v)}")

@@ -28,7 +28,7 @@ from .. import types as T
 from ..checker import ConstError
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
-                     bool_node, expr_node, hexstr, leaf_const, mask)
+                     bool_node, expr_node, hexstr, leaf_const, mask, describe)
 
 
 class TypeRefV(Value):
@@ -68,7 +68,7 @@ class ExpressionConverter:
         v = self.value(e, env)
         if isinstance(v, Leaf):
             return v
-        return self.unsupported(e, f"{type(v).__name__} used as a scalar value")
+        return self.unsupported(e, f"{describe(v)} used as a scalar value")
 
     def bool_operand(self, e: ast.Expr, env: Env) -> dict:
         return as_bool(self.leaf(e, env))
@@ -251,7 +251,7 @@ class ExpressionConverter:
             return self.sink.apply_result_member(base, name, e, env)
         if isinstance(base, Leaf) and base.type == T.Unknown():
             return base
-        return self.unsupported(e, f"member {name} of {type(base).__name__}")
+        return self.unsupported(e, f"member {name} of {describe(base)}")
 
     def stack_member(self, s: StackV, name: str, e: ast.Node, env: Env) -> Any:
         size = s.type.size

@@ -27,7 +27,7 @@ from .. import ast
 from .. import types as T
 from .env import Env, ExternB
 from .values import (HeaderV, Leaf, StackV, StructV, UnionV, Value, as_data, expr_node, hexstr,
-                     param)
+                     param, describe)
 
 HASH_ALGOS = {
     "crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
@@ -124,7 +124,7 @@ class ExternLowering:
             for h in v.members.values():
                 out.extend(self.leaves(h, where, headers_whole))
             return out
-        self.unsupported(where, f"{type(v).__name__} in a field list")
+        self.unsupported(where, f"{describe(v)} in a field list")
         return []
 
     # -------------------------------------------------------- functions

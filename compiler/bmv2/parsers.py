@@ -36,7 +36,7 @@ from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
 from .primitives import BodyLowerer, PrimitiveList
 from .values import (HeaderV, Leaf, StackV, StructV, Value, as_data, expr_node, hex_text, hexstr,
-                     mask, param)
+                     mask, param, describe)
 
 PARSER_OPS = {"extract", "extract_VL", "set", "verify", "advance", "shift"}
 
@@ -104,7 +104,7 @@ class ParserBody(BodyLowerer):
             return {"type": "regular", "value": v.name}
         if isinstance(v, UnionMemberOfNext):
             return {"type": "union_stack", "value": [v.stack.name, v.member]}
-        self.unsupported(e, f"extracting into {type(v).__name__}")
+        self.unsupported(e, f"extracting into {describe(v)}")
         return None
 
     def lookahead(self, t: T.Type, e: ast.Node) -> Optional[Value]:
@@ -146,7 +146,7 @@ class ParserBody(BodyLowerer):
             for x in v.fields.values():
                 self._unpack_targets(x, out, e)
         else:
-            self.unsupported(e, f"lookahead into {type(v).__name__}")
+            self.unsupported(e, f"lookahead into {describe(v)}")
 
 
 def to_parser_ops(prims: list[dict]) -> list[dict]:

@@ -32,7 +32,7 @@ from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, Tabl
 from .expressions import ApplyResultV, ExpressionConverter, MethodV, TypeSizeV, has_call
 from .storage import is_scalar
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
-                     expr_node, hexstr, leaf_const, mask, param, wrap)
+                     expr_node, hexstr, leaf_const, mask, param, wrap, describe)
 
 
 class Label:
@@ -397,7 +397,7 @@ class BodyLowerer:
             return
         if isinstance(target, Leaf):
             if not isinstance(value, Leaf):
-                self.unsupported(where, f"assigning {type(value).__name__} to a scalar")
+                self.unsupported(where, f"assigning {describe(value)} to a scalar")
                 return
             if isinstance(T.strip_newtype(target.type), T.Varbit):
                 self.emit("assign_VL", [target.node, value.node])
@@ -424,7 +424,7 @@ class BodyLowerer:
                         break
                     self.assign(target.field(fname), fv, where)
             else:
-                self.unsupported(where, f"assigning {type(value).__name__} to a header")
+                self.unsupported(where, f"assigning {describe(value)} to a header")
             return
         if isinstance(target, UnionV):
             if isinstance(value, InvalidV):
@@ -433,7 +433,7 @@ class BodyLowerer:
             elif isinstance(value, UnionV):
                 self.emit("assign_union", [target.union_node(), value.union_node()])
             else:
-                self.unsupported(where, f"assigning {type(value).__name__} to a header union")
+                self.unsupported(where, f"assigning {describe(value)} to a header union")
             return
         if isinstance(target, StackV):
             if isinstance(value, StackV):
@@ -444,7 +444,7 @@ class BodyLowerer:
                 for te, ve in zip(elems, value.fields.values()):
                     self.assign(te, ve, where)
             else:
-                self.unsupported(where, f"assigning {type(value).__name__} to a header stack")
+                self.unsupported(where, f"assigning {describe(value)} to a header stack")
             return
         if isinstance(target, StructV):
             if isinstance(value, StructV):
@@ -458,12 +458,12 @@ class BodyLowerer:
                     for n, (_, fv) in zip(names, vals):
                         self.assign(target.fields[n], fv, where)
             else:
-                self.unsupported(where, f"assigning {type(value).__name__} to a struct")
+                self.unsupported(where, f"assigning {describe(value)} to a struct")
             return
         if isinstance(target, Leaf) or target is None:
             self.unsupported(where, "assignment target")
             return
-        self.unsupported(where, f"assignment to {type(target).__name__}")
+        self.unsupported(where, f"assignment to {describe(target)}")
 
     def assign_slice(self, t: SliceTarget, value: Value, where) -> None:
         if not isinstance(value, Leaf):
@@ -559,7 +559,7 @@ class BodyLowerer:
         if isinstance(obj, ValueSetB):
             self.unsupported(e, f"method {name} of a value set")
             return None
-        self.unsupported(e, f"method {name} of {type(obj).__name__}")
+        self.unsupported(e, f"method {name} of {describe(obj)}")
         return None
 
     # hooks that the parser/control converters override
