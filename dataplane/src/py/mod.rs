@@ -3,19 +3,22 @@
 //! are caught at this boundary and reported as `EngineError`, never
 //! propagated into Python. Batch calls release the GIL.
 
+mod conv;
+mod tm;
+
 use crate::engine::{EngineError as CoreError, Switch};
-use crate::program::MatchValue;
-use crate::value::Val;
-use num_bigint::{BigInt, Sign};
+use conv::{to_bytes, to_key, to_val, val_to_py, vals};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 create_exception!(p4scope_dataplane, EngineError, PyException, "An engine operation failed.");
 create_exception!(p4scope_dataplane, LoadError, EngineError, "The BMv2 JSON cannot be run (what and where).");
 create_exception!(p4scope_dataplane, TableError, EngineError, "A table operation was refused.");
+create_exception!(p4scope_dataplane, ConfigError, EngineError, "A configuration was refused (what and where).");
 
 #[cold]
 fn to_py(e: CoreError) -> PyErr {
@@ -41,66 +44,26 @@ fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     }
 }
 
-/// A Python int or bytes (big-endian) as an unbounded value.
-fn to_val(o: &Bound<'_, PyAny>) -> PyResult<Val> {
-    if let Ok(b) = o.downcast::<PyBytes>() {
-        return Ok(Val::from_be_bytes(b.as_bytes()));
-    }
-    if let Ok(v) = o.extract::<i128>() {
-        return Ok(Val::S(v));
-    }
-    let b: BigInt = o.extract()?;
-    Ok(Val::from_big(b))
+/// What one engine object owns; shared with the real-time thread.
+pub struct Core {
+    pub sw: Switch,
 }
 
-fn to_bytes(o: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(b) = o.downcast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
-    }
-    let v: BigInt = o.extract()?;
-    if v.sign() == Sign::Minus {
-        return Err(EngineError::new_err("match values must not be negative"));
-    }
-    let (_, bytes) = v.to_bytes_be();
-    Ok(bytes)
-}
-
-fn val_to_py(py: Python<'_>, v: &Val) -> PyObject {
-    match v {
-        Val::S(s) => s.into_py(py),
-        Val::B(b) => b.clone().into_py(py),
-    }
-}
-
-/// Key items: int/bytes (exact), or tuples ("exact", v), ("lpm", v, len),
-/// ("ternary", v, mask), ("optional", v, mask), ("range", lo, hi).
-fn to_match(o: &Bound<'_, PyAny>) -> PyResult<MatchValue> {
-    if let Ok(t) = o.downcast::<PyTuple>() {
-        let kind: String = t.get_item(0)?.extract()?;
-        let item = |i: usize| -> PyResult<Vec<u8>> { to_bytes(&t.get_item(i)?) };
-        return Ok(match kind.as_str() {
-            "exact" => MatchValue::Exact(item(1)?),
-            "lpm" => MatchValue::Lpm(item(1)?, t.get_item(2)?.extract()?),
-            "ternary" | "optional" => MatchValue::Ternary(item(1)?, item(2)?),
-            "range" => MatchValue::Range(item(1)?, item(2)?),
-            other => return Err(EngineError::new_err(format!("unknown match kind '{other}'"))),
-        });
-    }
-    Ok(MatchValue::Exact(to_bytes(o)?))
-}
-
-fn vals(args: &Bound<'_, PyAny>) -> PyResult<Vec<Val>> {
-    let mut out = vec![];
-    for a in args.iter()? {
-        out.push(to_val(&a?)?);
-    }
-    Ok(out)
+fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    // a panic caught at the boundary leaves the switch usable
+    core.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A loaded P4 program on a simulated simple_switch.
 #[pyclass(module = "p4scope_dataplane")]
 pub struct Engine {
-    sw: Switch,
+    core: Arc<Mutex<Core>>,
+}
+
+impl Engine {
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        lock(&self.core)
+    }
 }
 
 #[pymethods]
@@ -114,7 +77,7 @@ impl Engine {
             sw.set_drop_port(drop_port);
             sw.tm = crate::tm::TrafficManager::new(priority_queues);
             sw.set_seed(seed);
-            Ok(Engine { sw })
+            Ok(Engine { core: Arc::new(Mutex::new(Core { sw })) })
         })
     }
 
@@ -128,69 +91,58 @@ impl Engine {
         args: Option<&Bound<'_, PyAny>>,
         priority: i32,
     ) -> PyResult<u32> {
-        let mut k = vec![];
-        for item in key.iter()? {
-            k.push(to_match(&item?)?);
-        }
-        let a = match args {
-            Some(a) => vals(a)?,
-            None => vec![],
-        };
-        guard(|| self.sw.table_add(table, &k, action, &a, priority).map_err(to_py))
+        let k = to_key(key)?;
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_add(table, &k, action, &a, priority).map_err(to_py))
     }
 
     #[pyo3(signature = (table, handle, action, args=None))]
     fn table_modify(&mut self, table: &str, handle: u32, action: &str, args: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let a = match args {
-            Some(a) => vals(a)?,
-            None => vec![],
-        };
-        guard(|| self.sw.table_modify(table, handle, action, &a).map_err(to_py))
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_modify(table, handle, action, &a).map_err(to_py))
     }
 
     fn table_delete(&mut self, table: &str, handle: u32) -> PyResult<()> {
-        guard(|| self.sw.table_delete(table, handle).map_err(to_py))
+        guard(|| self.lock().sw.table_delete(table, handle).map_err(to_py))
     }
 
     fn table_clear(&mut self, table: &str) -> PyResult<()> {
-        guard(|| self.sw.table_clear(table).map_err(to_py))
+        guard(|| self.lock().sw.table_clear(table).map_err(to_py))
     }
 
     /// Removes every entry of every table.
     fn clear_all_tables(&mut self) {
-        self.sw.clear_all_tables()
+        self.lock().sw.clear_all_tables()
     }
 
     #[pyo3(signature = (table, action, args=None))]
     fn table_set_default(&mut self, table: &str, action: &str, args: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let a = match args {
-            Some(a) => vals(a)?,
-            None => vec![],
-        };
-        guard(|| self.sw.table_set_default(table, action, &a).map_err(to_py))
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_set_default(table, action, &a).map_err(to_py))
     }
 
     fn table_entry_count(&mut self, table: &str) -> PyResult<usize> {
-        guard(|| self.sw.table_entry_count(table).map_err(to_py))
+        guard(|| self.lock().sw.table_entry_count(table).map_err(to_py))
     }
 
     /// (bytes, packets) of an entry's direct counter.
     fn direct_counter_read(&self, table: &str, handle: u32) -> PyResult<(u64, u64)> {
-        guard(|| self.sw.direct_counter(table, handle).map_err(to_py))
+        guard(|| self.lock().sw.direct_counter(table, handle).map_err(to_py))
     }
 
     /// The full names of the program's tables.
     fn table_names(&self) -> Vec<String> {
-        self.sw.prog.tables.iter().map(|t| t.name.clone()).collect()
+        self.lock().sw.prog.tables.iter().map(|t| t.name.clone()).collect()
     }
 
     /// For each table: (name, match_type, [(key name, match kind, width)], [action names]).
     fn table_info(&self, py: Python<'_>) -> PyObject {
         let list = PyList::empty_bound(py);
-        for t in &self.sw.prog.tables {
+        let c = self.lock();
+        for t in &c.sw.prog.tables {
             let keys: Vec<(String, String, u32)> =
                 t.keys.iter().map(|k| (k.name.clone(), format!("{:?}", k.kind).to_lowercase(), k.width)).collect();
-            let acts: Vec<String> = t.actions.iter().map(|a| self.sw.prog.actions[*a as usize].name.clone()).collect();
+            let acts: Vec<String> = t.actions.iter().map(|a| c.sw.prog.actions[*a as usize].name.clone()).collect();
             let mt = format!("{:?}", t.match_type).to_lowercase();
             let _ = list.append((t.name.clone(), mt, keys, acts));
         }
@@ -199,7 +151,8 @@ impl Engine {
 
     /// For each action: (name, [(param name, width)]).
     fn action_info(&self) -> Vec<(String, Vec<(String, u32)>)> {
-        self.sw
+        self.lock()
+            .sw
             .prog
             .actions
             .iter()
@@ -208,25 +161,25 @@ impl Engine {
     }
 
     fn counter_read(&self, name: &str, index: usize) -> PyResult<(u64, u64)> {
-        guard(|| self.sw.counter_read(name, index).map_err(to_py))
+        guard(|| self.lock().sw.counter_read(name, index).map_err(to_py))
     }
 
     fn counter_write(&mut self, name: &str, index: usize, bytes: u64, packets: u64) -> PyResult<()> {
-        guard(|| self.sw.counter_write(name, index, bytes, packets).map_err(to_py))
+        guard(|| self.lock().sw.counter_write(name, index, bytes, packets).map_err(to_py))
     }
 
     fn register_read(&self, py: Python<'_>, name: &str, index: usize) -> PyResult<PyObject> {
-        let v = guard(|| self.sw.register_read(name, index).map_err(to_py))?;
+        let v = guard(|| self.lock().sw.register_read(name, index).map_err(to_py))?;
         Ok(val_to_py(py, &v))
     }
 
     fn register_write(&mut self, name: &str, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v = to_val(value)?;
-        guard(|| self.sw.register_write(name, index, &v).map_err(to_py))
+        guard(|| self.lock().sw.register_write(name, index, &v).map_err(to_py))
     }
 
     fn register_reset(&mut self, name: &str) -> PyResult<()> {
-        guard(|| self.sw.register_reset(name).map_err(to_py))
+        guard(|| self.lock().sw.register_reset(name).map_err(to_py))
     }
 
     /// rates: [(committed units per us, burst), (peak units per us, burst)].
@@ -235,38 +188,38 @@ impl Engine {
         if rates.len() != 2 {
             return Err(EngineError::new_err("a meter takes two (rate, burst) pairs"));
         }
-        guard(|| self.sw.meter_set_rates(name, index, [rates[0], rates[1]]).map_err(to_py))
+        guard(|| self.lock().sw.meter_set_rates(name, index, [rates[0], rates[1]]).map_err(to_py))
     }
 
     fn vset_add(&mut self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let b = to_bytes(value)?;
-        guard(|| self.sw.vset_add(name, &b).map_err(to_py))
+        guard(|| self.lock().sw.vset_add(name, &b).map_err(to_py))
     }
 
     #[pyo3(signature = (session, port=None, mgid=None))]
     fn mirroring_add(&mut self, session: u32, port: Option<u32>, mgid: Option<u32>) -> PyResult<()> {
-        guard(|| self.sw.mirroring_add(session, port, mgid).map_err(to_py))
+        guard(|| self.lock().sw.mirroring_add(session, port, mgid).map_err(to_py))
     }
 
     fn mirroring_delete(&mut self, session: u32) {
-        self.sw.mirroring_delete(session)
+        self.lock().sw.mirroring_delete(session)
     }
 
     fn mc_group_create(&mut self, mgid: u32) -> u32 {
-        self.sw.pre.group_create(mgid)
+        self.lock().sw.pre.group_create(mgid)
     }
 
     fn mc_group_destroy(&mut self, mgid: u32) {
-        self.sw.pre.group_destroy(mgid)
+        self.lock().sw.pre.group_destroy(mgid)
     }
 
     /// Creates an L1 node (rid, ports); returns its handle.
     fn mc_node_create(&mut self, rid: u32, ports: Vec<u32>) -> u32 {
-        self.sw.pre.node_create(rid, &ports)
+        self.lock().sw.pre.node_create(rid, &ports)
     }
 
     fn mc_node_update(&mut self, node: u32, ports: Vec<u32>) -> PyResult<()> {
-        if self.sw.pre.node_update(node, &ports) {
+        if self.lock().sw.pre.node_update(node, &ports) {
             Ok(())
         } else {
             Err(EngineError::new_err(format!("no multicast node {node}")))
@@ -274,7 +227,7 @@ impl Engine {
     }
 
     fn mc_node_associate(&mut self, mgid: u32, node: u32) -> PyResult<()> {
-        if self.sw.pre.node_associate(mgid, node) {
+        if self.lock().sw.pre.node_associate(mgid, node) {
             Ok(())
         } else {
             Err(EngineError::new_err(format!("no multicast group {mgid} or node {node}")))
@@ -282,7 +235,7 @@ impl Engine {
     }
 
     fn mc_node_dissociate(&mut self, mgid: u32, node: u32) -> PyResult<()> {
-        if self.sw.pre.node_dissociate(mgid, node) {
+        if self.lock().sw.pre.node_dissociate(mgid, node) {
             Ok(())
         } else {
             Err(EngineError::new_err(format!("no multicast group {mgid}")))
@@ -292,26 +245,28 @@ impl Engine {
     /// Queue depth in packets (all ports when port is None).
     #[pyo3(signature = (depth, port=None, priority=None))]
     fn set_queue_depth(&mut self, depth: usize, port: Option<u32>, priority: Option<usize>) {
-        self.sw.tm.set_queue_depth(port, priority, depth)
+        self.lock().sw.tm.set_queue_depth(port, priority, depth)
     }
 
     /// Queue rate in packets per second (0 or None: unlimited).
     #[pyo3(signature = (port, pps, priority=None))]
     fn set_queue_rate(&mut self, port: u32, pps: Option<u64>, priority: Option<usize>) {
-        self.sw.tm.set_queue_rate(port, priority, pps)
+        self.lock().sw.tm.set_queue_rate(port, priority, pps)
     }
 
     /// Queues one packet arriving on `port` at `time_ns` (default: now).
     #[pyo3(signature = (port, data, time_ns=None))]
     fn inject(&mut self, port: u32, data: &[u8], time_ns: Option<u64>) {
-        let t = time_ns.unwrap_or(self.sw.now_ns());
-        self.sw.inject(port, data.to_vec(), t)
+        let mut c = self.lock();
+        let t = time_ns.unwrap_or(c.sw.now_ns());
+        c.sw.inject(port, data.to_vec(), t)
     }
 
     /// Processes every pending event (GIL released).
     fn run_until_idle(&mut self, py: Python<'_>) -> PyResult<()> {
-        let sw = &mut self.sw;
-        py.allow_threads(|| guard(|| {
+        let core = self.core.clone();
+        py.allow_threads(move || guard(|| {
+            let sw = &mut lock(&core).sw;
             sw.run_until_idle();
             Ok(())
         }))
@@ -319,8 +274,9 @@ impl Engine {
 
     /// Processes events up to `time_ns` (GIL released).
     fn advance(&mut self, py: Python<'_>, time_ns: u64) -> PyResult<()> {
-        let sw = &mut self.sw;
-        py.allow_threads(|| guard(|| {
+        let core = self.core.clone();
+        py.allow_threads(move || guard(|| {
+            let sw = &mut lock(&core).sw;
             sw.advance(time_ns);
             Ok(())
         }))
@@ -330,9 +286,10 @@ impl Engine {
     /// returns the outputs as (port, bytes, time_ns). One GIL release for
     /// the whole batch.
     fn process(&mut self, py: Python<'_>, batch: Vec<(u32, Vec<u8>, u64)>) -> PyResult<PyObject> {
-        let sw = &mut self.sw;
-        let outs = py.allow_threads(|| {
+        let core = self.core.clone();
+        let outs = py.allow_threads(move || {
             guard(|| {
+                let sw = &mut lock(&core).sw;
                 for (port, data, t) in batch {
                     sw.inject(port, data, t);
                 }
@@ -351,9 +308,10 @@ impl Engine {
     /// 1 ns apart, in batches of 256, discarding the outputs; returns how
     /// many packets left the switch. The GIL is released throughout.
     fn process_repeat(&mut self, py: Python<'_>, packets: Vec<(u32, Vec<u8>)>, repeat: usize) -> PyResult<u64> {
-        let sw = &mut self.sw;
-        py.allow_threads(|| {
+        let core = self.core.clone();
+        py.allow_threads(move || {
             guard(|| {
+                let sw = &mut lock(&core).sw;
                 let mut n = 0u64;
                 let mut t = sw.now_ns();
                 let mut pending = 0;
@@ -379,7 +337,7 @@ impl Engine {
     /// Packets that left since the last call: [(port, bytes, time_ns)].
     fn take_outputs(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let list = PyList::empty_bound(py);
-        for o in self.sw.take_outputs() {
+        for o in self.lock().sw.take_outputs() {
             list.append((o.port, PyBytes::new_bound(py, &o.data), o.time_ns))?;
         }
         Ok(list.into())
@@ -388,8 +346,9 @@ impl Engine {
     /// Digests since the last call: [(learn list name, [field bytes], time_ns)].
     fn take_digests(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let list = PyList::empty_bound(py);
-        for d in self.sw.take_digests() {
-            let name = self
+        let mut c = self.lock();
+        for d in c.sw.take_digests() {
+            let name = c
                 .sw
                 .prog
                 .learn_lists
@@ -405,26 +364,106 @@ impl Engine {
 
     /// log_msg lines and run-time warnings since the last call.
     fn take_log(&mut self) -> Vec<String> {
-        self.sw.take_log()
+        self.lock().sw.take_log()
     }
 
     /// Packet counters of the switch.
     fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let s = self.sw.stats;
+        let c = self.lock();
+        let s = c.sw.stats;
         let d = PyDict::new_bound(py);
         d.set_item("received", s.received)?;
         d.set_item("transmitted", s.transmitted)?;
         d.set_item("dropped_ingress", s.dropped_ingress)?;
         d.set_item("dropped_egress", s.dropped_egress)?;
         d.set_item("dropped_queue", s.dropped_queue)?;
-        d.set_item("assert_failures", self.sw.rt.assert_failures)?;
+        d.set_item("ecn_marked", s.ecn_marked)?;
+        d.set_item("assert_failures", c.sw.rt.assert_failures)?;
         Ok(d.into())
     }
 
     #[getter]
     fn now_ns(&self) -> u64 {
-        self.sw.now_ns()
+        self.lock().sw.now_ns()
     }
+
+    // ----- traffic manager ----------------------------------------------
+
+    /// Configures the traffic manager: a dict, or JSON or YAML text (see
+    /// the crate's tm::config for the keys). Settings not given keep their
+    /// current values. Raises ConfigError naming the offending key.
+    fn tm_configure(&mut self, config: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = tm::config_value(config)?;
+        guard(|| tm::apply(&mut self.lock().sw, &v))
+    }
+
+    /// tm_configure with a .json, .yaml or .yml file.
+    fn tm_configure_file(&mut self, path: &str) -> PyResult<()> {
+        let v = tm::config_file(path)?;
+        guard(|| tm::apply(&mut self.lock().sw, &v))
+    }
+
+    /// A port's line rate in bit/s, the 20-byte preamble and gap (and the
+    /// 4-byte FCS) counted; None: unlimited, as BMv2.
+    #[pyo3(signature = (port, bps))]
+    fn set_port_rate(&mut self, port: u32, bps: Option<u64>) {
+        self.lock().sw.tm.set_port_rate(port, bps)
+    }
+
+    /// One dict per queue that has seen traffic: occupancy, counters,
+    /// drops by reason, ECN marks, peaks and time-weighted averages.
+    fn tm_queue_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(tm::queue_stats(py, &self.lock().sw)?.into())
+    }
+
+    /// One dict per egress port: transmitted packets/bytes/wire bytes and busy time.
+    fn tm_port_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(tm::port_stats(py, &self.lock().sw)?.into())
+    }
+
+    /// {"pkts", "bytes", "ingress": {port: (pkts, bytes)}} of one queue or
+    /// of all queues of a port.
+    #[pyo3(signature = (port, queue=None))]
+    fn tm_occupancy(&self, py: Python<'_>, port: u32, queue: Option<usize>) -> PyResult<PyObject> {
+        Ok(tm::occupancy(py, &self.lock().sw, port, queue)?.into())
+    }
+
+    /// The shared buffer's state, or None without one.
+    fn tm_buffer(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(tm::buffer(py, &self.lock().sw)?.map(|d| d.into_py(py)).unwrap_or_else(|| py.None()))
+    }
+
+    /// Starts recording the ground-truth occupancy trace (every enqueue
+    /// and dequeue; drops too when asked; only some egress ports if given).
+    #[pyo3(signature = (drops=false, ports=None, max_records=0))]
+    fn tm_trace_start(&mut self, drops: bool, ports: Option<Vec<u32>>, max_records: usize) {
+        self.lock().sw.tm.trace_start(tm::trace_cfg(drops, ports, max_records))
+    }
+
+    /// The records since the last call, as columns (array.array): time_ns,
+    /// port, queue, ingress, kind (0 enq, 1 deq, 2 drop), len, q_pkts,
+    /// q_bytes, in_pkts, in_bytes (the packet's ingress port in that queue),
+    /// buffer_bytes; and overflow (records not kept).
+    fn tm_trace_take(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let t = self.lock().sw.tm.trace_take().ok_or_else(tm::no_trace)?;
+        Ok(tm::trace_columns(py, &t)?.into())
+    }
+
+    /// Stops recording and returns what was left, as tm_trace_take.
+    fn tm_trace_stop(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let t = self.lock().sw.tm.trace_stop().ok_or_else(tm::no_trace)?;
+        Ok(tm::trace_columns(py, &t)?.into())
+    }
+}
+
+/// Checks a traffic-manager configuration (dict, JSON or YAML text)
+/// without an engine; raises ConfigError naming what is wrong and where.
+#[pyfunction]
+fn tm_config_check(config: &Bound<'_, PyAny>) -> PyResult<()> {
+    let v = tm::config_value(config)?;
+    crate::tm::TmConfig::parse(&v, &crate::tm::TmConfig::default())
+        .map(|_| ())
+        .map_err(|e| ConfigError::new_err(e.to_string()))
 }
 
 /// Checks a BMv2 JSON document; raises LoadError if the engine cannot run it.
@@ -437,6 +476,8 @@ fn check_json(json: &str) -> PyResult<()> {
 fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;
+    m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("EngineError", m.py().get_type_bound::<EngineError>())?;
     m.add("LoadError", m.py().get_type_bound::<LoadError>())?;
     m.add("TableError", m.py().get_type_bound::<TableError>())?;
