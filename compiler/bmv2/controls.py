@@ -192,12 +192,16 @@ class ControlLowering:
             p.body.assign(env.lookup(d.name), v, d.init)
         body = blk.decl.body
         self.stmts(body.stmts, env, items)
-        self.declare_unapplied_tables(env)
+        self.declare_unused(env)
         return items
 
-    def declare_unapplied_tables(self, env: Env) -> None:
-        """Tables declared but never applied still exist for the control plane."""
+    def declare_unused(self, env: Env) -> None:
+        """Tables never applied and action profiles no table uses still exist
+        for the control plane (P4Info lists them)."""
         for b in list(env.names.values()):
+            if isinstance(b, ExternB) and b.kind in ("action_profile", "action_selector"):
+                if not any(ap["name"] == b.name for ap in self.pipeline.action_profiles):
+                    self.pipeline.action_profile(b, [], b.decl)
             if isinstance(b, TableB) and b.name not in self.applied_tables:
                 body = ApplyBodyLowerer(self.ctx, self)
                 j, _ = self.tables.build(b, body)
