@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 from .. import ast
 from .. import types as T
+from ..diagnostics import ErrorKind
 from ..exprtext import expr_text
 from ..frontend import annotation_string
 from .env import ActionB, Env, ExternB, TableB
@@ -227,9 +228,11 @@ class TableConverter:
             callee, _ = self._call_parts(dp.value)
             ab = self.actions.resolve(callee, env)
             if ab is None or ab.decl.body.stmts:
-                # BMv2 has no default entry for tables with an action profile;
-                # only a default action doing nothing (NoAction) can be dropped
-                ctx.unsupported(dp.pos, "a default action with effects on a table with an action profile")
+                # as p4c-bm2-ss: the JSON of a table with an action profile or
+                # selector carries no default entry (the control plane sets one)
+                ctx.diags.warning(ErrorKind.UNSUPPORTED, dp.pos,
+                                  f"{tb.name}: the BMv2 target does not support default_action "
+                                  "for tables with an action profile or selector; ignored (as p4c)")
         # const entries
         if entries is not None:
             j["entries"] = [self.entry(e, i, key_kinds, key_widths, body, env, tb)
