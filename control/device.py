@@ -62,10 +62,12 @@ class Switch:
 
     @classmethod
     def connect(cls, address: str, pipeline: Optional[Pipeline] = None, device_id: int = 0,
-                election_id: int = 1, role: str = "", timeout: float = 10.0) -> "Switch":
-        """Connects as primary; installs `pipeline` if given, else adopts the
-        P4Info the switch already runs (if any)."""
-        client = Client(address, device_id, election_id, role, timeout).connect()
+                election_id: int = 1, role: str = "", timeout: float = 10.0,
+                primary: bool = True) -> "Switch":
+        """Connects (as primary unless `primary` is False: a backup can only
+        read); installs `pipeline` if given, else adopts the P4Info the
+        switch already runs (if any)."""
+        client = Client(address, device_id, election_id, role, timeout).connect(primary)
         sw = cls(client)
         if pipeline is not None:
             sw.set_pipeline(pipeline)

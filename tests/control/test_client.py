@@ -1,0 +1,60 @@
+"""The client against the in-process switch: arbitration, write errors that
+name the failing entity, reading a pipeline back, the UDP collector."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from ctl_helpers import H1, H2, frame
+
+from p4scope.control import NotPrimary, P4RuntimeClientError, Switch, TableEntry, WriteError
+from p4scope.control.apps.collector import Collector
+from p4scope.control.apps.telemetry import Telemetry
+from p4scope.control.reports import parse_report_frame
+
+
+def test_second_controller_with_lower_election_id_is_not_primary(bench, dut):
+    with pytest.raises(NotPrimary, match="not the highest"):
+        Switch.connect(bench.address, election_id=0)
+
+
+def test_backup_adopts_the_running_pipeline_and_reads(bench, dut):
+    dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
+    with Switch.connect(bench.address, election_id=0, primary=False) as backup:
+        (e,) = backup.table("dmac").entries()
+        assert e.params == {"port": 2}
+        with pytest.raises(P4RuntimeClientError, match="PERMISSION_DENIED"):
+            backup.table("dmac").insert({"dst_addr": H1}, "forward", port=1)
+
+
+def test_write_error_names_the_entity(dut):
+    dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
+    with pytest.raises(WriteError) as e:
+        dut.insert(TableEntry("dmac", {"dst_addr": H1}, "forward", {"port": 1}),
+                   TableEntry("dmac", {"dst_addr": H2}, "forward", {"port": 3}))
+    msg = str(e.value)
+    assert "ALREADY_EXISTS" in msg and "DutIngress.dmac" in msg and "port': 3" not in msg
+    assert [x.index for x in e.value.errors] == [1]
+
+
+def test_collector_listens_on_udp(bench, dut):
+    dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
+    tel = Telemetry(dut)
+    tel.collector(9, switch_ip="10.255.0.1", collector_ip="127.0.0.1", udp_port=32766)
+    tel.port(2, burst_threshold=1)
+    reports = [d for p, d in bench.send(1, *[frame(H1)] * 3) if p == 9]
+    col = Collector()
+    port = col.listen("127.0.0.1", 0)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for r in reports:                 # what a collector host would receive
+                s.sendto(r[42:], ("127.0.0.1", port))
+        deadline = time.monotonic() + 5
+        while len(col.reports) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        col.stop()
+    assert [s.enq_qdepth for s in col.samples] == [1, 2]
+    assert parse_report_frame(reports[0]).seq + 1 == col.reports[1].seq
