@@ -5,16 +5,24 @@ to the JSON that simple_switch loads (behavioral-model docs/JSON_format.md,
 version 2.23 as p4c emits it).  As in p4c's backend, one converter handles
 each concern, all sharing a `ConversionContext`:
 
+    context.py      the shared state, block environments, lists and calculations
     storage.py      header types, headers, stacks, unions, `scalars`
-    parsers.py      the parser (states, ops, transitions, sub-parsers)
+    values.py       what expressions denote (operands, headers, structs)
+    env.py          what names denote while bodies are inlined
+    names.py        control-plane names (from the P4Info builder), synthesized names
+    parsers.py      the parser (states, ops, transitions, sub-parsers, if)
     controls.py     ingress/egress pipelines (tables, conditionals, inlining)
     tables.py       tables, keys, actions, entries, resources
-    primitives.py   statements to primitives (action bodies)
+    primitives.py   statements to primitives (action bodies, inlined calls, loops)
+    primlist.py     primitive lists with jump labels
     expressions.py  expressions to operands
     externs.py      v1model externs to primitives, calculations, lists
     instances.py    counter/meter/register arrays
     checksums.py    verify/update checksum controls
     deparser.py     the deparser's emit order
+
+`scripts/dev/bmv2_conformance.py` runs p4c's v1model samples through it
+(compile, STF tests on the engine, differential test against p4c's JSON).
 
 Constructs that are not supported yet are reported as errors of kind
 UNSUPPORTED naming the construct; nothing is silently dropped.

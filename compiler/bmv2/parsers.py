@@ -34,7 +34,8 @@ from .. import types as T
 from .env import BlockB, Env, PacketB, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
-from .primitives import BodyLowerer, PrimitiveList
+from .primitives import BodyLowerer
+from .primlist import PrimitiveList
 from .values import (HeaderV, Leaf, StackV, StructV, Value, as_data, expr_node, hex_text, hexstr,
                      mask, param, describe)
 

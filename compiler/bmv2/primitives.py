@@ -21,74 +21,18 @@ Extern calls are delegated to `externs.ExternLowering`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ast
 from .. import types as T
 from ..checker import ConstError
 from ..scope import Symbol
+from .primlist import Frame, Label, PrimitiveList
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
 from .expressions import ApplyResultV, ExpressionConverter, MethodV, TypeSizeV, has_call
 from .storage import is_scalar
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
                      expr_node, hexstr, leaf_const, mask, param, wrap, describe)
-
-
-class Label:
-    __slots__ = ("index",)
-
-    def __init__(self) -> None:
-        self.index: Optional[int] = None
-
-
-class PrimitiveList:
-    """Primitives being emitted, with forward jumps patched at the end."""
-
-    def __init__(self) -> None:
-        self.prims: list[dict] = []
-        self._fixups: list[tuple[dict, Label]] = []
-        self.uses_jumps = False
-
-    def emit(self, op: str, params: list[dict]) -> None:
-        self.prims.append({"op": op, "parameters": params})
-
-    def place(self, label: Label) -> None:
-        label.index = len(self.prims)
-
-    def jump(self, label: Label) -> None:
-        p = {"type": "hexstr", "value": None}
-        self.emit("_jump", [p])
-        self._fixups.append((p, label))
-        self.uses_jumps = True
-
-    def jump_if_zero(self, cond_bool: dict, label: Label) -> None:
-        p = {"type": "hexstr", "value": None}
-        self.emit("_jump_if_zero", [param(expr_node("b2d", None, cond_bool)), p])
-        self._fixups.append((p, label))
-        self.uses_jumps = True
-
-    def ends_with_jump(self) -> bool:
-        return bool(self.prims) and self.prims[-1]["op"] == "_jump"
-
-    def finish(self) -> list[dict]:
-        for p, label in self._fixups:
-            idx = label.index if label.index is not None else len(self.prims)
-            p["value"] = hex(idx)
-        self._fixups.clear()
-        return self.prims
-
-
-@dataclass
-class Frame:
-    """An inlined body being lowered: where `return` jumps to and where a
-    function's result goes."""
-
-    end: Label
-    result: Optional[Value] = None
-    is_function: bool = False
-    outs: list = field(default_factory=list)   # copy-out triples of its parameters
-    tail_return: int = 0   # id() of a `return` that ends the body (needs no jump)
 
 
 class SliceTarget(Value):

@@ -29,7 +29,8 @@ from ..exprtext import expr_text
 from ..frontend import annotation_string
 from .env import ActionB, Env, ExternB, TableB
 from .instances import bind_direct_counter, bind_direct_meter, make_extern
-from .primitives import BodyLowerer, Frame, Label
+from .primitives import BodyLowerer
+from .primlist import Frame, Label
 from .values import HeaderV, Leaf, expr_node, hex_text, mask, wrap
 
 DEFAULT_SIZE = 1024
