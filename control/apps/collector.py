@@ -193,6 +193,25 @@ class Collector:
                 self.counters.append(CounterSample(now, counter, i, v.packets, v.bytes))
         return len(vals)
 
+    def poll_every(self, sw: Any, counters: dict[str, Optional[Iterable[int]]],
+                   period_s: float) -> None:
+        """Polls `counters` ({name: indexes or None for all}) every
+        `period_s` seconds in a background thread until stop()."""
+        self._poll_stop = threading.Event()
+        wanted = {k: (None if v is None else list(v)) for k, v in counters.items()}
+
+        def loop() -> None:
+            while not self._poll_stop.is_set():
+                for name, idx in wanted.items():
+                    try:
+                        self.poll_counters(sw, name, idx)
+                    except Exception as e:  # keep polling; say what failed
+                        self.errors.append(f"poll {name}: {e}")
+                self._poll_stop.wait(period_s)
+
+        self._poller = threading.Thread(target=loop, name="counter-poll", daemon=True)
+        self._poller.start()
+
     # ----- UDP listener -----------------------------------------------------------------
 
     def listen(self, host: str = "127.0.0.1", port: int = 32766) -> int:
@@ -219,6 +238,10 @@ class Collector:
         return sock.getsockname()[1]
 
     def stop(self) -> None:
+        if getattr(self, "_poller", None) is not None:
+            self._poll_stop.set()
+            self._poller.join(timeout=2)
+            self._poller = None
         if self._sock is not None:
             self._stop.set()
             if self._thread is not None:

@@ -58,3 +58,19 @@ def test_collector_listens_on_udp(bench, dut):
         col.stop()
     assert [s.enq_qdepth for s in col.samples] == [1, 2]
     assert parse_report_frame(reports[0]).seq + 1 == col.reports[1].seq
+
+
+def test_collector_polls_counters_periodically(bench, dut):
+    dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
+    col = Collector()
+    col.poll_every(dut, {"egress_port_counter": [2]}, period_s=0.02)
+    try:
+        bench.send(1, frame(H1))
+        deadline = time.monotonic() + 5
+        while not any(c.packets for c in col.counters) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        col.stop()
+    assert col.errors == []
+    times = [c.time_ns for c in col.counters]
+    assert times == sorted(times) and col.counters[-1].packets == 1
