@@ -249,3 +249,16 @@ def test_tap_interval_sampling(bench, tap_sw):
     outs = bench.send(1, *[frame(H1)] * 5)
     assert len(reports(outs)) == 1                           # first frame of the interval
     assert len(reports(bench.send(3, frame(H3)))) == 1       # the other direction's first
+
+
+def test_postcards_carry_depth_at_dequeue_and_time_in_queue(bench, dut, tel):
+    bench.engine.set_queue_rate(2, 1000)          # 1 ms per packet on port 2
+    tel.watch(dst="10.0.2.0/24")
+    reps = reports(bench.send(1, *[frame(H1, sport=i) for i in range(4)]))
+    q = [r.queue for r in reps]
+    assert [x.enq_qdepth for x in q] == [0, 1, 2, 3]
+    assert [x.deq_qdepth for x in q] == [3, 2, 1, 0]
+    waits = [x.queue_time_ns for x in q]
+    gaps = [b - a for a, b in zip(waits, waits[1:])]
+    assert all(abs(g - 1_000_000) <= 2_000 for g in gaps), waits
+    assert all(r.md.hop_latency_ns >= x.queue_time_ns for r, x in zip(reps, q))
