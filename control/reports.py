@@ -68,6 +68,7 @@ class QueueBlock:
     """p4scope's DOMAIN_QUEUE metadata (int_report.p4, report_queue_ds_t)."""
     events: int
     flags: int
+    frame_bytes: int
     enq_qdepth: int
     deq_qdepth: int
     enq_qbytes: int
@@ -169,7 +170,7 @@ def parse_report(data: bytes) -> Report:
                inner=data[md_end:end])
     if domain_id == DOMAIN_QUEUE and len(ds) >= struct.calcsize(QueueBlock.FORMAT):
         v = struct.unpack(QueueBlock.FORMAT, ds[:struct.calcsize(QueueBlock.FORMAT)])
-        r.queue = QueueBlock(v[0], v[1], *v[3:])
+        r.queue = QueueBlock(*v)
     elif domain_id == DOMAIN_TAP and len(ds) >= struct.calcsize(TapBlock.FORMAT):
         v = struct.unpack(TapBlock.FORMAT, ds[:struct.calcsize(TapBlock.FORMAT)])
         r.tap = TapBlock(v[0], v[1], *v[3:])

@@ -51,6 +51,7 @@ class QueueSample:
     hop_latency_ns: int
     events: int
     burst_id: int
+    frame_bytes: int = 0
     flow: Optional[tuple] = None
 
 
@@ -69,6 +70,8 @@ class BurstEvent:
     packets: int = 0
     """Packets of the burst as the data plane counted them (burst_pkts)."""
     reported: int = 0
+    bytes: int = 0
+    """Frame bytes of the reported packets."""
     by_ingress: dict[int, int] = field(default_factory=dict)
     flows: set = field(default_factory=set)
 
@@ -287,7 +290,8 @@ class Collector:
             self.samples.append(QueueSample(
                 r.node_id, r.seq, egress_ns - q.queue_time_ns, egress_ns, md.ingress_port or 0,
                 port, md.queue_id or 0, q.enq_qdepth, q.deq_qdepth, q.enq_qbytes, q.deq_qbytes,
-                q.queue_time_ns, md.hop_latency_ns or 0, q.events, q.burst_id, flow))
+                q.queue_time_ns, md.hop_latency_ns or 0, q.events, q.burst_id, q.frame_bytes,
+                flow))
         if q.events & EVENT_INTERVAL:
             self.intervals.append(IntervalMax(r.node_id, port, q.interval, q.interval_max_pkts,
                                               q.interval_max_bytes, egress_ns))
@@ -301,6 +305,7 @@ class Collector:
                 b.start_ns = enq_ns
             if q.events & (EVENT_BURST_START | EVENT_BURST_PKT):
                 b.reported += 1
+                b.bytes += q.frame_bytes
                 b.last_ns = enq_ns if b.last_ns is None else max(b.last_ns, enq_ns)
                 b.peak_pkts = max(b.peak_pkts, q.enq_qdepth)
                 b.peak_bytes = max(b.peak_bytes, q.enq_qbytes)

@@ -131,7 +131,7 @@ header report_md_t {
 header report_queue_ds_t {
     bit<8>  events;             /* EVENT_* bits */
     bit<8>  flags;              /* bit 0: byte counts are valid (p4scope TM) */
-    bit<16> reserved;
+    bit<16> frame_bytes;        /* length of the reported packet */
     bit<32> enq_qdepth;         /* packets in the queue ahead of this one */
     bit<32> deq_qdepth;         /* packets left behind at dequeue */
     bit<32> enq_qbytes;

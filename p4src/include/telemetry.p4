@@ -308,7 +308,7 @@ control TelemetryReport(inout headers_t hdr, in telemetry_metadata_t tel,
         hdr.report_queue_ds.setValid();
         hdr.report_queue_ds.events = tel.events;
         hdr.report_queue_ds.flags = tel.flags;
-        hdr.report_queue_ds.reserved = 0;
+        hdr.report_queue_ds.frame_bytes = (bit<16>)sm.packet_length;
         hdr.report_queue_ds.enq_qdepth = tel.enq_qdepth;
         hdr.report_queue_ds.deq_qdepth = tel.deq_qdepth;
         hdr.report_queue_ds.enq_qbytes = tel.enq_qbytes;

@@ -102,7 +102,7 @@ def test_burst_reported_when_and_only_when_threshold_is_crossed(bench, dut, tel)
 
     (b,) = col.bursts()
     assert (b.port, b.burst_id, b.packets, b.peak_pkts, b.complete) == (2, 1, 4, 11, True)
-    assert b.by_ingress == {1: 2, 3: 2}
+    assert b.by_ingress == {1: 2, 3: 2} and b.bytes == 4 * 60
     assert len(b.flows) == 4
 
 
@@ -139,6 +139,7 @@ def test_int_report_format(bench, dut, tel):
     assert r.md.egress_ts_ns >= r.md.ingress_ts_ns
     assert r.md.hop_latency_ns == r.md.egress_ts_ns - r.md.ingress_ts_ns
     assert r.queue.enq_qdepth == 1 and r.queue.deq_qdepth == 0
+    assert r.queue.frame_bytes == 300
     # sequence numbers count reports
     r2 = reports(bench.send(1, f1, f2))[0]
     assert r2.seq == r.seq + 1
