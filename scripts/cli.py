@@ -113,6 +113,11 @@ from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # n
 app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
+from .ptf_cmd import ptf_cmd as _ptf_cmd  # noqa: E402
+
+app.command("ptf", context_settings={"allow_extra_args": True,
+                                     "ignore_unknown_options": True})(_ptf_cmd)
+
 
 def main() -> None:
     app(prog_name="p4scope")
