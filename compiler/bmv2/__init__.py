@@ -42,6 +42,7 @@ from .deparser import DeparserLowering
 from .env import PacketB
 from .parsers import ParserLowering
 from .storage import STANDARD_METADATA
+from .values import Leaf, StructV
 
 __all__ = ["build_bmv2_json"]
 
@@ -119,7 +120,7 @@ class V1ModelBackend:
         out["checksums"] = ctx.checksums
         out["force_arith"] = []
         out["extern_instances"] = ctx.extern_instances
-        out["field_aliases"] = self.field_aliases(std)
+        out["field_aliases"] = self.field_aliases(std, ctx.meta_root)
         import os
         out["program"] = os.path.basename(ir.main.pos.file) if ir.main is not None else ""
         out["__meta__"] = {"version": [2, 23], "compiler": "p4scope"}
@@ -156,15 +157,29 @@ class V1ModelBackend:
                 out.append({"name": d.name, "entries": [[m.name, i] for i, m in enumerate(d.members)]})
         return out
 
-    def field_aliases(self, std) -> list:
+    def field_aliases(self, std, meta) -> list:
+        """BMv2 field aliases from @alias annotations: standard_metadata's
+        (queueing_metadata.*, intrinsic_metadata.*) and, as p4c does, those
+        on user-metadata fields (e.g. p4src/include/p4scope_tm.p4's
+        "p4scope.enq_qbytes"), nested structs included."""
+        from .. import ast
+
         out = []
-        st = std.type
-        for fname, _ in st.fields:
-            for a in st.field_annotations.get(fname, ()):
-                if a.name == "alias" and a.body:
-                    from .. import ast
-                    if isinstance(a.body[0], ast.StringLit):
-                        out.append([a.body[0].value, [STANDARD_METADATA, fname]])
+
+        def walk(sv) -> None:
+            st = sv.type
+            for fname, _ in getattr(st, "fields", ()):
+                value = sv.fields.get(fname)
+                for a in st.field_annotations.get(fname, ()):
+                    if a.name == "alias" and a.body and isinstance(a.body[0], ast.StringLit) \
+                            and isinstance(value, Leaf) and value.node.get("type") == "field":
+                        out.append([a.body[0].value, list(value.node["value"])])
+                if isinstance(value, StructV):
+                    walk(value)
+
+        walk(std)
+        if isinstance(meta, StructV):
+            walk(meta)
         return out
 
 
