@@ -18,6 +18,7 @@ from finsy.proto import p4i, p4t
 from . import ast
 from . import types as T
 from .diagnostics import Diagnostics, ErrorKind
+from .cpnames import ControlPlaneNames, anonymous_name, global_name, local_name
 from .exprtext import expr_text
 from .frontend import BlockInstance, ProgramIR, annotation_string
 from .p4info_ids import IdAllocator, IdPrefix as Prefix, shortest_unique_suffixes
@@ -61,6 +62,7 @@ class P4InfoBuilder:
         self.ir = ir
         self.c = ir.checker
         self.diags = diags
+        self.names = ControlPlaneNames(ir.checker.glob)
         self.info = p4i.P4Info()
         self.entities: list[_Entity] = []
         self.by_key: dict[tuple[int, str], _Entity] = {}
@@ -117,8 +119,7 @@ class P4InfoBuilder:
         top = BlockInstance(decl=None, path="", scope=self.c.glob)
         for d in self.ir.global_instances:
             if d.name in used:
-                n = annotation_string(d.annotations, "name")
-                self._extern(top, d, (n if n is not None else d.name).lstrip("."), None)
+                self._extern(top, d, global_name(d), None)
 
     def _touches_type_info(self) -> bool:
         """Whether p4c would write a (possibly empty) type_info: it does when
@@ -203,20 +204,12 @@ class P4InfoBuilder:
             return [s.expr] + [self._live(c.body, scope) for c in s.cases]
         return s
 
-    def _name(self, blk: BlockInstance, d: ast.Decl) -> str:
-        n = annotation_string(d.annotations, "name")
-        if n is None:
-            return blk.qualify(d.name)
-        if n.startswith("."):
-            return n[1:]
-        return blk.qualify(n)
-
     # ---------------------------------------------------------------- tables
 
     def _table(self, blk: BlockInstance, t: ast.TableDecl) -> None:
         if _has(t.annotations, "hidden"):
             return
-        name = self._name(blk, t)
+        name = local_name(blk, t)
         props = {p.name: p for p in t.properties}
         scope = blk.scope
         ent = self._add(Prefix.TABLE, name, self.info.tables, t, t.annotations)
@@ -297,13 +290,13 @@ class P4InfoBuilder:
             elif action_refs:
                 pass
             if impl is not None:
-                iname = self._resource_name(blk, impl, t)
+                iname = self.names.table_resource(blk, impl, t)
                 for pre in (Prefix.ACTION_PROFILE,):
                     if iname and (pre, iname) in ids:
                         m.implementation_id = ids[(pre, iname)]
             for prop, pres in ((counters, Prefix.DIRECT_COUNTER), (meters, Prefix.DIRECT_METER)):
                 if prop is not None:
-                    rn = self._resource_name(blk, prop, t)
+                    rn = self.names.table_resource(blk, prop, t)
                     if rn and (pres, rn) in ids:
                         m.direct_resource_ids.append(ids[(pres, rn)])
             m.size = 1024
@@ -367,18 +360,8 @@ class P4InfoBuilder:
         if isinstance(e, ast.Name):
             sym = (self.c.glob if e.toplevel else blk.scope).lookup(e.name)
             if sym is not None and sym.kind == "action":
-                return self._action_fq(blk, sym)
+                return self.names.action(blk, sym)
         return None
-
-    def _action_fq(self, blk: BlockInstance, sym) -> str:
-        d: ast.ActionDecl = sym.decl
-        n = annotation_string(d.annotations, "name")
-        if sym.scope is self.c.glob:
-            base = n if n is not None else d.name
-            return base[1:] if base.startswith(".") else base
-        if n is not None and n.startswith("."):
-            return n[1:]
-        return blk.qualify(n if n is not None else d.name)
 
     def _action(self, blk: BlockInstance, ar: ast.ActionRef) -> Optional[str]:
         e = ar.name
@@ -388,7 +371,7 @@ class P4InfoBuilder:
         if sym is None or sym.kind != "action":
             return None
         d: ast.ActionDecl = sym.decl
-        name = self._action_fq(blk, sym)
+        name = self.names.action(blk, sym)
         if (Prefix.ACTION, name) in self.by_key:
             return name
         order = None
@@ -420,36 +403,15 @@ class P4InfoBuilder:
 
     # ------------------------------------------------------------- externs
 
-    def _resource_name(self, blk: BlockInstance, prop: ast.TableProperty, table: ast.TableDecl) -> Optional[str]:
-        v = prop.value
-        if isinstance(v, ast.Name):
-            sym = (self.c.glob if v.toplevel else blk.scope).lookup(v.name)
-            if sym is None or sym.kind != "instance":
-                return None
-            if sym.scope is self.c.glob:
-                n = annotation_string(sym.decl.annotations, "name")
-                base = n if n is not None else sym.decl.name
-                return base.lstrip(".")
-            return self._name(blk, sym.decl)
-        if isinstance(v, (ast.ConstructorCall, ast.Call)):
-            return self._anonymous_name(blk, prop, table)
-        return None
-
-    def _anonymous_name(self, blk, prop: ast.TableProperty, table: ast.TableDecl) -> str:
-        n = annotation_string(prop.annotations, "name")
-        if n is not None:
-            return n.lstrip(".")
-        return blk.qualify(f"{table.name}_{prop.name}")
-
     def _anonymous_instance(self, blk, prop, table, table_name) -> None:
         v = prop.value
         tref = v.type if isinstance(v, ast.ConstructorCall) else ast.TypeName(v.callee.name)
-        inst = ast.Instantiation(name=self._anonymous_name(blk, prop, table), type=tref,
+        inst = ast.Instantiation(name=anonymous_name(blk, prop, table), type=tref,
                                  args=v.args, annotations=(), pos=prop.pos)
         self._extern(blk, inst, inst.name, table_name)
 
     def _instance(self, blk: BlockInstance, d: ast.Instantiation) -> None:
-        self._extern(blk, d, self._name(blk, d), None)
+        self._extern(blk, d, local_name(blk, d), None)
 
     def _extern(self, blk: BlockInstance, d: ast.Instantiation, name: str, table_name: Optional[str]) -> None:
         t = self.c.resolve_type(d.type, blk.scope)
@@ -533,13 +495,13 @@ class P4InfoBuilder:
                     for p in loc.properties:
                         if p.name in ("implementation", "counters", "meters") and \
                                 isinstance(p.value, ast.Name) and p.value.name == local:
-                            out.append(self._name(b, loc))
+                            out.append(local_name(b, loc))
         return out
 
     # ------------------------------------------------------------ value sets
 
     def _value_set(self, blk: BlockInstance, d: ast.ValueSetDecl) -> None:
-        name = self._name(blk, d)
+        name = local_name(blk, d)
         ent = self._add(Prefix.VALUE_SET, name, self.info.value_sets, d, d.annotations)
         t = self.c.resolve_type(d.type, blk.scope)
         try:

@@ -21,40 +21,32 @@ import re
 from typing import Optional
 
 from .. import ast
-from ..diagnostics import Diagnostics, Pos
+from ..diagnostics import Pos
 from ..frontend import BlockInstance, ProgramIR
-from ..p4info import P4InfoBuilder
-from ..scope import Symbol
+from .. import cpnames
 
 
 class ControlPlaneNames:
-    """Fully qualified control-plane names, as the P4Info builder gives them."""
+    """Fully qualified control-plane names (rules in compiler/cpnames.py)."""
 
     def __init__(self, ir: ProgramIR) -> None:
-        self._b = P4InfoBuilder(ir, Diagnostics())
+        self._names = cpnames.ControlPlaneNames(ir.checker.glob)
         self._glob = ir.checker.glob
 
     def local(self, blk: Optional[BlockInstance], d: ast.Decl) -> str:
         """A table, extern instance or value set declared in `blk` (or at top
         level when `blk` is None)."""
-        if blk is None:
-            from ..frontend import annotation_string
-            n = annotation_string(d.annotations, "name")
-            base = n if n is not None else d.name
-            return base[1:] if base.startswith(".") else base
-        return self._b._name(blk, d)
+        return cpnames.global_name(d) if blk is None else cpnames.local_name(blk, d)
 
     def action(self, blk: Optional[BlockInstance], decl: ast.ActionDecl, is_global: bool) -> str:
-        sym = Symbol("action", decl.name, decl)
-        sym.scope = self._glob if is_global or blk is None else blk.scope
-        if blk is None:
-            blk = BlockInstance(decl, "", self._glob)
-        return self._b._action_fq(blk, sym)
+        if is_global or blk is None:
+            return cpnames.global_name(decl)
+        return cpnames.local_name(blk, decl)
 
     def table_resource(self, blk: BlockInstance, prop: ast.TableProperty, table: ast.TableDecl) -> Optional[str]:
         """The name of the extern a table property (implementation, counters,
         meters) names or instantiates."""
-        return self._b._resource_name(blk, prop, table)
+        return self._names.table_resource(blk, prop, table)
 
 
 def _sanitize(s: str) -> str:
