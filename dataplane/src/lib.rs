@@ -33,6 +33,7 @@ pub mod json;
 pub mod ops;
 pub mod pipeline;
 pub mod program;
+pub mod sim;
 pub mod tables;
 pub mod tm;
 pub mod value;

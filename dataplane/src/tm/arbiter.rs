@@ -9,6 +9,11 @@
 //! every port this is byte-fair arbitration (`fair`); with port groups it
 //! reproduces the "group first" unfairness seen on some switch ASICs: a
 //! port alone in its group gets as much as a whole group of busy ports.
+//!
+//! Each sub-queue is a virtual output queue: the queue's limits (packets,
+//! bytes, dynamic threshold) apply to each ingress port's share, so a port
+//! that arrives a moment earlier cannot take the space another port's
+//! turn frees (the phase effect of a shared drop-tail queue).
 
 use super::config::{ArbCfg, ArbMode, Cost, MAX_PORT};
 use super::srr::Srr;

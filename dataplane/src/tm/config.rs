@@ -71,7 +71,8 @@ pub enum SchedKind {
 pub enum ArbMode {
     /// One FIFO per queue: packets leave in arrival order (BMv2).
     Fifo,
-    /// Per-ingress-port sub-queues served round robin by bytes.
+    /// Per-ingress-port sub-queues (virtual output queues, each held to
+    /// the queue's limits) served round robin by bytes.
     Fair,
     /// Ingress ports in groups: groups served round robin first, then the
     /// ports of the chosen group (the unfair arbitration of some ASICs).

@@ -463,30 +463,31 @@ impl TrafficManager {
         let p = self.port_mut(port, now);
         let (port_cells, reserved) = (p.cells, p.cfg.reserved_bytes);
         let q = &p.queues[prio];
+        // With ingress arbitration the limits and the dynamic threshold apply
+        // to the packet's virtual output queue (its ingress port's share).
+        let o = q.ingress_occ(ingress);
+        let (qpkts, qbytes, qcells) = if q.per_ingress() { (o.pkts, o.bytes, o.cells) } else { (q.pkts, q.bytes, q.cells) };
         if let Some(l) = q.cfg.limit_pkts {
-            if q.pkts >= l {
+            if qpkts >= l {
                 return Err(DropReason::QueuePackets);
             }
         }
         if let Some(l) = q.cfg.limit_bytes {
-            if q.bytes + len > l {
+            if qbytes + len > l {
                 return Err(DropReason::QueueBytes);
             }
         }
-        if q.cfg.ingress_limit_pkts.is_some() || q.cfg.ingress_limit_bytes.is_some() {
-            let o = q.ingress_occ(ingress);
-            if let Some(l) = q.cfg.ingress_limit_pkts {
-                if o.pkts >= l {
-                    return Err(DropReason::IngressPackets);
-                }
-            }
-            if let Some(l) = q.cfg.ingress_limit_bytes {
-                if o.bytes + len > l {
-                    return Err(DropReason::IngressBytes);
-                }
+        if let Some(l) = q.cfg.ingress_limit_pkts {
+            if o.pkts >= l {
+                return Err(DropReason::IngressPackets);
             }
         }
-        let (qcells, alpha) = (q.cells, q.cfg.alpha);
+        if let Some(l) = q.cfg.ingress_limit_bytes {
+            if o.bytes + len > l {
+                return Err(DropReason::IngressBytes);
+            }
+        }
+        let alpha = q.cfg.alpha;
         match &self.buffer {
             None => Ok(0),
             Some(b) => b.admit(cells, port_cells, reserved, qcells, alpha, ingress).map_err(|r| match r {

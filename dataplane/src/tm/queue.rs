@@ -35,6 +35,7 @@ pub struct InOcc {
     pub port: u32,
     pub pkts: u32,
     pub bytes: u64,
+    pub cells: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -103,6 +104,12 @@ impl Queue {
 
     pub fn is_empty(&self) -> bool {
         self.pkts == 0
+    }
+
+    /// With an arbiter each ingress port's sub-queue is admitted as a queue
+    /// of its own (a virtual output queue).
+    pub fn per_ingress(&self) -> bool {
+        matches!(self.store, Store::Arb(_))
     }
 
     /// Changes how ingress ports are arbitrated, keeping the packets (in
@@ -176,6 +183,7 @@ impl Queue {
         let o = self.ingress(ing);
         o.pkts += 1;
         o.bytes += len;
+        o.cells += cells;
         let s = &mut self.stats;
         s.enq_pkts += 1;
         s.enq_bytes += len;
@@ -195,6 +203,7 @@ impl Queue {
         let o = self.ingress(pkt.ingress_port);
         o.pkts = o.pkts.saturating_sub(1);
         o.bytes = o.bytes.saturating_sub(len);
+        o.cells = o.cells.saturating_sub(pkt.tm_cells as u64);
         self.stats.deq_pkts += 1;
         self.stats.deq_bytes += len;
         Some(pkt)

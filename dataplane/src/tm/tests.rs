@@ -146,7 +146,7 @@ fn per_ingress_limits_and_occupancy() {
     assert_eq!(tm.enqueue(0, 9, 0, pkt(1, 100)).unwrap_err().1, DropReason::IngressPackets);
     assert!(tm.enqueue(0, 9, 0, pkt(2, 300)).is_ok());
     let q = &tm.port(9).unwrap().queues[0];
-    assert_eq!(q.ingress_occ(1), queue::InOcc { port: 1, pkts: 2, bytes: 200 });
+    assert_eq!(q.ingress_occ(1), queue::InOcc { port: 1, pkts: 2, bytes: 200, cells: 200 });
     assert_eq!(q.ingress_occ(2).bytes, 300);
 }
 

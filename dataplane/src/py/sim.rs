@@ -1,0 +1,252 @@
+//! The virtual-time tester's Python face: streams from keyword arguments,
+//! results as dicts and columns.
+
+use super::conv::array;
+use super::ConfigError;
+use crate::engine::Switch;
+use crate::sim::frame::{udp_template, FrameBuilder, Vary};
+use crate::sim::stream::{Burst, Rate, Sizes, StreamCfg};
+use crate::sim::Tester;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+const KEYS: &[&str] = &[
+    "name",
+    "rate_pct",
+    "rate_bps",
+    "rate_fps",
+    "line_rate_bps",
+    "size",
+    "sizes",
+    "imix",
+    "weights",
+    "burst",
+    "burst_gap_ns",
+    "bursts",
+    "start_ns",
+    "duration_ns",
+    "frames",
+    "template",
+    "dst_mac",
+    "src_mac",
+    "src_ip",
+    "dst_ip",
+    "sport",
+    "dport",
+    "dscp",
+    "macs",
+    "vary",
+    "tag",
+];
+
+fn bad(msg: impl Into<String>) -> PyErr {
+    ConfigError::new_err(msg.into())
+}
+
+fn get<'py, T: FromPyObject<'py>>(kw: &Bound<'py, PyDict>, k: &str) -> PyResult<Option<T>> {
+    match kw.get_item(k)? {
+        Some(v) if !v.is_none() => v.extract().map(Some).map_err(|e| bad(format!("add_stream: {k}: {e}"))),
+        _ => Ok(None),
+    }
+}
+
+/// Builds a stream from `add_stream`'s keyword arguments.
+pub fn stream_cfg(py: Python<'_>, sw: &Switch, port: u32, kw: Option<&Bound<'_, PyDict>>, id: usize) -> PyResult<StreamCfg> {
+    let empty = PyDict::new_bound(py);
+    let kw = kw.unwrap_or(&empty);
+    for k in kw.keys() {
+        let k: String = k.extract()?;
+        if !KEYS.contains(&k.as_str()) {
+            return Err(bad(format!("add_stream: unknown argument '{k}' (known: {})", KEYS.join(", "))));
+        }
+    }
+    let rate = match (get::<f64>(kw, "rate_pct")?, get::<f64>(kw, "rate_bps")?, get::<f64>(kw, "rate_fps")?) {
+        (Some(p), None, None) => Rate::Percent(p),
+        (None, Some(b), None) => Rate::Bps(b),
+        (None, None, Some(f)) => Rate::Fps(f),
+        (None, None, None) => Rate::Percent(100.0),
+        _ => return Err(bad("add_stream: give one of rate_pct, rate_bps, rate_fps")),
+    };
+    match rate {
+        Rate::Percent(p) if !(p > 0.0 && p <= 100.0) => return Err(bad("add_stream: rate_pct must be in (0, 100]")),
+        Rate::Bps(b) | Rate::Fps(b) if !(b > 0.0 && b.is_finite()) => {
+            return Err(bad("add_stream: the rate must be positive"))
+        }
+        _ => {}
+    }
+    let line = match get::<f64>(kw, "line_rate_bps")? {
+        Some(l) => l,
+        None => match sw.tm.cfg.port(port).rate_bps {
+            Some(r) => r as f64,
+            None => {
+                return Err(bad(format!(
+                    "add_stream: port {port} has no line rate; set one (set_port_rate or tm_configure) or give line_rate_bps"
+                )))
+            }
+        },
+    };
+    if !(line > 0.0) {
+        return Err(bad("add_stream: line_rate_bps must be positive"));
+    }
+    let sizes = if get::<bool>(kw, "imix")?.unwrap_or(false) {
+        Sizes::imix()
+    } else if let Some(w) = get::<Vec<(u32, u32)>>(kw, "weights")? {
+        if w.is_empty() || w.iter().all(|x| x.1 == 0) {
+            return Err(bad("add_stream: weights must not be empty"));
+        }
+        Sizes::Weighted(w)
+    } else if let Some(l) = get::<Vec<u32>>(kw, "sizes")? {
+        if l.is_empty() {
+            return Err(bad("add_stream: sizes must not be empty"));
+        }
+        Sizes::List(l)
+    } else {
+        Sizes::Fixed(get::<u32>(kw, "size")?.unwrap_or(64))
+    };
+    let burst = match get::<u64>(kw, "burst")? {
+        Some(0) => return Err(bad("add_stream: burst must be positive")),
+        Some(n) => Some(Burst {
+            frames: n,
+            gap_ns: get::<u64>(kw, "burst_gap_ns")?.unwrap_or(0),
+            count: match get::<u64>(kw, "bursts")? {
+                Some(c) => Some(c),
+                None if get::<u64>(kw, "burst_gap_ns")?.is_none() => Some(1),
+                None => None,
+            },
+        }),
+        None => None,
+    };
+    let dst_mac = get::<u64>(kw, "dst_mac")?.unwrap_or(0x0200_0000_0000 | 0xff);
+    let src_mac = get::<u64>(kw, "src_mac")?.unwrap_or(0x0200_0000_0000 | ((id as u64) << 8) | port as u64);
+    let template = match kw.get_item("template")? {
+        Some(t) if !t.is_none() => t.downcast::<PyBytes>().map_err(|_| bad("add_stream: template must be bytes"))?.as_bytes().to_vec(),
+        _ => udp_template(
+            dst_mac,
+            src_mac,
+            get::<u32>(kw, "src_ip")?.unwrap_or(0x0a00_0000 | ((port & 0xff) << 8) | 1),
+            get::<u32>(kw, "dst_ip")?.unwrap_or(0x0a00_ff01),
+            get::<u16>(kw, "sport")?.unwrap_or(1024 + id as u16),
+            get::<u16>(kw, "dport")?.unwrap_or(5001),
+            get::<u8>(kw, "dscp")?.unwrap_or(0) & 0x3f,
+        ),
+    };
+    let mut vary = vec![];
+    if let Some(n) = get::<u64>(kw, "macs")? {
+        if n == 0 {
+            return Err(bad("add_stream: macs must be positive"));
+        }
+        let start = template.get(6..12).map(|b| b.iter().fold(0u64, |a, x| (a << 8) | *x as u64)).unwrap_or(0);
+        vary.push(Vary { offset: 6, width: 6, start, step: 1, count: n });
+    }
+    if let Some(list) = kw.get_item("vary")? {
+        if !list.is_none() {
+            for (i, v) in list.iter()?.enumerate() {
+                let v = v?;
+                let d = v.downcast::<PyDict>().map_err(|_| bad(format!("add_stream: vary[{i}] must be a dict")))?;
+                let offset: usize = get(d, "offset")?.ok_or_else(|| bad(format!("add_stream: vary[{i}] needs offset")))?;
+                let width: usize = get(d, "width")?.ok_or_else(|| bad(format!("add_stream: vary[{i}] needs width")))?;
+                let start = match get::<u64>(d, "start")? {
+                    Some(s) => s,
+                    None => template
+                        .get(offset..offset + width.min(8))
+                        .map(|b| b.iter().fold(0u64, |a, x| (a << 8) | *x as u64))
+                        .unwrap_or(0),
+                };
+                vary.push(Vary {
+                    offset,
+                    width,
+                    start,
+                    step: get(d, "step")?.unwrap_or(1),
+                    count: get(d, "count")?.ok_or_else(|| bad(format!("add_stream: vary[{i}] needs count")))?,
+                });
+            }
+        }
+    }
+    let builder = FrameBuilder::new(template, vary, get::<bool>(kw, "tag")?.unwrap_or(true))
+        .map_err(|e| bad(format!("add_stream: {e}")))?;
+    Ok(StreamCfg {
+        name: get::<String>(kw, "name")?.unwrap_or_else(|| format!("stream{id}")),
+        port,
+        rate,
+        line_rate_bps: line,
+        sizes,
+        burst,
+        start_ns: get::<u64>(kw, "start_ns")?.unwrap_or(0),
+        duration_ns: get::<u64>(kw, "duration_ns")?,
+        frames: get::<u64>(kw, "frames")?,
+        builder,
+    })
+}
+
+/// One row per (stream, egress port) that received frames, and one per
+/// stream that received nothing.
+pub fn stream_stats<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty_bound(py);
+    for s in &t.sources {
+        let window_ns = (s.last_end_ps / 1000).saturating_sub(s.first_tx_ns.unwrap_or(0)).max(1);
+        let rows: Vec<_> = t.rx.range((s.id, 0)..=(s.id, u32::MAX)).collect();
+        let total_rx: u64 = rows.iter().map(|(_, r)| r.frames).sum();
+        let emit = |rx_port: Option<u32>, r: Option<&crate::sim::sink::RxStats>| -> PyResult<()> {
+            let d = PyDict::new_bound(py);
+            d.set_item("stream", s.id)?;
+            d.set_item("name", &s.cfg.name)?;
+            d.set_item("tx_port", s.cfg.port)?;
+            d.set_item("rx_port", rx_port)?;
+            d.set_item("tx_frames", s.tx_frames)?;
+            d.set_item("tx_bytes", s.tx_bytes)?;
+            let (frames, bytes) = r.map(|r| (r.frames, r.bytes)).unwrap_or((0, 0));
+            d.set_item("rx_frames", frames)?;
+            d.set_item("rx_bytes", bytes)?;
+            let lost = s.tx_frames as i64 - total_rx as i64;
+            d.set_item("lost", lost)?;
+            d.set_item("loss_pct", if s.tx_frames > 0 { 100.0 * lost as f64 / s.tx_frames as f64 } else { 0.0 })?;
+            d.set_item("out_of_order", r.map(|r| r.out_of_order).unwrap_or(0))?;
+            d.set_item("seq_gaps", r.map(|r| r.seq_gaps).unwrap_or(0))?;
+            d.set_item("lat_min_ns", r.filter(|r| r.frames > 0).map(|r| r.lat_min))?;
+            d.set_item("lat_avg_ns", r.filter(|r| r.frames > 0).map(|r| r.lat_avg()))?;
+            d.set_item("lat_max_ns", r.filter(|r| r.frames > 0).map(|r| r.lat_max))?;
+            d.set_item("jitter_ns", r.filter(|r| r.frames > 1).map(|r| r.jitter()))?;
+            let secs = window_ns as f64 / 1e9;
+            d.set_item("window_ns", window_ns)?;
+            d.set_item("tx_l1_bps", (s.tx_bytes + 20 * s.tx_frames) as f64 * 8.0 / secs)?;
+            d.set_item("rx_l1_bps", (bytes + 20 * frames) as f64 * 8.0 / secs)?;
+            d.set_item("rx_fps", frames as f64 / secs)?;
+            out.append(d)
+        };
+        if rows.is_empty() {
+            emit(None, None)?;
+        }
+        for ((_, port), r) in rows {
+            emit(Some(*port), Some(r))?;
+        }
+    }
+    Ok(out)
+}
+
+pub fn port_stats<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty_bound(py);
+    for (port, p) in &t.ports {
+        let d = PyDict::new_bound(py);
+        d.set_item("port", port)?;
+        d.set_item("rx_frames", p.frames)?;
+        d.set_item("rx_bytes", p.bytes)?;
+        d.set_item("untagged", p.untagged)?;
+        d.set_item("first_ns", p.first_ns)?;
+        d.set_item("last_ns", p.last_ns)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+pub fn records<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    let empty = Default::default();
+    let r = t.record.as_ref().unwrap_or(&empty);
+    d.set_item("stream", array(py, &r.stream)?)?;
+    d.set_item("seq", array(py, &r.seq)?)?;
+    d.set_item("port", array(py, &r.port)?)?;
+    d.set_item("size", array(py, &r.size)?)?;
+    d.set_item("tx_ns", array(py, &r.tx_ns)?)?;
+    d.set_item("rx_ns", array(py, &r.rx_ns)?)?;
+    Ok(d)
+}

@@ -1,0 +1,227 @@
+//! Virtual time: a tester attached to the switch's ports.
+//!
+//! Sources ([`stream`]) generate tagged frames ([`frame`]) at exact times;
+//! sinks ([`sink`]) read every frame that leaves the switch. [`Tester::run`]
+//! is the discrete-event loop: it repeatedly takes the earliest of the next
+//! frame arrival and the switch's next event (arrivals first on a tie, as
+//! the switch itself orders them), so time advances event by event and the
+//! results depend only on the inputs and the seed — never on the machine.
+//! The switch is the same object the real-time driver runs.
+
+pub mod frame;
+pub mod sink;
+pub mod stream;
+
+use crate::engine::{Output, Switch};
+use frame::{read_tag, FCS};
+use sink::{PortRx, RxStats, DEFAULT_EDGES_NS};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use stream::{Source, StreamCfg};
+
+/// Per-frame receive records (optional): columns.
+#[derive(Clone, Debug, Default)]
+pub struct RxRecords {
+    pub stream: Vec<u16>,
+    pub seq: Vec<u32>,
+    pub port: Vec<u16>,
+    pub size: Vec<u32>,
+    pub tx_ns: Vec<u64>,
+    pub rx_ns: Vec<u64>,
+}
+
+pub struct Tester {
+    pub sources: Vec<Source>,
+    /// Receive statistics per (stream, egress port).
+    pub rx: BTreeMap<(u16, u32), RxStats>,
+    pub ports: BTreeMap<u32, PortRx>,
+    pub edges: Vec<u64>,
+    pub seed: u64,
+    pub record: Option<RxRecords>,
+    /// A running hash of every frame that left the switch (port, time,
+    /// bytes): two runs agree on it only if they agree on everything.
+    pub digest: u64,
+    heap: BinaryHeap<Reverse<(u64, u16)>>,
+    outs: Vec<Output>,
+    /// Events processed by the last runs (arrivals + switch events).
+    pub events: u64,
+}
+
+impl Default for Tester {
+    fn default() -> Self {
+        Tester::new(0)
+    }
+}
+
+impl Tester {
+    pub fn new(seed: u64) -> Tester {
+        Tester {
+            sources: vec![],
+            rx: BTreeMap::new(),
+            ports: BTreeMap::new(),
+            edges: DEFAULT_EDGES_NS.to_vec(),
+            seed,
+            record: None,
+            digest: 0xcbf2_9ce4_8422_2325,
+            heap: BinaryHeap::new(),
+            outs: vec![],
+            events: 0,
+        }
+    }
+
+    /// Adds a stream; returns its id (the tag's stream number).
+    pub fn add_stream(&mut self, cfg: StreamCfg) -> Result<u16, String> {
+        if self.sources.len() >= u16::MAX as usize {
+            return Err("too many streams".into());
+        }
+        if cfg.sizes.min() < cfg.builder.min_size() as u32 {
+            return Err(format!(
+                "stream '{}': frames of {} bytes cannot hold the {}-byte header template and the tag (at least {} bytes)",
+                cfg.name,
+                cfg.sizes.min(),
+                cfg.builder.min_size() - frame::TAG_LEN - FCS,
+                cfg.builder.min_size()
+            ));
+        }
+        let id = self.sources.len() as u16;
+        let src = Source::new(cfg, id, self.seed);
+        if let Some(t) = src.next_arrival_ns() {
+            self.heap.push(Reverse((t, id)));
+        }
+        self.sources.push(src);
+        Ok(id)
+    }
+
+    pub fn clear_streams(&mut self) {
+        self.sources.clear();
+        self.heap.clear();
+        self.reset_stats();
+    }
+
+    pub fn reset_stats(&mut self) {
+        self.rx.clear();
+        self.ports.clear();
+        self.digest = 0xcbf2_9ce4_8422_2325;
+        self.events = 0;
+        if let Some(r) = self.record.as_mut() {
+            *r = RxRecords::default();
+        }
+    }
+
+    /// Runs the switch and the sources until `until_ns` (sources stop
+    /// there; with `drain`, the switch then runs until idle).
+    pub fn run(&mut self, sw: &mut Switch, until_ns: u64, drain: bool) {
+        let mut buf_out = std::mem::take(&mut self.outs);
+        loop {
+            let ts = self.heap.peek().map(|Reverse((t, _))| *t);
+            let te = sw.next_event_at();
+            let source_first = match (ts, te) {
+                (Some(a), Some(b)) => a <= b,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            let t = if source_first { ts } else { te };
+            let Some(t) = t else { break };
+            if t > until_ns {
+                break;
+            }
+            self.events += 1;
+            if source_first {
+                let Some(Reverse((t, id))) = self.heap.pop() else { break };
+                let src = &mut self.sources[id as usize];
+                let (seq, size, tx_ns) = src.take();
+                let port = src.cfg.port;
+                let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
+                let builder = &src.cfg.builder;
+                sw.deliver_with(port, t, |buf| builder.build(buf, size as usize, seq, tag));
+                if let Some(n) = src.next_arrival_ns() {
+                    self.heap.push(Reverse((n, id)));
+                }
+            } else {
+                sw.step_once();
+            }
+            if !sw.outputs().is_empty() {
+                sw.drain_outputs(&mut buf_out);
+                self.sink(sw, &mut buf_out);
+            }
+        }
+        if drain {
+            while sw.step_once() {
+                self.events += 1;
+                if !sw.outputs().is_empty() {
+                    sw.drain_outputs(&mut buf_out);
+                    self.sink(sw, &mut buf_out);
+                }
+            }
+        } else {
+            sw.advance(until_ns);
+            sw.drain_outputs(&mut buf_out);
+            self.sink(sw, &mut buf_out);
+        }
+        self.outs = buf_out;
+    }
+
+    fn sink(&mut self, sw: &mut Switch, outs: &mut Vec<Output>) {
+        for o in outs.drain(..) {
+            self.receive(o.port, &o.data, o.time_ns);
+            sw.recycle(o.data);
+        }
+    }
+
+    /// A frame leaving the switch on `port` (first bit at `time_ns`).
+    pub fn receive(&mut self, port: u32, data: &[u8], time_ns: u64) {
+        self.digest = mix(self.digest, port as u64);
+        self.digest = mix(self.digest, time_ns);
+        self.digest = hash_bytes(self.digest, data);
+        let size = (data.len() + FCS) as u64;
+        let p = self.ports.entry(port).or_default();
+        p.frames += 1;
+        p.bytes += size;
+        p.first_ns.get_or_insert(time_ns);
+        p.last_ns = time_ns;
+        let Some(tag) = read_tag(data) else {
+            p.untagged += 1;
+            return;
+        };
+        if tag.stream as usize >= self.sources.len() {
+            p.untagged += 1;
+            return;
+        }
+        let nb = self.edges.len();
+        let edges = &self.edges;
+        self.rx.entry((tag.stream, port)).or_insert_with(|| RxStats::new(nb)).record(&tag, size, time_ns, edges);
+        if let Some(r) = self.record.as_mut() {
+            r.stream.push(tag.stream);
+            r.seq.push(tag.seq);
+            r.port.push(port as u16);
+            r.size.push(size as u32);
+            r.tx_ns.push(tag.tx_ns);
+            r.rx_ns.push(time_ns);
+        }
+    }
+
+    /// Frames received from a stream on every port.
+    pub fn rx_frames(&self, stream: u16) -> u64 {
+        self.rx.range((stream, 0)..=(stream, u32::MAX)).map(|(_, s)| s.frames).sum()
+    }
+}
+
+#[inline]
+fn mix(h: u64, v: u64) -> u64 {
+    let x = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
+}
+
+fn hash_bytes(mut h: u64, data: &[u8]) -> u64 {
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        h = mix(h, u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+    }
+    let mut last = [0u8; 8];
+    let r = chunks.remainder();
+    last[..r.len()].copy_from_slice(r);
+    mix(h, u64::from_le_bytes(last) ^ ((data.len() as u64) << 56))
+}
+
+#[cfg(test)]
+mod tests;
