@@ -23,6 +23,10 @@
  *   buffer_bytes     bytes held in the whole shared buffer when the packet
  *                    was enqueued (0 without a shared buffer)
  *   deq_timedelta_ns nanoseconds the packet spent in the queue
+ *   ingress_timestamp_ns  nanoseconds since the switch started when the
+ *                    packet arrived (the clock ingress_global_timestamp
+ *                    counts in microseconds; virtual or wall clock)
+ *   egress_timestamp_ns   the same clock when egress processing started
  */
 #ifndef _P4SCOPE_TM_P4_
 #define _P4SCOPE_TM_P4_
@@ -32,6 +36,8 @@ struct p4scope_queue_metadata_t {
     @alias("p4scope.deq_qbytes")       bit<32> deq_qbytes;
     @alias("p4scope.buffer_bytes")     bit<32> buffer_bytes;
     @alias("p4scope.deq_timedelta_ns") bit<32> deq_timedelta_ns;
+    @alias("p4scope.ingress_timestamp_ns") bit<64> ingress_timestamp_ns;
+    @alias("p4scope.egress_timestamp_ns")  bit<64> egress_timestamp_ns;
 }
 
 #endif
