@@ -66,6 +66,7 @@ class P4RuntimeTest(BaseTest):
                              self.params.election_id).connect()
         self.sw = RecordingSwitch(self.client)
         self.sw.set_pipeline(pipeline_of(self.params))
+        self._defaults = self.sw.default_actions() if self.params.check_cleanup else {}
         self.dataplane.flush()
 
     def tearDown(self) -> None:
@@ -73,7 +74,7 @@ class P4RuntimeTest(BaseTest):
         try:
             problems += self.sw.undo_all()
             if self.params.check_cleanup and not problems:
-                problems += [f"left behind: {x}" for x in self.sw.leftovers()]
+                problems += [f"left behind: {x}" for x in self.sw.leftovers(self._defaults)]
             problems += self._reset_queues()
         finally:
             if self._runtime is not None:

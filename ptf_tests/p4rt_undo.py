@@ -171,10 +171,33 @@ class RecordingSwitch(Switch):
                 problems.append(f"{u.what}: {e}")
         return problems
 
-    def leftovers(self) -> list[str]:
-        """Table entries, selector members and groups, and multicast groups
-        still on the switch (after undo_all: what the cleanup missed)."""
+    def default_actions(self) -> dict[int, bytes]:
+        """{table id: its default action, serialized} for every table whose
+        default entry can be read (tables with a selector have none)."""
+        probes = []
+        for t in self.schema.tables:
+            if t.implementation_id:
+                continue
+            probe = p4r.Entity()
+            probe.table_entry.table_id = t.id
+            probe.table_entry.is_default_action = True
+            probes.append(probe)
+        try:
+            return {e.table_entry.table_id: e.table_entry.action.SerializeToString(deterministic=True)
+                    for e in self.client.read(probes)}
+        except P4RuntimeClientError as e:
+            log.info("autocleanup check: cannot read default entries: %s", e)
+            return {}
+
+    def leftovers(self, defaults: Optional[dict[int, bytes]] = None) -> list[str]:
+        """Table entries, selector members and groups, multicast groups, and
+        (given the `defaults` read before the test) changed default actions
+        still on the switch: after undo_all, what the cleanup missed."""
         out = []
+        if defaults:
+            now = self.default_actions()
+            out += [f"default action of {self.schema.name_of(t)} changed"
+                    for t, a in defaults.items() if t in now and now[t] != a]
         probe = p4r.Entity()
         probe.table_entry.SetInParent()
         for e in self._read_all(probe):
