@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from typing import Callable, Iterable, Optional, Sequence
 
 import ptf
@@ -30,6 +31,7 @@ from ptf.base_tests import BaseTest
 
 from p4scope.control import Client, Pipeline
 
+import known_gaps
 import p4rt_params
 from p4rt_undo import RecordingSwitch
 
@@ -91,6 +93,21 @@ class P4RuntimeTest(BaseTest):
         if len(self.ports) < n:
             self.skipTest(f"needs {n} ports, PTF has {len(self.ports)}")
         return self.ports[:n]
+
+    @contextmanager
+    def known_gap(self, gap: str):
+        """Assertions that need a feature the target may lack (known_gaps.py)."""
+        why = known_gaps.reason(self.params.target, gap)
+        try:
+            yield
+        except AssertionError as e:
+            if why:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else "assertion failed"
+                self.skipTest(f"known gap of {self.params.target}: {why} [{first}]")
+            raise
+        if why:
+            self.fail(f"{self.params.target} passes what known_gaps.py lists as its gap "
+                      f"'{gap}': take it off the list")
 
     # ----- packets -------------------------------------------------------------------
 
