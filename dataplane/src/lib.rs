@@ -22,6 +22,10 @@
 //! * `clock` — caller-owned time: the engine never reads a clock.
 //! * `engine` — the switch: ingress, PRE (multicast), clone/resubmit/
 //!   recirculate, traffic manager, egress, in virtual time.
+//! * `sim` — virtual time: traffic sources and sinks around the switch,
+//!   a discrete-event loop.
+//! * `io` — real time: Linux interfaces through AF_PACKET (`io::sys` is
+//!   the only module with unsafe code), pcap files.
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 
@@ -29,6 +33,7 @@ pub mod clock;
 pub mod engine;
 pub mod externs;
 pub mod hash;
+pub mod io;
 pub mod json;
 pub mod ops;
 pub mod pipeline;

@@ -4,6 +4,7 @@
 //! propagated into Python. Batch calls release the GIL.
 
 mod conv;
+mod rt;
 mod sim;
 mod tm;
 
@@ -60,11 +61,26 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 #[pyclass(module = "p4scope_dataplane")]
 pub struct Engine {
     core: Arc<Mutex<Core>>,
+    rt: Option<rt::Rt>,
 }
 
 impl Engine {
     fn lock(&self) -> MutexGuard<'_, Core> {
         lock(&self.core)
+    }
+
+    fn rt(&mut self) -> PyResult<&mut rt::Rt> {
+        if self.rt.is_none() {
+            self.rt = Some(rt::Rt::new().map_err(|e| EngineError::new_err(format!("real time: {e}")))?);
+        }
+        Ok(self.rt.as_mut().expect("created above"))
+    }
+
+    fn check_not_real_time(&self, what: &str) -> PyResult<()> {
+        if self.rt.as_ref().map(|r| r.running()).unwrap_or(false) {
+            return Err(EngineError::new_err(format!("{what}: the real-time loop is running (rt_stop first)")));
+        }
+        Ok(())
     }
 }
 
@@ -80,7 +96,7 @@ impl Engine {
             sw.tm = crate::tm::TrafficManager::new(priority_queues);
             sw.set_seed(seed);
             let tester = crate::sim::Tester::new(seed);
-            Ok(Engine { core: Arc::new(Mutex::new(Core { sw, tester })) })
+            Ok(Engine { core: Arc::new(Mutex::new(Core { sw, tester })), rt: None })
         })
     }
 
@@ -494,6 +510,7 @@ impl Engine {
     /// number of events processed. The GIL is released.
     #[pyo3(signature = (duration_ns=None, until_ns=None, drain=false))]
     fn run(&mut self, py: Python<'_>, duration_ns: Option<u64>, until_ns: Option<u64>, drain: bool) -> PyResult<u64> {
+        self.check_not_real_time("run")?;
         let core = self.core.clone();
         py.allow_threads(move || {
             guard(|| {
@@ -560,6 +577,98 @@ impl Engine {
     fn sim_digest(&self) -> String {
         format!("{:016x}", self.lock().tester.digest)
     }
+
+    // ----- real time: Linux interfaces ----------------------------------------
+
+    /// Binds switch port `port` to Linux interface `iface` (AF_PACKET; needs
+    /// CAP_NET_RAW). Works before or while the loop runs. pcap_in/pcap_out:
+    /// files that get every frame received / sent on the port.
+    #[pyo3(signature = (port, iface, pcap_in=None, pcap_out=None))]
+    fn rt_add_port(&mut self, port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> PyResult<()> {
+        let p = crate::io::rt::PortIo::open(port, iface, pcap_in, pcap_out)
+            .map_err(|e| EngineError::new_err(format!("port {port}@{iface}: {e}")))?;
+        self.rt()?.shared.add_port(p);
+        Ok(())
+    }
+
+    /// Unbinds a port; returns whether it was bound.
+    fn rt_remove_port(&mut self, port: u32) -> PyResult<bool> {
+        Ok(self.rt()?.shared.remove_port(port))
+    }
+
+    /// {port: interface} of the bound ports.
+    fn rt_ports(&mut self) -> PyResult<std::collections::BTreeMap<u32, String>> {
+        Ok(self.rt()?.shared.ifaces.lock().map(|m| m.clone()).unwrap_or_default())
+    }
+
+    /// Starts the real-time loop in a Rust thread. Packets the switch sends
+    /// to `cpu_port` become ("packet_in", ...) events instead of frames.
+    #[pyo3(signature = (cpu_port=None))]
+    fn rt_start(&mut self, cpu_port: Option<u32>) -> PyResult<()> {
+        let core = self.core.clone();
+        let r = self.rt()?;
+        *r.shared.cpu_port.lock().unwrap_or_else(|e| e.into_inner()) = cpu_port;
+        r.start(core).map_err(|e| EngineError::new_err(format!("real time: {e}")))
+    }
+
+    /// Stops the loop (ports stay bound for a restart). GIL released.
+    fn rt_stop(&mut self, py: Python<'_>) {
+        if let Some(r) = self.rt.as_mut() {
+            py.allow_threads(|| r.stop());
+        }
+    }
+
+    #[getter]
+    fn rt_running(&self) -> bool {
+        self.rt.as_ref().map(|r| r.running()).unwrap_or(false)
+    }
+
+    /// A frame entering the switch on `port` at the current wall-clock time
+    /// (a packet-out: the CPU port).
+    fn rt_inject(&mut self, port: u32, data: Vec<u8>) -> PyResult<()> {
+        self.rt()?.shared.inject(port, data);
+        Ok(())
+    }
+
+    /// Up to `max` events, waiting up to `timeout` seconds for the first
+    /// (GIL released): ("packet_in", port, bytes, time_ns) and
+    /// ("digest", learn list name, [field bytes], time_ns).
+    #[pyo3(signature = (max=1024, timeout=0.0))]
+    fn rt_take_events(&mut self, py: Python<'_>, max: usize, timeout: f64) -> PyResult<PyObject> {
+        let sh = self.rt()?.shared.clone();
+        let t = std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        let evs = py.allow_threads(move || sh.take_events(max, t));
+        Ok(rt::events(py, &self.core, evs)?.into())
+    }
+
+    /// Per-port frame counters of the loop, frames for ports without an
+    /// interface (no_port), dropped events.
+    fn rt_stats(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let sh = self.rt()?.shared.clone();
+        Ok(rt::stats(py, &sh)?.into())
+    }
+}
+
+/// The packets of a pcap file (either byte order, us or ns timestamps):
+/// [(time_ns, bytes)].
+#[pyfunction]
+fn pcap_read(py: Python<'_>, path: &str) -> PyResult<PyObject> {
+    let pk = crate::io::pcap::read(path).map_err(|e| EngineError::new_err(e.to_string()))?;
+    let list = PyList::empty_bound(py);
+    for (t, d) in pk {
+        list.append((t, PyBytes::new_bound(py, &d)))?;
+    }
+    Ok(list.into())
+}
+
+/// Writes [(time_ns, bytes)] as a pcap file (nanosecond timestamps).
+#[pyfunction]
+fn pcap_write(path: &str, packets: Vec<(u64, Vec<u8>)>) -> PyResult<()> {
+    let mut w = crate::io::pcap::PcapWriter::create(path).map_err(|e| EngineError::new_err(format!("{path}: {e}")))?;
+    for (t, d) in packets {
+        w.write(t, &d).map_err(|e| EngineError::new_err(format!("{path}: {e}")))?;
+    }
+    w.flush().map_err(|e| EngineError::new_err(format!("{path}: {e}")))
 }
 
 /// Checks a traffic-manager configuration (dict, JSON or YAML text)
@@ -583,6 +692,8 @@ fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_read, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_write, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("EngineError", m.py().get_type_bound::<EngineError>())?;
     m.add("LoadError", m.py().get_type_bound::<LoadError>())?;

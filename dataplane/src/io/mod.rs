@@ -1,0 +1,7 @@
+//! Ports outside the process: Linux interfaces in real time ([`rt`], over
+//! the system calls of [`sys`], the crate's only unsafe module) and pcap
+//! files ([`pcap`]).
+
+pub mod pcap;
+pub mod rt;
+pub mod sys;

@@ -1,0 +1,366 @@
+//! Real time: the switch's ports are Linux interfaces, and one thread moves
+//! packets between them and the engine, driven by the wall clock.
+//!
+//! The loop waits (ppoll) until a port has frames, another thread wakes it,
+//! or the switch's next event is due; it then reads every port in batches
+//! (recvmmsg), runs each frame through the same `Switch` the simulator
+//! uses, at the wall-clock time, lets the switch process everything due
+//! (egress services, line-rate shaping), and sends what left the switch in
+//! batches (sendmmsg). Frames for the CPU port and digests become events
+//! another thread takes; frames for ports without an interface are dropped
+//! and counted (as BMv2 does). The engine lock is held only while the
+//! switch runs, so control-plane calls interleave with traffic.
+
+use super::pcap::PcapWriter;
+use super::sys;
+use crate::engine::{Output, Switch};
+use std::collections::{BTreeMap, VecDeque};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Frames read from one port per wake-up before the others get a turn.
+pub const BATCH: usize = 64;
+/// Receive buffer per frame: jumbo frames fit; bigger (offloaded) frames
+/// are cut and counted as truncated.
+pub const SLOT: usize = 16384;
+const MAX_EVENTS: usize = 65536;
+const MAX_WAIT_NS: u64 = 20_000_000;
+
+/// Whatever owns the switch (the Python engine object owns more).
+pub trait HostSwitch: Send + 'static {
+    fn switch(&mut self) -> &mut Switch;
+}
+
+impl HostSwitch for Switch {
+    fn switch(&mut self) -> &mut Switch {
+        self
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A packet the switch sent to the CPU port.
+    PacketIn { port: u32, data: Vec<u8>, time_ns: u64 },
+    /// A digest: learn list id, field values.
+    Digest { learn_id: u32, values: Vec<Vec<u8>>, time_ns: u64 },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub rx_truncated: u64,
+    pub tx_errors: u64,
+}
+
+pub struct PortIo {
+    pub port: u32,
+    pub iface: String,
+    fd: OwnedFd,
+    pcap_in: Option<PcapWriter>,
+    pcap_out: Option<PcapWriter>,
+}
+
+impl PortIo {
+    /// Opens the interface now (errors are the caller's to report).
+    pub fn open(port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> std::io::Result<PortIo> {
+        let fd = sys::packet_socket(iface, 4 << 20)?;
+        Ok(PortIo {
+            port,
+            iface: iface.to_string(),
+            fd,
+            pcap_in: pcap_in.map(PcapWriter::create).transpose()?,
+            pcap_out: pcap_out.map(PcapWriter::create).transpose()?,
+        })
+    }
+}
+
+enum Cmd {
+    Add(PortIo),
+    Remove(u32),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Frames sent to a port without an interface.
+    pub no_port: u64,
+    /// Events dropped because nobody took them.
+    pub events_dropped: u64,
+    pub wakeups: u64,
+}
+
+/// State shared by the loop and the threads that control it.
+pub struct Shared {
+    stop: AtomicBool,
+    wake: OwnedFd,
+    cmds: Mutex<Vec<Cmd>>,
+    inject: Mutex<Vec<(u32, Vec<u8>)>>,
+    events: Mutex<VecDeque<Event>>,
+    events_cv: Condvar,
+    pub cpu_port: Mutex<Option<u32>>,
+    pub stats: Mutex<BTreeMap<u32, PortStats>>,
+    pub counters: Mutex<Counters>,
+    pub ifaces: Mutex<BTreeMap<u32, String>>,
+}
+
+fn lk<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    pub fn new() -> std::io::Result<Arc<Shared>> {
+        Ok(Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            wake: sys::event_fd()?,
+            cmds: Mutex::new(vec![]),
+            inject: Mutex::new(vec![]),
+            events: Mutex::new(VecDeque::new()),
+            events_cv: Condvar::new(),
+            cpu_port: Mutex::new(None),
+            stats: Mutex::new(BTreeMap::new()),
+            counters: Mutex::new(Counters::default()),
+            ifaces: Mutex::new(BTreeMap::new()),
+        }))
+    }
+
+    pub fn wake(&self) {
+        sys::event_signal(&self.wake);
+    }
+
+    pub fn add_port(&self, p: PortIo) {
+        lk(&self.ifaces).insert(p.port, p.iface.clone());
+        lk(&self.cmds).push(Cmd::Add(p));
+        self.wake();
+    }
+
+    pub fn remove_port(&self, port: u32) -> bool {
+        let had = lk(&self.ifaces).remove(&port).is_some();
+        lk(&self.cmds).push(Cmd::Remove(port));
+        self.wake();
+        had
+    }
+
+    /// A frame entering the switch on `port` now (e.g. a packet-out on the
+    /// CPU port).
+    pub fn inject(&self, port: u32, data: Vec<u8>) {
+        lk(&self.inject).push((port, data));
+        self.wake();
+    }
+
+    /// Up to `max` events, waiting up to `timeout` for the first.
+    pub fn take_events(&self, max: usize, timeout: Duration) -> Vec<Event> {
+        let mut q = lk(&self.events);
+        if q.is_empty() && !timeout.is_zero() {
+            let deadline = Instant::now() + timeout;
+            while q.is_empty() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() || self.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                q = self.events_cv.wait_timeout(q, left).map(|r| r.0).unwrap_or_else(|e| e.into_inner().0);
+            }
+        }
+        let n = q.len().min(max);
+        q.drain(..n).collect()
+    }
+
+    fn push_events(&self, evs: &mut Vec<Event>) {
+        if evs.is_empty() {
+            return;
+        }
+        let mut q = lk(&self.events);
+        for e in evs.drain(..) {
+            if q.len() >= MAX_EVENTS {
+                lk(&self.counters).events_dropped += 1;
+                continue;
+            }
+            q.push_back(e);
+        }
+        drop(q);
+        self.events_cv.notify_all();
+    }
+
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.wake();
+        self.events_cv.notify_all();
+    }
+
+    pub fn reset_stop(&self) {
+        self.stop.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The loop; returns when `request_stop` is called. Ports stay open in
+/// `ports` across restarts only if the caller keeps them; here they are
+/// closed when the loop ends.
+pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
+    let wall0 = Instant::now();
+    let epoch0 = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let eng0 = lk(&host).switch().now_ns();
+    let now_eng = |w: Instant| eng0 + w.duration_since(wall0).as_nanos() as u64;
+    let mut ports: Vec<PortIo> = vec![];
+    let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; SLOT]).collect();
+    let mut lens = vec![0usize; BATCH];
+    let mut outs: Vec<Output> = vec![];
+    let mut spent: Vec<Vec<u8>> = vec![];
+    let mut events: Vec<Event> = vec![];
+    let mut ready = vec![];
+    let mut fds: Vec<RawFd> = vec![];
+    let mut rx: Vec<(usize, usize, usize)> = vec![]; // (port idx, buf idx, len) per round
+    let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
+    while !sh.stop.load(Ordering::Relaxed) {
+        for c in std::mem::take(&mut *lk(&sh.cmds)) {
+            match c {
+                Cmd::Add(p) => {
+                    ports.retain(|x| x.port != p.port);
+                    ports.push(p);
+                }
+                Cmd::Remove(port) => ports.retain(|x| x.port != port),
+            }
+        }
+        let cpu = *lk(&sh.cpu_port);
+        let timeout = {
+            let mut h = lk(&host);
+            let sw = h.switch();
+            for b in spent.drain(..) {
+                sw.recycle(b);
+            }
+            let now = now_eng(Instant::now());
+            match sw.next_event_at() {
+                Some(t) if t <= now => 0,
+                Some(t) => (t - now).min(MAX_WAIT_NS),
+                None => MAX_WAIT_NS,
+            }
+        };
+        let timeout = if lk(&sh.inject).is_empty() { timeout } else { 0 };
+        fds.clear();
+        fds.push(sh.wake.as_raw_fd());
+        fds.extend(ports.iter().map(|p| p.fd.as_raw_fd()));
+        if sys::poll_readable(&fds, timeout, &mut ready).is_err() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        lk(&sh.counters).wakeups += 1;
+        if ready.first() == Some(&0) {
+            sys::event_clear(&sh.wake);
+        }
+        let injected = std::mem::take(&mut *lk(&sh.inject));
+        // read a batch from every readable port, then run them all
+        let mut h = lk(&host);
+        let sw = h.switch();
+        let now = now_eng(Instant::now());
+        sw.advance(now);
+        for (port, data) in injected {
+            sw.deliver(port, now, &data);
+        }
+        for &r in ready.iter().filter(|r| **r > 0) {
+            let pi = r - 1;
+            rx.clear();
+            let n = match sys::recv_batch(&ports[pi].fd, &mut bufs, &mut lens) {
+                Ok(n) => n,
+                Err(_) => 0,
+            };
+            let st = pending_stats.entry(ports[pi].port).or_default();
+            for (i, len) in lens.iter().enumerate().take(n) {
+                if *len > SLOT {
+                    st.rx_truncated += 1;
+                    continue;
+                }
+                st.rx_frames += 1;
+                st.rx_bytes += *len as u64;
+                rx.push((pi, i, *len));
+            }
+            for &(pi, bi, len) in &rx {
+                let frame = &bufs[bi][..len];
+                if let Some(w) = ports[pi].pcap_in.as_mut() {
+                    let _ = w.write(epoch0 + (now - eng0), frame);
+                }
+                sw.deliver(ports[pi].port, now, frame);
+            }
+        }
+        sw.advance(now);
+        sw.drain_outputs(&mut outs);
+        for d in sw.take_digests() {
+            events.push(Event::Digest { learn_id: d.learn_id, values: d.values, time_ns: d.time_ns });
+        }
+        drop(h);
+        // send, port by port, in the order the switch emitted
+        let mut no_port = 0u64;
+        outs.sort_by_key(|o| o.port); // stable: per-port order kept
+        let mut i = 0;
+        while i < outs.len() {
+            let port = outs[i].port;
+            let mut j = i;
+            while j < outs.len() && outs[j].port == port {
+                j += 1;
+            }
+            if Some(port) == cpu {
+                for o in &outs[i..j] {
+                    events.push(Event::PacketIn { port, data: o.data.clone(), time_ns: o.time_ns });
+                }
+            } else if let Some(pi) = ports.iter().position(|p| p.port == port) {
+                let frames: Vec<&[u8]> = outs[i..j].iter().map(|o| o.data.as_slice()).collect();
+                let mut sent = 0;
+                let mut tries = 0;
+                while sent < frames.len() && tries < 100 {
+                    match sys::send_batch(&ports[pi].fd, &frames[sent..]) {
+                        Ok(0) => {
+                            tries += 1;
+                            std::thread::yield_now();
+                        }
+                        Ok(k) => sent += k,
+                        Err(_) => break,
+                    }
+                }
+                let st = pending_stats.entry(port).or_default();
+                st.tx_frames += sent as u64;
+                st.tx_bytes += frames[..sent].iter().map(|f| f.len() as u64).sum::<u64>();
+                st.tx_errors += (frames.len() - sent) as u64;
+                if let Some(w) = ports[pi].pcap_out.as_mut() {
+                    for o in &outs[i..j] {
+                        let _ = w.write(epoch0 + o.time_ns.saturating_sub(eng0), &o.data);
+                    }
+                }
+            } else {
+                no_port += (j - i) as u64;
+            }
+            i = j;
+        }
+        for o in outs.drain(..) {
+            spent.push(o.data);
+        }
+        if no_port > 0 {
+            lk(&sh.counters).no_port += no_port;
+        }
+        if !pending_stats.is_empty() {
+            let mut s = lk(&sh.stats);
+            for (p, d) in std::mem::take(&mut pending_stats) {
+                let e = s.entry(p).or_default();
+                e.rx_frames += d.rx_frames;
+                e.rx_bytes += d.rx_bytes;
+                e.tx_frames += d.tx_frames;
+                e.tx_bytes += d.tx_bytes;
+                e.rx_truncated += d.rx_truncated;
+                e.tx_errors += d.tx_errors;
+            }
+        }
+        sh.push_events(&mut events);
+    }
+    for p in ports.iter_mut() {
+        if let Some(w) = p.pcap_in.as_mut() {
+            let _ = w.flush();
+        }
+        if let Some(w) = p.pcap_out.as_mut() {
+            let _ = w.flush();
+        }
+    }
+    // ports that were open stay usable for a restart
+    let mut cmds = lk(&sh.cmds);
+    for p in ports.into_iter().rev() {
+        cmds.insert(0, Cmd::Add(p));
+    }
+}

@@ -1,0 +1,102 @@
+//! The real-time loop's Python face: ports bound to interfaces, the loop
+//! in a Rust thread (no GIL), events (packet-ins, digests) for Python.
+
+use super::Core;
+use crate::engine::Switch;
+use crate::io::rt::{self, Event, Shared};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+impl rt::HostSwitch for Core {
+    fn switch(&mut self) -> &mut Switch {
+        &mut self.sw
+    }
+}
+
+/// The loop of one engine.
+pub struct Rt {
+    pub shared: Arc<Shared>,
+    pub thread: Option<JoinHandle<()>>,
+}
+
+impl Rt {
+    pub fn new() -> std::io::Result<Rt> {
+        Ok(Rt { shared: Shared::new()?, thread: None })
+    }
+
+    pub fn running(&self) -> bool {
+        self.thread.as_ref().map(|t| !t.is_finished()).unwrap_or(false)
+    }
+
+    pub fn start(&mut self, core: Arc<Mutex<Core>>) -> std::io::Result<()> {
+        if self.running() {
+            return Ok(());
+        }
+        self.shared.reset_stop();
+        let sh = self.shared.clone();
+        let t = std::thread::Builder::new().name("p4scope-rt".into()).spawn(move || rt::run(core, sh))?;
+        self.thread = Some(t);
+        Ok(())
+    }
+
+    pub fn stop(&mut self) {
+        self.shared.request_stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Events as tuples: ("packet_in", port, bytes, time_ns) and
+/// ("digest", learn list name, [field bytes], time_ns).
+pub fn events<'py>(py: Python<'py>, core: &Mutex<Core>, evs: Vec<Event>) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty_bound(py);
+    let names: Vec<String> = {
+        let c = super::lock(core);
+        c.sw.prog.learn_lists.iter().map(|l| l.as_ref().map(|l| l.name.clone()).unwrap_or_default()).collect()
+    };
+    for e in evs {
+        match e {
+            Event::PacketIn { port, data, time_ns } => {
+                out.append(("packet_in", port, PyBytes::new_bound(py, &data), time_ns))?;
+            }
+            Event::Digest { learn_id, values, time_ns } => {
+                let vals: Vec<Bound<'_, PyBytes>> = values.iter().map(|v| PyBytes::new_bound(py, v)).collect();
+                let name = names.get(learn_id as usize).cloned().unwrap_or_default();
+                out.append(("digest", name, vals, time_ns))?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    let ports = PyDict::new_bound(py);
+    let ifaces = sh.ifaces.lock().map(|m| m.clone()).unwrap_or_default();
+    for (p, s) in sh.stats.lock().map(|m| m.clone()).unwrap_or_default() {
+        let x = PyDict::new_bound(py);
+        x.set_item("iface", ifaces.get(&p).cloned())?;
+        x.set_item("rx_frames", s.rx_frames)?;
+        x.set_item("rx_bytes", s.rx_bytes)?;
+        x.set_item("tx_frames", s.tx_frames)?;
+        x.set_item("tx_bytes", s.tx_bytes)?;
+        x.set_item("rx_truncated", s.rx_truncated)?;
+        x.set_item("tx_errors", s.tx_errors)?;
+        ports.set_item(p, x)?;
+    }
+    d.set_item("ports", ports)?;
+    let c = sh.counters.lock().map(|c| *c).unwrap_or_default();
+    d.set_item("no_port", c.no_port)?;
+    d.set_item("events_dropped", c.events_dropped)?;
+    d.set_item("wakeups", c.wakeups)?;
+    Ok(d)
+}
