@@ -61,7 +61,9 @@ def _fairness(n: str, ports: list[str], duration_us: float, warmup_us: float, mi
                 raise ParamError(f"--n {k}: Table 3 has 3, 6 and 16 source ports; give "
                                  "other combinations with --ports")
             cs = TABLE3_COMBINATIONS[k]
-            combos += list(cs[:1] if quick else cs)
+            # quick: the second combination of each N, one that straddles
+            # port groups (where Table 3's Broadcom was unfair)
+            combos += list(cs[1:2] if quick else cs)
     return FairnessParams(combinations=tuple(combos), mix=parse_mix(mix),
                           duration_ns=int(duration_us * 1000),
                           warmup_ns=int(warmup_us * 1000)).check()
@@ -102,7 +104,7 @@ _RUN_ID = typer.Option(None, "--run-id", help="Name of the run folder (default: 
 _PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", help="The reference DUT's P4 source.")
 _PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show a progress bar.")
 _REPORT = typer.Option(True, "--report/--no-report", help="Render report.html when done.")
-_QUICK = typer.Option(False, "--quick", help="Fewer sizes and one port combination per N (a smoke run).")
+_QUICK = typer.Option(False, "--quick", help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
 _SIZES = typer.Option("table4", "--sizes", help="2:1 frame sizes: 'table4' (the 18 of seed 000) or a list.")
 _SIZES4 = typer.Option("esg", "--sizes-4to1", help="4:1 frame sizes: 'esg' (seed 001), a list, or 'none'.")
 _BURST = typer.Option(None, "--burst-frames", help="Frames per port per burst (default: from the buffer, 1.5x).")

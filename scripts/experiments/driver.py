@@ -71,16 +71,24 @@ def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
     """What each profile predicts, stated with its numbers (run.json, report)."""
     out = []
     for p in profiles.values():
-        lim = theory.dt_queue_limit(p.buffer_bytes, p.alpha)
-        out.append({"profile": p.name, "what": "one congested queue's limit",
-                    "formula": f"α·B/(1+α) = {p.alpha:g}·{p.buffer_bytes:,}/(1+{p.alpha:g})",
-                    "value": round(lim), "unit": "bytes"})
+        B, a = p.buffer_bytes, p.alpha
+        if p.per_ingress_admission:
+            for k in (2, 4):
+                lim = k * theory.dt_queue_limit(B, a, k)
+                out.append({"profile": p.name, "what": f"{k}:1 burst: what {k} VOQs of one queue hold",
+                            "formula": f"k·α·B/(1+k·α) = {k}·{a:g}·{B:,}/(1+{k}·{a:g})",
+                            "value": round(lim), "unit": "bytes"})
+        else:
+            out.append({"profile": p.name, "what": "one congested queue's limit",
+                        "formula": f"α·B/(1+α) = {a:g}·{B:,}/(1+{a:g})",
+                        "value": round(theory.dt_queue_limit(B, a)), "unit": "bytes"})
+        voqs = 2 if p.per_ingress_admission else 1
         for size in (64, 1518, 9216):
             fpb = p.footprint(size)
-            k = theory.dt_admitted_frames(p.buffer_bytes, p.alpha, fpb)
-            out.append({"profile": p.name, "what": f"buffered frames of {size} B",
-                        "formula": f"⌊α·(B+c)/((1+α)·c)⌋, c = {fpb} B in the buffer "
-                                   f"({p.cell_bytes} B cells)",
+            k = theory.dt_admitted_frames(B, a, fpb, voqs=voqs)
+            out.append({"profile": p.name, "what": f"2:1 burst of {size} B frames: buffered",
+                        "formula": f"frames of c = {fpb} B ({size} − 4 B FCS in {p.cell_bytes} B "
+                                   "cells) under the threshold",
                         "value": k, "unit": f"frames = {k * size / 2**20:.2f} MB"})
         if fp is not None:
             arb = p.arbitration.get("mode", "?")

@@ -28,9 +28,11 @@ class Seen:
     lost_reports: int
     errors: int
 
-    def peak_bytes(self, egress: int) -> float:
+    def peak(self, egress: int, unit: str = "bytes") -> float:
+        """The highest occupancy the instrument reported for `egress`."""
         d = self.series[self.series["egress_port"] == egress] if not self.series.empty else self.series
-        return float(d["depth_bytes"].max()) if not d.empty else math.nan
+        col = "depth_bytes" if unit == "bytes" else "depth_frames"
+        return float(d[col].max()) if not d.empty else math.nan
 
     def bursts_of(self, egress: int) -> pd.DataFrame:
         if self.bursts.empty:
@@ -38,7 +40,9 @@ class Seen:
         return self.bursts[self.bursts["egress_port"] == egress]
 
 
-def from_collector(case_id: str, col: Any, interval_log2_us: int) -> Seen:
+def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "bytes") -> Seen:
+    """`unit`: what the instrument measured depth in (bytes or frames); its
+    burst peaks are in that unit."""
     rows = []
     for s in col.samples:
         rows.append({"case_id": case_id, "t_ns": int(s.enq_ns), "egress_port": s.egress_port,
@@ -56,30 +60,49 @@ def from_collector(case_id: str, col: Any, interval_log2_us: int) -> Seen:
     bursts = pd.DataFrame([{
         "case_id": case_id, "source": "instrument", "egress_port": b.port, "queue": 0,
         "burst_id": b.burst_id, "start_ns": _f(b.start_ns), "end_ns": _f(b.end_ns),
-        "peak_bytes": b.peak_bytes, "peak_frames": b.peak_pkts, "peak_ns": math.nan,
-        "frames": b.packets} for b in col.bursts()])
+        "peak": b.peak_bytes if unit == "bytes" else b.peak_pkts, "unit": unit,
+        "peak_ns": math.nan, "frames": b.packets} for b in col.bursts()])
     return Seen(series, bursts, int(sum(col.lost.values())), len(col.errors))
+
+
+def from_registers(case_id: str, vs: Any, egress: int, unit: str) -> Seen:
+    """The instrument read over P4Runtime only (no reports): the occupancy
+    maximum of the current interval (configured to span the whole case) and
+    the number of bursts it detected. No time series."""
+    sw = vs.sw
+    mx_pkts = sw.register("tel_interval_max_pkts")[egress]
+    mx_bytes = sw.register("tel_interval_max_bytes")[egress]
+    nb = sw.counter("tel_bursts")[egress].packets
+    series = pd.DataFrame([{"case_id": case_id, "t_ns": -1, "egress_port": egress, "queue": 0,
+                            "kind": "case_max", "depth_bytes": mx_bytes, "depth_frames": mx_pkts,
+                            "ingress_port": -1}])
+    bursts = pd.DataFrame([{"case_id": case_id, "source": "instrument", "egress_port": egress,
+                            "queue": 0, "burst_id": i + 1, "start_ns": math.nan,
+                            "end_ns": math.nan, "peak": math.nan, "unit": unit,
+                            "peak_ns": math.nan, "frames": math.nan} for i in range(nb)])
+    return Seen(series, bursts, 0, 0)
 
 
 def _f(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def error_row(case_id: str, experiment: str, profile: str, truth_peak: float,
+def error_row(case_id: str, experiment: str, profile: str, unit: str, truth_peak: float,
               seen_peak: float, truth_bursts: pd.DataFrame, seen_bursts: pd.DataFrame,
               share_err_pp: float = math.nan, lost: int = 0) -> dict[str, Any]:
-    """The instrument's errors in one case (first burst matched by overlap)."""
+    """The instrument's errors in one case (first burst matched by overlap);
+    peaks in `unit` (bytes, or frames when the DUT reads depths in packets)."""
     from . import figures as fg
 
     def bl(df: pd.DataFrame) -> list:
-        return [fg.Burst(r.start_ns, r.end_ns, r.peak_bytes, r.peak_ns if "peak_ns" in df else math.nan)
+        return [fg.Burst(r.start_ns, r.end_ns, r.peak, r.peak_ns)
                 for r in df.itertuples()] if df is not None and not df.empty else []
 
     m = fg.match_bursts(bl(truth_bursts), bl(seen_bursts))
     first = m[0] if m else None
     return {
         "case_id": case_id, "experiment": experiment, "profile": profile,
-        "peak_truth_bytes": truth_peak, "peak_instrument_bytes": seen_peak,
+        "peak_unit": unit, "peak_truth": truth_peak, "peak_instrument": seen_peak,
         "peak_error_rel": fg.relative_error(seen_peak, truth_peak) if truth_peak else math.nan,
         "start_error_ns": first.start_error if first else math.nan,
         "end_error_ns": first.end_error if first else math.nan,

@@ -17,12 +17,14 @@ import pandas as pd
 from . import fairness as fx
 from . import groundtruth, instrument
 from . import microburst as mbx
+from .linerate import mix_mean_size
 from .params import Profile
 from .runner import Case, Tables, Tick
 from .testbed import COLLECTOR_PORT, COLLECTOR_UDP, Flow, TelemetryConfig, VirtualSwitch
-from .traffic import Traffic
+from .traffic import Traffic, can_capture
 
-INTERVAL_LOG2_US = 0  # 1 us intervals of occupancy maxima
+INTERVAL_LOG2_US = 0  # 1 us intervals of occupancy maxima (with reports)
+WHOLE_CASE_LOG2_US = 20  # one interval (~1 s) spans a case: its maximum is the case's peak
 
 
 def make_measure(vs: VirtualSwitch, profiles: dict[str, Profile]) -> Callable[[Case, Tick], Tables]:
@@ -44,28 +46,52 @@ def _collector(tr: Traffic):
     return col
 
 
+def _unit(vs: VirtualSwitch) -> str:
+    """What the instrument can measure depth in on this DUT build."""
+    return "bytes" if vs.program.byte_depths else "frames"
+
+
+def _tel(capture: bool, on: int, off: int, unit: str, per_packet: bool) -> TelemetryConfig:
+    """With reports captured: 1 us interval maxima and (for bursts) a report
+    per packet while a burst lasts. Without: no reports, one interval for
+    the whole case, read over P4Runtime at the end."""
+    if capture:
+        return TelemetryConfig(on, off, INTERVAL_LOG2_US, report_intervals=True,
+                               report_burst_packets=per_packet, bytes_mode=unit == "bytes")
+    return TelemetryConfig(on, off, WHOLE_CASE_LOG2_US, report_intervals=False,
+                           report_burst_packets=False, bytes_mode=unit == "bytes")
+
+
+def _seen(vs: VirtualSwitch, tr: Traffic, case_id: str, egress: int, unit: str,
+          captured: bool) -> instrument.Seen:
+    if captured:
+        return instrument.from_collector(case_id, _collector(tr), INTERVAL_LOG2_US, unit)
+    return instrument.from_registers(case_id, vs, egress, unit)
+
+
 def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> Tables:
     bp = mbx.plan_of(case)
-    tel = TelemetryConfig(bp.burst_on_bytes, bp.burst_off_bytes, INTERVAL_LOG2_US,
-                          report_intervals=True, report_burst_packets=True)
-    vs.reset(prof, [Flow(p, bp.egress) for p in bp.ingress], {bp.egress: tel})
+    unit = _unit(vs)
+    on, off = bp.burst_on(unit), bp.burst_off(unit)
+    capture = can_capture()
+    vs.reset(prof, [Flow(p, bp.egress) for p in bp.ingress],
+             {bp.egress: _tel(capture, on, off, unit, per_packet=True)})
     tr = Traffic(vs)
     tr.trace([bp.egress])
+    captured = tr.capture(COLLECTOR_PORT)
     for i, port in enumerate(bp.ingress):
         tr.burst(i, port, bp.egress, bp.frame_size, bp.burst_frames, start_ns=0)
     tr.run_until_idle(tick, expected_ns=bp.duration_ns)
     sinks = tr.sinks()
     mbx.sent_check(bp, sinks)
-    truth = groundtruth.analyse(case.case_id, tr.trace_events(), bp.burst_on_bytes,
-                                bp.burst_off_bytes)
-    seen = instrument.from_collector(case.case_id, _collector(tr), INTERVAL_LOG2_US)
-    t_peak = truth.peak_of(bp.egress)
-    s_peak = seen.peak_bytes(bp.egress)
-    row = mbx.result_row(case, bp, sinks, t_peak, s_peak)
+    truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, off, unit)
+    seen = _seen(vs, tr, case.case_id, bp.egress, unit, captured)
+    row = mbx.result_row(case, bp, sinks, truth.peak_of(bp.egress)[0])
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
                            frame_size=bp.frame_size)
-    err = instrument.error_row(case.case_id, mbx.EXPERIMENT, bp.profile, t_peak[0], s_peak,
+    err = instrument.error_row(case.case_id, mbx.EXPERIMENT, bp.profile, unit,
+                               truth.peak_of(bp.egress, unit)[0], seen.peak(bp.egress, unit),
                                truth.bursts, seen.bursts_of(bp.egress), lost=seen.lost_reports)
     return {
         "microburst": pd.DataFrame([row]), "streams": streams,
@@ -77,13 +103,16 @@ def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> T
 
 def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> Tables:
     ip = fx.plan_of(case)
+    unit = _unit(vs)
     limit = prof.buffer_bytes * prof.alpha / (1 + prof.alpha)
-    on = int(0.1 * limit)
-    tel = TelemetryConfig(on, on // 2, INTERVAL_LOG2_US, report_intervals=True,
-                          report_burst_packets=False)
-    vs.reset(prof, [Flow(p, ip.egress) for p in ip.ingress], {ip.egress: tel})
+    mean = mix_mean_size(dict(ip.mix))
+    on = int(0.1 * limit) if unit == "bytes" else max(2, int(0.1 * limit / prof.footprint(int(mean))))
+    capture = can_capture()
+    vs.reset(prof, [Flow(p, ip.egress) for p in ip.ingress],
+             {ip.egress: _tel(capture, on, on // 2, unit, per_packet=False)})
     tr = Traffic(vs)
     tr.trace([ip.egress])
+    captured = tr.capture(COLLECTOR_PORT)
     mix = dict(ip.mix)
     for i, port in enumerate(ip.ingress):
         tr.stream(i, port, ip.egress, mix, load=ip.load, start_ns=0, stop_ns=ip.duration_ns)
@@ -97,12 +126,11 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     delivered = {p: (d1[p][0] - d0[p][0], d1[p][1] - d0[p][1]) for p in ip.ingress}
     inst = fx.instrument_rows(case, ip, delivered, streams)
     row = fx.case_row(case, ip, streams, inst)
-    truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2)
-    seen = instrument.from_collector(case.case_id, _collector(tr), INTERVAL_LOG2_US)
-    t_peak = truth.peak_of(ip.egress)
-    err = instrument.error_row(case.case_id, fx.EXPERIMENT, ip.profile, t_peak[0],
-                               seen.peak_bytes(ip.egress), truth.bursts,
-                               seen.bursts_of(ip.egress),
+    truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit)
+    seen = _seen(vs, tr, case.case_id, ip.egress, unit, captured)
+    err = instrument.error_row(case.case_id, fx.EXPERIMENT, ip.profile, unit,
+                               truth.peak_of(ip.egress, unit)[0], seen.peak(ip.egress, unit),
+                               truth.bursts, seen.bursts_of(ip.egress),
                                float(inst["err_pp_bw"].abs().max()), seen.lost_reports)
     return {
         "fairness": pd.DataFrame([row]), "streams": streams, "instrument_shares": inst,

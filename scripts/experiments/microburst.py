@@ -13,7 +13,6 @@ bursts always overflow the queue, unless --burst-frames fixes it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -43,16 +42,16 @@ class BurstPlan:
     limit_bytes: float  # the configured queue limit (theory)
     rate_bps: float
 
-    @property
-    def burst_on_bytes(self) -> int:
-        """The instrument's burst threshold: 10% of the expected peak (in
-        frame bytes, as the instrument counts), at least two frames."""
-        frame = self.frame_size - 4
-        return int(max(2 * frame, 0.1 * self.expected_frames * frame))
+    def burst_on(self, unit: str) -> int:
+        """The instrument's burst threshold: 10% of the expected peak, at
+        least two frames; in frame bytes (no FCS, as the switch counts) or
+        in frames."""
+        frames = max(2, int(0.1 * self.expected_frames))
+        return frames * (self.frame_size - 4) if unit == "bytes" else frames
 
-    @property
-    def burst_off_bytes(self) -> int:
-        return max(1, self.burst_on_bytes // 2)
+    def burst_off(self, unit: str) -> int:
+        """Half the start threshold: the burst ends when the queue drains."""
+        return max(1, self.burst_on(unit) // 2)
 
     @property
     def duration_ns(self) -> float:
@@ -80,11 +79,12 @@ def plan(params: MicroburstParams, profiles: dict[str, Profile]) -> list[Case]:
                 for size in sizes:
                     fp = prof.footprint(size)
                     k = len(ports)
-                    admitted = th.dt_admitted_frames(prof.buffer_bytes, prof.alpha, fp)
+                    voqs = k if prof.per_ingress_admission else 1
+                    admitted = th.dt_admitted_frames(prof.buffer_bytes, prof.alpha, fp, voqs=voqs)
                     n = params.burst_frames or th.burst_frames_needed(admitted, k, params.margin)
                     bp = BurstPlan(scenario, name, tuple(ports), params.egress, size, prof.name, n,
                                    fp, th.burst_absorption_frames(admitted, k, n),
-                                   th.dt_queue_limit(prof.buffer_bytes, prof.alpha),
+                                   voqs * th.dt_queue_limit(prof.buffer_bytes, prof.alpha, voqs),
                                    params.rate_bps)
                     label = (f"microburst {scenario} {name} {size} B {prof.name} "
                              f"({k}x{n:,} frames)")
@@ -108,8 +108,8 @@ def plan_of(case: Case) -> BurstPlan:
                      p["expected_frames"], p["limit_bytes"], p["rate_bps"])
 
 
-def result_row(case: Case, bp: BurstPlan, sinks: pd.DataFrame, truth_peak: Optional[tuple] = None,
-               instrument_peak: Optional[float] = None) -> dict[str, Any]:
+def result_row(case: Case, bp: BurstPlan, sinks: pd.DataFrame,
+               truth_peak_bytes: Optional[float] = None) -> dict[str, Any]:
     """The case's row of the microburst table, from the sinks' counts.
 
     `sinks`: one row per stream with ingress_port, tx_frames, rx_frames."""
@@ -131,10 +131,8 @@ def result_row(case: Case, bp: BurstPlan, sinks: pd.DataFrame, truth_peak: Optio
         "footprint_bytes": bp.footprint, "limit_bytes": bp.limit_bytes,
         "lost_frames": sum(sent) - a.forwarded,
     }
-    if truth_peak is not None:
-        row["peak_truth_bytes"], row["peak_truth_ns"] = truth_peak
-    if instrument_peak is not None:
-        row["peak_instrument_bytes"] = instrument_peak
+    if truth_peak_bytes is not None:
+        row["peak_truth_bytes"] = truth_peak_bytes
     return row
 
 
@@ -145,6 +143,3 @@ def sent_check(bp: BurstPlan, sinks: pd.DataFrame) -> None:
         raise RuntimeError(f"sources sent {list(short['tx_frames'])} frames, not "
                            f"{bp.burst_frames} each")
 
-
-def is_finite(x: float) -> bool:
-    return x is not None and not math.isnan(x)

@@ -29,7 +29,7 @@ EGRESS = 31
 
 # seed 000, microburst: (name, ingress ports)
 MICROBURST_2TO1 = (("Test 1", (1, 2)), ("Test 2", (1, 9)))
-MICROBURST_4TO1 = (("Test 1", (1, 2, 3, 4)),)
+MICROBURST_4TO1 = (("Test 1", (1, 2, 3, 9)),)
 
 # seed 000, Table 3: the source ports of each scenario (destination 31)
 TABLE3_COMBINATIONS: dict[int, tuple[tuple[int, ...], ...]] = {
@@ -116,6 +116,12 @@ class Profile:
             else:
                 doc[k] = v
         return doc
+
+    @property
+    def per_ingress_admission(self) -> bool:
+        """With ingress arbitration (fair or groups) the engine admits
+        frames per virtual output queue (one per ingress port)."""
+        return self.arbitration.get("mode", "fifo") in ("fair", "groups")
 
     def footprint(self, frame_size: int) -> int:
         """Buffer bytes one frame of tester size `frame_size` takes (no FCS,

@@ -78,7 +78,9 @@ def burst_panels(micro: pd.DataFrame, truth: pd.DataFrame) -> list[Panel]:
         ds = micro[micro["scenario"] == scen]
         for comb in ordered(ds["combination"]):
             dc = ds[ds["combination"] == comb]
-            for prof in ordered(dc["profile"]):
+            for prof in ordered(micro["profile"]):
+                if not (dc["profile"] == prof).any():
+                    continue
                 dp = dc[dc["profile"] == prof].sort_values("frame_size")
                 ports = dp["ingress_ports"].iloc[0]
                 p = Panel(f"{scen} {comb} (ports {ports.replace(' ', ',')} → "
@@ -207,6 +209,12 @@ def stacked_by_ingress(truth_in: pd.DataFrame, case_id: str, label: str,
         g = d[d["ingress_port"] == p].sort_values("t_ns", kind="stable")
         mat.append(fg.step_at(g["t_ns"].to_numpy(float), g["occupancy_bytes"].to_numpy(float), grid))
     return Stack(case_id, label, (grid - t0) / 1e3, ports, np.vstack(mat) / MB)
+
+
+def peak_scale(errors: pd.DataFrame) -> tuple[float, str]:
+    """How to show the instrument's peaks: MB when measured in bytes, else frames."""
+    unit = errors["peak_unit"].iloc[0] if "peak_unit" in errors and not errors.empty else "bytes"
+    return (MB, "MB") if unit == "bytes" else (1.0, "frames")
 
 
 # ----- fairness ------------------------------------------------------------------

@@ -56,29 +56,43 @@ def _figure_legend(fig: plt.Figure, axes: list) -> None:
                    bbox_to_anchor=(0.5, 0.955), ncol=min(4, len(handles)), fontsize=8)
 
 
+def _marker(i: int) -> str:
+    return ["o", "s", "D", "v", "P", "X"][i % 6]
+
+
 def absorption_vs_size(micro: pd.DataFrame) -> plt.Figure:
-    """Buffered MB and frames per frame size: measured (Tolly formula) and
-    what the configuration predicts."""
-    fig, (a_mb, a_fr) = plt.subplots(1, 2, figsize=(11, 3.8))
+    """Buffered MB per frame size, measured (Tolly formula) over what the
+    configured buffer predicts, and the difference in percent. Where
+    profiles or port combinations measure the same, their markers sit on
+    top of each other: the first profile filled, the others as rings."""
+    fig, (a_mb, a_err) = plt.subplots(1, 2, figsize=(11.5, 3.9),
+                                      gridspec_kw={"width_ratios": [1.35, 1]})
     profiles = pdt.ordered(micro["profile"])
-    markers = ["o", "s", "^", "D", "v"]
-    for prof in profiles:
+    combos = pdt.ordered(micro["scenario"] + " " + micro["combination"])
+    for scen, g in micro.groupby("scenario", sort=False):
+        t = g.drop_duplicates("frame_size").sort_values("frame_size")
+        a_mb.plot(t["frame_size"], t["expected_mb"], "-" if scen == "2:1" else "--",
+                  color="#bbbbbb", lw=5, alpha=0.7, zorder=1,
+                  label=f"configured buffer, {scen} (theory)")
+    for pi, prof in enumerate(profiles):
         col = pdt.profile_color(prof, profiles)
-        dp = micro[micro["profile"] == prof]
-        for j, (key, g) in enumerate(dp.groupby(["scenario", "combination"], sort=False)):
+        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"],
+                                                              sort=False):
             g = g.sort_values("frame_size")
-            ls = "-" if key[0] == "2:1" else "--"
-            lab = f"{prof} · {key[0]} {key[1]}"
-            a_mb.plot(g["frame_size"], g["buffered_mb"], ls, color=col, marker=markers[j % 5],
-                      ms=3.5, lw=1.2, label=lab)
-            a_fr.plot(g["frame_size"], g["buffered_frames"], ls, color=col, marker=markers[j % 5],
-                      ms=3.5, lw=1.2, label=lab)
-            if "expected_frames" in g:
-                exp_mb = g["expected_frames"] * g["frame_size"] / pdt.MB
-                a_mb.plot(g["frame_size"], exp_mb, ":", color="black", lw=0.9)
-                a_fr.plot(g["frame_size"], g["expected_frames"], ":", color="black", lw=0.9)
-    a_mb.plot([], [], ":", color="black", lw=0.9, label="configured (theory)")
-    for ax in (a_mb, a_fr):
+            ci = combos.index(f"{key[0]} {key[1]}")
+            m = _marker(ci)
+            # dodge: each combination a little to the side, so equal values stay visible
+            x = g["frame_size"] * (1 + 0.045 * (ci - (len(combos) - 1) / 2))
+            style = dict(marker=m, ms=5 if pi == 0 else 9, ls="none", color=col,
+                         mfc=col if pi == 0 else "none", mew=1.3, zorder=3 + (pi == 0),
+                         label=f"{prof} · {key[0]} {key[1]}")
+            a_mb.plot(x, g["buffered_mb"], **style)
+            a_err.plot(x, g["error_rel"] * 100, **style)
+    a_err.axhspan(-2, 2, color="#2e7d32", alpha=0.08, label="±2%")
+    a_err.axhline(0, color="black", lw=0.7)
+    lim = max(2.5, float(np.nanmax(np.abs(micro["error_rel"]))) * 100 * 1.3)
+    a_err.set_ylim(-lim, lim)
+    for ax in (a_mb, a_err):
         ax.set_xscale("log")
         ax.set_xlabel("frame size (bytes)")
         sizes = sorted(micro["frame_size"].unique())
@@ -87,12 +101,15 @@ def absorption_vs_size(micro: pd.DataFrame) -> plt.Figure:
         ax.set_xticklabels([str(int(s)) for s in ticks], rotation=45)
         ax.minorticks_off()
     a_mb.set_ylabel("buffered (MB = 2^20 B)")
-    a_mb.set_title("Microburst absorption: buffer in use (buffered = forwarded − N)")
-    a_fr.set_yscale("log")
-    a_fr.set_ylabel("buffered frames")
-    a_fr.set_title("The same in frames")
-    a_mb.legend(loc="lower right", ncol=1)
-    fig.tight_layout()
+    a_mb.set_title("Microburst absorption: buffered = forwarded − N")
+    a_err.set_ylabel("measured − configured (%)")
+    a_err.set_title("Against the configured buffer")
+    handles, labels = a_mb.get_legend_handles_labels()
+    h2, l2 = a_err.get_legend_handles_labels()
+    handles += [h for h, lab in zip(h2, l2) if lab == "±2%"]
+    labels += ["±2%"] if "±2%" in l2 else []
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7.5)
     return fig
 
 
@@ -227,17 +244,18 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> p
     """Peak occupancy measured vs true, and the per-ingress share errors."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     profiles = pdt.ordered(errors["profile"])
+    scale, unit = pdt.peak_scale(errors)
     for prof in profiles:
         d = errors[errors["profile"] == prof]
-        a.plot(d["peak_truth_bytes"] / pdt.MB, d["peak_instrument_bytes"] / pdt.MB, "o", ms=4,
+        a.plot(d["peak_truth"] / scale, d["peak_instrument"] / scale, "o", ms=4,
                color=pdt.profile_color(prof, profiles), label=prof, alpha=0.8)
-    hi = float(np.nanmax(errors[["peak_truth_bytes", "peak_instrument_bytes"]].to_numpy(float))) / pdt.MB \
+    hi = float(np.nanmax(errors[["peak_truth", "peak_instrument"]].to_numpy(float))) / scale \
         if not errors.empty else 1.0
     xs = np.array([0, hi * 1.05])
     a.plot(xs, xs, "k-", lw=0.8, label="equal")
     a.fill_between(xs, xs * 0.95, xs * 1.05, color="gray", alpha=0.15, label="±5%")
-    a.set_xlabel("true peak occupancy (MB)")
-    a.set_ylabel("instrument's peak occupancy (MB)")
+    a.set_xlabel(f"true peak occupancy ({unit})")
+    a.set_ylabel(f"instrument's peak occupancy ({unit})")
     a.set_title("Peak occupancy per case")
     a.legend(loc="upper left")
     if shares is not None and not shares.empty:

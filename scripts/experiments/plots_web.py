@@ -169,15 +169,16 @@ def share_bars(cases: list[pdt.ShareCase], title: str) -> go.Figure:
 
 
 def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> go.Figure:
+    scale, unit = pdt.peak_scale(errors)
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "peak occupancy: instrument vs truth (MB)", "per-ingress share error (pp)"))
+        f"peak occupancy: instrument vs truth ({unit})", "per-ingress share error (pp)"))
     profiles = pdt.ordered(errors["profile"])
     for prof in profiles:
         d = errors[errors["profile"] == prof]
-        fig.add_trace(go.Scatter(x=d["peak_truth_bytes"] / pdt.MB, y=d["peak_instrument_bytes"] / pdt.MB,
+        fig.add_trace(go.Scatter(x=d["peak_truth"] / scale, y=d["peak_instrument"] / scale,
                                  text=d["case_id"], mode="markers", name=prof,
                                  marker=dict(color=pdt.profile_color(prof, profiles))), 1, 1)
-    hi = float(np.nanmax(errors[["peak_truth_bytes", "peak_instrument_bytes"]].to_numpy(float))) / pdt.MB \
+    hi = float(np.nanmax(errors[["peak_truth", "peak_instrument"]].to_numpy(float))) / scale \
         if not errors.empty else 1.0
     fig.add_trace(go.Scatter(x=[0, hi], y=[0, hi], mode="lines", name="equal",
                              line=dict(color="black", width=1)), 1, 1)

@@ -286,12 +286,15 @@ def _microburst(page: Page) -> None:
 
 
 def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:
-    """One case per (scenario, combination, profile) at the size nearest `size`."""
+    """One case per (scenario, combination, profile) at the size nearest
+    `size`, the profiles of one combination side by side."""
     out = []
-    for _, g in micro.groupby(["scenario", "combination", "profile"], sort=False):
-        sizes = g["frame_size"].to_numpy()
-        best = sizes[np.argmin(np.abs(sizes - size))]
-        out.append(g[g["frame_size"] == best]["case_id"].iloc[0])
+    for _, gc in micro.groupby(["scenario", "combination"], sort=False):
+        for prof in pdt.ordered(gc["profile"]):
+            g = gc[gc["profile"] == prof]
+            sizes = g["frame_size"].to_numpy()
+            best = sizes[np.argmin(np.abs(sizes - size))]
+            out.append(g[g["frame_size"] == best]["case_id"].iloc[0])
     return out
 
 

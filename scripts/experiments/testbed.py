@@ -63,12 +63,23 @@ class DutProgram:
     source: str
 
     @property
+    def byte_depths(self) -> bool:
+        """Whether the DUT's queue depths in bytes reach the program: its JSON
+        aliases p4scope.enq_qbytes (include/p4scope_tm.p4). Without, the
+        instrument measures in packets."""
+        import json
+
+        doc = json.loads(self.pipeline.device_config)
+        return any(a[0] == "p4scope.enq_qbytes" for a in doc.get("field_aliases", []))
+
+    @property
     def info(self) -> dict[str, Any]:
         return {"name": self.pipeline.name, "source": self.source,
                 "compiler": "p4scope compile (in process)",
                 "json_sha256": hashlib.sha256(self.pipeline.device_config).hexdigest(),
                 "p4info_sha256": hashlib.sha256(
-                    self.pipeline.p4info.SerializeToString(deterministic=True)).hexdigest()}
+                    self.pipeline.p4info.SerializeToString(deterministic=True)).hexdigest(),
+                "queue_depth_unit": "bytes" if self.byte_depths else "packets"}
 
 
 def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:
@@ -84,14 +95,16 @@ def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:
 
 @dataclass
 class TelemetryConfig:
-    """What the instrument is told to do on a measured egress port."""
+    """What the instrument is told to do on a measured egress port; the
+    burst thresholds are in bytes with `bytes_mode`, else in packets."""
 
-    burst_on_bytes: int
-    burst_off_bytes: int
+    burst_on: int
+    burst_off: int
     interval_log2_us: int = 0
     histogram_shift: int = 18  # bytes >> 18: 256 KiB bins
     report_intervals: bool = True
     report_burst_packets: bool = False
+    bytes_mode: bool = True
 
 
 @dataclass
@@ -192,10 +205,11 @@ class VirtualSwitch:
         self.sw.insert(entries)
 
     def _write_telemetry(self, egress: int, cfg: TelemetryConfig) -> None:
-        self.tel.port(egress, burst_threshold=cfg.burst_on_bytes, burst_end=cfg.burst_off_bytes,
-                      histogram_shift=cfg.histogram_shift, interval_log2_us=cfg.interval_log2_us,
+        self.tel.port(egress, burst_threshold=cfg.burst_on, burst_end=cfg.burst_off,
+                      histogram_shift=cfg.histogram_shift if cfg.bytes_mode else 4,
+                      interval_log2_us=cfg.interval_log2_us,
                       report_intervals=cfg.report_intervals,
-                      report_burst_packets=cfg.report_burst_packets, bytes_mode=True)
+                      report_burst_packets=cfg.report_burst_packets, bytes_mode=cfg.bytes_mode)
 
     # ----- reading the instrument over P4Runtime ------------------------------------
 

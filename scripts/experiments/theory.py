@@ -8,7 +8,11 @@ settles where q = alpha * (B - n q):
     q* = alpha * B / (1 + n * alpha)        (one queue: alpha * B / (1 + alpha))
 
 plus any space reserved for that queue outside the shared pool. A static
-limit (no dynamic thresholds) is simply the queue's own limit.
+limit (no dynamic thresholds) is simply the queue's own limit. When the
+egress queue arbitrates between ingress ports it holds one virtual output
+queue per ingress port and the threshold applies to each: k ingress ports
+bursting into one egress queue hold k * alpha * B / (1 + k * alpha)
+together (2:1 with alpha 1: two thirds of the buffer).
 
 A microburst of N frames from each of k ingress ports at line rate into
 one egress port fills the queue at (k - 1) x line rate while the egress
@@ -32,25 +36,43 @@ from typing import Optional
 
 def dt_queue_limit(buffer_bytes: float, alpha: float, congested: int = 1,
                    reserved_bytes: float = 0.0) -> float:
-    """Steady-state limit of each of `congested` equally loaded queues under
-    dynamic thresholds: reserved + alpha * B / (1 + n * alpha)."""
+    """Steady-state limit of each of `congested` equally loaded queues (or
+    virtual output queues) under dynamic thresholds:
+    reserved + alpha * B / (1 + n * alpha)."""
     if buffer_bytes < 0 or alpha <= 0 or congested < 1:
         raise ValueError("need buffer >= 0, alpha > 0 and at least one congested queue")
     return reserved_bytes + alpha * buffer_bytes / (1 + congested * alpha)
 
 
 def dt_admitted_frames(buffer_bytes: float, alpha: float, footprint_bytes: int,
-                       reserved_bytes: float = 0.0) -> int:
-    """Frames one congested queue admits under the engine's rule: a frame of
-    c buffer bytes enters while q + c <= alpha * (B - q), q counted beyond
-    the reserved space. Solving for the k-th frame gives
-    floor(alpha * (B + c) / ((1 + alpha) * c)), plus what the reserve holds."""
+                       reserved_bytes: float = 0.0, voqs: int = 1) -> int:
+    """Frames a congested queue holds under the engine's rule: a frame of c
+    buffer bytes enters while q + c <= alpha * (B - Q), q what its queue
+    holds (beyond any reserve) and Q what the shared buffer holds.
+
+    With ingress arbitration the queue is split into virtual output queues,
+    one per ingress port, and the threshold applies to each: k congested
+    VOQs settle at alpha * B / (1 + k * alpha) each, k * alpha * B /
+    (1 + k * alpha) together. One VOQ (k = 1) in closed form:
+    floor(alpha * (B + c) / ((1 + alpha) * c)); k > 1 by filling the VOQs
+    in turn, frame by frame, as equal arrivals do."""
     c = footprint_bytes
-    if c <= 0:
-        raise ValueError("a frame takes at least one byte")
+    if c <= 0 or voqs < 1:
+        raise ValueError("a frame takes at least one byte and a queue has at least one VOQ")
     in_reserve = int(reserved_bytes // c)
-    shared = alpha * (buffer_bytes + c) / ((1 + alpha) * c)
-    return in_reserve + max(0, math.floor(shared + 1e-9))
+    if voqs == 1:
+        return in_reserve + max(0, math.floor(alpha * (buffer_bytes + c) / ((1 + alpha) * c) + 1e-9))
+    q = [0] * voqs
+    used = 0
+    progress = True
+    while progress:
+        progress = False
+        for i in range(voqs):
+            if q[i] + c <= alpha * (buffer_bytes - used) + 1e-9:
+                q[i] += c
+                used += c
+                progress = True
+    return in_reserve + used // c
 
 
 def frame_footprint(frame_bytes: int, cell_bytes: Optional[int] = None) -> int:

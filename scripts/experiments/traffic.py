@@ -8,33 +8,42 @@ clock and its ground-truth trace, behind one small interface.
     tr.run_until(500_000, tick)           # virtual time
     tr.run_until_idle(tick)
     tr.sinks()                            # per stream: tx/rx frames and bytes, latency
-    tr.trace_events()                     # groundtruth.EVENT_COLUMNS
+    tr.trace_events()                     # the trace as a DataFrame (groundtruth)
     tr.outputs(port)                      # frames that left a port: [(time_ns, bytes)]
 
 Frame sizes and byte counts are a tester's (FCS included); the engine's
-packets are 4 bytes shorter. Everything here runs with the device's lock
-held, so P4Runtime requests see the switch between steps, never during one.
+packets are 4 bytes shorter. Every engine call happens with the device's
+lock held, so P4Runtime requests see the switch between steps, never
+during one; long runs go in steps so the progress bar moves and Ctrl-C is
+seen between steps.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+import numpy as np
 import pandas as pd
 
-from .testbed import MissingEngineAPI, VirtualSwitch
+from . import groundtruth
+from .testbed import MissingEngineAPI, VirtualSwitch, host_ip, host_mac
 
 Tick = Callable[[float], None]
+STEPS = 50  # progress steps per run
 
 # What the experiments need from p4scope_dataplane.Engine. Checked before a
 # run starts, so a run never begins on an engine that cannot finish it.
 REQUIRED = {
     "tm_configure": "traffic-manager configuration (line rate, shared buffer, alpha, arbitration)",
-    "add_source": "traffic sources: bursts of N frames and streams with a frame-size mix",
-    "sink_stats": "sinks: per-stream tx/rx frames and bytes",
-    "trace_enable": "the ground-truth occupancy trace",
-    "take_trace": "reading the trace",
+    "tm_trace_start": "the ground-truth occupancy trace",
+    "tm_trace_take": "reading the trace",
+    "add_stream": "traffic sources (bursts of N frames, streams with a frame-size mix)",
+    "run": "virtual time with sources and sinks",
+    "stream_stats": "sinks: per-stream tx/rx frames and bytes",
 }
+# Frames that left one port in virtual time (the telemetry reports on the
+# collector port); the engine offers it under one of these names.
+CAPTURE = (("capture_port", "take_captured"), ("capture", "take_capture"))
 
 
 def missing_api(engine_cls: Any = None) -> list[str]:
@@ -50,55 +59,153 @@ def missing_api(engine_cls: Any = None) -> list[str]:
             if not hasattr(engine_cls, name)]
 
 
+def can_capture(engine_cls: Any = None) -> bool:
+    """Whether the engine hands over the frames that leave one port in
+    virtual time (needed for the instrument's reports; without it the
+    instrument is read over P4Runtime only)."""
+    if engine_cls is None:
+        import p4scope_dataplane
+
+        engine_cls = p4scope_dataplane.Engine
+    return any(hasattr(engine_cls, a) and hasattr(engine_cls, b) for a, b in CAPTURE)
+
+
 def check_engine() -> None:
     miss = missing_api()
     if miss:
-        raise MissingEngineAPI("the engine cannot run virtual-time experiments yet; missing: "
+        raise MissingEngineAPI("the engine cannot run the virtual-time experiments yet; missing: "
                                + "; ".join(miss))
 
 
 def apply_profile(engine: Any, profile: Any) -> None:
     """Configures a fresh engine's traffic manager with a profile."""
-    import json
-
     if not hasattr(engine, "tm_configure"):
         raise MissingEngineAPI("Engine.tm_configure is missing")
-    engine.tm_configure(json.dumps(profile.tm_config(_rate(profile))))
+    engine.tm_configure(profile.tm_config(100e9))
 
 
-def _rate(profile: Any) -> float:
-    return float(getattr(profile, "rate_bps", 100e9))
+def _weights(mix: Mapping[int, float]) -> list[tuple[int, int]]:
+    """Integer weights for the engine (scaled when given as fractions)."""
+    w = list(mix.items())
+    if all(float(x).is_integer() for _, x in w):
+        return [(int(s), int(x)) for s, x in w]
+    return [(int(s), max(0, round(float(x) * 1000))) for s, x in w]
 
 
 class Traffic:
     def __init__(self, vs: VirtualSwitch):
         check_engine()
         self.vs = vs
-        self._streams: dict[int, dict[str, Any]] = {}
+        self.streams: dict[int, tuple[int, int]] = {}  # engine stream id -> (ingress, egress)
+        self._trace: list[dict[str, Any]] = []
+        self._captured: dict[int, list[tuple[int, bytes]]] = {}
+        self._capture_api = next(((a, b) for a, b in CAPTURE
+                                  if hasattr(vs.engine, a) and hasattr(vs.engine, b)), None)
+        self._t = 0
+
+    # ----- set-up ----------------------------------------------------------------
 
     def trace(self, ports: Sequence[int]) -> None:
         with self.vs.locked() as e:
-            e.trace_enable(list(ports))
+            e.tm_trace_start(False, list(ports), 0)
+
+    def capture(self, port: int) -> bool:
+        """Keeps the frames leaving `port`; False when the engine cannot."""
+        if self._capture_api is None:
+            return False
+        with self.vs.locked() as e:
+            getattr(e, self._capture_api[0])(port)
+        self._captured.setdefault(port, [])
+        return True
+
+    def _add(self, ingress: int, egress: int, **kw: Any) -> int:
+        kw.setdefault("dst_mac", host_mac(egress))
+        kw.setdefault("src_mac", host_mac(ingress))
+        kw.setdefault("src_ip", host_ip(ingress))
+        kw.setdefault("dst_ip", host_ip(egress))
+        with self.vs.locked() as e:
+            sid = int(e.add_stream(ingress, **kw))
+        self.streams[sid] = (ingress, egress)
+        return sid
 
     def burst(self, stream: int, ingress: int, egress: int, frame_size: int, frames: int,
-              start_ns: int = 0) -> None:
-        raise MissingEngineAPI("sources: to be written against Engine.add_source")
+              start_ns: int = 0) -> int:
+        """N frames of one size at line rate from `ingress` to `egress`."""
+        return self._add(ingress, egress, size=int(frame_size), frames=int(frames), rate_pct=100.0,
+                         start_ns=int(start_ns), name=f"burst{stream}-p{ingress}")
 
     def stream(self, stream: int, ingress: int, egress: int, mix: Mapping[int, float],
-               load: float = 1.0, start_ns: int = 0, stop_ns: Optional[int] = None) -> None:
-        raise MissingEngineAPI("sources: to be written against Engine.add_source")
+               load: float = 1.0, start_ns: int = 0, stop_ns: Optional[int] = None) -> int:
+        """A stream of a frame-size mix at `load` x line rate, until `stop_ns`."""
+        kw: dict[str, Any] = {"weights": _weights(mix), "rate_pct": 100.0 * load,
+                              "start_ns": int(start_ns), "name": f"stream{stream}-p{ingress}"}
+        if stop_ns is not None:
+            kw["duration_ns"] = int(stop_ns - start_ns)
+        return self._add(ingress, egress, **kw)
+
+    # ----- virtual time ------------------------------------------------------------
+
+    def _step(self, until_ns: int, drain: bool = False) -> None:
+        with self.vs.locked() as e:
+            e.run(until_ns=int(until_ns), drain=drain)
+            self._take(e)
+        self._t = until_ns
+
+    def _take(self, e: Any) -> None:
+        cols = e.tm_trace_take()
+        if len(cols["time_ns"]):
+            self._trace.append({k: np.asarray(v) for k, v in cols.items() if k != "overflow"})
+        if cols.get("overflow"):
+            raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
+        for port, buf in self._captured.items():
+            buf.extend(getattr(e, self._capture_api[1])(port))
 
     def run_until(self, t_ns: int, tick: Optional[Tick] = None) -> None:
-        raise MissingEngineAPI("virtual time with sources")
+        """Runs sources and switch to virtual time `t_ns` in steps."""
+        t0 = self._t
+        for k in range(1, STEPS + 1):
+            self._step(t0 + (t_ns - t0) * k // STEPS)
+            if tick:
+                tick(k / STEPS)
 
     def run_until_idle(self, tick: Optional[Tick] = None, expected_ns: float = 0.0) -> None:
-        raise MissingEngineAPI("virtual time with sources")
+        """Runs until every source is done and the switch is empty; the
+        progress follows `expected_ns` (how long that should take)."""
+        if expected_ns > 0:
+            self.run_until(int(expected_ns), lambda f: tick(0.95 * f) if tick else None)
+        with self.vs.locked() as e:
+            e.run(until_ns=2**62, drain=True)
+            self._take(e)
+        if tick:
+            tick(1.0)
+
+    # ----- results -----------------------------------------------------------------
 
     def sinks(self) -> pd.DataFrame:
-        raise MissingEngineAPI("sinks")
+        """Per stream: ingress/egress port, tx and rx (on its egress port)
+        frames and bytes, latency."""
+        with self.vs.locked() as e:
+            rows = e.stream_stats()
+        out = []
+        for sid, (ing, eg) in self.streams.items():
+            mine = [r for r in rows if r["stream"] == sid]
+            rx = [r for r in mine if r.get("rx_port") == eg]
+            r0 = rx[0] if rx else (mine[0] if mine else {})
+            out.append({"stream": sid, "ingress_port": ing, "egress_port": eg,
+                        "tx_frames": int(r0.get("tx_frames", 0)), "tx_bytes": int(r0.get("tx_bytes", 0)),
+                        "rx_frames": int(rx[0]["rx_frames"]) if rx else 0,
+                        "rx_bytes": int(rx[0]["rx_bytes"]) if rx else 0,
+                        "lat_min_ns": r0.get("lat_min_ns") if rx else None,
+                        "lat_avg_ns": r0.get("lat_avg_ns") if rx else None,
+                        "lat_max_ns": r0.get("lat_max_ns") if rx else None})
+        return pd.DataFrame(out)
 
     def trace_events(self) -> pd.DataFrame:
-        raise MissingEngineAPI("trace")
+        if not self._trace:
+            return groundtruth.trace_frame({c: np.array([], np.int64)
+                                            for c in groundtruth.TRACE_COLUMNS})
+        cols = {c: np.concatenate([t[c] for t in self._trace]) for c in groundtruth.TRACE_COLUMNS}
+        return groundtruth.trace_frame(cols)
 
     def outputs(self, port: int) -> list[tuple[int, bytes]]:
-        raise MissingEngineAPI("outputs of a port")
+        return list(self._captured.get(port, []))

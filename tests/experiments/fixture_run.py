@@ -41,7 +41,8 @@ def make_run(root: Path) -> Path:
                               "buffered_bytes": frames * size,
                               "buffered_mb": frames * size / 2**20,
                               "expected_frames": frames, "error_rel": 0.0,
-                              "peak_truth_bytes": 500_000, "peak_instrument_bytes": 495_000})
+                              "expected_mb": frames * size / 2**20,
+                              "peak_truth_bytes": 500_000})
                 g = _tri(cid, 500_000, 40_000, 40_000)
                 truth.append(g)
                 for i, p in enumerate(ports.split()):
@@ -57,9 +58,10 @@ def make_run(root: Path) -> Path:
                 for src, dt, pk in (("truth", 0, 500_000), ("instrument", 300, 495_000)):
                     events.append({"case_id": cid, "source": src, "egress_port": 31, "queue": 0,
                                    "burst_id": 1, "start_ns": 1000 + dt, "end_ns": 79_000 + dt,
-                                   "peak_bytes": pk, "peak_ns": 40_000 + dt})
+                                   "peak": pk, "unit": "bytes", "peak_ns": 40_000 + dt})
                 errors.append({"case_id": cid, "experiment": "microburst", "profile": prof,
-                               "peak_truth_bytes": 500_000, "peak_instrument_bytes": 495_000,
+                               "peak_unit": "bytes", "peak_truth": 500_000,
+                               "peak_instrument": 495_000,
                                "peak_error_rel": -0.01, "start_error_ns": 300.0,
                                "end_error_ns": 300.0, "share_error_pp": np.nan})
     streams, shares, fair = [], [], []
@@ -90,7 +92,8 @@ def make_run(root: Path) -> Path:
                                          .astype(np.int64))[["case_id", "t_ns", "egress_port",
                                                              "ingress_port", "occupancy_bytes"]])
             errors.append({"case_id": cid, "experiment": "fairness", "profile": prof,
-                           "peak_truth_bytes": 400_000, "peak_instrument_bytes": 399_000,
+                           "peak_unit": "bytes", "peak_truth": 400_000,
+                           "peak_instrument": 399_000,
                            "peak_error_rel": -0.0025, "start_error_ns": np.nan,
                            "end_error_ns": np.nan, "share_error_pp": 0.1})
     tables = {

@@ -167,6 +167,15 @@ def test_dt_admitted_frames_matches_a_direct_count():
     assert th.dt_admitted_frames(1000, 1.0, 100, reserved_bytes=300) == 5 + 3
 
 
+def test_dt_admitted_frames_with_voqs():
+    # two VOQs, alpha 1, 9000 B in 100 B cells: each settles at B/3 -> 30 + 30
+    assert th.dt_admitted_frames(9000, 1.0, 100, voqs=2) == 60
+    # 16 MiB in 256 B cells, 2:1 -> two thirds of 65536 cells
+    assert th.dt_admitted_frames(16 * 2**20, 1.0, 256, voqs=2) == 43691
+    # four VOQs hold 4/5 of the buffer
+    assert th.dt_admitted_frames(10_000, 1.0, 100, voqs=4) == 80
+
+
 def test_arbitrated_shares_reproduce_table3_shapes():
     # ports 8-13 with groups of 8 from port 1: {8} and {9..13}
     s = th.arbitrated_shares([0, 1, 1, 1, 1, 1])

@@ -19,7 +19,7 @@ def test_configured_over_p4runtime_and_reset(program):
     with tb.VirtualSwitch(program, default_profiles()["fair"]) as vs:
         assert vs.address.startswith("127.0.0.1:")
         vs.reset(flows=[tb.Flow(1, 31), tb.Flow(2, 31)],
-                 watch={31: tb.TelemetryConfig(burst_on_bytes=1000, burst_off_bytes=500)})
+                 watch={31: tb.TelemetryConfig(burst_on=1000, burst_off=500)})
         f1 = udp_frame(dst_mac=tb.host_mac(31), src_mac=tb.host_mac(1), size=100)
         f2 = udp_frame(dst_mac=tb.host_mac(31), src_mac=tb.host_mac(2), size=300)
         with vs.locked() as e:
