@@ -123,6 +123,7 @@ class InstrumentView:
     bursts: pd.DataFrame  # burst_events of the case, times in us since t0
     iv_us: np.ndarray = field(default_factory=lambda: np.array([]))  # interval starts
     iv_mb: np.ndarray = field(default_factory=lambda: np.array([]))  # interval maxima
+    case_max_mb: Optional[float] = None  # the maximum read from a register at the end
 
 
 def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
@@ -132,10 +133,14 @@ def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
         return None
     s.label = label
     ti = vi = ii = iv = np.array([])
+    case_max = None
     if instr is not None and not instr.empty:
         d = instr[instr["case_id"] == case_id].sort_values("t_ns", kind="stable")
         kind = d["kind"] if "kind" in d else pd.Series("burst_pkt", index=d.index)
-        pk = d[kind != "interval_max"]
+        cm = d[kind == "case_max"]
+        if not cm.empty:
+            case_max = float(cm["depth_bytes"].max()) / MB
+        pk = d[~kind.isin(["interval_max", "case_max"])]
         if not pk.empty:
             ti = (pk["t_ns"].to_numpy(float) - s.t0_ns) / 1e3
             vi = pk["depth_bytes"].to_numpy(float) / MB
@@ -151,7 +156,7 @@ def instrument_view(truth: pd.DataFrame, instr: Optional[pd.DataFrame],
         for c in ("start_ns", "end_ns", "peak_ns"):
             if c in ev:
                 ev[c.replace("_ns", "_us")] = (ev[c] - s.t0_ns) / 1e3
-    return InstrumentView(s, ti, vi, ev, ii, iv)
+    return InstrumentView(s, ti, vi, ev, ii, iv, case_max)
 
 
 @dataclass

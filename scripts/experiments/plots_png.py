@@ -145,6 +145,9 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
         if v.t_us.size:
             ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.0,
                     label="instrument: depth at enqueue")
+        if v.case_max_mb is not None:
+            ax.axhline(v.case_max_mb, color="#e07a1f", ls="--", lw=1.2,
+                       label="instrument: peak (register, over P4Runtime)")
         for _, b in v.bursts.iterrows():
             ls = "-" if b["source"] == "truth" else "--"
             col = "#333333" if b["source"] == "truth" else "#e07a1f"

@@ -101,6 +101,12 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> go.Figure:
                                        legendgroup="i",
                                        showlegend=i == 0, mode="markers",
                                        marker=dict(color="#e07a1f", size=3)), r, c)
+        if v.case_max_mb is not None:
+            fig.add_trace(go.Scatter(x=[v.truth.t_us[0], v.truth.t_us[-1]],
+                                     y=[v.case_max_mb, v.case_max_mb], mode="lines",
+                                     name="instrument: peak (register)", legendgroup="cm",
+                                     showlegend=i == 0,
+                                     line=dict(color="#e07a1f", dash="dash")), r, c)
         for _, b in v.bursts.iterrows():
             for col in ("start_us", "end_us"):
                 if col in b and not pd.isna(b[col]):
