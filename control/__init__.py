@@ -4,8 +4,8 @@
     sw = Switch.connect("127.0.0.1:9559", pipeline=Pipeline.from_build("dut"))
     sw.table("dmac").insert({"dst_addr": "00:00:00:00:00:02"}, "forward", port=2)
 
-Layers (each its own module): names (lookup with suggestions), values
-(byte strings), schema (the P4Info), entities (what is written and read),
+Layers (each its own module): values (byte strings), schema (the P4Info,
+by name with suggestions: the switch's index, p4scope.switch.schema), entities (what is written and read),
 client (gRPC, stream, arbitration), device (`Switch`, by name), pipeline
 (P4Info + BMv2 JSON), packets and reports (frames and INT reports), and
 apps/ (learning, routing, ACL, LAG/ECMP, flooding, telemetry, collector).
@@ -14,9 +14,8 @@ apps/ (learning, routing, ACL, LAG/ECMP, flooding, telemetry, collector).
 from .client import Client, NotPrimary, P4RuntimeClientError, WriteError
 from .device import CounterValue, DigestList, PacketIn, Switch
 from .entities import CloneSession, Group, Member, MulticastGroup, TableEntry
-from .names import UnknownName
 from .pipeline import Pipeline
-from .schema import Schema
+from .schema import Schema, UnknownName
 
 __all__ = [
     "Client", "CloneSession", "CounterValue", "DigestList", "Group", "Member", "MulticastGroup",

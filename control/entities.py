@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence
 from finsy.proto import p4d, p4r
 
 from . import values as V
-from .schema import Action, Schema, Table
+from .schema import ActionInfo, Schema, TableInfo
 
 MatchValue = Any
 
@@ -40,21 +40,21 @@ class ActionCall:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def encode(self, schema: Schema, table: Optional[Table] = None) -> p4r.Action:
+    def encode(self, schema: Schema, table: Optional[TableInfo] = None) -> p4r.Action:
         act = table.action(self.name) if table is not None else schema.action(self.name)
         return encode_action(act, self.params)
 
     @classmethod
     def decode(cls, msg: p4r.Action, schema: Schema) -> "ActionCall":
         act = schema.by_id.get(msg.action_id)
-        if not isinstance(act, Action):
+        if not isinstance(act, ActionInfo):
             return cls(f"<action {msg.action_id:#x}>", {})
         by_id = {p.id: p.name for p in act.params}
         return cls(act.name, {by_id.get(p.param_id, str(p.param_id)): V.decode(p.value)
                               for p in msg.params})
 
 
-def encode_action(act: Action, params: dict[str, Any]) -> p4r.Action:
+def encode_action(act: ActionInfo, params: dict[str, Any]) -> p4r.Action:
     msg = p4r.Action(action_id=act.id)
     given = dict(params)
     for p in act.params:
@@ -72,28 +72,28 @@ def encode_action(act: Action, params: dict[str, Any]) -> p4r.Action:
 
 # ----- match fields ------------------------------------------------------------
 
-def encode_match(table: Table, match: dict[str, MatchValue]) -> list[p4r.FieldMatch]:
+def encode_match(table: TableInfo, match: dict[str, MatchValue]) -> list[p4r.FieldMatch]:
     out = []
     for name, value in match.items():
         mf = table.field(name)
         what = f"{table.name}: {mf.name}"
         fm = p4r.FieldMatch(field_id=mf.id)
         w = mf.bitwidth
-        if mf.kind == "exact":
+        if mf.match_type == "exact":
             fm.exact.value = V.encode(value, w, what)
-        elif mf.kind == "lpm":
+        elif mf.match_type == "lpm":
             v, plen = _lpm(value, w, what)
             if plen == 0:
                 continue
             fm.lpm.value = V.encode(v & V.mask_of(plen, w), w, what)
             fm.lpm.prefix_len = plen
-        elif mf.kind == "ternary":
+        elif mf.match_type == "ternary":
             v, m = _ternary(value, w, what)
             if m == 0:
                 continue
             fm.ternary.value = V.encode(v & m, w, what)
             fm.ternary.mask = V.encode(m, w, what)
-        elif mf.kind == "range":
+        elif mf.match_type == "range":
             lo, hi = _range(value, w, what)
             if lo == 0 and hi == (1 << w) - 1:
                 continue
@@ -101,12 +101,12 @@ def encode_match(table: Table, match: dict[str, MatchValue]) -> list[p4r.FieldMa
                 raise EntityError(f"{what}: range low {lo} is above high {hi}")
             fm.range.low = V.encode(lo, w, what)
             fm.range.high = V.encode(hi, w, what)
-        elif mf.kind == "optional":
+        elif mf.match_type == "optional":
             if value is None:
                 continue
             fm.optional.value = V.encode(value, w, what)
         else:
-            raise EntityError(f"{what}: match kind '{mf.kind}' is not supported")
+            raise EntityError(f"{what}: match kind '{mf.match_type}' is not supported")
         out.append(fm)
     return out
 
@@ -136,7 +136,7 @@ def _range(value: MatchValue, w: int, what: str) -> tuple[int, int]:
     return v, v
 
 
-def decode_match(table: Table, fms: Sequence[p4r.FieldMatch]) -> dict[str, MatchValue]:
+def decode_match(table: TableInfo, fms: Sequence[p4r.FieldMatch]) -> dict[str, MatchValue]:
     by_id = {f.id: f for f in table.fields}
     out: dict[str, MatchValue] = {}
     for fm in fms:
@@ -227,7 +227,7 @@ class TableEntry:
     @classmethod
     def decode(cls, msg: p4r.TableEntry, schema: Schema) -> "TableEntry":
         t = schema.by_id.get(msg.table_id)
-        if not isinstance(t, Table):
+        if not isinstance(t, TableInfo):
             raise EntityError(f"table id {msg.table_id:#x} is not in the P4Info")
         e = cls(t.name, decode_match(t, msg.match), priority=msg.priority,
                 idle_timeout_ns=msg.idle_timeout_ns, is_default=msg.is_default_action,

@@ -17,7 +17,9 @@ Modules, top to bottom (each has one job):
     packetio     one manager per P4Runtime entity kind
     match, actions, codec
                  checking and canonical forms of keys, actions, bytestrings
-    schema       the P4Info index (ids, names, suggestions)
+    schema, names
+                 the P4Info index (ids, names, suggestions); the controller
+                 (p4scope.control) uses it too, so it imports nothing above
     bmv2json, devconfig
                  what is read from the BMv2 JSON and the device config bytes
     translate    P4Info ids <-> BMv2 JSON names

@@ -48,7 +48,7 @@ class IdleTimeout:
         count = 0
         tables = self.pipe.tables
         for st in tables.tables.values():
-            if not st.map.info.supports_idle_timeout:
+            if not st.map.info.idle_timeout:
                 continue
             resp = None
             for e in st.entries.values():

@@ -9,19 +9,25 @@ P4Info names are fully qualified (``DutIngress.telemetry.tel_port``,
 
 and otherwise raises `UnknownName`, whose message says what was asked
 for, what kind of thing, where it looked, and the closest names: the
-candidates of an ambiguous suffix, else near misses by edit distance.
+candidates of an ambiguous suffix, else near misses by edit distance
+("no table named 'ipv4' in the P4Info; did you mean 'MyIngress.ipv4_lpm'?",
+as finsy's P4EntityMap does).
+
+`EntityMap` adds P4Info ids: `get(key)` and `find(key)` take an id or a
+name. The P4Runtime server (ids in requests) and the controller (names
+typed by people) share these, through schema.py.
 """
 
 from __future__ import annotations
 
 import difflib
-from typing import Generic, Iterable, Iterator, Optional, TypeVar
+from typing import Generic, Iterable, Iterator, Optional, TypeVar, Union
 
 T = TypeVar("T")
 
 
 class UnknownName(LookupError):
-    """A name that the P4Info does not define (or defines more than once)."""
+    """A name (or id) that the P4Info does not define (or defines more than once)."""
 
     def __init__(self, message: str, *, name: str = "", kind: str = "",
                  suggestions: tuple[str, ...] = ()):
@@ -122,3 +128,40 @@ class NameIndex(Generic[T]):
             if keys[c] not in out:
                 out.append(keys[c])
         return out
+
+
+class EntityMap(NameIndex[T]):
+    """P4 objects of one kind by P4Info id as well as by name and alias."""
+
+    def __init__(self, kind: str, where: str = "the P4Info"):
+        super().__init__(kind, where)
+        self.by_id: dict[int, T] = {}
+
+    def put(self, id_: int, name: str, alias: str, item: T) -> None:
+        self.by_id[id_] = item
+        self.add(name, item, (alias,))
+
+    def get(self, key: Union[int, str]) -> Optional[T]:  # type: ignore[override]
+        """The object with this id (an int) or name (full, alias or unique suffix)."""
+        if isinstance(key, int):
+            return self.by_id.get(key)
+        return super().get(key)
+
+    def find(self, key: Union[int, str]) -> T:  # type: ignore[override]
+        """Like `get`, but an unknown key raises `UnknownName` with suggestions."""
+        item = self.get(key)
+        if item is not None:
+            return item
+        if isinstance(key, int):
+            raise UnknownName(f"no {self.kind} with id {key:#x} in {self.where}",
+                              name=str(key), kind=self.kind)
+        raise self.error(key)
+
+    def __contains__(self, key: Union[int, str]) -> bool:  # type: ignore[override]
+        return self.get(key) is not None
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.by_id.values())
+
+    def __len__(self) -> int:
+        return len(self.by_id)

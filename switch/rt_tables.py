@@ -255,7 +255,7 @@ class RtTables:
 
     def set_entry_ttl(self, table: str, handle: int, timeout_ms: int) -> None:
         es, st = self._st(table)
-        if not st.map.info.supports_idle_timeout:
+        if not st.map.info.idle_timeout:
             raise table_error("AGEING_DISABLED", f"table '{table}' does not support timeouts")
         e = self._entry(es, st, handle)
         if timeout_ms < 0:

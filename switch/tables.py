@@ -176,7 +176,7 @@ class TableManager:
             return self._write_default(st, utype, te, where)
         if te.idle_timeout_ns < 0:
             raise invalid(f"{where}.idle_timeout_ns: {te.idle_timeout_ns} is negative")
-        if te.idle_timeout_ns and not info.supports_idle_timeout:
+        if te.idle_timeout_ns and not info.idle_timeout:
             raise invalid(f"{where}.idle_timeout_ns: table '{info.name}' does not support idle "
                           "timeout (its P4Info idle_timeout_behavior is NO_TIMEOUT)")
         if utype == INSERT:
@@ -362,7 +362,7 @@ class TableManager:
                                 "supported")
         for st in states:
             info = st.map.info
-            if want_hit and not info.supports_idle_timeout:
+            if want_hit and not info.idle_timeout:
                 if te.table_id == 0:
                     continue
                 raise invalid(f"{where}.time_since_last_hit: table '{info.name}' does not "

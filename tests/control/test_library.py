@@ -9,7 +9,7 @@ import pytest
 
 from p4scope.control import Schema, TableEntry, UnknownName
 from p4scope.control.entities import EntityError, encode_match
-from p4scope.control.names import NameIndex
+from p4scope.control.schema import NameIndex
 from p4scope.control.reports import ReportError, parse_report
 from p4scope.control.apps.routing import (HostAttachment, NextHop, RoutingTopology,
                                           topology_routes)

@@ -14,7 +14,7 @@ def enc(v: int, nbytes: int | None = None) -> bytes:
 
 
 def action(s: P4Schema, name: str, **params: int) -> p4r.Action:
-    a = s.actions.named(name)
+    a = s.actions.find(name)
     msg = p4r.Action(action_id=a.id)
     for p in a.params:
         if p.name in params:
@@ -26,7 +26,7 @@ def table_entry(s: P4Schema, table: str, match: dict | None = None, act: str | N
                 params: dict | None = None, priority: int = 0, **fields) -> p4r.TableEntry:
     """match: {field name: value | ("lpm", v, plen) | ("ternary", v, m) |
     ("range", lo, hi) | ("optional", v)}; values are ints or bytes."""
-    t = s.tables.named(table)
+    t = s.tables.find(table)
     te = p4r.TableEntry(table_id=t.id, priority=priority, **fields)
     for fname, spec in (match or {}).items():
         f = next(x for x in t.fields if x.name == fname)

@@ -101,7 +101,7 @@ def test_registers_counters_meters(rt_p4rt, ctl, schema):
     assert "Invalid register operation (INVALID_INDEX)" in out
     assert "Error: Invalid register name (nope)" in out
     # P4Runtime reads the same register cell
-    reg = p4r.RegisterEntry(register_id=schema.registers.named("scratch").id)
+    reg = p4r.RegisterEntry(register_id=schema.registers.find("scratch").id)
     reg.index.index = 2
     (r,) = ctl.read(p4r.Entity(register_entry=reg))
     assert r.register_entry.data.bitstring == bytes.fromhex("deadbeef")
@@ -119,7 +119,7 @@ def test_registers_counters_meters(rt_p4rt, ctl, schema):
     assert "Invalid meter operation (INVALID_INFO_RATE_VALUE)" in out
     assert "Error: Invalid number of rates, expected 2 but got 1" in out
     # P4Runtime sees the meter's config in its own units (per second)
-    me = p4r.MeterEntry(meter_id=schema.meters.named("rate_meter").id)
+    me = p4r.MeterEntry(meter_id=schema.meters.find("rate_meter").id)
     me.index.index = 1
     (m,) = ctl.read(p4r.Entity(meter_entry=me))
     assert (m.meter_entry.config.cir, m.meter_entry.config.pburst) == (500_000, 200)

@@ -143,7 +143,7 @@ def test_cli_entries_are_p4runtime_entries(rt_p4rt, ctl, schema):
     out = rt_p4rt.cli(f"table_add fwd forward {MAC1} => 3\n")
     assert "Entry has been added with handle 0" in out
     (ent,) = ctl.read(p4r.Entity(table_entry=p4r.TableEntry(
-        table_id=schema.tables.named("fwd").id)))
+        table_id=schema.tables.find("fwd").id)))
     assert ent.table_entry.match[0].exact.value == b"\x01"
     assert ent.table_entry.action.action.params[0].value == b"\x03"
     # a controller's entry shows in table_dump and can be deleted by handle
@@ -154,12 +154,12 @@ def test_cli_entries_are_p4runtime_entries(rt_p4rt, ctl, schema):
     assert rt_p4rt.inject(1, eth(2)) == [(7, eth(2))]
     rt_p4rt.cli("table_delete fwd 1\n")
     left = ctl.read(p4r.Entity(table_entry=p4r.TableEntry(
-        table_id=schema.tables.named("fwd").id)))
+        table_id=schema.tables.find("fwd").id)))
     assert [e.table_entry.match[0].exact.value for e in left] == [b"\x01"]
     # ternary priorities: BMv2's lower-wins p is P4Runtime's INT_MAX - p
     rt_p4rt.cli("table_add acl drop 0x0001&&&0x00ff 3->7 0x05&&&0xff => 10\n")
     (acl,) = ctl.read(p4r.Entity(table_entry=p4r.TableEntry(
-        table_id=schema.tables.named("acl").id)))
+        table_id=schema.tables.find("acl").id)))
     assert acl.table_entry.priority == 2**31 - 1 - 10
     assert {m.WhichOneof("field_match_type") for m in acl.table_entry.match} == \
         {"ternary", "range", "optional"}

@@ -28,7 +28,7 @@ def one_error(ctl, upd):
 
 
 def t(schema, name):
-    return schema.tables.named(name).id
+    return schema.tables.find(name).id
 
 
 CASES = {
@@ -36,7 +36,7 @@ CASES = {
     "unknown table id": (lambda s: update("insert", table_entry=p4r.TableEntry(
         table_id=0x02FFFFFF)), "INVALID_ARGUMENT", "table_id"),
     "table id of a counter": (lambda s: update("insert", table_entry=p4r.TableEntry(
-        table_id=s.counters.named("port_packets").id)), "INVALID_ARGUMENT", "counter"),
+        table_id=s.counters.find("port_packets").id)), "INVALID_ARGUMENT", "counter"),
     "unknown match field id": (lambda s: _with(fwd(s), lambda te: setattr(
         te.match[0], "field_id", 9)), "INVALID_ARGUMENT", "match[0].field_id"),
     "unknown action id": (lambda s: _with(fwd(s), lambda te: setattr(
@@ -107,25 +107,25 @@ CASES = {
     "delete missing": (lambda s: update("delete", table_entry=fwd(s, dst=77)),
                        "NOT_FOUND", "no entry"),
     "delete missing member": (lambda s: update("delete", action_profile_member=p4r.ActionProfileMember(
-        action_profile_id=s.action_profiles.named("nh_profile").id, member_id=4)),
+        action_profile_id=s.action_profiles.find("nh_profile").id, member_id=4)),
         "NOT_FOUND", "member 4"),
     "delete missing group": (lambda s: update("delete", packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
         multicast_group_entry=p4r.MulticastGroupEntry(multicast_group_id=3))), "NOT_FOUND",
         "group 3"),
     # externs
     "counter insert": (lambda s: update("insert", counter_entry=p4r.CounterEntry(
-        counter_id=s.counters.named("port_packets").id)), "INVALID_ARGUMENT", "MODIFY"),
+        counter_id=s.counters.find("port_packets").id)), "INVALID_ARGUMENT", "MODIFY"),
     "counter index too big": (lambda s: update("modify", counter_entry=p4r.CounterEntry(
-        counter_id=s.counters.named("port_packets").id, index=p4r.Index(index=8))),
+        counter_id=s.counters.find("port_packets").id, index=p4r.Index(index=8))),
         "OUT_OF_RANGE", "index"),
     "counter negative index": (lambda s: update("modify", counter_entry=p4r.CounterEntry(
-        counter_id=s.counters.named("port_packets").id, index=p4r.Index(index=-1))),
+        counter_id=s.counters.find("port_packets").id, index=p4r.Index(index=-1))),
         "INVALID_ARGUMENT", "negative"),
     "register too wide": (lambda s: update("modify", register_entry=p4r.RegisterEntry(
-        register_id=s.registers.named("scratch").id, index=p4r.Index(index=0),
+        register_id=s.registers.find("scratch").id, index=p4r.Index(index=0),
         data=p4d.P4Data(bitstring=b"\x01\x00\x00\x00\x00"))), "OUT_OF_RANGE", "32 bits"),
     "meter trTCM with eburst": (lambda s: update("modify", meter_entry=p4r.MeterEntry(
-        meter_id=s.meters.named("rate_meter").id, index=p4r.Index(index=0),
+        meter_id=s.meters.find("rate_meter").id, index=p4r.Index(index=0),
         config=p4r.MeterConfig(cir=1, cburst=1, pir=2, pburst=2, eburst=3))),
         "INVALID_ARGUMENT", "eburst"),
     "direct counter on table without one": (lambda s: update("insert", table_entry=_with_te(

@@ -12,7 +12,7 @@ from sw_entities import eth, table_entry
 
 
 def counter(schema, index=None, b=None, p=None):
-    ce = p4r.CounterEntry(counter_id=schema.counters.named("port_packets").id)
+    ce = p4r.CounterEntry(counter_id=schema.counters.find("port_packets").id)
     if index is not None:
         ce.index.index = index
     if b is not None:
@@ -37,7 +37,7 @@ def test_counter_write_and_read(ctl, schema):
 
 
 def register(schema, index=None, value: bytes | None = None):
-    re = p4r.RegisterEntry(register_id=schema.registers.named("scratch").id)
+    re = p4r.RegisterEntry(register_id=schema.registers.find("scratch").id)
     if index is not None:
         re.index.index = index
     if value is not None:
@@ -62,7 +62,7 @@ def test_register_read_and_write(ctl, schema):
 
 
 def test_meter_config(ctl, schema):
-    mid = schema.meters.named("rate_meter").id
+    mid = schema.meters.find("rate_meter").id
     cfg = p4r.MeterConfig(cir=1000, cburst=100, pir=2000, pburst=200)
     ctl.write(update("modify", meter_entry=p4r.MeterEntry(meter_id=mid, index=p4r.Index(index=1),
                                                           config=cfg)))

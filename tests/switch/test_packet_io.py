@@ -75,7 +75,7 @@ def test_bad_packet_out_reports_stream_error(ctl, schema, switch):
 
 
 def digest_entry(schema, timeout_ns=0, size=0, ack_ns=0):
-    return p4r.DigestEntry(digest_id=schema.digests.named("learn_t").id,
+    return p4r.DigestEntry(digest_id=schema.digests.find("learn_t").id,
                            config=p4r.DigestEntry.Config(max_timeout_ns=timeout_ns,
                                                          max_list_size=size,
                                                          ack_timeout_ns=ack_ns))
@@ -91,7 +91,7 @@ def test_digest_each_message(ctl, schema, switch):
     learn_setup(ctl, schema)
     switch.inject(2, eth(9, src=0x112233445566))
     d = ctl.expect("digest").digest
-    assert d.digest_id == schema.digests.named("learn_t").id and d.list_id == 1
+    assert d.digest_id == schema.digests.find("learn_t").id and d.list_id == 1
     (data,) = d.data
     assert [m.bitstring for m in data.struct.members] == [bytes.fromhex("112233445566"), b"\x02"]
     (cfg,) = ctl.read(p4r.Entity(digest_entry=p4r.DigestEntry()))

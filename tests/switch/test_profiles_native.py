@@ -114,12 +114,12 @@ def pipe():
 
 def member(schema, ap, mid, port):
     return p4r.Entity(action_profile_member=p4r.ActionProfileMember(
-        action_profile_id=schema.action_profiles.named(ap).id, member_id=mid,
+        action_profile_id=schema.action_profiles.find(ap).id, member_id=mid,
         action=action(schema, "forward", port=port)))
 
 
 def group(schema, mid_weights, gid=10):
-    g = p4r.ActionProfileGroup(action_profile_id=schema.action_profiles.named("ecmp_selector").id,
+    g = p4r.ActionProfileGroup(action_profile_id=schema.action_profiles.find("ecmp_selector").id,
                                group_id=gid)
     for mid, w in mid_weights:
         g.members.add(member_id=mid, weight=w)

@@ -12,7 +12,7 @@ from sw_entities import action, eth, probe, table_entry
 
 
 def read_table(c, schema, name, **kw):
-    te = p4r.TableEntry(table_id=schema.tables.named(name).id, **kw)
+    te = p4r.TableEntry(table_id=schema.tables.find(name).id, **kw)
     return [e.table_entry for e in c.read(p4r.Entity(table_entry=te))]
 
 
@@ -118,7 +118,7 @@ def test_read_one_entry_and_filters(ctl, schema):
 
 def test_default_entry(ctl, schema, switch):
     (d,) = read_table(ctl, schema, "fwd", is_default_action=True)
-    assert d.is_default_action and d.action.action.action_id == schema.actions.named("NoAction").id
+    assert d.is_default_action and d.action.action.action_id == schema.actions.find("NoAction").id
     te = table_entry(schema, "fwd", None, "forward", {"port": 7}, is_default_action=True)
     ctl.write(update("modify", table_entry=te))
     switch.inject(1, eth(99))
@@ -127,11 +127,11 @@ def test_default_entry(ctl, schema, switch):
     assert d.action.action.params[0].value == b"\x07"
     # reset: MODIFY without action
     ctl.write(update("modify", table_entry=p4r.TableEntry(
-        table_id=schema.tables.named("fwd").id, is_default_action=True)))
+        table_id=schema.tables.find("fwd").id, is_default_action=True)))
     switch.inject(1, eth(99))
     assert ports(switch) == [0]
     (d,) = read_table(ctl, schema, "fwd", is_default_action=True)
-    assert d.action.action.action_id == schema.actions.named("NoAction").id
+    assert d.action.action.action_id == schema.actions.find("NoAction").id
     # default entries are not in wildcard reads
     assert read_table(ctl, schema, "fwd") == []
 
@@ -155,7 +155,7 @@ def test_direct_counter_on_entry(ctl, schema, switch):
     ctl.write(update("insert", table_entry=te))
     switch.inject(1, eth(5))
     switch.inject(1, eth(5))
-    req = p4r.TableEntry(table_id=schema.tables.named("fwd").id)
+    req = p4r.TableEntry(table_id=schema.tables.find("fwd").id)
     req.counter_data.SetInParent()
     (got,) = [e.table_entry for e in ctl.read(p4r.Entity(table_entry=req))]
     assert got.counter_data.packet_count == 12 and got.counter_data.byte_count == 1000 + 2 * 60
@@ -168,7 +168,7 @@ def test_direct_counter_on_entry(ctl, schema, switch):
     ctl.write(update("modify", direct_counter_entry=dce))
     switch.inject(1, eth(5))
     (r,) = ctl.read(p4r.Entity(direct_counter_entry=p4r.DirectCounterEntry(
-        table_entry=p4r.TableEntry(table_id=schema.tables.named("fwd").id))))
+        table_entry=p4r.TableEntry(table_id=schema.tables.find("fwd").id))))
     assert r.direct_counter_entry.data.packet_count == 1
     assert r.direct_counter_entry.data.byte_count == 60
 
@@ -177,7 +177,7 @@ def test_idle_timeout_fields(ctl, schema, switch):
     te = table_entry(schema, "fwd", {"hdr.ethernet.dst": 5}, "forward", {"port": 2},
                      idle_timeout_ns=10**10)
     ctl.write(update("insert", table_entry=te))
-    req = p4r.TableEntry(table_id=schema.tables.named("fwd").id)
+    req = p4r.TableEntry(table_id=schema.tables.find("fwd").id)
     req.time_since_last_hit.SetInParent()
     (got,) = [e.table_entry for e in ctl.read(p4r.Entity(table_entry=req))]
     assert got.idle_timeout_ns == 10**10 and got.HasField("time_since_last_hit")
@@ -212,7 +212,7 @@ def insert_indirect(ctl, te):
 
 
 def test_action_profile_members(ctl, schema, switch):
-    ap = schema.action_profiles.named("nh_profile").id
+    ap = schema.action_profiles.find("nh_profile").id
     mem = p4r.ActionProfileMember(action_profile_id=ap, member_id=1,
                                   action=action(schema, "forward", port=4))
     ctl.write(update("insert", action_profile_member=mem))
@@ -241,7 +241,7 @@ def test_action_profile_members(ctl, schema, switch):
 
 
 def test_action_selector_groups(ctl, schema, switch):
-    ap = schema.action_profiles.named("ecmp_selector").id
+    ap = schema.action_profiles.find("ecmp_selector").id
     for mid, port in ((1, 6), (2, 7)):
         ctl.write(update("insert", action_profile_member=p4r.ActionProfileMember(
             action_profile_id=ap, member_id=mid, action=action(schema, "forward", port=port))))
@@ -293,7 +293,7 @@ def test_hits_reset_time_since_last_hit(ctl, schema, switch):
     te = table_entry(schema, "fwd", {"hdr.ethernet.dst": 5}, "forward", {"port": 2},
                      idle_timeout_ns=10**10)
     ctl.write(update("insert", table_entry=te))
-    req = p4r.TableEntry(table_id=schema.tables.named("fwd").id)
+    req = p4r.TableEntry(table_id=schema.tables.find("fwd").id)
     req.time_since_last_hit.SetInParent()
 
     def elapsed():
