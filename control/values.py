@@ -12,7 +12,8 @@ BMv2/PI and p4scope's switch both accept it. What a person writes:
     b"\\x0a\\x00\\x00\\x01"        bytes, big-endian
 
 `encode(value, bitwidth)` checks the value fits the field and returns the
-canonical bytes; `decode(data)` returns the int.
+canonical bytes (the switch's codec.from_uint: one definition of the
+canonical form); `decode(data)` returns the int.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Union
+
+from ..switch.codec import from_uint
 
 Value = Union[int, str, bytes, bytearray]
 
@@ -65,8 +68,7 @@ def _parse_text(s: str, what: str) -> int:
 
 def encode(value: Value, bitwidth: int, what: str = "value") -> bytes:
     """Canonical P4Runtime bytes of `value` for a field of `bitwidth` bits."""
-    n = to_int(value, bitwidth, what)
-    return n.to_bytes(max(1, (n.bit_length() + 7) // 8), "big")
+    return from_uint(to_int(value, bitwidth, what))
 
 
 def decode(data: bytes) -> int:
