@@ -1,41 +1,19 @@
-"""The instrument in bytes (p4scope_tm.p4's contract): with the BMv2 field
-aliases on meta.q (which p4c emits for @alias, and p4scope's compiler is
-learning to), p4scope's engine fills byte depths and nanosecond waits, and
-a port in bytes mode detects bursts by bytes."""
+"""The instrument in bytes (p4scope_tm.p4's contract): through the BMv2
+field aliases on meta.q (which p4c and p4scope's compiler emit for @alias),
+p4scope's engine fills byte depths and nanosecond waits, and a port in
+bytes mode detects bursts by bytes."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from ctl_helpers import H1, H2
 
-from p4scope.control import Pipeline, Switch
 from p4scope.control import packets as P
 from p4scope.control.apps.telemetry import Telemetry
 from p4scope.control.reports import parse_report_frame
 
-ALIASES = ("enq_qbytes", "deq_qbytes", "buffer_bytes", "deq_timedelta_ns")
-
-
-@pytest.fixture
-def dut_with_aliases(bench, dut_pipeline):
-    doc = json.loads(dut_pipeline.device_config)
-    have = {a for a, _ in doc.get("field_aliases", [])}
-    scalars = next(h["header_type"] for h in doc["headers"] if h["name"] == "scalars")
-    fields = next(t["fields"] for t in doc["header_types"] if t["name"] == scalars)
-    for name in ALIASES:
-        if f"p4scope.{name}" not in have:
-            target = next(f[0] for f in fields if f[0].endswith(f"q.{name}"))
-            doc.setdefault("field_aliases", []).append([f"p4scope.{name}", ["scalars", target]])
-    pipe = Pipeline("dut", dut_pipeline.p4info, json.dumps(doc).encode())
-    sw = Switch.connect(bench.address, pipeline=pipe)
-    yield sw
-    sw.close()
-
-
-def test_bursts_in_bytes(bench, dut_with_aliases):
-    sw = dut_with_aliases
+def test_bursts_in_bytes(bench, dut):
+    sw = dut
     sw.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     tel = Telemetry(sw)
     tel.collector(9, switch_ip="10.255.0.1", collector_ip="10.255.0.100", udp_port=32766)
@@ -49,8 +27,8 @@ def test_bursts_in_bytes(bench, dut_with_aliases):
     assert all(r.queue.bytes_valid for r in reps)
 
 
-def test_time_in_queue_in_nanoseconds(bench, dut_with_aliases):
-    sw = dut_with_aliases
+def test_time_in_queue_in_nanoseconds(bench, dut):
+    sw = dut
     sw.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     tel = Telemetry(sw)
     tel.collector(9, switch_ip="10.255.0.1", collector_ip="10.255.0.100", udp_port=32766)
