@@ -16,9 +16,12 @@ Unknown names raise `UnknownName` with suggestions (names.py).
 Where it lives: DESIGN.md's arrows go scripts -> control -> switch ->
 dataplane, so the switch must not import control/ while the controller may
 import the switch. The schema (with names.py and the bytestring rules of
-codec.py) therefore belongs to the lower of the two layers, here; it
-imports nothing of the server, the engine or gRPC (only errors.py), so the
-controller pays for nothing else when it imports it.
+codec.py) therefore belongs to the lower of the two layers, here. It
+imports no other part of the switch than errors.py (neither the server nor
+the engine), so the controller gets the schema and nothing else of the
+switch. A separate top-level package would do the same job at the cost of
+one more part of the `p4scope` namespace (pyproject, editable installs)
+that holds only what the switch already owns.
 
 Checking. With `strict=True` (the server's default) the P4Info is checked
 once: ids unique, non-zero and of the right kind, references resolvable
