@@ -29,7 +29,7 @@ import ptf
 import ptf.testutils as tu
 from ptf.base_tests import BaseTest
 
-from p4scope.control import Client, Pipeline
+from p4scope.control import Client, P4RuntimeClientError, Pipeline
 
 import known_gaps
 import p4rt_params
@@ -64,12 +64,28 @@ class P4RuntimeTest(BaseTest):
         self.cpu_port = self.params.cpu_port
         self._queues: set[int] = set()
         self._runtime = None
-        self.client = Client(self.params.grpcaddr, self.params.device_id,
-                             self.params.election_id).connect()
+        self.client = self._connect()
         self.sw = RecordingSwitch(self.client)
         self.sw.set_pipeline(pipeline_of(self.params))
         self._defaults = self.sw.default_actions() if self.params.check_cleanup else {}
         self.dataplane.flush()
+
+    def _connect(self, patience: float = 5.0) -> Client:
+        """Opens the stream and becomes primary. The previous test's stream,
+        closed in its tearDown, may still hold the same election id on the
+        switch for a moment (the server notices the close asynchronously):
+        the arbitration is retried until it is gone."""
+        deadline = time.monotonic() + patience
+        while True:
+            c = Client(self.params.grpcaddr, self.params.device_id, self.params.election_id)
+            try:
+                return c.connect()
+            except P4RuntimeClientError as e:
+                c.close()
+                if time.monotonic() > deadline:
+                    raise
+                log.info("arbitration refused (%s); retrying", e)
+                time.sleep(0.05)
 
     def tearDown(self) -> None:
         problems: list[str] = []
@@ -95,20 +111,20 @@ class P4RuntimeTest(BaseTest):
         return self.ports[:n]
 
     @contextmanager
-    def known_gap(self, gap: str):
+    def known_gap(self, name: str):
         """Assertions that need a feature the target may lack (known_gaps.py)."""
-        why = known_gaps.reason(self.params.target, gap)
+        g = known_gaps.gap(self.params.target, name)
         try:
             yield
         except AssertionError as e:
-            if why:
+            if g is not None:
                 # unittest puts the test's own message on the last line
                 last = str(e).strip().splitlines()[-1] if str(e).strip() else "assertion failed"
-                self.skipTest(f"known gap of {self.params.target}: {why} [{last}]")
+                self.skipTest(f"known gap of {self.params.target}: {g.reason} [{last}]")
             raise
-        if why:
+        if g is not None and g.always:
             self.fail(f"{self.params.target} passes what known_gaps.py lists as its gap "
-                      f"'{gap}': take it off the list")
+                      f"'{name}': take it off the list")
 
     # ----- packets -------------------------------------------------------------------
 
