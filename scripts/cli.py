@@ -80,10 +80,16 @@ def switch_cli_cmd(ctx: typer.Context) -> None:
 
 @app.command("main")
 def main_job() -> None:
-    """The README main job (for now: compile every program in p4src/)."""
+    """The README main job: compile every program in p4src/, then run the
+    microburst and fairness experiments on the embedded switch (virtual
+    time, both traffic-manager profiles) and say where the report is."""
     from .compile_cmd import compile_all
+    from .experiments.cli import main_run
 
-    raise typer.Exit(compile_all(Path("p4src"), Path("build")))
+    code = compile_all(Path("p4src"), Path("build"))
+    if code != 0:
+        raise typer.Exit(code)
+    raise typer.Exit(main_run())
 
 
 from .bench_compile import app as _bench_app  # noqa: E402

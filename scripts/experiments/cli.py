@@ -165,6 +165,20 @@ def run_all(profiles: str = _PROFILES, sizes: str = _SIZES, sizes_4to1: str = _S
     _execute("all", profs, mb, fp, seed, results, run_id, program, progress, report)
 
 
+def main_run() -> int:
+    """README's main job after the compile step: microburst and fairness as
+    the seed reports ran them, both profiles, one run folder and report.
+    Returns the exit status."""
+    try:
+        _execute("all", _profiles("fair,unfair", 16.0, 1.0, 256),
+                 _microburst("table4", "esg", None, False),
+                 _fairness("3,6,16", [], 2000.0, 1000.0, "64:55,78:5,576:17,1518:23", False),
+                 1, Path("results"), None, Path("p4src/dut.p4"), True, True)
+    except typer.Exit as e:
+        return int(e.exit_code or 0)
+    return 0
+
+
 def report_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),
                output: Optional[Path] = typer.Option(None, "-o", "--output",
                                                      help="HTML file (default RUN_DIR/report.html).")) -> None:

@@ -70,7 +70,8 @@ def _hold_sigint() -> Iterator[None]:
 
 
 class _Progress:
-    """The rich progress bar, or nothing (tests, pipes)."""
+    """The rich progress bar on a terminal (stderr), one line per case when
+    stderr is a file or pipe, or nothing (tests)."""
 
     def __init__(self, enabled: bool, total: float, planned: int):
         self.enabled = enabled
@@ -79,16 +80,24 @@ class _Progress:
         self._p = None
         self._task = None
         self._base = 0.0
+        self._plain = None
+        self._t0 = 0.0
 
     def __enter__(self) -> "_Progress":
         if self.enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.console import Console
+            from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
 
-            self._p = Progress(TextColumn("[bold]{task.fields[cases]}"), BarColumn(),
-                               TextColumn("{task.percentage:>5.1f}%"), TimeElapsedColumn(),
-                               TextColumn("eta"), TimeRemainingColumn(),
-                               TextColumn("{task.description}"), transient=False)
+            console = Console(stderr=True)
+            if not console.is_terminal:
+                self._plain = console
+                return self
+            self._p = Progress(TextColumn("[bold]{task.fields[cases]:>7}"),
+                               BarColumn(bar_width=24), TextColumn("{task.percentage:>3.0f}%"),
+                               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                               TextColumn("{task.description}"),
+                               console=console, transient=False)
             self._p.start()
             self._task = self._p.add_task("", total=self.total, cases=f"0/{self.planned}")
         return self
@@ -98,6 +107,7 @@ class _Progress:
             self._p.stop()
 
     def begin(self, case: Case, index: int) -> None:
+        self._t0 = time.perf_counter()
         if self._p is not None:
             self._p.update(self._task, description=case.label,
                            cases=f"{index}/{self.planned}", completed=self._base)
@@ -107,8 +117,12 @@ class _Progress:
             f = min(max(fraction, 0.0), 1.0)
             self._p.update(self._task, completed=self._base + f * case.weight)
 
-    def end(self, case: Case, index: int) -> None:
+    def end(self, case: Case, index: int, status: str = "complete") -> None:
         self._base += case.weight
+        if self._plain is not None:
+            note = "" if status == "complete" else f", {status}"
+            self._plain.print(f"[{index}/{self.planned}] {case.label} "
+                              f"({time.perf_counter() - self._t0:.1f} s{note})", highlight=False)
         if self._p is not None:
             self._p.update(self._task, completed=self._base, cases=f"{index}/{self.planned}")
 
@@ -148,7 +162,7 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                     if status == "complete":
                         done += 1
                     rundir.update(cases={"planned": planned, "done": done})
-                bar.end(case, i + 1)
+                bar.end(case, i + 1, status)
                 if status != "complete":
                     if err_text:
                         rundir.update(error_traceback="".join(
