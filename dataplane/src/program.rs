@@ -245,6 +245,15 @@ pub struct Transition {
     pub kind: TransitionKind,
     /// None: accept.
     pub next: Option<u32>,
+    /// A `Value` transition of a key of at most 16 bytes as (value, mask)
+    /// integers, compared without touching memory.
+    pub small: Option<(u128, u128)>,
+}
+
+/// Big-endian bytes (at most 16) as an integer.
+#[inline]
+pub fn be_u128(b: &[u8]) -> u128 {
+    b.iter().fold(0u128, |a, x| (a << 8) | *x as u128)
 }
 
 #[derive(Debug, Clone)]

@@ -249,7 +249,14 @@ pub(super) fn load_parser(cx: &Ctx, root: &Value) -> R<ParserDef> {
                 }
                 other => return err(&tp, format!("transition type '{other}' is not supported")),
             };
-            transitions.push(Transition { kind, next });
+            let small = match &kind {
+                TransitionKind::Value { value, mask } if key_bytes <= 16 => Some((
+                    be_u128(value),
+                    mask.as_ref().map(|m| be_u128(m)).unwrap_or(if key_bytes == 16 { u128::MAX } else { (1u128 << (8 * key_bytes)) - 1 }),
+                )),
+                _ => None,
+            };
+            transitions.push(Transition { kind, next, small });
         }
         states.push(ParseState { name, ops, key, key_bytes, transitions });
     }

@@ -12,6 +12,21 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: u32) -> u128 {
     if width == 0 {
         return 0;
     }
+    let first = bit_off / 8;
+    let sh = (bit_off % 8) as u32;
+    // fast path: the field and its first byte's leading bits fit in one
+    // 64-bit big-endian word read in place
+    if width + sh <= 64 {
+        if let Some(b) = data.get(first..first + 8) {
+            let w = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            return ((w << sh) >> (64 - width)) as u128;
+        }
+    }
+    read_bits_slow(data, bit_off, width)
+}
+
+#[cold]
+fn read_bits_slow(data: &[u8], bit_off: usize, width: u32) -> u128 {
     let end = bit_off + width as usize;
     if bit_off % 8 == 0 && end % 8 == 0 {
         let (a, b) = (bit_off / 8, end / 8);
@@ -49,6 +64,24 @@ pub fn write_bits(out: &mut [u8], bit_off: usize, width: u32, v: u128) {
     if width == 0 {
         return;
     }
+    let first = bit_off / 8;
+    let sh = (bit_off % 8) as u32;
+    // fast path: read-modify-write one 64-bit big-endian word in place
+    if width + sh <= 64 {
+        if let Some(b) = out.get_mut(first..first + 8) {
+            let w = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let shift = 64 - sh - width;
+            let mask = (u64::MAX >> (64 - width)) << shift;
+            let w = (w & !mask) | (((v as u64) << shift) & mask);
+            b.copy_from_slice(&w.to_be_bytes());
+            return;
+        }
+    }
+    write_bits_slow(out, bit_off, width, v)
+}
+
+#[cold]
+fn write_bits_slow(out: &mut [u8], bit_off: usize, width: u32, v: u128) {
     let end = bit_off + width as usize;
     if bit_off % 8 == 0 && end % 8 == 0 {
         let (a, b) = (bit_off / 8, end / 8);
@@ -75,6 +108,10 @@ pub fn write_bits(out: &mut [u8], bit_off: usize, width: u32, v: u128) {
         }
     }
 }
+
+/// Bytes of slack a buffer keeps after the data written with
+/// `write_bits`, so the 64-bit fast path applies to its last fields.
+pub const SLACK: usize = 8;
 
 /// Copies `width` bits at `bit_off` in `data` into `out` (right-aligned,
 /// big-endian; `out` is `ceil(width/8)` bytes). For wide fields.
@@ -119,6 +156,81 @@ pub fn write_bits_wide(out: &mut [u8], bit_off: usize, width: u32, src: &[u8]) {
             let m = 1u8 << (7 - d % 8);
             *o = (*o & !m) | (bit << (7 - d % 8));
         }
+    }
+}
+
+/// Appends bit fields MSB first to a byte vector, keeping the pending
+/// bits in a register: no read-modify-write of memory per field (which
+/// stalls on store forwarding when fields share bytes).
+pub struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    acc: u128,
+    n: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> BitWriter<'a> {
+        BitWriter { out, acc: 0, n: 0 }
+    }
+
+    /// Appends the low `width` (<= 64) bits of `v`.
+    #[inline]
+    pub fn put(&mut self, v: u64, width: u32) {
+        if width == 0 {
+            return;
+        }
+        let v = if width >= 64 { v } else { v & ((1u64 << width) - 1) };
+        self.acc = (self.acc << width) | v as u128;
+        self.n += width;
+        if self.n >= 64 {
+            let top = (self.acc >> (self.n - 64)) as u64;
+            self.out.extend_from_slice(&top.to_be_bytes());
+            self.n -= 64;
+            self.acc &= (1u128 << self.n) - 1;
+        }
+    }
+
+    /// Appends `width` bits held right-aligned in big-endian `src`.
+    pub fn put_wide(&mut self, src: &[u8], width: u32) {
+        let pad = (src.len() * 8) as u32 - width;
+        let mut bit = pad as usize;
+        let end = src.len() * 8;
+        while bit < end {
+            let take = ((end - bit) as u32).min(56);
+            let v = read_bits(src, bit, take) as u64;
+            self.put(v, take);
+            bit += take as usize;
+        }
+    }
+
+    /// Appends whole bytes (fast when aligned).
+    pub fn put_bytes(&mut self, b: &[u8]) {
+        if self.n % 8 == 0 {
+            self.flush();
+            self.out.extend_from_slice(b);
+        } else {
+            for x in b {
+                self.put(*x as u64, 8);
+            }
+        }
+    }
+
+    /// Bits written so far.
+    pub fn bits(&self) -> usize {
+        self.out.len() * 8 + self.n as usize
+    }
+
+    /// Writes out the pending bits, zero-padded to a whole byte.
+    pub fn flush(&mut self) {
+        while self.n >= 8 {
+            self.out.push((self.acc >> (self.n - 8)) as u8);
+            self.n -= 8;
+        }
+        if self.n > 0 {
+            self.out.push((self.acc << (8 - self.n)) as u8);
+            self.n = 0;
+        }
+        self.acc = 0;
     }
 }
 
@@ -168,6 +280,32 @@ mod tests {
         assert_eq!(buf[0], 0x0f);
         write_bits_wide(&mut buf, 8, 16, &[1, 2]);
         assert_eq!(buf[0], 0x0f);
+    }
+
+    #[test]
+    fn bit_writer_packs_msb_first() {
+        let mut v = vec![0xa5];
+        let mut w = BitWriter::new(&mut v);
+        w.put(0x4, 4);
+        w.put(0x5, 4);
+        w.put(0x1ff, 9);
+        w.put(u64::MAX, 64);
+        w.put(0, 3);
+        w.put_wide(&[0x0b, 0xcd], 12);
+        assert_eq!(w.bits(), 8 + 96);
+        w.flush();
+        let mut r = vec![0xa5, 0x45];
+        let mut acc = BitWriter::new(&mut r);
+        acc.put(0x1ff, 9);
+        acc.put(u64::MAX, 64);
+        acc.put(0, 3);
+        acc.put(0xbcd, 12);
+        acc.flush();
+        assert_eq!(v, r);
+        assert_eq!(read_bits(&v, 8, 8), 0x45);
+        assert_eq!(read_bits(&v, 16, 9), 0x1ff);
+        assert_eq!(read_bits(&v, 25, 64), u64::MAX as u128);
+        assert_eq!(read_bits(&v, 92, 12), 0xbcd);
     }
 
     #[test]

@@ -17,32 +17,32 @@ impl<'a> Exec<'a> {
                 continue;
             }
             let hd = &prog.headers[h as usize];
-            let start = out.len();
-            let fixed = (hd.fixed_bits / 8) as usize;
             let vl = pkt.phv.vl_bits[h as usize];
-            out.resize(start + fixed + (vl / 8) as usize, 0);
-            let base = start * 8;
+            let mut w = bits::BitWriter::new(out);
             for f in hd.first_field..hd.first_field + hd.nfields {
                 let fd = &prog.fields[f as usize];
                 if fd.varbit {
-                    let w = &pkt.phv.wide[fd.wide.expect("varbit has storage") as usize];
-                    let nb = (vl / 8) as usize;
-                    let dst = start + fixed;
-                    if nb <= w.len() {
-                        out[dst..dst + nb].copy_from_slice(&w[w.len() - nb..]);
+                    let buf = &pkt.phv.wide[fd.wide.expect("varbit has storage") as usize];
+                    let nb = ((vl + 7) / 8) as usize;
+                    if nb <= buf.len() {
+                        w.put_wide(&buf[buf.len() - nb..], vl);
                     }
                     continue;
                 }
                 match fd.wide {
-                    None => bits::write_bits(out, base + fd.bit_off as usize, fd.width, pkt.phv.vals[f as usize]),
-                    Some(w) => bits::write_bits_wide(
-                        out,
-                        base + fd.bit_off as usize,
-                        fd.width,
-                        &pkt.phv.wide[w as usize],
-                    ),
+                    None => {
+                        let v = pkt.phv.vals[f as usize];
+                        if fd.width > 64 {
+                            w.put((v >> 64) as u64, fd.width - 64);
+                            w.put(v as u64, 64);
+                        } else {
+                            w.put(v as u64, fd.width);
+                        }
+                    }
+                    Some(x) => w.put_wide(&pkt.phv.wide[x as usize], fd.width),
                 }
             }
+            w.flush();
         }
         let payload = pkt.data.get(pkt.payload_off..).unwrap_or(&[]);
         out.extend_from_slice(payload);

@@ -194,6 +194,11 @@ impl<'a> Exec<'a> {
         let prog = self.prog;
         match p {
             Prim::Assign(l, e) => {
+                if let LValue::Field(f) = l {
+                    if self.assign_narrow(pkt, params, *f, e) {
+                        return Flow::Next;
+                    }
+                }
                 let v = self.eval(pkt, params, e);
                 self.assign(pkt, params, l, &v);
             }
@@ -358,6 +363,35 @@ impl<'a> Exec<'a> {
         Flow::Next
     }
 
+    /// The common assignments to a field of at most 128 bits — from an
+    /// action parameter, another unsigned field or a constant — without
+    /// going through `Val`: the low bits are what truncation keeps.
+    #[inline]
+    fn assign_narrow(&self, pkt: &mut Packet, params: &[Val], f: FieldId, e: &Expr) -> bool {
+        let fd = &self.prog.fields[f as usize];
+        if fd.wide.is_some() {
+            return false;
+        }
+        let m = crate::value::mask_u128(fd.width);
+        let v = match e {
+            Expr::Param(i) => match params.get(*i as usize) {
+                Some(p) => p.low_u128(),
+                None => 0,
+            },
+            Expr::Field(g) => {
+                let gd = &self.prog.fields[*g as usize];
+                if gd.wide.is_some() || (gd.signed && gd.width < fd.width) {
+                    return false;
+                }
+                pkt.phv.vals[*g as usize]
+            }
+            Expr::Const(c) => c.low_u128(),
+            _ => return false,
+        };
+        pkt.phv.vals[f as usize] = v & m;
+        true
+    }
+
     /// BMv2's assign_header: an invalid source invalidates the destination.
     fn assign_header(&self, pkt: &mut Packet, d: HdrId, s: HdrId) {
         if !pkt.phv.valid[s as usize] {
@@ -456,7 +490,7 @@ impl<'a> Exec<'a> {
         let prog = self.prog;
         let mut buf = std::mem::take(&mut self.rt.calc_buf);
         buf.clear();
-        let mut nbits = 0usize;
+        let mut w = bits::BitWriter::new(&mut buf);
         for inp in &prog.calcs[calc as usize].inputs {
             match inp {
                 CalcInput::Field(f) => {
@@ -466,47 +500,35 @@ impl<'a> Exec<'a> {
                     }
                     match fd.wide {
                         None => {
-                            buf.resize((nbits + fd.width as usize + 7) / 8, 0);
-                            bits::write_bits(&mut buf, nbits, fd.width, pkt.phv.vals[*f as usize]);
-                            nbits += fd.width as usize;
+                            let v = pkt.phv.vals[*f as usize];
+                            if fd.width > 64 {
+                                w.put((v >> 64) as u64, fd.width - 64);
+                                w.put(v as u64, 64);
+                            } else {
+                                w.put(v as u64, fd.width);
+                            }
                         }
-                        Some(w) => {
-                            let src = &pkt.phv.wide[w as usize];
+                        Some(x) => {
+                            let src = &pkt.phv.wide[x as usize];
                             let width = if fd.varbit { pkt.phv.vl_bits[fd.hdr as usize] } else { fd.width };
                             let nb = ((width + 7) / 8) as usize;
-                            let tail = &src[src.len() - nb..];
-                            buf.resize((nbits + width as usize + 7) / 8, 0);
-                            bits::write_bits_wide(&mut buf, nbits, width, tail);
-                            nbits += width as usize;
+                            w.put_wide(&src[src.len() - nb..], width);
                         }
                     }
                 }
                 CalcInput::Const { value, width } => {
-                    if *width <= 128 {
-                        buf.resize((nbits + *width as usize + 7) / 8, 0);
-                        bits::write_bits(&mut buf, nbits, *width, value.trunc_u128(*width));
-                    } else {
-                        let mut tmp = vec![0u8; ((*width + 7) / 8) as usize];
-                        value.write_be(*width, &mut tmp);
-                        buf.resize((nbits + *width as usize + 7) / 8, 0);
-                        bits::write_bits_wide(&mut buf, nbits, *width, &tmp);
-                    }
-                    nbits += *width as usize;
+                    let nb = ((*width + 7) / 8) as usize;
+                    let mut tmp = vec![0u8; nb];
+                    value.write_be(*width, &mut tmp);
+                    w.put_wide(&tmp, *width);
                 }
                 CalcInput::Payload => {
                     let payload = pkt.data.get(pkt.payload_off..).unwrap_or(&[]);
-                    if nbits % 8 == 0 {
-                        buf.truncate(nbits / 8);
-                        buf.extend_from_slice(payload);
-                    } else {
-                        buf.resize((nbits + payload.len() * 8 + 7) / 8, 0);
-                        bits::write_bits_wide(&mut buf, nbits, (payload.len() * 8) as u32, payload);
-                    }
-                    nbits += payload.len() * 8;
+                    w.put_bytes(payload);
                 }
             }
         }
-        buf.truncate((nbits + 7) / 8);
+        w.flush();
         let h = self.rt.hashers[calc as usize].hash(&buf);
         self.rt.calc_buf = buf;
         h

@@ -87,7 +87,16 @@ impl<'a> Exec<'a> {
         }
         let mut next = None;
         let mut matched = false;
+        let small = if key.len() <= 16 { Some(be_u128(&key)) } else { None };
         for t in &st.transitions {
+            if let (Some(k), Some((v, m))) = (small, t.small) {
+                if k & m == v {
+                    next = t.next;
+                    matched = true;
+                    break;
+                }
+                continue;
+            }
             let ok = match &t.kind {
                 TransitionKind::Default => true,
                 TransitionKind::Value { value, mask } => match mask {
