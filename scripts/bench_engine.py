@@ -118,8 +118,14 @@ def packet(dst_ip: int) -> bytes:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=300)
-    ap.add_argument("--packets", type=int, default=200_000)
+    ap.add_argument("--packets", type=int, default=1_000_000)
+    ap.add_argument("--write-json", metavar="FILE",
+                    help="write the program's BMv2 JSON (for dataplane/examples/bench_engine.rs) and stop")
     args = ap.parse_args()
+    if args.write_json:
+        with open(args.write_json, "w", encoding="utf-8") as f:
+            f.write(l2l3_json())
+        return
     e = dp.Engine(l2l3_json())
     for i in range(args.entries):
         e.table_add("ingress.ipv4_lpm", "ingress.set_nhop", [("lpm", (10 << 24) | (i << 8), 24)], [i, 1 + i % 8])
@@ -131,15 +137,15 @@ def main() -> None:
     t0 = time.perf_counter()
     n = e.process_repeat(pkts, reps)
     dt = time.perf_counter() - t0
-    print(f"engine (batches in Rust): {n / dt:,.0f} packets/s ({n} packets, {args.entries} routes, "
-          f"{args.entries} next hops, 1 core)")
+    print(f"engine (batches in Rust): {n / dt:,.0f} packets/s, {dt * 1e9 / n:.0f} ns/packet "
+          f"({n} packets, {args.entries} routes, {args.entries} next hops, 1 core)")
     batch = [(p, d, 0) for p, d in pkts]
     t0 = time.perf_counter()
     m = 0
     for _ in range(max(1, reps // 4)):
         m += len(e.process(batch))
     dt = time.perf_counter() - t0
-    print(f"through Engine.process from Python: {m / dt:,.0f} packets/s")
+    print(f"through Engine.process from Python: {m / dt:,.0f} packets/s, {dt * 1e9 / m:.0f} ns/packet")
 
 
 if __name__ == "__main__":

@@ -228,6 +228,7 @@ impl Switch {
     /// (the caller keeps time order; time never goes back). The bytes are
     /// copied into a pooled buffer.
     pub fn deliver(&mut self, port: u32, time_ns: u64, data: &[u8]) {
+        self.run_before(time_ns);
         self.now = self.now.max(time_ns);
         let mut p = self.alloc();
         p.data.extend_from_slice(data);
@@ -236,6 +237,7 @@ impl Switch {
 
     /// As `deliver`, the bytes written by `fill` into the pooled buffer.
     pub fn deliver_with(&mut self, port: u32, time_ns: u64, fill: impl FnOnce(&mut Vec<u8>)) {
+        self.run_before(time_ns);
         self.now = self.now.max(time_ns);
         let mut p = self.alloc();
         fill(&mut p.data);
@@ -256,6 +258,18 @@ impl Switch {
         match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
+        }
+    }
+
+    /// Processes the events due strictly before `t` (an arrival at `t`
+    /// comes before the switch's own events at `t`, as `inject`ed ones do).
+    #[inline]
+    fn run_before(&mut self, t: u64) {
+        while let Some(e) = self.next_event_at() {
+            if e >= t {
+                break;
+            }
+            self.step();
         }
     }
 
