@@ -101,6 +101,16 @@ class DutTest(P4RuntimeTest):
     def add_bridging_entry(self, mac: str, port: int) -> None:
         self.sw.table("dmac").insert({"dst_addr": mac}, "forward", port=port)
 
+    def bridge_to(self, mac: str, port: int) -> None:
+        """add_bridging_entry, or move the entry if `mac` already has one
+        (scenarios that run several times in one test)."""
+        dmac = self.sw.table("dmac")
+        if any(next(iter(e.match.values())) == int(mac.replace(":", ""), 16)
+               for e in dmac.entries()):
+            dmac.modify({"dst_addr": mac}, "forward", port=port)
+        else:
+            self.add_bridging_entry(mac, port)
+
     def add_bridging_drop(self, mac: str) -> None:
         self.sw.table("dmac").insert({"dst_addr": mac}, "drop")
 

@@ -8,7 +8,8 @@ that concrete tests (test_*.py) run with their own parameters.
     AclTest.with_dscp(pkt, dscp)
     LagTest.spread(flows, ports) -> {flow: port}
     ErroredFrameTest.run_dropped(frame, in_port, reason)
-    TelemetryTest: collector, report parsing, report masks
+
+(The telemetry instrument's bases are in tel_features.py.)
 
 Each scenario ends with ptf's negative check on every port, so a test
 fails on any frame it did not ask for, not only on a missing one.
@@ -16,16 +17,12 @@ fails on any frame it did not ask for, not only on a missing one.
 
 from __future__ import annotations
 
-import struct
 import time
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
-from ptf.mask import Mask
-from ptf.packet import IP, UDP, Ether
+from ptf.packet import IP, Ether
 
-from p4scope.control.reports import DOMAIN_QUEUE, Report, parse_report_frame
-
-from dut_base import ROUTER_MAC, DutTest, host_mac, udp_packet
+from dut_base import ROUTER_MAC, DutTest, udp_packet
 
 
 def mac_int(mac: str) -> int:
@@ -143,88 +140,3 @@ class ErroredFrameTest(DutTest):
         self.expect_nothing()
         self.wait_until(lambda: self.drops(reason, in_port) == before + 1, 2.0,
                         what=f"drop_counter[{reason} << 9 | {in_port}] to count the frame")
-
-
-# ----- telemetry ----------------------------------------------------------------------
-
-SWITCH_MAC = "02:00:00:00:00:fe"
-COLLECTOR_MAC = "02:00:00:00:00:64"
-SWITCH_IP = "10.255.0.1"
-COLLECTOR_IP = "10.255.0.100"
-COLLECTOR_UDP = 32766
-NODE_ID = 7
-SNAPLEN = 64
-# report sizes (int_report.p4): outer Ethernet+IPv4+UDP, then group 8 + individual 4
-# + main 8 + baseline 28 + DOMAIN_QUEUE block 48
-OUTER = 14 + 20 + 8
-MD_WORDS = (28 + 48) // 4
-REPORT_MD_BITS = 0x7C00
-
-
-class TelemetryTest(DutTest):
-    def setup_collector(self, port: int) -> None:
-        """Reports leave by `port` (a front-panel port, or the CPU port)."""
-        self.telemetry.collector(port=port, switch_ip=SWITCH_IP, collector_ip=COLLECTOR_IP,
-                                 collector_mac=COLLECTOR_MAC, switch_mac=SWITCH_MAC,
-                                 udp_port=COLLECTOR_UDP, node_id=NODE_ID, snaplen=SNAPLEN)
-
-    def reports_from(self, port: int, n: Optional[int] = None,
-                     timeout: float = 3.0, quiet: float = 0.3) -> list[Report]:
-        """Reports arriving on `port`: `n` of them, or (n None) all until
-        none comes for `quiet` s. Every frame must parse."""
-        frames = []
-        if n is not None:
-            frames = self.receive_n(port, n, timeout)
-        else:
-            while True:
-                got = self.receive(port, quiet)
-                if got is None:
-                    break
-                frames.append(got[1])
-        return [parse_report_frame(f, COLLECTOR_UDP) for f in frames]
-
-    def report_mask(self, inner: bytes, ingress_port: int, egress_port: int,
-                    events: int, frame_bytes: int, tracked: bool = False,
-                    congested: bool = False) -> Mask:
-        """The report frame the DUT should send about a packet whose first
-        bytes are `inner`; per-packet measurements (timestamps, latency,
-        depths, sequence number) are don't-care bits."""
-        inner = inner[:min(SNAPLEN, len(inner)) & ~3]
-        body = struct.pack("!II", (2 << 28), NODE_ID)                 # group: ver 2, seq 0
-        body += struct.pack("!BBBB", (1 << 4) | (2 if inner else 0),  # INT, Ethernet inside
-                            (8 + MD_WORDS * 4 + len(inner)) // 4, MD_WORDS,
-                            (congested << 6) | (tracked << 5))          # D Q F I
-        body += struct.pack("!HHHH", REPORT_MD_BITS, DOMAIN_QUEUE, 0xFFF0, 0)
-        body += struct.pack("!HHIIQQ", ingress_port, egress_port, 0, 0, 0, 0)
-        body += struct.pack("!BBH11I", events, 0, frame_bytes, *([0] * 11))
-        body += inner
-        outer = (Ether(dst=COLLECTOR_MAC, src=SWITCH_MAC)
-                 / IP(src=SWITCH_IP, dst=COLLECTOR_IP, ttl=64, flags=2, id=0)
-                 / UDP(sport=0, dport=COLLECTOR_UDP, chksum=0))
-        frame = Ether(bytes(outer / body))
-        m = Mask(frame)
-        ip, grp = 14, OUTER
-        m.set_do_not_care((ip + 4) * 8, 16)             # identification = sequence number
-        m.set_do_not_care((ip + 10) * 8, 16)            # header checksum (covers it)
-        m.set_do_not_care(grp * 8 + 10, 22)             # group header sequence number
-        md = OUTER + 20
-        m.set_do_not_care((md + 4) * 8, 32)             # hop latency
-        m.set_do_not_care((md + 8) * 8 + 8, 24)         # queue occupancy
-        m.set_do_not_care((md + 12) * 8, 128)           # ingress and egress timestamps
-        ds = md + 28
-        m.set_do_not_care((ds + 1) * 8, 8)              # flags (byte counts valid: p4scope)
-        m.set_do_not_care((ds + 4) * 8, 6 * 32)         # depths, bytes, buffer, time in queue
-        return m
-
-    def send_burst(self, frames: Iterable[tuple[int, bytes]]) -> int:
-        """Sends (port, frame) pairs back to back; returns how many."""
-        n = 0
-        for port, f in frames:
-            self.dataplane.send(0, port, f)
-            n += 1
-        return n
-
-    @staticmethod
-    def queue_reports(reports: Iterable[Report]) -> list[Report]:
-        out = [r for r in reports if r.domain_id == DOMAIN_QUEUE and r.queue is not None]
-        return out

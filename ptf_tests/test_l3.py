@@ -3,7 +3,7 @@
 from ptf.mask import Mask
 from ptf.packet import Ether
 
-from dut_base import DROP_NO_ROUTE, DROP_TTL, ROUTER_MAC, host_mac, udp_packet
+from dut_base import DROP_NO_ROUTE, DROP_TTL, host_mac, udp_packet
 from dut_features import RoutingTest
 from ptf.testutils import group
 
