@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional
 
 import ptf
 import ptf.testutils as tu
@@ -195,9 +195,11 @@ class P4RuntimeTest(BaseTest):
         rt = self.runtime()
         self._queues.add(port)
         if depth is not None:
-            rt.sswitch.set_egress_queue_depth(port, depth)
+            self.assertEqual(rt.sswitch.set_egress_queue_depth(port, depth), 0,
+                             f"set_egress_queue_depth({port}, {depth}) refused")
         if rate_pps is not None:
-            rt.sswitch.set_egress_queue_rate(port, rate_pps)
+            self.assertEqual(rt.sswitch.set_egress_queue_rate(port, rate_pps), 0,
+                             f"set_egress_queue_rate({port}, {rate_pps}) refused")
 
     def _reset_queues(self) -> list[str]:
         problems = []
@@ -211,10 +213,3 @@ class P4RuntimeTest(BaseTest):
         self._queues.clear()
         return problems
 
-
-def drain(test: P4RuntimeTest, ports: Sequence[int], quiet: float = 0.2) -> int:
-    """Discards frames until none arrives for `quiet` s; returns how many."""
-    n = 0
-    while test.receive(None, quiet) is not None:
-        n += 1
-    return n
