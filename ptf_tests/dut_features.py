@@ -66,6 +66,17 @@ class LearningTest(DutTest):
             app.handle(timeout=0.1)
         return time.monotonic() - t0
 
+    def keep_sending(self, pkt, in_port: int, out_port: int, seconds: float,
+                     period: float) -> None:
+        """Sends `pkt` every `period` s for `seconds` s (each one must arrive
+        on `out_port`), letting the learning app handle what comes in."""
+        app = self.learning()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.send(in_port, pkt)
+            self.expect(pkt, out_port)
+            app.handle(timeout=period)
+
     def dmac_macs(self) -> set[int]:
         return {next(iter(e.match.values())) for e in self.sw.table("dmac").entries()}
 

@@ -178,3 +178,27 @@ class Ageing(LearningTest):
         self.assertNotIn(mac_int(a), self.dmac_macs())
         self.send(p[1], udp_packet(2, 1))                       # a unknown again: flooded
         self.expect_on(udp_packet(2, 1), [q for q in self.ports if q != p[1]])
+
+
+@group("learning")
+class AgeingRefreshedByTraffic(LearningTest):
+    """A MAC that keeps sending is not aged out, however long it stays;
+    once it falls silent it is."""
+
+    AGEING_S = 0.5
+
+    def runTest(self):
+        p = self.need_ports(2)
+        self.setup_flood_domain()
+        a = host_mac(1)
+        app = self.learning(ageing_s=self.AGEING_S)
+        self.add_station(host_mac(2), p[1])
+        self.send(p[0], udp_packet(1, 2))
+        self.expect_on(udp_packet(1, 2), [p[1]])
+        self.wait_learnt(a, p[0])
+        self.keep_sending(udp_packet(1, 2), p[0], p[1], seconds=4 * self.AGEING_S,
+                          period=self.AGEING_S / 4)
+        self.assertEqual(app.stats.aged, 0, "aged out while it kept sending")
+        self.assertIn(mac_int(a), app.macs)
+        self.wait_aged(a, timeout=self.AGEING_S + 5.0)
+        self.expect_nothing()
