@@ -32,11 +32,35 @@ def ordered(col: pd.Series) -> list:
     return list(dict.fromkeys(col.tolist()))
 
 
+def combo_short(combination: str, width: int = 14) -> str:
+    """A port combination cut to `width` characters ('2,3,10,11,12,…')."""
+    c = str(combination)
+    return c if len(c) <= width else c[:width - 1].rstrip(",") + ",…"
+
+
 def short_case(row: pd.Series) -> str:
     """'2:1 Test 1 · 64 B · fair' for a microburst row, 'N=6 9-14 · fair' for fairness."""
     if "frame_size" in row and not pd.isna(row.get("frame_size")):
         return f"{row['scenario']} {row['combination']} · {int(row['frame_size'])} B · {row['profile']}"
-    return f"N={int(row['n'])} {row['combination']} · {row['profile']}"
+    return f"N={int(row['n'])} {combo_short(row['combination'])} · {row['profile']}"
+
+
+def case_group(row: pd.Series) -> str:
+    """What a heatmap row belongs to: its case without the frame size."""
+    if "frame_size" in row and not pd.isna(row.get("frame_size")):
+        return f"{row['scenario']} {row['combination']} · {row['profile']}"
+    return f"N={int(row['n'])} · {row['profile']}"
+
+
+def case_short(case_id: str, width: int = 18) -> str:
+    """'2to1-test1 64B fair' from 'microburst/2to1-test1/64B/fair'; long port
+    lists cut."""
+    parts = case_id.split("/")
+    if len(parts) >= 4:
+        mid = parts[1] if len(parts[1]) <= width else parts[1][:width - 1] + "…"
+        extra = "" if parts[2] == "imix" else f" {parts[2]}"
+        return f"{mid}{extra} {parts[3]}"
+    return case_id
 
 
 # ----- occupancy over time ----------------------------------------------------------
@@ -164,14 +188,22 @@ class Heatmap:
     edges_us: np.ndarray
     rows: list[str]
     mb: np.ndarray  # rows x bins
+    breaks: list[int] = field(default_factory=list)  # rows where a new group starts
 
 
-def queue_heatmap(truth: pd.DataFrame, labels: dict[str, str], nbins: int = 200) -> Optional[Heatmap]:
+def queue_heatmap(truth: pd.DataFrame, labels: dict[str, str], nbins: int = 200,
+                  groups: Optional[dict[str, str]] = None) -> Optional[Heatmap]:
     """Time x egress queue: one row per (case, egress port, queue) in the
     order of `labels`, per time bin the highest occupancy, time since each
-    case's first queued frame on a shared axis."""
-    rows, series = [], []
+    case's first queued frame on a shared axis; `groups` (case -> group)
+    marks where a new group of rows starts."""
+    rows, series, breaks = [], [], []
+    last_group = None
     for cid, lab in labels.items():
+        g_of = (groups or {}).get(cid)
+        if groups is not None and g_of != last_group and rows:
+            breaks.append(len(rows))
+        last_group = g_of
         d = truth[truth["case_id"] == cid]
         if d.empty:
             continue
@@ -185,7 +217,7 @@ def queue_heatmap(truth: pd.DataFrame, labels: dict[str, str], nbins: int = 200)
     t_end = max(float(t[-1]) for t, _ in series)
     edges = np.linspace(0.0, max(t_end, 1e-3), nbins + 1)
     mat = np.vstack([fg.bin_max_step(t, v, edges) for t, v in series]) / MB
-    return Heatmap(edges, rows, mat)
+    return Heatmap(edges, rows, mat, breaks)
 
 
 @dataclass

@@ -170,11 +170,13 @@ def queue_heatmap(h: pdt.Heatmap, title: str) -> plt.Figure:
                       shading="flat", vmin=0)
     ax.set_yticks(np.arange(len(h.rows)) + 0.5)
     ax.set_yticklabels(h.rows, fontsize=6.5 if len(h.rows) > 30 else 8)
+    for b in h.breaks:
+        ax.axhline(b, color="white", lw=1.5)
     ax.invert_yaxis()
     ax.grid(False)
     ax.set_xlabel("time since the case's first queued frame (µs)")
     ax.set_title(title)
-    cb = fig.colorbar(m, ax=ax, pad=0.01)
+    cb = fig.colorbar(m, ax=ax, pad=0.01, fraction=0.03, aspect=30)
     cb.set_label("occupancy (MB), max per bin")
     fig.tight_layout()
     return fig
@@ -222,12 +224,12 @@ def share_bars(cases: list[pdt.ShareCase], title: str) -> plt.Figure:
 
 def fairness_index(fair: pd.DataFrame) -> plt.Figure:
     """Jain's index per case and profile, with the 0.99 bar."""
-    labels = pdt.ordered(fair["n"].astype(int).astype(str) + ":1 " + fair["combination"])
+    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"].map(pdt.combo_short)
+    labels = pdt.ordered(key)
     profiles = pdt.ordered(fair["profile"])
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels) + 2), 3.2))
+    fig, ax = plt.subplots(figsize=(max(6, 0.75 * len(labels) + 2), 3.4))
     x = np.arange(len(labels))
     w = 0.8 / max(1, len(profiles))
-    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"]
     for i, prof in enumerate(profiles):
         d = fair[fair["profile"] == prof].assign(key=key).set_index("key")["jain_bw"]
         ax.bar(x + (i - (len(profiles) - 1) / 2) * w, [d.get(k, np.nan) for k in labels], w,
@@ -237,15 +239,17 @@ def fairness_index(fair: pd.DataFrame) -> plt.Figure:
     ax.set_xticklabels(labels, rotation=30, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("Jain's index (bandwidth)")
-    ax.set_title("Fairness per port combination")
-    ax.legend(loc="lower right")
+    ax.set_title("Fairness per port combination (source ports → 31)", pad=22)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(profiles) + 1,
+              fontsize=8)
     fig.tight_layout()
     return fig
 
 
 def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> plt.Figure:
-    """Peak occupancy measured vs true, and the per-ingress share errors."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    """Peak occupancy measured vs true (scatter and relative error per case)
+    and the per-ingress share errors."""
+    fig, (a, c, b) = plt.subplots(1, 3, figsize=(13, 3.9), gridspec_kw={"width_ratios": [1, 1.3, 1.3]})
     profiles = pdt.ordered(errors["profile"])
     scale, unit = pdt.peak_scale(errors)
     for prof in profiles:
@@ -258,24 +262,43 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> p
     a.plot(xs, xs, "k-", lw=0.8, label="equal")
     a.fill_between(xs, xs * 0.95, xs * 1.05, color="gray", alpha=0.15, label="±5%")
     a.set_xlabel(f"true peak occupancy ({unit})")
-    a.set_ylabel(f"instrument's peak occupancy ({unit})")
+    a.set_ylabel(f"instrument's peak ({unit})")
     a.set_title("Peak occupancy per case")
     a.legend(loc="upper left")
+    # relative peak error per case, cases in run order, experiments apart
+    labels = [pdt.case_short(cid) for cid in errors["case_id"]]
+    x = np.arange(len(errors))
+    for prof in profiles:
+        m = (errors["profile"] == prof).to_numpy()
+        c.plot(x[m], errors["peak_error_rel"].to_numpy(float)[m] * 100, "o", ms=3.5,
+               color=pdt.profile_color(prof, profiles), label=prof)
+    c.axhspan(-5, 5, color="gray", alpha=0.15)
+    c.axhline(0, color="black", lw=0.7)
+    lim = max(6.0, float(np.nanmax(np.abs(errors["peak_error_rel"]))) * 100 * 1.2) \
+        if errors["peak_error_rel"].notna().any() else 6.0
+    c.set_ylim(-lim, lim)
+    c.set_ylabel("peak error (%)")
+    c.set_title("Instrument's peak − true peak (band ±5%)")
+    _sparse_ticks(c, x, labels)
     if shares is not None and not shares.empty:
-        labels = pdt.ordered(shares["case_id"])
-        for i, cid in enumerate(labels):
+        cases = pdt.ordered(shares["case_id"])
+        for i, cid in enumerate(cases):
             d = shares[shares["case_id"] == cid]
             prof = d["profile"].iloc[0]
             b.plot(np.full(len(d), i), d["err_pp_bw"], "o", ms=3,
                    color=pdt.profile_color(prof, profiles), alpha=0.75)
-        b.axhspan(-1, 1, color="gray", alpha=0.15, label="±1 pp")
-        short = [c.split("/")[1] + " " + c.split("/")[-1] if c.count("/") >= 2 else c for c in labels]
-        b.set_xticks(np.arange(len(labels)))
-        b.set_xticklabels(short, rotation=60, ha="right", fontsize=6.5)
+        b.axhspan(-1, 1, color="gray", alpha=0.15)
+        b.set_ylim(-1.5, 1.5)
+        _sparse_ticks(b, np.arange(len(cases)), [pdt.case_short(cid) for cid in cases])
         b.set_ylabel("share error (percentage points)")
-        b.set_title("Per-ingress bandwidth share: instrument − truth")
-        b.legend(loc="upper right")
+        b.set_title("Per-ingress bandwidth share − truth (band ±1 pp)")
     else:
         b.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def _sparse_ticks(ax, x: np.ndarray, labels: list[str], most: int = 24) -> None:
+    step = max(1, int(np.ceil(len(labels) / most)))
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels(labels[::step], rotation=70, ha="right", fontsize=6.5)

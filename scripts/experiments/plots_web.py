@@ -202,7 +202,7 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> g
 
 
 def fairness_index(fair: pd.DataFrame) -> go.Figure:
-    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"]
+    key = fair["n"].astype(int).astype(str) + ":1 " + fair["combination"].map(pdt.combo_short)
     fig = go.Figure()
     profiles = pdt.ordered(fair["profile"])
     for prof in profiles:

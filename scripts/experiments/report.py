@@ -253,7 +253,8 @@ def _microburst(page: Page) -> None:
             page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
                       pp.burst_occupancy_grid(panels))
         labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()}
-        h = pdt.queue_heatmap(truth, labels)
+        groups = {r["case_id"]: pdt.case_group(r) for _, r in micro.iterrows()}
+        h = pdt.queue_heatmap(truth, labels, groups=groups)
         if h is not None:
             s.parts.append("<h3>Time × egress queue</h3>")
             page.plot(s, "microburst_heatmap", pw.queue_heatmap(h, "Occupancy per egress queue"),
@@ -341,7 +342,8 @@ def _fairness(page: Page) -> None:
                       pp.stacked_by_ingress(stacks))
         if run.has("ground_truth"):
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
-            h = pdt.queue_heatmap(run.t["ground_truth"], labels)
+            groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
+            h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
             if h is not None:
                 page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
                           pp.queue_heatmap(h, "Fairness: occupancy per egress queue"))
