@@ -188,7 +188,10 @@ def _theory(page: Page) -> None:
         "queue settles where <i>q = α·(B − q)</i>, i.e. <b><i>q* = α·B / (1 + α)</i></b>; with "
         "<i>n</i> queues congested at once each gets <i>α·B / (1 + n·α)</i>; space reserved for "
         "a queue outside the shared pool adds to this. A queue with a static limit keeps that "
-        "limit."))
+        "limit. When the queue arbitrates between ingress ports (both profiles here) it keeps one "
+        "virtual output queue (VOQ) per ingress port and the threshold applies to each VOQ: "
+        "<i>k</i> ingress ports bursting into one egress queue hold <b><i>k·α·B / (1 + k·α)</i></b> "
+        "together — two thirds of the buffer for 2:1 with α = 1, four fifths for 4:1."))
     s.parts.append(_p(
         "A microburst of <i>N</i> frames from each of <i>k</i> ingress ports at line rate fills "
         "the egress queue at (k − 1) × line rate while the egress port drains at line rate. When "
@@ -203,7 +206,10 @@ def _theory(page: Page) -> None:
         "arbiter gives each source 1/N of it (Jain's index 1), whatever the frame sizes, and the "
         "bandwidth share equals the packet-rate share when every source sends the same mix. An "
         "arbiter that favours some ports, or drops large frames more than small ones, shows up "
-        "as unequal shares, or as packet-rate shares above bandwidth shares."))
+        "as unequal shares, or as packet-rate shares above bandwidth shares. The unfair profile "
+        "serves groups of eight ingress ports (1-8, 9-16, 17-24, 25-32) in turn first and the "
+        "ports of a group after: each active group gets 1/G of the port, each of its n ports "
+        "1/(G·n) — ports 8-13, for instance, get 50% (port 8) and 10% each (9-13)."))
     th = page.run.meta.get("theory") or []
     if th:
         df = pd.DataFrame(th)
@@ -383,6 +389,19 @@ def _checks(page: Page) -> None:
                          f"{FAIR_SHARE_DEV:.0%} of 1/N in every case",
                          f"min Jain {g['jain_bw'].min():.4f}, max deviation {g['max_dev_bw'].max():.2%}",
                          ok if prof == "fair" else None))
+            if "expected_max_err_pp" in g:
+                worst = g["expected_max_err_pp"].max()
+                rows.append((f"fairness, {prof}: shares as the profile's arbitration predicts "
+                             f"(within {SHARE_TOL_PP:g} pp)", f"worst {worst:.2f} pp",
+                             bool(worst <= SHARE_TOL_PP)))
+            if "instrument_jain_bw" in g:
+                unfair_truth = set(g.loc[g["jain_bw"] < FAIR_JAIN, "case_id"])
+                unfair_seen = set(g.loc[g["instrument_jain_bw"] < FAIR_JAIN, "case_id"])
+                rows.append((f"fairness, {prof}: the instrument finds the imbalanced cases "
+                             f"(Jain < {FAIR_JAIN})",
+                             f"{len(unfair_seen)} found, {len(unfair_truth)} in truth, "
+                             f"{len(unfair_seen ^ unfair_truth)} differ",
+                             unfair_seen == unfair_truth))
     if run.has("microburst") and "error_rel" in run.t["microburst"]:
         m = run.t["microburst"]
         for prof, g in m.groupby("profile", sort=False):
@@ -407,7 +426,7 @@ def _checks(page: Page) -> None:
     s.parts.append('<table class="data"><tr><th>bar</th><th>measured</th><th></th></tr>'
                    + body + "</table>")
     s.parts.append(_p("n/a: the unfair profile is meant to fail the fairness bar; its imbalance "
-                      "is what the instrument has to find."))
+                      "is what the instrument has to find (the rows below it)."))
 
 
 CSS = """
