@@ -349,6 +349,8 @@ pub struct TableDef {
     pub actions: Vec<u32>,
     /// Successor by action id (index: action id). Outer None: action not listed.
     pub next_by_action: HashMap<u32, Option<NodeRef>>,
+    /// The same as a list, scanned per packet (tables have few actions).
+    pub next_list: Vec<(u32, Option<NodeRef>)>,
     /// Some when the table uses `__HIT__`/`__MISS__` successors.
     pub next_hit_miss: Option<(Option<NodeRef>, Option<NodeRef>)>,
     pub base_default_next: Option<NodeRef>,

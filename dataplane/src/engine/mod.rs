@@ -390,8 +390,16 @@ impl Switch {
         }
     }
 
+    #[inline]
     fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
-        f.map(|f| pkt.phv.get(&self.prog, f).low_u64()).unwrap_or(0)
+        match f {
+            // standard metadata is unsigned and narrow: the stored bits are the value
+            Some(f) if self.prog.fields[f as usize].wide.is_none() && !self.prog.fields[f as usize].signed => {
+                pkt.phv.vals[f as usize] as u64
+            }
+            Some(f) => pkt.phv.get(&self.prog, f).low_u64(),
+            None => 0,
+        }
     }
 
     fn receive(&mut self, port: u32, data: Vec<u8>) {

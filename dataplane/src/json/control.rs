@@ -499,6 +499,11 @@ fn load_table(
         profile,
         max_size: t.get("max_size").and_then(|m| m.as_u64()).unwrap_or(1024) as u32,
         actions,
+        next_list: {
+            let mut l: Vec<(u32, Option<NodeRef>)> = next_by_action.iter().map(|(a, n)| (*a, *n)).collect();
+            l.sort_by_key(|x| x.0);
+            l
+        },
         next_by_action,
         next_hit_miss: if hit_miss { Some((hit, miss)) } else { None },
         base_default_next,

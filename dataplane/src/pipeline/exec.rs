@@ -647,8 +647,8 @@ impl<'a> Exec<'a> {
         if let Some((h, m)) = t.next_hit_miss {
             return if hit.is_some() { h } else { m };
         }
-        match action.and_then(|a| t.next_by_action.get(&a)) {
-            Some(n) => *n,
+        match action.and_then(|a| t.next_list.iter().find(|x| x.0 == a)) {
+            Some(n) => n.1,
             None => t.base_default_next,
         }
     }

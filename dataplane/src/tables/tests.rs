@@ -24,6 +24,7 @@ fn tdef(kinds: &[(MatchKind, u32)], match_type: MatchKind) -> TableDef {
         max_size: 16,
         actions: vec![0],
         next_by_action: Default::default(),
+        next_list: vec![],
         next_hit_miss: None,
         base_default_next: None,
         default: None,
