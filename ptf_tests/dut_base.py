@@ -20,6 +20,7 @@ and packet builders with the suite's addressing plan (host i: MAC
 
 from __future__ import annotations
 
+import time
 from typing import Optional, Sequence
 
 import ptf.testutils as tu
@@ -78,6 +79,27 @@ class DutTest(P4RuntimeTest):
         self._flooding: Optional[Flooding] = None
         self._telemetry: Optional[Telemetry] = None
         self._learning: Optional[L2Learning] = None
+        self._taken0 = self.port_counts("ingress_port_counter", self.ports)
+
+    # ----- negative checks ------------------------------------------------------------
+
+    def wait_taken_in(self, timeout: float = 5.0) -> None:
+        """Waits until ingress_port_counter shows every frame sent in this
+        test, so that a negative check only has to cover the way from the
+        queue to the wire, however slowly the switch reads its ports."""
+        ports = sorted(p for p, n in self.sent.items() if n and p in self._taken0)
+        if not ports:
+            return
+        want = {p: self._taken0[p][0] + self.sent[p] for p in ports}
+        deadline = time.monotonic() + timeout
+        while True:
+            have = {p: v[0] for p, v in self.port_counts("ingress_port_counter", ports).items()}
+            if all(have[p] >= want[p] for p in ports):
+                break
+            if time.monotonic() > deadline:
+                self.fail(f"the switch took in {have} frames per port, {want} were sent")
+            time.sleep(0.005)
+        self.assertEqual(have, want, "the switch took in frames that were not sent")
 
     # ----- L2 -----------------------------------------------------------------------
 

@@ -64,6 +64,8 @@ class P4RuntimeTest(BaseTest):
         self.cpu_port = self.params.cpu_port
         self._queues: set[int] = set()
         self._runtime = None
+        self.sent: dict[int, int] = {}
+        """Frames sent per port in this test (counted by before_send)."""
         self.client = self._connect()
         self.sw = RecordingSwitch(self.client)
         self.sw.set_pipeline(pipeline_of(self.params))
@@ -131,6 +133,11 @@ class P4RuntimeTest(BaseTest):
     def send(self, port: int, pkt, count: int = 1) -> None:
         tu.send_packet(self, port, pkt, count)
 
+    def before_send(self, pkt, device_number: int = 0, port_number: int = -1) -> None:
+        """ptf calls this for every frame it sends: the count lets a layer
+        above wait until the switch has taken every frame in."""
+        self.sent[port_number] = self.sent.get(port_number, 0) + 1
+
     def expect(self, pkt, port: int, timeout: Optional[float] = None) -> None:
         """`pkt` (a packet or a ptf Mask) arrives on `port`."""
         tu.verify_packet(self, pkt, port, timeout)
@@ -142,8 +149,14 @@ class P4RuntimeTest(BaseTest):
         self.expect_nothing()
 
     def expect_nothing(self) -> None:
-        """No (further) packet on any port: ptf's negative check."""
+        """No (further) packet on any port: ptf's negative check, after
+        `wait_taken_in` (a layer above knows how to tell)."""
+        self.wait_taken_in()
         tu.verify_no_other_packets(self)
+
+    def wait_taken_in(self) -> None:
+        """Waits until the switch has started processing every frame sent so
+        far; here a no-op (the program's counters are not known here)."""
 
     def receive(self, port: Optional[int] = None, timeout: Optional[float] = None,
                 exp=None) -> Optional[tuple[int, bytes]]:

@@ -109,7 +109,7 @@ class TelemetryTest(DutTest):
         """Sends (port, frame) pairs back to back; returns how many."""
         n = 0
         for port, f in frames:
-            self.dataplane.send(0, port, f)
+            self.send(port, f)
             n += 1
         return n
 
