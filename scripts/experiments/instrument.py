@@ -111,3 +111,87 @@ def error_row(case_id: str, experiment: str, profile: str, unit: str, truth_peak
         "share_error_pp": share_err_pp, "reports_lost": lost,
     }
 
+
+
+POLLED = ("tel_interval_id", "tel_interval_max_pkts", "tel_interval_max_bytes", "tel_burst_id",
+          "tel_burst_pkts")
+
+
+class RegisterPoller:
+    """The instrument read over P4Runtime while virtual time runs.
+
+    The DUT keeps, per egress port, the occupancy maxima of the current
+    interval of 2^n microseconds (egress clock) and the current burst's id
+    and packet count. Polled exactly at interval boundaries — virtual time
+    stops there — the interval registers hold the maximum of the interval
+    that just ended (or of an older one, when no packet left the port in
+    it: the queue was empty). Each poll is one P4Runtime Read of the five
+    registers; the burst registers give each burst's start and end to
+    within one poll period."""
+
+    def __init__(self, vs: Any, egress: int, interval_log2_us: int):
+        self.vs = vs
+        self.egress = egress
+        self.interval_ns = (1 << interval_log2_us) * 1000
+        sch = vs.sw.schema
+        self._ids = {sch.register(n).id: n for n in POLLED}
+        self.rows: list[dict[str, Any]] = []
+
+    def _read(self) -> dict[str, int]:
+        from finsy.proto import p4r
+
+        ents = []
+        for rid in self._ids:
+            e = p4r.Entity()
+            e.register_entry.register_id = rid
+            e.register_entry.index.index = self.egress
+            ents.append(e)
+        out = {}
+        for e in self.vs.sw.client.read(ents):
+            name = self._ids.get(e.register_entry.register_id)
+            if name is not None:
+                out[name] = int.from_bytes(e.register_entry.data.bitstring or b"\0", "big")
+        return out
+
+    def poll(self, t_ns: int) -> None:
+        """Reads the registers at the end of the interval ending at `t_ns`
+        (virtual time stands 1 ns before it)."""
+        r = self._read()
+        ended = t_ns // self.interval_ns - 1  # the interval that just ended
+        fresh = r.get("tel_interval_id", 0) - 1 == ended
+        self.rows.append({"t_ns": t_ns, "fresh": fresh,
+                          "max_pkts": r.get("tel_interval_max_pkts", 0) if fresh else 0,
+                          "max_bytes": r.get("tel_interval_max_bytes", 0) if fresh else 0,
+                          "burst_id": r.get("tel_burst_id", 0),
+                          "burst_pkts": r.get("tel_burst_pkts", 0)})
+
+    def seen(self, case_id: str, unit: str) -> Seen:
+        rows = self.rows
+        series = pd.DataFrame([{
+            "case_id": case_id, "t_ns": r["t_ns"] - self.interval_ns, "egress_port": self.egress,
+            "queue": 0, "kind": "interval_max", "depth_bytes": r["max_bytes"],
+            "depth_frames": r["max_pkts"], "ingress_port": -1} for r in rows],
+            columns=["case_id", "t_ns", "egress_port", "queue", "kind", "depth_bytes",
+                     "depth_frames", "ingress_port"])
+        bursts: list[dict[str, Any]] = []
+        col = "max_bytes" if unit == "bytes" else "max_pkts"
+        prev_id = 0
+        for r in rows:
+            t = float(r["t_ns"])
+            is_open = bool(bursts) and math.isnan(bursts[-1]["end_ns"])
+            if r["burst_id"] > prev_id:  # a burst began in the last poll period
+                if is_open:
+                    bursts[-1]["end_ns"] = t
+                bursts.append({"case_id": case_id, "source": "instrument",
+                               "egress_port": self.egress, "queue": 0,
+                               "burst_id": r["burst_id"], "start_ns": t, "end_ns": math.nan,
+                               "peak": 0.0, "unit": unit, "peak_ns": math.nan,
+                               "frames": math.nan})
+                is_open = True
+            if is_open and r[col] > bursts[-1]["peak"]:
+                bursts[-1]["peak"] = float(r[col])
+                bursts[-1]["peak_ns"] = t - self.interval_ns
+            if is_open and r["burst_pkts"] == 0:
+                bursts[-1]["end_ns"] = t
+            prev_id = r["burst_id"]
+        return Seen(series, pd.DataFrame(bursts), 0, 0)

@@ -24,7 +24,7 @@ from .testbed import COLLECTOR_PORT, COLLECTOR_UDP, Flow, TelemetryConfig, Virtu
 from .traffic import Traffic, can_capture
 
 INTERVAL_LOG2_US = 0  # 1 us intervals of occupancy maxima (with reports)
-WHOLE_CASE_LOG2_US = 20  # one interval (~1 s) spans a case: its maximum is the case's peak
+POLL_LOG2_US = 4  # without reports: 16 us intervals, polled over P4Runtime at their ends
 
 
 def make_measure(vs: VirtualSwitch, profiles: dict[str, Profile]) -> Callable[[Case, Tick], Tables]:
@@ -53,39 +53,55 @@ def _unit(vs: VirtualSwitch) -> str:
 
 def _tel(capture: bool, on: int, off: int, unit: str, per_packet: bool) -> TelemetryConfig:
     """With reports captured: 1 us interval maxima and (for bursts) a report
-    per packet while a burst lasts. Without: no reports, one interval for
-    the whole case, read over P4Runtime at the end."""
+    per packet while a burst lasts. Without: no reports; 16 us intervals
+    whose maxima (and the burst registers) are polled over P4Runtime."""
     if capture:
         return TelemetryConfig(on, off, INTERVAL_LOG2_US, report_intervals=True,
                                report_burst_packets=per_packet, bytes_mode=unit == "bytes")
-    return TelemetryConfig(on, off, WHOLE_CASE_LOG2_US, report_intervals=False,
+    return TelemetryConfig(on, off, POLL_LOG2_US, report_intervals=False,
                            report_burst_packets=False, bytes_mode=unit == "bytes")
 
 
-def _seen(vs: VirtualSwitch, tr: Traffic, case_id: str, egress: int, unit: str,
-          captured: bool) -> instrument.Seen:
-    if captured:
-        return instrument.from_collector(case_id, _collector(tr), INTERVAL_LOG2_US, unit)
-    return instrument.from_registers(case_id, vs, egress, unit)
+class _Instrument:
+    """Reads the instrument one way or the other for one case."""
+
+    def __init__(self, vs: VirtualSwitch, tr: Traffic, egress: int, unit: str):
+        self.vs, self.tr, self.egress, self.unit = vs, tr, egress, unit
+        self.captured = tr.capture(COLLECTOR_PORT)
+        self.poller = None if self.captured else instrument.RegisterPoller(vs, egress, POLL_LOG2_US)
+
+    @property
+    def every_ns(self) -> int:
+        return 0 if self.poller is None else self.poller.interval_ns
+
+    @property
+    def on_step(self):
+        return None if self.poller is None else self.poller.poll
+
+    def seen(self, case_id: str) -> instrument.Seen:
+        if self.poller is None:
+            return instrument.from_collector(case_id, _collector(self.tr), INTERVAL_LOG2_US,
+                                             self.unit)
+        return self.poller.seen(case_id, self.unit)
 
 
 def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> Tables:
     bp = mbx.plan_of(case)
     unit = _unit(vs)
     on, off = bp.burst_on(unit), bp.burst_off(unit)
-    capture = can_capture()
     vs.reset(prof, [Flow(p, bp.egress) for p in bp.ingress],
-             {bp.egress: _tel(capture, on, off, unit, per_packet=True)})
+             {bp.egress: _tel(can_capture(), on, off, unit, per_packet=True)})
     tr = Traffic(vs)
     tr.trace([bp.egress])
-    captured = tr.capture(COLLECTOR_PORT)
+    ins = _Instrument(vs, tr, bp.egress, unit)
     for i, port in enumerate(bp.ingress):
         tr.burst(i, port, bp.egress, bp.frame_size, bp.burst_frames, start_ns=0)
-    tr.run_until_idle(tick, expected_ns=bp.duration_ns)
+    tr.run_until_idle(tick, expected_ns=bp.duration_ns, every_ns=ins.every_ns,
+                      on_step=ins.on_step)
     sinks = tr.sinks()
     mbx.sent_check(bp, sinks)
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, off, unit)
-    seen = _seen(vs, tr, case.case_id, bp.egress, unit, captured)
+    seen = ins.seen(case.case_id)
     row = mbx.result_row(case, bp, sinks, truth.peak_of(bp.egress)[0])
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
@@ -107,19 +123,18 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     limit = prof.buffer_bytes * prof.alpha / (1 + prof.alpha)
     mean = mix_mean_size(dict(ip.mix))
     on = int(0.1 * limit) if unit == "bytes" else max(2, int(0.1 * limit / prof.footprint(int(mean))))
-    capture = can_capture()
     vs.reset(prof, [Flow(p, ip.egress) for p in ip.ingress],
-             {ip.egress: _tel(capture, on, on // 2, unit, per_packet=False)})
+             {ip.egress: _tel(can_capture(), on, on // 2, unit, per_packet=False)})
     tr = Traffic(vs)
     tr.trace([ip.egress])
-    captured = tr.capture(COLLECTOR_PORT)
+    ins = _Instrument(vs, tr, ip.egress, unit)
     mix = dict(ip.mix)
     for i, port in enumerate(ip.ingress):
         tr.stream(i, port, ip.egress, mix, load=ip.load, start_ns=0, stop_ns=ip.duration_ns)
     w = ip.warmup_ns / ip.duration_ns
-    tr.run_until(ip.warmup_ns, lambda f: tick(f * w))
+    tr.run_until(ip.warmup_ns, lambda f: tick(f * w), ins.every_ns, ins.on_step)
     rx0, d0 = tr.sinks(), vs.pair_counters(ip.egress, ip.ingress)
-    tr.run_until(ip.duration_ns, lambda f: tick(w + f * (1 - w)))
+    tr.run_until(ip.duration_ns, lambda f: tick(w + f * (1 - w)), ins.every_ns, ins.on_step)
     rx1, d1 = tr.sinks(), vs.pair_counters(ip.egress, ip.ingress)
     window = _delta(rx1, rx0)
     streams = fx.stream_rows(case, ip, window)
@@ -127,7 +142,7 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     inst = fx.instrument_rows(case, ip, delivered, streams)
     row = fx.case_row(case, ip, streams, inst)
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit)
-    seen = _seen(vs, tr, case.case_id, ip.egress, unit, captured)
+    seen = ins.seen(case.case_id)
     err = instrument.error_row(case.case_id, fx.EXPERIMENT, ip.profile, unit,
                                truth.peak_of(ip.egress, unit)[0], seen.peak(ip.egress, unit),
                                truth.bursts, seen.bursts_of(ip.egress),

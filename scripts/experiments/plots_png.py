@@ -141,7 +141,7 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
         ax.plot(v.truth.t_us, v.truth.mb, color="#333333", lw=1.1, label="ground truth")
         if v.iv_us.size:
             ax.step(v.iv_us, v.iv_mb, where="post", color="#2a9d8f", lw=1.0,
-                    label="instrument: interval maxima")
+                    label="instrument: interval maxima (depth at enqueue of the frames leaving)")
         if v.t_us.size:
             ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.0,
                     label="instrument: depth at enqueue")

@@ -93,7 +93,7 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> go.Figure:
                                  legendgroup="t", showlegend=i == 0, mode="lines",
                                  line=dict(color="#333333", width=1.2)), r, c)
         if v.iv_us.size:
-            fig.add_trace(go.Scatter(x=v.iv_us, y=v.iv_mb, name="instrument: interval maxima",
+            fig.add_trace(go.Scatter(x=v.iv_us, y=v.iv_mb, name="instrument: interval maxima (depth at enqueue of the frames leaving)",
                                      legendgroup="iv", showlegend=i == 0, mode="lines",
                                      line=dict(color="#2a9d8f", width=1, shape="hv")), r, c)
         if v.t_us.size:

@@ -160,19 +160,51 @@ class Traffic:
         for port, buf in self._captured.items():
             buf.extend(getattr(e, self._capture_api[1])(port))
 
-    def run_until(self, t_ns: int, tick: Optional[Tick] = None) -> None:
-        """Runs sources and switch to virtual time `t_ns` in steps."""
+    def run_until(self, t_ns: int, tick: Optional[Tick] = None, every_ns: int = 0,
+                  on_step: Optional[Callable[[int], None]] = None) -> None:
+        """Runs sources and switch to virtual time `t_ns` in steps: at every
+        multiple of `every_ns` (calling `on_step(t)` there: the instrument
+        is polled between steps), else in STEPS equal steps."""
         t0 = self._t
-        for k in range(1, STEPS + 1):
-            self._step(t0 + (t_ns - t0) * k // STEPS)
+        if every_ns > 0:
+            # stop 1 ns before each multiple of every_ns: everything of the
+            # period that ends there has happened, nothing of the next one
+            first = ((t0 + 1) // every_ns + 1) * every_ns - 1
+            points = list(range(first, t_ns + 1, every_ns))
+            if not points or points[-1] != t_ns:
+                points.append(t_ns)
+        else:
+            points = [t0 + (t_ns - t0) * k // STEPS for k in range(1, STEPS + 1)]
+        for k, p in enumerate(points, start=1):
+            self._step(p)
+            if on_step is not None and (every_ns <= 0 or (p + 1) % every_ns == 0):
+                on_step(p + 1)
             if tick:
-                tick(k / STEPS)
+                tick(k / len(points))
 
-    def run_until_idle(self, tick: Optional[Tick] = None, expected_ns: float = 0.0) -> None:
+    def busy(self) -> bool:
+        """Whether any queue still holds packets."""
+        with self.vs.locked() as e:
+            return any(q["pkts"] for q in e.tm_queue_stats())
+
+    def run_until_idle(self, tick: Optional[Tick] = None, expected_ns: float = 0.0,
+                       every_ns: int = 0, on_step: Optional[Callable[[int], None]] = None,
+                       max_extra_steps: int = 10_000) -> None:
         """Runs until every source is done and the switch is empty; the
-        progress follows `expected_ns` (how long that should take)."""
+        progress follows `expected_ns` (how long that should take). With
+        `every_ns`, stepping (and `on_step`) goes on until the queues are
+        empty, then one more step."""
         if expected_ns > 0:
-            self.run_until(int(expected_ns), lambda f: tick(0.95 * f) if tick else None)
+            self.run_until(int(expected_ns), (lambda f: tick(0.95 * f)) if tick else None,
+                           every_ns, on_step)
+        if every_ns > 0:
+            after_idle = 0
+            for _ in range(max_extra_steps):
+                after_idle = after_idle + 1 if not self.busy() else 0
+                self.run_until(((self._t + 1) // every_ns + 1) * every_ns - 1, None, every_ns,
+                               on_step)
+                if after_idle >= 2:  # the instrument saw the queue empty too
+                    break
         with self.vs.locked() as e:
             e.run(until_ns=2**62, drain=True)
             self._take(e)
