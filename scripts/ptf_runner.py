@@ -181,13 +181,17 @@ def _run_in(o: PtfOptions, source: Path, compiler: str, switch_head: list[str], 
         problems = lab.close()
     for pr in problems:
         log(f"p4scope ptf: clean-up: {pr}")
+    if status is None:
+        return SETUP_ERROR
     log(f"p4scope ptf: {o.target}: ptf exited with status {status} after "
         f"{time.monotonic() - t0:.1f}s")
     return status
 
 
 def _switch_and_ptf(o: PtfOptions, lab: PtfLab, built: T.Built, ports: list[int], run_dir: Path,
-                    switch_head: list[str], t0: float, log: Callable[[str], None]) -> int:
+                    switch_head: list[str], t0: float,
+                    log: Callable[[str], None]) -> Optional[int]:
+    """ptf's exit status, or None when the switch never became ready."""
     switch_log = run_dir / "switch.log"
     cmd = T.switch_argv(switch_head, ports, switch_iface, o.grpc_port, o.thrift_port,
                         o.cpu_port, o.switch_log_level)
@@ -201,7 +205,7 @@ def _switch_and_ptf(o: PtfOptions, lab: PtfLab, built: T.Built, ports: list[int]
                else f"did not accept P4Runtime connections within {o.ready_timeout:.0f}s")
         log(f"p4scope ptf: error: the switch {why}; last lines of {switch_log}:\n"
             f"{_tail(switch_log)}")
-        return SETUP_ERROR
+        return None
     if not lab.wait_tcp(o.thrift_port, 10, alive):
         log(f"p4scope ptf: warning: no Thrift server on port {o.thrift_port}; "
             "tests that set queue rates will fail")

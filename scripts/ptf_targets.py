@@ -14,6 +14,7 @@ over P4Runtime, as p4c's PTF tests do.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def switch_program(target: str, binary: Optional[str] = None) -> list[str]:
         path = shutil.which(binary)
         if path is None:
             raise TargetError(f"--switch-binary {binary}: no such program")
-        return [path]
+        return [os.path.abspath(path)]
     if target == "p4scope":
         here = Path(sys.executable).parent / "p4scope-switch-grpc"
         if here.exists():

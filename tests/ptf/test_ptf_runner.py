@@ -95,3 +95,11 @@ def test_compile_errors_are_reported(tmp_path):
     bad.write_text("control c() { apply { x = ; } }\n")
     with pytest.raises(T.TargetError, match="compiling .*bad.p4 failed"):
         T.compile_program(bad, tmp_path / "out", "p4scope", log=lambda s: None)
+
+
+def test_switch_binary_is_made_absolute(monkeypatch):
+    """The switch runs in the run directory: a relative --switch-binary must
+    still name the same program."""
+    exe = Path(sys.executable)
+    monkeypatch.chdir(exe.parent)
+    assert T.switch_program("bmv2", f"./{exe.name}") == [str(exe.parent / exe.name)]
