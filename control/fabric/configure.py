@@ -196,7 +196,8 @@ def _apply(st: SwitchState, old: Optional[SwitchPlan], new: SwitchPlan,
     for port, gid in sorted(new.port_group.items()):
         before = BASE_GROUP if old is None else old.port_group.get(port, BASE_GROUP)
         if gid != before:
-            st.flooding.port(port, flood_group=gid)
+            st.flooding.port(port, flood_group=gid, min_frame=opts.min_frame,
+                             max_frame=opts.max_frame)
     if st.lags is not None:
         for lag, active in sorted(new.lag_active.items()):
             if old is None:

@@ -1,0 +1,148 @@
+"""The reference DUT in Mininet, configured by the controller from the
+topology (root): pingall with learning by the controller, iperf3 through
+the DUT, a LAG member going down and coming back with the outage measured.
+Each test checks that its run left no namespace, interface or process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from p4scope.emulation.testbed import Testbed, build_dut
+from p4scope.topologies import builders, procs, tcp
+from p4scope.topologies import traffic as T
+
+pytestmark = pytest.mark.usefixtures("mininet_ok")
+
+
+@pytest.fixture(scope="module")
+def dut_build(tmp_path_factory):
+    return build_dut(tmp_path_factory.mktemp("dut"))
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            out.add(int(pid))
+    return out
+
+
+def _netns() -> set[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+
+
+def leftovers(tb: Testbed, children_before: set[int]) -> list[str]:
+    """What of the testbed's run still exists."""
+    m = tb_manifest[tb]
+    out = [n for n in _netns() if n in m.namespaces]
+    names = tuple(f"{n}-" for n in tb.names.values())
+    out += [i for i in os.listdir("/sys/class/net") if i.startswith(names)]
+    out += [p["what"] for p in m.processes
+            if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
+    out += [f"child pid {p}" for p in _children() - children_before]
+    return out
+
+
+tb_manifest: dict = {}
+
+
+class Run:
+    """A testbed whose leftovers are checked after it stops."""
+
+    def __init__(self, topo, tmp_path, dut, **kw):
+        self.children = _children()
+        self.tb = Testbed(topo, tmp_path / "run", dut, **kw)
+
+    def __enter__(self) -> Testbed:
+        self.tb.start()
+        tb_manifest[self.tb] = self.tb.net.manifest
+        return self.tb
+
+    def __exit__(self, *exc):
+        self.tb.stop()
+        left = leftovers(self.tb, self.children)
+        assert left == [], f"left behind: {left}"
+
+
+def test_pingall_through_the_dut_with_learning_by_the_controller(tmp_path, dut_build):
+    with Run(builders.single_switch(4), tmp_path, dut_build) as tb:
+        loss = tb.net.net.pingAll(timeout=1)
+        learnt = tb.fabric.learnt()[tb.name("s1")]
+        stats = tb.fabric.states[tb.name("s1")].learning.stats
+    assert loss == 0.0
+    assert sorted(learnt.values()) == [1, 2, 3, 4], learnt
+    assert stats.learnt == 4 and stats.moved == 0
+
+
+def test_iperf3_through_the_dut(tmp_path, dut_build):
+    with Run(builders.single_switch(2), tmp_path, dut_build) as tb:
+        h1, h2 = tb.host("h1"), tb.host("h2")
+        server = tcp.Iperf3Server(h2, 5201)
+        rep = tcp.Iperf3Client(h1, h2.IP(), 5201, seconds=2).result(timeout=60)
+        server.result(timeout=10)
+    s = tcp.summary(rep)
+    print(f"iperf3 through the DUT (p4scope switch): {s['receiver_bps'] / 1e6:.1f} Mbit/s, "
+          f"{s['retransmits']} retransmits")
+    assert s["received_bytes"] > 1_000_000 and s["receiver_bps"] > 5e6, s
+
+
+def _blast(host, iface, dst_mac, dst_ip, first_id, n, pps, seconds, out, key):
+    streams = [T.Stream(first_id + i, dst=dst_mac, ip_dst=dst_ip, rate=pps, size=128,
+                        sport=40000 + 97 * i) for i in range(n)]
+    out[key] = T.send(host, iface, streams, duration=seconds, batch=8)
+
+
+def test_lag_member_down_traffic_moves_to_the_other_member(tmp_path, dut_build):
+    """seed 004's failover: h1 bonded over switch ports 1 and 2; port 1's
+    link goes down 1 s into 8 flows each way, comes back 1 s later. The
+    switch's LAG (controller, on the link watcher's event) and the host's
+    bond move the flows; the outage of a flow is its lost frames over its
+    rate."""
+    pps, n, seconds = 400, 8, 3.0
+    with Run(builders.lag(members=2, clients=1), tmp_path, dut_build) as tb:
+        sw = tb.name("s1")
+        h1, h2 = tb.host("h1"), tb.host("h2")
+        assert " 0% packet loss" in h2.cmd(f"ping -c 2 -i 0.2 -W 1 {h1.IP()}")
+        rx1 = T.start_receiver(h1, "bond0", idle=1.5, interval_ms=10)
+        rx2 = T.start_receiver(h2, "h2-eth0", idle=1.5, interval_ms=10)
+        sent: dict = {}
+        threads = [threading.Thread(target=_blast, args=a) for a in (
+            (h2, "h2-eth0", h1.MAC(), h1.IP(), 1, n, pps, seconds, sent, "to_lag"),
+            (h1, "bond0", h2.MAC(), h2.IP(), 101, n, pps, seconds, sent, "from_lag"))]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        subprocess.run(["ip", "link", "set", "dev", f"{sw}-eth1", "down"], check=True)
+        time.sleep(1.0)
+        subprocess.run(["ip", "link", "set", "dev", f"{sw}-eth1", "up"], check=True)
+        for t in threads:
+            t.join(timeout=30)
+        to_lag = T.combine(sent["to_lag"], rx1.result())
+        from_lag = T.combine(sent["from_lag"], rx2.result())
+        events = [(e.port, e.up, e.applied_s) for e in tb.fabric.events]
+        bond_moves = list(h1.bond.failovers)
+    outage = {name: max(r.lost / pps for r in res) for name, res in
+              (("switch->bond", to_lag), ("bond->switch", from_lag))}
+    print(f"LAG failover: worst flow outage {outage['switch->bond'] * 1e3:.0f} ms towards the "
+          f"bond, {outage['bond->switch'] * 1e3:.0f} ms from it; controller {events}")
+    assert [(p, up) for p, up, _ in events] == [(1, False), (1, True)], events
+    assert [a for _, a in bond_moves] == [["h1-eth1"], ["h1-eth0", "h1-eth1"]], bond_moves
+    for r in to_lag + from_lag:
+        assert r.tx_packets > 0.8 * pps * seconds, r
+        # every flow kept going: whatever was lost is a short outage, not the rest of the run
+        assert r.lost < 0.25 * r.tx_packets, r
+    assert max(outage.values()) < 0.75, outage
