@@ -8,11 +8,13 @@ that the experiments use):
     set_port_limits(port, ...)         port_config: frame sizes, flood group
     add_bridging_entry(mac, port)      dmac -> forward
     add_station(mac, port)             smac + dmac, as learning would
+    add_next_hop(mac, port|lag)        a next hop (selector member)
     add_route(prefix, [(mac, port)])   router MAC, next hop(s), LPM entry
     add_acl_rule(priority, action...)  permit / deny / set_dscp
     add_lag(lag_id, ports)             LAG group over the selector
     learning(ageing_s)                 the L2 learning app, digests enabled
-    telemetry() / setup_collector()    the instrument and its report path
+    set_telemetry_port(port, ...)      the instrument on an egress port
+    watch_flow(dst=..., dport=...)     INT-XD postcards for a flow
 
 and packet builders with the suite's addressing plan (host i: MAC
 00:00:00:00:00:i, IPv4 10.0.<subnet>.i).
@@ -160,6 +162,12 @@ class DutTest(P4RuntimeTest):
             self._router.add_router_mac()
         return self._router
 
+    def add_next_hop(self, mac: str, port: Optional[int] = None,
+                     lag: Optional[int] = None) -> int:
+        """A next hop (ipv4_lpm selector member: MAC rewrite, TTL, port or
+        LAG); returns its member id. Routes to the same hop share it."""
+        return self.router.member(NextHop(mac, port=port, lag=lag))
+
     def add_route(self, prefix: str, next_hops: Sequence[tuple[str, int]]) -> None:
         """LPM route to `prefix` via (next-hop MAC, port) pairs (> 1: ECMP)."""
         self.router.route(prefix, [NextHop(mac, port=port) for mac, port in next_hops])
@@ -202,6 +210,15 @@ class DutTest(P4RuntimeTest):
         if self._telemetry is None:
             self._telemetry = Telemetry(self.sw)
         return self._telemetry
+
+    def set_telemetry_port(self, port: int, **config) -> None:
+        """Measures egress `port` (histogram, intervals, burst detection:
+        Telemetry.port's keywords)."""
+        self.telemetry.port(port, **config)
+
+    def watch_flow(self, **match) -> None:
+        """INT-XD watchlist entry (src, dst, proto, sport, dport, ingress_port)."""
+        self.telemetry.watch(**match)
 
     # ----- counters -------------------------------------------------------------------
 

@@ -132,7 +132,7 @@ class TelemetryTest(DutTest):
         specified; reports are numbered one by one; unwatched flows leave none."""
         self.bridge_to(host_mac(DST), out)
         self.setup_collector(collector)
-        self.telemetry.watch(dst=f"{host_ip(DST)}/32", proto=17, dport=(5000, 5999))
+        self.watch_flow(dst=f"{host_ip(DST)}/32", proto=17, dport=(5000, 5999))
         seqs = []
         for i, size in enumerate(sizes):
             pkt = udp_packet(1, DST, size=size, dport=5000 + i)
@@ -211,8 +211,8 @@ class TelemetryTest(DutTest):
         agree bin by bin with the occupancy histogram counter."""
         self.bridge_to(host_mac(DST), out)
         self.setup_collector(collector)
-        self.telemetry.watch(dst=f"{host_ip(DST)}/32")
-        self.telemetry.port(out, histogram_shift=0)
+        self.watch_flow(dst=f"{host_ip(DST)}/32")
+        self.set_telemetry_port(out, histogram_shift=0)
         self.set_queue(out, rate_pps=self.RATE)
         hist0 = {b: n for b, n, _ in self.telemetry.histogram(out)}
         self.congest(burst, in_ports, out)
@@ -240,8 +240,8 @@ class TelemetryTest(DutTest):
         alternating, burst ids consecutive, the burst counter in agreement."""
         self.bridge_to(host_mac(DST), out)
         self.setup_collector(collector)
-        self.telemetry.port(out, burst_threshold=threshold, burst_end=end,
-                            report_burst_packets=False)
+        self.set_telemetry_port(out, burst_threshold=threshold, burst_end=end,
+                                report_burst_packets=False)
         self.set_queue(out, rate_pps=self.RATE)
         bursts0 = self.telemetry.bursts(out)
         for i in range(8):                                # one at a time: never a queue
@@ -281,7 +281,7 @@ class TelemetryTest(DutTest):
         packet-in per report, and the collector app reads them all."""
         self.bridge_to(host_mac(DST), out)
         self.setup_collector(self.cpu_port)
-        self.telemetry.watch(dst=f"{host_ip(DST)}/32")
+        self.watch_flow(dst=f"{host_ip(DST)}/32")
         sports = [50000 + i for i in range(n)]
         for sp in sports:
             pkt = udp_packet(1, DST, sport=sp)

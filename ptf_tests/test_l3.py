@@ -27,6 +27,25 @@ class RouteRewrite(RoutingTest):
 
 
 @group("routing")
+class RouteSharedNextHop(RoutingTest):
+    """Routes through one next hop share it; each still routes on its own."""
+
+    def runTest(self):
+        p = self.need_ports(2)
+        member = self.add_next_hop(NH2, port=p[1])
+        for prefix in ("10.0.2.0/24", "10.0.4.0/24", "172.16.0.0/12"):
+            self.add_route(prefix, [(NH2, p[1])])
+        self.assertEqual({self.add_next_hop(NH2, port=p[1])}, {member})
+        for dst in ("10.0.2.1", "10.0.4.200", "172.20.1.1"):
+            pkt = self.to_router(1, dst)
+            self.send(p[0], pkt)
+            self.expect_on(self.routed(pkt, NH2), [p[1]])
+        self.router.remove("10.0.4.0/24")
+        self.send(p[0], self.to_router(1, "10.0.4.200"))
+        self.expect_nothing()
+
+
+@group("routing")
 class RouteLongestPrefix(RoutingTest):
     """The longest matching prefix wins; /0 catches the rest."""
 
