@@ -42,7 +42,7 @@ impl Switch {
         found.ok_or_else(|| EngineError::Table { table: t.name.clone(), err: TableError::ActionNotInTable(name.to_string()) })
     }
 
-    fn action_data(&self, table: u32, action: u32, args: &[Val]) -> Result<Vec<Val>, EngineError> {
+    pub(crate) fn action_data(&self, table: u32, action: u32, args: &[Val]) -> Result<Vec<Val>, EngineError> {
         let a = &self.prog.actions[action as usize];
         if args.len() != a.params.len() {
             return Err(EngineError::Table {
@@ -67,9 +67,15 @@ impl Switch {
         let a = self.action_id(t, action)?;
         let data = self.action_data(t, a, args)?;
         let td = &self.prog.tables[t as usize];
-        self.rt.tables[t as usize]
+        let h = self.rt.tables[t as usize]
             .add(td, key, priority, a, data)
-            .map_err(|err| EngineError::Table { table: td.name.clone(), err })
+            .map_err(|err| EngineError::Table { table: td.name.clone(), err })?;
+        // the idle-timeout clock starts at insertion, as BMv2's does
+        let now = self.now_ns();
+        if let Some(e) = self.rt.tables[t as usize].entries[h as usize].as_mut() {
+            e.last_hit_ns = now;
+        }
+        Ok(h)
     }
 
     pub fn table_modify(&mut self, table: &str, handle: u32, action: &str, args: &[Val]) -> Result<(), EngineError> {
@@ -132,7 +138,7 @@ impl Switch {
         }
     }
 
-    fn lookup_name(map: &HashMap<String, u32>, kind: &'static str, name: &str) -> Result<u32, EngineError> {
+    pub(crate) fn lookup_name(map: &HashMap<String, u32>, kind: &'static str, name: &str) -> Result<u32, EngineError> {
         if let Some(i) = map.get(name) {
             return Ok(*i);
         }

@@ -17,6 +17,7 @@
 
 mod control;
 mod pre;
+mod profiles;
 
 use crate::json::{self, LoadError};
 use crate::pipeline::{Digest, Exec, Packet, Runtime};

@@ -3,6 +3,7 @@
 use super::bits;
 use super::{Digest, Packet, Runtime};
 use crate::externs::MeterArray;
+use crate::tables::profile::Ref;
 use crate::ops;
 use crate::program::*;
 use crate::value::Val;
@@ -613,26 +614,35 @@ impl<'a> Exec<'a> {
             Some(h) => {
                 let now = self.rt.now_ns;
                 let len = pkt.ingress_len;
-                let (action, data, colour) = {
+                let (action, data, colour, via) = {
                     let e = self.rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
                     e.counter.hit(len);
                     e.last_hit_ns = now;
+                    e.idle_notified = false;
                     let colour = t.direct_meter.map(|m| {
                         let units = if prog.meters[m as usize].mtype == MeterType::Packets { 1 } else { len as u64 };
                         e.meter.execute(units, now)
                     });
-                    (e.action, std::mem::take(&mut e.data), colour)
+                    match e.indirect {
+                        Ref::Direct => (e.action, std::mem::take(&mut e.data), colour, None),
+                        r => (0, vec![], colour, Some(r)),
+                    }
                 };
                 if let (Some(c), Some(m)) = (colour, t.direct_meter) {
                     if let Some(f) = prog.meters[m as usize].result {
                         pkt.phv.set_u(prog, f, c as u128);
                     }
                 }
-                self.run_action(pkt, action, &data);
-                if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
-                    e.data = data;
+                match via {
+                    None => {
+                        self.run_action(pkt, action, &data);
+                        if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
+                            e.data = data;
+                        }
+                        Some(action)
+                    }
+                    Some(r) => self.run_indirect(pkt, t, r),
                 }
-                Some(action)
             }
             None => match self.rt.tables[ti as usize].default_action {
                 Some(a) => {
@@ -651,6 +661,33 @@ impl<'a> Exec<'a> {
             Some(n) => n.1,
             None => t.base_default_next,
         }
+    }
+
+    /// Runs the member an indirect entry points at (for a group, the one
+    /// the selector's hash picks). None when there is none to run.
+    fn run_indirect(&mut self, pkt: &mut Packet, t: &TableDef, r: Ref) -> Option<u32> {
+        let p = t.profile? as usize;
+        let member = match r {
+            Ref::Direct => return None,
+            Ref::Member(m) => m,
+            Ref::Group(g) => {
+                let hash = match self.prog.profiles.get(p).and_then(|d| d.selector) {
+                    Some(calc) => self.calculate(pkt, calc),
+                    None => 0,
+                };
+                let rt = &mut *self.rt;
+                rt.profiles.get_mut(p)?.select(g, hash, &rt.ports)?
+            }
+        };
+        let (action, data) = {
+            let m = self.rt.profiles.get_mut(p)?.member_mut(member)?;
+            (m.action, std::mem::take(&mut m.data))
+        };
+        self.run_action(pkt, action, &data);
+        if let Some(m) = self.rt.profiles[p].member_mut(member) {
+            m.data = data;
+        }
+        Some(action)
     }
 
     /// Runs a control graph from `init`; `exit` stops it.

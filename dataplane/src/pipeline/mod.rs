@@ -16,6 +16,7 @@ pub mod phv;
 use crate::externs::Externs;
 use crate::hash::Hasher;
 use crate::program::Program;
+use crate::tables::profile::{PortStatus, ProfileState};
 use crate::tables::TableState;
 use phv::Phv;
 
@@ -138,6 +139,10 @@ pub struct Digest {
 #[derive(Clone, Debug)]
 pub struct Runtime {
     pub tables: Vec<TableState>,
+    /// Action profiles' members and groups, and the port status their
+    /// watch ports follow.
+    pub profiles: Vec<ProfileState>,
+    pub ports: PortStatus,
     pub ext: Externs,
     pub hashers: Vec<Hasher>,
     pub rng: u64,
@@ -158,6 +163,8 @@ impl Runtime {
     pub fn new(p: &Program, seed: u64) -> Runtime {
         let mut rt = Runtime {
             tables: p.tables.iter().map(TableState::new).collect(),
+            profiles: p.profiles.iter().map(|a| ProfileState::new(a.max_size)).collect(),
+            ports: PortStatus::default(),
             ext: Externs::new(p),
             hashers: p.calcs.iter().map(|c| Hasher::new(c.algo)).collect(),
             rng: seed ^ 0x9e37_79b9_7f4a_7c15,

@@ -8,6 +8,7 @@
 //! wins, as in BMv2). Range tables are scanned in priority order.
 
 mod fxhash;
+pub mod profile;
 
 use crate::externs::{Count, Meter};
 use crate::program::{MatchKind, MatchValue, TableDef};
@@ -24,6 +25,11 @@ pub struct Entry {
     pub counter: Count,
     pub meter: Meter,
     pub last_hit_ns: u64,
+    /// Indirect tables: the member or group the entry runs.
+    pub indirect: profile::Ref,
+    /// Idle timeout (ns without a hit) and whether it was reported.
+    pub ttl_ns: Option<u64>,
+    pub idle_notified: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -227,6 +233,9 @@ impl TableState {
             counter: Count::default(),
             meter: Meter::default(),
             last_hit_ns: 0,
+            indirect: profile::Ref::Direct,
+            ttl_ns: None,
+            idle_notified: false,
         };
         let handle = match self.free.pop() {
             Some(h) => {
