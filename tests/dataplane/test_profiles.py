@@ -33,7 +33,7 @@ def test_group_spreads_flows_and_follows_weights_and_watch_ports():
     for h in m:
         e.act_prof_add_member_to_group("sel", h, g)
     e.table_indirect_add_with_group("ingress.lb", [0x0800], g)
-    srcs = list(range(1, 201))
+    srcs = [(i * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFF for i in range(1, 201)]  # varied MACs
     got = outputs(e, srcs)
     assert set(got) == {2, 3} and 60 < got.count(2) < 140
     assert outputs(e, srcs) == got, "a flow always takes the same member"
