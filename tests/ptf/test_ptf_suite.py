@@ -43,8 +43,10 @@ def ptf_names() -> list[str]:
     """module.Class of every PTF test, as `ptf --list-test-names` gives them."""
     if not PTF.exists():
         return ["<ptf is not installed: bash scripts/setup.sh>"]
+    # ptf writes a log file even to list tests: not into the work tree
     r = subprocess.run([sys.executable, str(PTF), "--test-dir", str(TEST_DIR),
-                        "--list-test-names"], capture_output=True, text=True, timeout=120)
+                        "--list-test-names", "--log-file", os.devnull],
+                       capture_output=True, text=True, timeout=120)
     names = [ln.strip() for ln in r.stdout.splitlines() if re.fullmatch(r"\w+\.\w+", ln.strip())]
     if r.returncode != 0 or not names:
         return [f"<listing the PTF tests failed: {(r.stderr or r.stdout).strip()[-300:]}>"]
