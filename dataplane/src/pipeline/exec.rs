@@ -607,7 +607,9 @@ impl<'a> Exec<'a> {
         self.build_key(pkt, t, &mut key);
         let hit = {
             let rt = &mut *self.rt;
-            rt.tables[ti as usize].lookup(&key, &mut rt.scratch)
+            let ts = &mut rt.tables[ti as usize];
+            ts.prepare_lookup(t);
+            ts.lookup(&key, &mut rt.scratch)
         };
         self.rt.key_buf = key;
         let action = match hit {

@@ -9,6 +9,7 @@
 
 mod fxhash;
 pub mod profile;
+mod range;
 
 use crate::externs::{Count, Meter};
 use crate::program::{MatchKind, MatchValue, TableDef};
@@ -85,6 +86,10 @@ pub struct TableState {
     count: usize,
     groups: Vec<Group>,
     ranges: Vec<u32>,
+    /// Range tables: the index over one range field, rebuilt after changes
+    /// (None while stale, or when the entries overlap too much).
+    range_ix: Option<range::RangeIndex>,
+    range_dirty: bool,
     pub default_action: Option<u32>,
     pub default_data: Vec<Val>,
     widths: Vec<(u32, u32)>,
@@ -120,6 +125,8 @@ impl TableState {
             count: 0,
             groups: vec![],
             ranges: vec![],
+            range_ix: None,
+            range_dirty: false,
             default_action: t.default.as_ref().map(|d| d.action),
             default_data: t.default.as_ref().map(|d| d.data.clone()).unwrap_or_default(),
             widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
@@ -250,6 +257,7 @@ impl TableState {
         self.count += 1;
         if self.kind == MatchKind::Range {
             self.ranges.push(handle);
+            self.range_dirty = true;
             let entries = &self.entries;
             self.ranges.sort_by_key(|h| (entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), *h));
             return Ok(handle);
@@ -290,6 +298,7 @@ impl TableState {
         let key = e.key.clone();
         if self.kind == MatchKind::Range {
             self.ranges.retain(|h| *h != handle);
+            self.range_dirty = true;
         } else if let Ok((_, value, mask, _)) = self.prepare(t, &key) {
             if let Some(gi) = self.groups.iter().position(|g| g.mask == mask) {
                 let g = &mut self.groups[gi];
@@ -315,6 +324,8 @@ impl TableState {
         self.free.clear();
         self.groups.clear();
         self.ranges.clear();
+        self.range_ix = None;
+        self.range_dirty = false;
         self.count = 0;
     }
 
@@ -352,31 +363,55 @@ impl TableState {
         }
     }
 
-    fn lookup_range(&self, key: &[u8]) -> Option<u32> {
-        'entries: for h in &self.ranges {
-            let Some(e) = self.entries[*h as usize].as_ref() else { continue };
-            let mut off = 0usize;
-            for (i, mv) in e.key.iter().enumerate() {
-                let n = self.widths[i].1 as usize;
-                let k = &key[off..off + n];
-                off += n;
-                let ok = match mv {
-                    MatchValue::Lpm(x, p) => {
-                        let m = prefix_mask(n, self.widths[i].0, *p);
-                        k.iter().zip(&m).zip(x).all(|((a, m), x)| a & m == *x)
-                    }
-                    MatchValue::Ternary(x, m) => k.iter().zip(m).zip(x).all(|((a, m), x)| a & m == *x),
-                    MatchValue::Range(lo, hi) => k >= &lo[..] && k <= &hi[..],
-                    MatchValue::Exact(x) => k == &x[..],
-                };
-                if !ok {
-                    continue 'entries;
-                }
-            }
-            return Some(*h);
+    /// Rebuilds the range index if entries changed (call before lookups;
+    /// small tables are scanned and get none).
+    pub fn prepare_lookup(&mut self, t: &TableDef) {
+        if !self.range_dirty {
+            return;
         }
-        None
+        self.range_dirty = false;
+        self.range_ix = None;
+        if self.ranges.len() < 16 {
+            return;
+        }
+        let Some(field) = t.keys.iter().position(|k| k.kind == MatchKind::Range) else { return };
+        let off: usize = self.widths[..field].iter().map(|w| w.1 as usize).sum();
+        let len = self.widths[field].1 as usize;
+        let entries = &self.entries;
+        let it = self.ranges.iter().filter_map(|h| entries[*h as usize].as_ref().map(|e| (*h, e.key.as_slice())));
+        self.range_ix = range::RangeIndex::build(field, off, len, it);
     }
+
+    fn lookup_range(&self, key: &[u8]) -> Option<u32> {
+        if let Some(ix) = &self.range_ix {
+            return ix.candidates(key).iter().copied().find(|h| self.range_entry_matches(*h, key));
+        }
+        self.ranges.iter().copied().find(|h| self.range_entry_matches(*h, key))
+    }
+
+    fn range_entry_matches(&self, h: u32, key: &[u8]) -> bool {
+        let Some(e) = self.entries[h as usize].as_ref() else { return false };
+        let mut off = 0usize;
+        for (i, mv) in e.key.iter().enumerate() {
+            let n = self.widths[i].1 as usize;
+            let Some(k) = key.get(off..off + n) else { return false };
+            off += n;
+            let ok = match mv {
+                MatchValue::Lpm(x, p) => {
+                    let m = prefix_mask(n, self.widths[i].0, *p);
+                    k.iter().zip(&m).zip(x).all(|((a, m), x)| a & m == *x)
+                }
+                MatchValue::Ternary(x, m) => k.iter().zip(m).zip(x).all(|((a, m), x)| a & m == *x),
+                MatchValue::Range(lo, hi) => k >= &lo[..] && k <= &hi[..],
+                MatchValue::Exact(x) => k == &x[..],
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
 }
 
 #[inline]

@@ -110,3 +110,41 @@ fn range_in_priority_order_and_full_table() {
     }
     assert_eq!(s.add(&t, &[MatchValue::Range(vec![0], vec![0])], 9, 0, vec![]), Err(TableError::Full));
 }
+
+#[test]
+fn range_index_agrees_with_a_scan() {
+    // an ACL-like table: ternary protocol, range port; 600 entries
+    let mut t = tdef(&[(MatchKind::Ternary, 8), (MatchKind::Range, 16)], MatchKind::Range);
+    t.max_size = 1000;
+    let mut s = TableState::new(&t);
+    let mut x: u64 = 7;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut entries = vec![];
+    for i in 0..600 {
+        let lo = (rnd() % 60000) as u16;
+        let hi = lo.saturating_add((rnd() % 2000) as u16);
+        let proto = [6u8, 17][(rnd() % 2) as usize];
+        let mask = if rnd() % 5 == 0 { 0 } else { 0xff };
+        let key = [MatchValue::Ternary(vec![proto], vec![mask]), MatchValue::Range(lo.to_be_bytes().to_vec(), hi.to_be_bytes().to_vec())];
+        let prio = (rnd() % 100) as i32;
+        if let Ok(h) = s.add(&t, &key, prio, 0, vec![]) {
+            entries.push((prio, h, proto & mask, mask, lo, hi));
+        }
+        let _ = i;
+    }
+    s.prepare_lookup(&t);
+    assert!(s.range_ix.is_some(), "the index was built");
+    entries.sort();
+    for _ in 0..3000 {
+        let proto = [6u8, 17][(rnd() % 2) as usize];
+        let port = (rnd() % 65536) as u16;
+        let want = entries.iter().find(|e| proto & e.3 == e.2 && port >= e.4 && port <= e.5).map(|e| e.1);
+        let key = [proto, (port >> 8) as u8, port as u8];
+        assert_eq!(look(&s, &key), want, "proto {proto} port {port}");
+    }
+}
