@@ -99,6 +99,23 @@ def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
     return out
 
 
+def instrument_meta(program_info: dict[str, Any]) -> dict[str, Any]:
+    """How the instrument is read in this run (see measure.py)."""
+    from . import measure, traffic
+
+    unit = program_info.get("queue_depth_unit", "bytes")
+    try:
+        reports = traffic.can_capture()
+    except ImportError:
+        reports = False
+    if reports:
+        return {"mode": "INT reports captured at the collector port",
+                "interval_us": 1 << measure.INTERVAL_LOG2_US, "depth_unit": unit}
+    return {"mode": "registers and counters polled over P4Runtime at the end of every interval "
+                    "(the engine cannot hand over the reports' frames in virtual time)",
+            "interval_us": 1 << measure.POLL_LOG2_US, "depth_unit": unit}
+
+
 def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
     params: dict[str, Any] = {
         "profiles": {n: {**as_dict(p), "tm_config": p.tm_config(_rate(req))}
@@ -111,6 +128,7 @@ def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case])
     return {
         "experiment": req.experiment, "parameters": params, "seed": req.seed,
         "program": program_info, "versions": versions(),
+        "instrument": instrument_meta(program_info),
         "clock": "virtual time (the engine's event clock; no wall-clock dependence)",
         "command": " ".join(sys.argv), "theory": theory_lines(req.profiles, req.microburst,
                                                               req.fairness),

@@ -364,11 +364,26 @@ def _instrument(page: Page) -> None:
 
     err = run.t["instrument_errors"]
     s = page.section("instrument", "The instrument against ground truth")
+    im = run.meta.get("instrument", {})
+    how = (f" In this run the instrument was read as follows: {_esc(im.get('mode'))}; intervals "
+           f"of {_esc(im.get('interval_us'))} µs; depth in {_esc(im.get('depth_unit'))}.") if im else ""
     s.parts.append(_p(
-        "The telemetry instrument (the DUT's own P4 mechanisms, read over P4Runtime and from "
-        "its reports) against the traffic manager's ground truth: peak occupancy (relative "
-        "error), burst start and end (ns), per-ingress bandwidth shares (percentage points). "
-        f"Bars: peak within {PEAK_TOL:.0%}, shares within {SHARE_TOL_PP:g} pp."))
+        "The telemetry instrument (the DUT's own P4 mechanisms: per-(egress, ingress) counters, "
+        "occupancy maxima per interval and burst detection in registers) against the traffic "
+        "manager's ground truth: peak occupancy (relative error), burst start and end (ns), "
+        f"per-ingress bandwidth shares (percentage points). Bars: peak within {PEAK_TOL:.0%}, "
+        f"shares within {SHARE_TOL_PP:g} pp." + how))
+    s.parts.append(_p(
+        "What the numbers show about the instrument: it records, at egress, the depth each "
+        "frame found when it was enqueued. Its interval maxima therefore follow the true "
+        "occupancy late by the queueing delay (the curve rises at the drain rate and peaks when "
+        "the last buffered frame leaves), its burst start comes when the first frame that found "
+        "the queue above the threshold leaves (threshold / line rate after the true start), and "
+        "a burst whose traffic stops is never ended, since no later frame finds the queue "
+        "empty. Under ingress arbitration frames leave out of arrival order, so a frame that "
+        "found the queue low can leave during a burst and split it in the instrument's view "
+        "(bursts_instrument > bursts_truth). The peak itself is exact to one frame (the depth a "
+        "frame finds excludes itself)."))
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
               pp.instrument_errors(err, shares))
