@@ -23,9 +23,6 @@ class Gap:
 
 GAPS: dict[str, dict[str, Gap]] = {
     "p4scope": {
-        "selector_hash": Gap(
-            "the engine has no action-selector hashing yet: every flow takes the first "
-            "member of an ECMP or LAG group"),
         "wallclock_queue": Gap(
             "the daemon runs each batch of frames it reads to completion, so a rate-limited "
             "queue holds packets only while one batch lasts: whether a burst builds a queue "
