@@ -31,6 +31,7 @@
 
 pub mod clock;
 pub mod engine;
+pub mod fuzzing;
 pub mod externs;
 pub mod hash;
 pub mod io;
