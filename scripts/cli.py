@@ -119,6 +119,10 @@ from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # n
 app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
+from .emulation.cli import run_tcp_incast as _run_tcp_incast  # noqa: E402
+
+_run_app.command("tcp-incast")(_run_tcp_incast)
+
 from .ptf_cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 
 app.command("ptf", context_settings={"allow_extra_args": True,

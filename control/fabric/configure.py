@@ -70,6 +70,10 @@ class Fabric:
     states: dict[str, SwitchState]
     collector: Optional[Collector] = None
     events: list[LinkEvent] = field(default_factory=list)
+    arrivals: list[tuple[int, int, int]] = field(default_factory=list)
+    """(wall-clock ns on arrival, node id, egress timestamp ns) of every
+    report taken in as a packet-in: what puts the switches' clocks on the
+    wall clock (`clock_offsets`). Clear it when swapping collectors."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -110,11 +114,24 @@ class Fabric:
         while not self._stop.is_set():
             try:
                 for p in st.sw.packet_ins(timeout=0.2):
-                    self.collector.feed_packet_in(p)
+                    r = self.collector.feed_packet_in(p)
+                    if r is not None:
+                        self.arrivals.append((time.time_ns(), r.node_id, r.md.egress_ts_ns or 0))
             except Exception as e:  # the switch went away: say so once, stop
                 if not self._stop.is_set():
                     self.collector.errors.append(f"{st.name}: packet-ins: {e}")
                 return
+
+    def clock_offsets(self) -> dict[int, int]:
+        """node id -> wall-clock ns minus the switch's egress timestamp,
+        the smallest seen (the report that was delivered fastest): add it
+        to a report's timestamps to place them on the wall clock."""
+        out: dict[int, int] = {}
+        for wall, node, egress in list(self.arrivals):
+            d = wall - egress
+            if node not in out or d < out[node]:
+                out[node] = d
+        return out
 
     def stop(self) -> None:
         """Stops the background threads (the configuration stays)."""

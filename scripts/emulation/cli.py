@@ -1,0 +1,98 @@
+"""`p4scope run tcp-incast --mode mininet` (root).
+
+Options are checked before anything starts (exit status 2 with the
+reason); a run exits 0 when complete, 1 when partial or failed (130 after
+Ctrl-C), 3 when this machine cannot run Mininet (not root, tools
+missing), and prints where the results and the report are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    typer.echo(f"p4scope run: error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def kinds_option(switch: str, bmv2: bool) -> tuple[str, ...]:
+    kinds = [k.strip() for k in switch.split(",") if k.strip()]
+    if bmv2 and "bmv2" not in kinds:
+        kinds.append("bmv2")
+    bad = [k for k in kinds if k not in ("p4scope", "bmv2")]
+    if bad or not kinds:
+        _fail(f"--switch {switch!r}: give p4scope and/or bmv2")
+    return tuple(kinds)
+
+
+def finish(res) -> None:
+    o = res.outcome
+    state = "complete" if o.complete else f"partial ({o.reason})"
+    typer.echo(f"p4scope run: {o.done}/{o.planned} cases, {state}")
+    for kind, why in res.skipped.items():
+        typer.echo(f"skipped {kind}: {why}")
+    typer.echo(f"results: {res.path}")
+    if res.report is not None:
+        typer.echo(f"report:  {res.report}")
+    if o.error is not None and not isinstance(o.error, KeyboardInterrupt):
+        raise typer.Exit(1)
+    if not o.complete:
+        raise typer.Exit(130 if o.reason and "Ctrl-C" in o.reason else 1)
+
+
+_MODE = typer.Option("mininet", "--mode", help="mininet: real host TCP stacks in Mininet (root).")
+_SWITCH = typer.Option("p4scope", "--switch", help="Switch kinds in the nodes: p4scope, bmv2 or both (p4scope,bmv2).")
+_BMV2 = typer.Option(False, "--bmv2", help="Also run every case with BMv2 (simple_switch_grpc) in the nodes; skipped, saying why, where it is not installed.")
+_RESULTS = typer.Option(Path("results"), "--results", help="Folder the run folder is made in.")
+_RUN_ID = typer.Option(None, "--run-id", help="Name of the run folder (default: UTC time + experiment).")
+_PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress.")
+_REPORT = typer.Option(True, "--report/--no-report", help="Render report.html when done.")
+
+
+def run_tcp_incast(
+    mode: str = _MODE,
+    senders: int = typer.Option(16, "--senders", help="Sending hosts (seed 001: 16)."),
+    flows: int = typer.Option(16, "--flows", help="TCP flows per sender (seed 001: 16)."),
+    flow_bytes: str = typer.Option("256K", "--flow-bytes", help="Bytes per flow; a comma list runs one job per size (seed 001: 200M..10G at 100GbE; scale to the link)."),
+    link_bw: str = typer.Option("100M", "--link-bw", help="Rate of every host link (htb)."),
+    receiver_bw: Optional[str] = typer.Option(None, "--receiver-bw", help="Rate of the receiver's link (default: --link-bw)."),
+    queue_packets: int = typer.Option(200, "--queue-packets", help="Packets the receiver link's queue holds (0: the kernel's default)."),
+    window: str = typer.Option("256K", "--window", help="Socket buffer of every flow (seed 001: 256KB TCP window)."),
+    repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch."),
+    bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms)."),
+    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
+    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
+) -> None:
+    """TCP incast (seed 001): senders x flows to one receiver through the reference DUT in
+    Mininet; aggregate rate over time, flow and job completion times, queue telemetry."""
+    from . import incast as I
+
+    if mode != "mininet":
+        _fail(f"--mode {mode!r}: tcp-incast needs real TCP stacks, so it runs in Mininet only "
+              "(--mode mininet); the virtual-time engine has no TCP")
+    try:
+        p = I.IncastParams(
+            senders=senders, flows=flows,
+            flow_bytes=tuple(I.parse_size(x) for x in flow_bytes.split(",") if x.strip()),
+            link_bw=link_bw, receiver_bw=receiver_bw,
+            queue_packets=queue_packets or None, window_bytes=I.parse_size(window),
+            repeats=repeats, bin_ms=bin_ms, kinds=kinds_option(switch, bmv2)).check()
+    except I.ParamError as e:
+        _fail(str(e))
+    from .driver import NeedsRoot, check_host
+    from .incast_run import execute_incast
+
+    try:
+        check_host()
+    except NeedsRoot as e:
+        _fail(f"{e} (tcp-incast runs in Mininet)", 3)
+    try:
+        res = execute_incast(p, results, run_id, progress, report,
+                             echo=lambda s: typer.echo(s, err=True))
+    except ValueError as e:
+        _fail(str(e))
+    finish(res)

@@ -1,0 +1,88 @@
+"""The backlog of a link's queue (tc qdisc statistics) sampled over time.
+
+When a link has a rate (htb, tc.py), its queue is the kernel's qdisc on
+the sending end: for an incast receiver's link, the qdisc of the switch
+port towards it (<switch>-eth<port>, in the root namespace). A P4 switch
+in Mininet that forwards faster than that link then keeps its own queue
+short, and the queue that builds (and drops) is this one, so experiments
+record it next to what the switch's instrument reports.
+
+Each sample runs `tc -s -j qdisc show dev IF` (about 2 ms), so periods of
+10-50 ms are what this is for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+
+@dataclass(frozen=True)
+class QdiscSample:
+    t: float
+    """Seconds since the sampler started."""
+    time_ns: int
+    """Wall clock (CLOCK_REALTIME) of the sample."""
+    ifname: str
+    backlog_bytes: int
+    qlen: int
+    drops: int
+    """Packets the qdiscs dropped so far (all of the interface's qdiscs)."""
+    sent_packets: int
+
+
+def read_qdisc(ifname: str) -> Optional[tuple[int, int, int, int]]:
+    """(backlog bytes, queue length, drops, packets sent) of the root qdisc; None if
+    the interface is gone."""
+    r = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    try:
+        qs = json.loads(r.stdout or "[]")
+    except json.JSONDecodeError:
+        return None
+    root = next((q for q in qs if q.get("root")), None)
+    if root is None:
+        return None
+    drops = sum(int(q.get("drops", 0)) for q in qs)
+    return int(root.get("backlog", 0)), int(root.get("qlen", 0)), drops, int(root.get("packets", 0))
+
+
+class QdiscSampler:
+    """Samples root-namespace interfaces' qdiscs every `period` s in a thread."""
+
+    def __init__(self, ifnames: Sequence[str], period: float = 0.02) -> None:
+        self.ifnames, self.period = list(ifnames), period
+        self.samples: list[QdiscSample] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="qdisc-sampler", daemon=True)
+        self._t0 = 0.0
+
+    def _sample(self) -> None:
+        for i in self.ifnames:
+            v = read_qdisc(i)
+            if v is not None:
+                self.samples.append(QdiscSample(time.monotonic() - self._t0, time.time_ns(), i, *v))
+
+    def _run(self) -> None:
+        nxt = self._t0
+        while True:
+            nxt += self.period
+            if self._stop.wait(max(0.0, nxt - time.monotonic())):
+                break
+            self._sample()
+
+    def __enter__(self) -> "QdiscSampler":
+        self._t0 = time.monotonic()
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
