@@ -106,6 +106,8 @@ def error_row(case_id: str, experiment: str, profile: str, unit: str, truth_peak
         "peak_error_rel": fg.relative_error(seen_peak, truth_peak) if truth_peak else math.nan,
         "start_error_ns": first.start_error if first else math.nan,
         "end_error_ns": first.end_error if first else math.nan,
+        "end_truth_ns": first.truth.end if first else math.nan,
+        "end_instrument_ns": first.measured.end if first and first.measured else math.nan,
         "bursts_truth": len(bl(truth_bursts)), "bursts_instrument": len(bl(seen_bursts)),
         "bursts_matched": sum(1 for x in m if x.measured is not None),
         "share_error_pp": share_err_pp, "reports_lost": lost,

@@ -249,7 +249,8 @@ def fairness_index(fair: pd.DataFrame) -> plt.Figure:
 def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> plt.Figure:
     """Peak occupancy measured vs true (scatter and relative error per case)
     and the per-ingress share errors."""
-    fig, (a, c, b) = plt.subplots(1, 3, figsize=(13, 3.9), gridspec_kw={"width_ratios": [1, 1.3, 1.3]})
+    fig, axs = plt.subplots(2, 2, figsize=(12.5, 7.6))
+    a, c, d_ax, b = axs[0, 0], axs[0, 1], axs[1, 0], axs[1, 1]
     profiles = pdt.ordered(errors["profile"])
     scale, unit = pdt.peak_scale(errors)
     for prof in profiles:
@@ -280,6 +281,23 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> p
     c.set_ylabel("peak error (%)")
     c.set_title("Instrument's peak − true peak (band ±5%)")
     _sparse_ticks(c, x, labels)
+    # burst start and end
+    st = errors["start_error_ns"].to_numpy(float) / 1e3
+    en = errors["end_error_ns"].to_numpy(float) / 1e3
+    for prof in profiles:
+        m = (errors["profile"] == prof).to_numpy()
+        col = pdt.profile_color(prof, profiles)
+        d_ax.plot(x[m], st[m], "o", ms=3.5, color=col, label=f"{prof}: start")
+        d_ax.plot(x[m], en[m], "x", ms=4.5, color=col, label=f"{prof}: end")
+    d_ax.axhline(0, color="black", lw=0.7)
+    d_ax.set_ylabel("instrument − truth (µs)")
+    title = "Burst start (o) and end (x)"
+    if "end_truth_ns" in errors:
+        ended = ~np.isnan(errors["end_truth_ns"].to_numpy(float))
+        missed = int(np.sum(ended & np.isnan(en)))
+        title += f"; of {int(ended.sum())} bursts that ended, the instrument saw {int(ended.sum()) - missed} end"
+    d_ax.set_title(title, fontsize=9)
+    _sparse_ticks(d_ax, x, labels)
     if shares is not None and not shares.empty:
         cases = pdt.ordered(shares["case_id"])
         for i, cid in enumerate(cases):
