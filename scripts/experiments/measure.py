@@ -103,6 +103,7 @@ def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> T
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, off, unit)
     seen = ins.seen(case.case_id)
     row = mbx.result_row(case, bp, sinks, truth.peak_of(bp.egress)[0])
+    row["sim_digest"] = tr.digest()
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
                            frame_size=bp.frame_size)
@@ -141,6 +142,7 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     delivered = {p: (d1[p][0] - d0[p][0], d1[p][1] - d0[p][1]) for p in ip.ingress}
     inst = fx.instrument_rows(case, ip, delivered, streams)
     row = fx.case_row(case, ip, streams, inst)
+    row["sim_digest"] = tr.digest()
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit)
     seen = ins.seen(case.case_id)
     err = instrument.error_row(case.case_id, fx.EXPERIMENT, ip.profile, unit,

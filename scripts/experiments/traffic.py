@@ -232,6 +232,12 @@ class Traffic:
                         "lat_max_ns": r0.get("lat_max_ns") if rx else None})
         return pd.DataFrame(out)
 
+    def digest(self) -> str:
+        """The engine's hash of every frame that left the switch (equal for
+        two runs exactly when they agree); '' when the engine has none."""
+        with self.vs.locked() as e:
+            return str(e.sim_digest()) if hasattr(e, "sim_digest") else ""
+
     def trace_events(self) -> pd.DataFrame:
         if not self._trace:
             return groundtruth.trace_frame({c: np.array([], np.int64)
