@@ -128,3 +128,11 @@ if [ "$(cat "$tg_stamp" 2>/dev/null)" != "$tg_hash" ] || [ ! -x .venv/bin/p4scop
     install -m 0755 topologies/trafgen/target/release/p4scope-trafgen .venv/bin/p4scope-trafgen
     echo "$tg_hash" > "$tg_stamp"
 fi
+
+# --- p4runtime-shell, an independent P4Runtime client for the switch's
+# interoperability test. It pins an old protobuf, so it has a venv of its own.
+if [ ! -x .venv-p4runtime-shell/bin/python ] \
+   || ! .venv-p4runtime-shell/bin/python -c "import p4runtime_sh.shell" 2>/dev/null; then
+    echo "setup: installing p4runtime-shell in .venv-p4runtime-shell"
+    bash scripts/dev/p4runtime_shell_venv.sh >/dev/null
+fi
