@@ -9,6 +9,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly import colors as pcolors
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
@@ -26,31 +27,37 @@ def _size_color(size: float, lo: float, hi: float) -> str:
 
 
 def absorption_vs_size(micro: pd.DataFrame) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "buffer in use (MB = 2^20 B)", "buffered frames"))
+    """Measured buffer in use over the configured buffer, and the error."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.57, 0.43], subplot_titles=(
+        "buffered = forwarded − N (MB = 2^20 B)", "measured − configured (%)"))
     profiles = pdt.ordered(micro["profile"])
-    for prof in profiles:
+    combos = pdt.ordered(micro["scenario"] + " " + micro["combination"])
+    symbols = ["circle", "square", "diamond", "triangle-down", "cross", "x"]
+    for scen, g in micro.groupby("scenario", sort=False):
+        t = g.drop_duplicates("frame_size").sort_values("frame_size")
+        fig.add_trace(go.Scatter(x=t["frame_size"], y=t["expected_mb"], mode="lines",
+                                 name=f"configured buffer, {scen} (theory)",
+                                 line=dict(color="rgba(150,150,150,0.45)", width=9,
+                                           dash="solid" if scen == "2:1" else "dash")), 1, 1)
+    for pi, prof in enumerate(profiles):
         col = pdt.profile_color(prof, profiles)
-        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"], sort=False):
+        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"],
+                                                              sort=False):
             g = g.sort_values("frame_size")
-            dash = "solid" if key[0] == "2:1" else "dash"
+            ci = combos.index(f"{key[0]} {key[1]}")
+            marker = dict(symbol=symbols[ci % len(symbols)] + ("" if pi == 0 else "-open"),
+                          size=7 if pi == 0 else 12, color=col, line=dict(width=1.5, color=col))
             name = f"{prof} · {key[0]} {key[1]}"
-            for c, y in ((1, g["buffered_mb"]), (2, g["buffered_frames"])):
+            for c, y in ((1, g["buffered_mb"]), (2, g["error_rel"] * 100)):
                 fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name=name, legendgroup=name,
-                                         showlegend=c == 1, mode="lines+markers",
-                                         line=dict(color=col, dash=dash)), 1, c)
-            if "expected_frames" in g:
-                for c, y in ((1, g["expected_frames"] * g["frame_size"] / pdt.MB),
-                             (2, g["expected_frames"])):
-                    fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name="configured (theory)",
-                                             legendgroup="theory", showlegend=False,
-                                             mode="lines", line=dict(color="black", dash="dot",
-                                                                     width=1)), 1, c)
-    fig.add_trace(go.Scatter(x=[None], y=[None], name="configured (theory)", mode="lines",
-                             line=dict(color="black", dash="dot", width=1)), 1, 1)
+                                         showlegend=c == 1, mode="markers", marker=marker,
+                                         text=g["case_id"]), 1, c)
+    fig.add_hrect(y0=-2, y1=2, fillcolor="green", opacity=0.08, line_width=0, row=1, col=2)
     fig.update_xaxes(type="log", title="frame size (bytes)")
-    fig.update_yaxes(type="log", row=1, col=2)
-    fig.update_layout(height=420, title="Microburst absorption (buffered = forwarded − N)", **LAYOUT)
+    lim = max(2.5, float(np.nanmax(np.abs(micro["error_rel"]))) * 130)
+    fig.update_yaxes(range=[-lim, lim], row=1, col=2)
+    fig.update_layout(height=440, title="Microburst absorption", **LAYOUT)
+    fig.update_layout(margin=dict(t=80))
     return fig
 
 
@@ -73,10 +80,11 @@ def burst_occupancy(panels: list[pdt.Panel]) -> go.Figure:
         buttons.append(dict(label=p.title, method="update",
                             args=[{"visible": vis}, {"title": f"Queue occupancy: {p.title}"}]))
     fig.update_layout(
-        height=460, title=f"Queue occupancy: {panels[0].title}" if panels else "",
+        height=480, title=dict(text=f"Queue occupancy: {panels[0].title}" if panels else "",
+                               y=0.97),
         xaxis_title="time since the first frame was queued (µs)",
         yaxis_title="queue occupancy (MB)",
-        updatemenus=[dict(buttons=buttons, x=0, xanchor="left", y=1.16, yanchor="top")]
+        updatemenus=[dict(buttons=buttons, x=1.0, xanchor="right", y=1.13, yanchor="top")]
         if len(panels) > 1 else [], **LAYOUT)
     fig.update_layout(margin=dict(t=90))
     return fig
@@ -136,15 +144,19 @@ def stacked_by_ingress(stacks: list[pdt.Stack]) -> go.Figure:
     nrows = math.ceil(len(stacks) / ncols)
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[s.label for s in stacks],
                         vertical_spacing=0.12)
+    palette = pcolors.qualitative.Light24
     for i, s in enumerate(stacks):
         r, c = i // ncols + 1, i % ncols + 1
         for j, p in enumerate(s.ports):
+            col = palette[j % len(palette)]
             fig.add_trace(go.Scatter(x=s.t_us, y=s.mb[j], name=f"port {p}", stackgroup=f"s{i}",
-                                     mode="lines", line=dict(width=0.5), showlegend=False,
+                                     mode="lines", line=dict(width=0.5, color=col),
+                                     fillcolor=col, showlegend=False,
                                      hovertemplate=f"port {p}: %{{y:.3f}} MB<extra></extra>"), r, c)
     fig.update_xaxes(title="time (µs)")
     fig.update_yaxes(title="MB")
-    fig.update_layout(height=300 * nrows + 60, title="Occupancy stacked by ingress port", **LAYOUT)
+    fig.update_layout(height=300 * nrows + 60,
+                      title="Occupancy stacked by ingress port (hover for the port)", **LAYOUT)
     return fig
 
 

@@ -106,8 +106,10 @@ def _p(text: str) -> str:
 
 
 def _table(df: pd.DataFrame, header: bool = True, cls: str = "data") -> str:
-    return df.to_html(index=False, header=header, classes=cls, na_rep="", border=0,
-                      float_format=lambda x: f"{x:,.4g}")
+    html_ = df.to_html(index=False, header=header, classes=cls, na_rep="", border=0,
+                       float_format=lambda x: f"{x:,.4g}")
+    return f'<div class="scroll">{html_}</div>'
+
 
 
 def _rows_table(rows: st.Rows) -> str:
@@ -116,7 +118,7 @@ def _rows_table(rows: st.Rows) -> str:
     if not rows:
         return ""
     width = max(len(r) for r in rows)
-    out = ['<table class="seed">']
+    out = ['<div class="scroll"><table class="seed">']
     for r in rows:
         if len(r) == 1:
             cls = "note" if str(r[0]).startswith("Note") else "block"
@@ -127,7 +129,7 @@ def _rows_table(rows: st.Rows) -> str:
         cells = "".join(f"<{tag}>{'' if v is None else _esc(v)}</{tag}>" for v in r)
         cells += f"<{tag}></{tag}>" * (width - len(r))
         out.append(f"<tr>{cells}</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
     return "\n".join(out)
 
 
@@ -229,7 +231,7 @@ def _microburst(page: Page) -> None:
         "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
         "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "
         "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
-        "Figure 10. Dotted: what the configured buffer predicts."))
+        "Figure 10. Grey: what the configured buffer predicts."))
     page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro), pp.absorption_vs_size(micro))
     rows = st.table4_microburst(micro)
     if rows:
@@ -454,6 +456,7 @@ nav a{margin-right:14px}table{border-collapse:collapse;margin:8px 0;font-size:12
 table.data td,table.data th,table.seed td,table.seed th,table.kv td,table.kv th{
 border:1px solid #ddd;padding:3px 7px;text-align:right}
 table.kv th{text-align:left;background:#f3f3f3}table.kv td{text-align:left}
+table td:first-child,table th:first-child{text-align:left}
 table.seed th{background:#eef3f8}tr.block td{font-weight:600;text-align:left;
 background:#f7f7f7}tr.note td{text-align:left;font-style:italic;color:#555}
 .pass{color:#fff;background:#2e7d32;padding:1px 6px;border-radius:3px}
@@ -461,7 +464,7 @@ background:#f7f7f7}tr.note td{text-align:left;font-style:italic;color:#555}
 .na{color:#555;background:#e0e0e0;padding:1px 6px;border-radius:3px}
 .plot{margin:10px 0 18px}.png{font-size:11px;color:#666;margin:0}
 pre{background:#f5f5f5;padding:8px;overflow:auto;font-size:11px}
-details{margin:8px 0}
+details{margin:8px 0}.scroll{overflow-x:auto;max-width:100%}
 """
 
 

@@ -119,7 +119,7 @@ def burst_4to1(microburst: pd.DataFrame, value: str = "buffered_mb", digits: int
 
 def fairness_summary(fairness: pd.DataFrame) -> pd.DataFrame:
     """The per-case fairness figures, rounded for reading."""
-    cols = ["n", "combination", "profile", "ingress_ports", "jain_bw", "jain_pkt",
+    cols = ["n", "combination", "profile", "jain_bw", "jain_pkt",
             "max_min_bw", "max_dev_bw", "max_pkt_minus_bw_pp", "total_gbps_l1",
             "instrument_jain_bw", "instrument_share_err_pp", "fair_ok"]
     df = fairness[[c for c in cols if c in fairness.columns]].copy()
