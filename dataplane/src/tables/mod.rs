@@ -33,12 +33,96 @@ pub struct Entry {
     pub idle_notified: bool,
 }
 
+/// Entries with one mask, by masked key. Keys of up to 16 bytes are kept
+/// as integers (no heap key, no byte comparison per lookup).
+#[derive(Clone, Debug)]
+enum Map {
+    Small(HashMap<u128, Vec<u32>, FxBuildHasher>),
+    Big(HashMap<Vec<u8>, Vec<u32>, FxBuildHasher>),
+}
+
 #[derive(Clone, Debug)]
 struct Group {
     mask: Vec<u8>,
+    mask16: u128,
     all_ones: bool,
     prefix: u32,
-    map: HashMap<Vec<u8>, Vec<u32>, FxBuildHasher>,
+    map: Map,
+}
+
+#[inline]
+fn be16(b: &[u8]) -> u128 {
+    b.iter().fold(0u128, |a, x| (a << 8) | *x as u128)
+}
+
+impl Group {
+    fn new(mask: Vec<u8>, all_ones: bool, prefix: u32) -> Group {
+        let map = if mask.len() <= 16 { Map::Small(HashMap::default()) } else { Map::Big(HashMap::default()) };
+        Group { mask16: be16(&mask), mask, all_ones, prefix, map }
+    }
+
+    /// Entries whose (already masked) value is `value`.
+    fn get_value(&self, value: &[u8]) -> Option<&Vec<u32>> {
+        match &self.map {
+            Map::Small(m) => m.get(&be16(value)),
+            Map::Big(m) => m.get(value),
+        }
+    }
+
+    fn list_mut(&mut self, value: Vec<u8>) -> &mut Vec<u32> {
+        match &mut self.map {
+            Map::Small(m) => m.entry(be16(&value)).or_default(),
+            Map::Big(m) => m.entry(value).or_default(),
+        }
+    }
+
+    /// Removes a handle; drops the value when no entry is left.
+    fn remove(&mut self, value: &[u8], h: u32) {
+        match &mut self.map {
+            Map::Small(m) => {
+                let k = be16(value);
+                if let Some(l) = m.get_mut(&k) {
+                    l.retain(|x| *x != h);
+                    if l.is_empty() {
+                        m.remove(&k);
+                    }
+                }
+            }
+            Map::Big(m) => {
+                if let Some(l) = m.get_mut(value) {
+                    l.retain(|x| *x != h);
+                    if l.is_empty() {
+                        m.remove(value);
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match &self.map {
+            Map::Small(m) => m.is_empty(),
+            Map::Big(m) => m.is_empty(),
+        }
+    }
+
+    /// The entries a packet key (not masked) falls on.
+    #[inline]
+    fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Vec<u32>> {
+        match &self.map {
+            Map::Small(m) => {
+                let k = be16(key);
+                m.get(&if self.all_ones { k } else { k & self.mask16 })
+            }
+            Map::Big(m) => {
+                if self.all_ones {
+                    m.get(key)
+                } else {
+                    m.get(masked(key, &self.mask, scratch))
+                }
+            }
+        }
+    }
 }
 
 /// Why a table operation was refused.
@@ -223,7 +307,7 @@ impl TableState {
                 }
             }
         } else if let Some(g) = self.groups.iter().find(|g| g.mask == mask) {
-            if let Some(hs) = g.map.get(&value) {
+            if let Some(hs) = g.get_value(&value) {
                 let dup = hs.iter().any(|h| {
                     !ternary_like || self.entries[*h as usize].as_ref().map(|e| e.priority) == Some(priority)
                 });
@@ -267,14 +351,14 @@ impl TableState {
             None => {
                 let all_ones = t.keys.iter().all(|k| k.kind == MatchKind::Exact || k.kind == MatchKind::Valid)
                     || mask.iter().zip(self.widths.iter().flat_map(|(w, n)| normalize(&vec![0xff; *n as usize], *n as usize, *w))).all(|(a, b)| *a == b);
-                self.groups.push(Group { mask: mask.clone(), all_ones, prefix, map: HashMap::default() });
+                self.groups.push(Group::new(mask.clone(), all_ones, prefix));
                 // lpm: longest prefix first
                 self.groups.sort_by(|a, b| b.prefix.cmp(&a.prefix));
                 self.groups.iter().position(|g| g.mask == mask).unwrap_or(0)
             }
         };
         let entries = &self.entries;
-        let list = self.groups[gi].map.entry(value).or_default();
+        let list = self.groups[gi].list_mut(value);
         list.push(handle);
         list.sort_by_key(|h| (entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), *h));
         Ok(handle)
@@ -302,13 +386,8 @@ impl TableState {
         } else if let Ok((_, value, mask, _)) = self.prepare(t, &key) {
             if let Some(gi) = self.groups.iter().position(|g| g.mask == mask) {
                 let g = &mut self.groups[gi];
-                if let Some(list) = g.map.get_mut(&value) {
-                    list.retain(|h| *h != handle);
-                    if list.is_empty() {
-                        g.map.remove(&value);
-                    }
-                }
-                if g.map.is_empty() {
+                g.remove(&value, handle);
+                if g.is_empty() {
                     self.groups.remove(gi);
                 }
             }
@@ -341,7 +420,7 @@ impl TableState {
             MatchKind::Ternary | MatchKind::Optional => {
                 let mut best: Option<(i32, u32)> = None;
                 for g in &self.groups {
-                    let hit = if g.all_ones { g.map.get(key) } else { g.map.get(masked(key, &g.mask, scratch)) };
+                    let hit = g.lookup(key, scratch);
                     if let Some(h) = hit.and_then(|l| l.first()) {
                         let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
                         if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
@@ -353,7 +432,7 @@ impl TableState {
             }
             _ => {
                 for g in &self.groups {
-                    let hit = if g.all_ones { g.map.get(key) } else { g.map.get(masked(key, &g.mask, scratch)) };
+                    let hit = g.lookup(key, scratch);
                     if let Some(h) = hit.and_then(|l| l.first()) {
                         return Some(*h);
                     }
