@@ -389,9 +389,46 @@ def _instrument(page: Page) -> None:
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
               pp.instrument_errors(err, shares))
-    e = err.copy()
-    e["peak_ok"] = e["peak_error_rel"].abs() <= PEAK_TOL
-    s.parts.append(_table(e))
+    s.parts.append("<h3>Summary</h3>" + _table(_error_summary(err)))
+    s.parts.append("<details><summary>every case</summary>" + _table(_error_cases(err))
+                   + "</details>")
+
+
+def _scale(err: pd.DataFrame) -> tuple[float, str]:
+    unit = err["peak_unit"].iloc[0] if "peak_unit" in err and not err.empty else "bytes"
+    return (pdt.MB, "MB") if unit == "bytes" else (1.0, "frames")
+
+
+def _error_summary(err: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment and profile: the worst peak error, burst timing, splits."""
+    rows = []
+    for (ex, prof), g in err.groupby(["experiment", "profile"], sort=False):
+        ended = g["end_truth_ns"].notna() if "end_truth_ns" in g else pd.Series(False, g.index)
+        rows.append({
+            "experiment": ex, "profile": prof, "cases": len(g),
+            "worst |peak error| (%)": round(float(g["peak_error_rel"].abs().max()) * 100, 3),
+            "burst start late by (µs), median": round(float(g["start_error_ns"].median()) / 1e3, 1),
+            "bursts that ended / instrument saw end":
+                f"{int(ended.sum())} / {int((ended & g['end_error_ns'].notna()).sum())}",
+            "cases with a burst split": int((g["bursts_instrument"] > g["bursts_truth"]).sum()),
+            "worst share error (pp)": None if g["share_error_pp"].isna().all()
+            else round(float(g["share_error_pp"].abs().max()), 3),
+        })
+    return pd.DataFrame(rows)
+
+
+def _error_cases(err: pd.DataFrame) -> pd.DataFrame:
+    scale, unit = _scale(err)
+    return pd.DataFrame({
+        "case": err["case_id"], f"true peak ({unit})": (err["peak_truth"] / scale).round(3),
+        f"instrument peak ({unit})": (err["peak_instrument"] / scale).round(3),
+        "peak error (%)": (err["peak_error_rel"] * 100).round(3),
+        "start error (µs)": (err["start_error_ns"] / 1e3).round(1),
+        "end error (µs)": (err["end_error_ns"] / 1e3).round(1),
+        "bursts true / instrument": err["bursts_truth"].astype(str) + " / "
+        + err["bursts_instrument"].astype(str),
+        "share error (pp)": err["share_error_pp"].round(3),
+    })
 
 
 def _checks(page: Page) -> None:

@@ -63,7 +63,9 @@ def make_run(root: Path) -> Path:
                                "peak_unit": "bytes", "peak_truth": 500_000,
                                "peak_instrument": 495_000,
                                "peak_error_rel": -0.01, "start_error_ns": 300.0,
-                               "end_error_ns": 300.0, "share_error_pp": np.nan})
+                               "end_error_ns": 300.0, "share_error_pp": np.nan,
+                               "end_truth_ns": 79_000.0, "bursts_truth": 1,
+                               "bursts_instrument": 1})
     streams, shares, fair = [], [], []
     for prof in PROFILES:
         for comb, ports in (("3-a", [25, 26, 27]), ("3-b", [24, 25, 26])):
@@ -95,7 +97,8 @@ def make_run(root: Path) -> Path:
                            "peak_unit": "bytes", "peak_truth": 400_000,
                            "peak_instrument": 399_000,
                            "peak_error_rel": -0.0025, "start_error_ns": np.nan,
-                           "end_error_ns": np.nan, "share_error_pp": 0.1})
+                           "end_error_ns": np.nan, "share_error_pp": 0.1,
+                           "end_truth_ns": np.nan, "bursts_truth": 1, "bursts_instrument": 2})
     tables = {
         "microburst": pd.DataFrame(micro), "ground_truth": pd.concat(truth, ignore_index=True),
         "ground_truth_ingress": pd.concat(truth_in, ignore_index=True),
