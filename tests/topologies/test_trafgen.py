@@ -34,8 +34,11 @@ def test_paced_streams_arrive_complete(lab):
     for i, r in res.items():
         assert r.lost == 0 and r.duplicates == 0 and r.reordered == 0, r
         assert r.rx_packets == r.tx_packets
-        # a loaded machine can stall the sender (schedule slips): allow 20 %
-        assert abs(r.tx_packets - expect[i]) <= 0.2 * expect[i], (i, r.tx_packets, expect[i])
+        # a loaded machine can stall the sender: it then restarts its schedule
+        # and counts a slip instead of catching up, so fewer frames go out
+        slack = 0.2 if not sent.get("schedule_slips") else 0.5
+        assert abs(r.tx_packets - expect[i]) <= slack * expect[i], \
+            (i, r.tx_packets, expect[i], sent.get("schedule_slips"))
         assert sum(r.histogram) == r.rx_packets
         assert sum(r.series_packets) == r.rx_packets and sum(r.series_bytes) == r.rx_bytes
         assert 0 < r.latency_ns["min"] <= r.latency_ns["avg"] <= r.latency_ns["max"]
