@@ -41,6 +41,14 @@ class Truth:
         r = d.loc[d[col].idxmax()]
         return float(r[col]), float(r["peak_ns"] if unit == "bytes" else r["peak_frames_ns"])
 
+    def mean_of(self, egress: int, window: bool = False) -> float:
+        """Time-weighted mean occupancy (bytes) of an egress port's fullest queue."""
+        d = self.peaks[self.peaks["egress_port"] == egress] if not self.peaks.empty else self.peaks
+        if d.empty:
+            return float("nan")
+        r = d.loc[d["peak_bytes"].idxmax()]
+        return float(r["window_mean_bytes" if window else "mean_bytes"])
+
 
 def trace_frame(cols: Mapping[str, Any]) -> pd.DataFrame:
     """The engine's trace columns as a DataFrame (drops left out)."""
@@ -60,9 +68,11 @@ def _last_per_time(t: np.ndarray, *vals: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def analyse(case_id: str, trace: pd.DataFrame, burst_on: float, burst_off: float,
-            unit: str = "bytes", max_points: int = 4000) -> Truth:
+            unit: str = "bytes", max_points: int = 4000,
+            window: "tuple[float, float] | None" = None) -> Truth:
     """Occupancy series, per-ingress split, peaks and bursts of one case.
-    `burst_on`/`burst_off` are in `unit` (bytes or frames)."""
+    `burst_on`/`burst_off` are in `unit` (bytes or frames); the time-weighted
+    mean occupancy is taken over the trace's span and over `window`."""
     occ_parts, ing_parts, peaks, bursts = [], [], [], []
     for (port, q), g in trace.groupby(["port", "queue"], sort=True):
         t, b, f = _last_per_time(g["time_ns"].to_numpy(np.int64),
@@ -72,7 +82,9 @@ def analyse(case_id: str, trace: pd.DataFrame, burst_on: float, burst_off: float
         pk_f, pk_ft = fg.peak(tf, f)
         peaks.append({"egress_port": int(port), "queue": int(q), "peak_bytes": pk_b,
                       "peak_ns": pk_t, "peak_frames": pk_f, "peak_frames_ns": pk_ft,
-                      "mean_bytes": fg.time_weighted_mean(tf, b)})
+                      "mean_bytes": fg.time_weighted_mean(tf, b),
+                      "window_mean_bytes": fg.time_weighted_mean(tf, b, *window)
+                      if window else float("nan")})
         level = b if unit == "bytes" else f
         for i, bu in enumerate(fg.find_bursts(tf, level, burst_on, burst_off), start=1):
             bursts.append({"case_id": case_id, "source": "truth", "egress_port": int(port),

@@ -103,6 +103,7 @@ def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> T
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, off, unit)
     seen = ins.seen(case.case_id)
     row = mbx.result_row(case, bp, sinks, truth.peak_of(bp.egress)[0])
+    row["mean_truth_bytes"] = truth.mean_of(bp.egress)
     row["sim_digest"] = tr.digest()
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
@@ -143,7 +144,10 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     inst = fx.instrument_rows(case, ip, delivered, streams)
     row = fx.case_row(case, ip, streams, inst)
     row["sim_digest"] = tr.digest()
-    truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit)
+    truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit,
+                                window=(ip.warmup_ns, ip.duration_ns))
+    row["peak_truth_bytes"] = truth.peak_of(ip.egress)[0]
+    row["mean_truth_bytes_window"] = truth.mean_of(ip.egress, window=True)
     seen = ins.seen(case.case_id)
     err = instrument.error_row(case.case_id, fx.EXPERIMENT, ip.profile, unit,
                                truth.peak_of(ip.egress, unit)[0], seen.peak(ip.egress, unit),

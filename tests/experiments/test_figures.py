@@ -184,3 +184,25 @@ def test_arbitrated_shares_reproduce_table3_shapes():
     assert th.arbitrated_shares([0, 0, 1, 1, 1, 1]) == pytest.approx([0.25, 0.25] + [0.125] * 4)
     assert th.arbitrated_shares([1, 2, 3]) == pytest.approx([1 / 3] * 3)
     assert th.arbitrated_shares([]) == []
+
+
+def test_groundtruth_from_an_engine_trace():
+    """A hand-made trace: two frames of 100 B from ports 1 and 2 enqueued at
+    0 and 10 ns, dequeued at 20 and 40 ns (q_bytes after each change)."""
+    from p4scope.experiments import groundtruth as gt
+
+    cols = {"time_ns": [0, 10, 20, 40], "port": [31] * 4, "queue": [0] * 4,
+            "ingress": [1, 2, 1, 2], "kind": [0, 0, 1, 1], "q_pkts": [1, 2, 1, 0],
+            "q_bytes": [100, 200, 100, 0], "in_pkts": [1, 1, 0, 0],
+            "in_bytes": [100, 100, 0, 0]}
+    t = gt.analyse("c", gt.trace_frame(cols), burst_on=150, burst_off=50, window=(0, 40))
+    assert t.peak_of(31) == (200.0, 10.0)
+    assert t.peak_of(31, "frames") == (2.0, 10.0)
+    # 100 B for 10 ns, 200 B for 10 ns, 100 B for 20 ns over 40 ns
+    assert t.mean_of(31) == pytest.approx((1000 + 2000 + 2000) / 40)
+    assert t.mean_of(31, window=True) == pytest.approx(125.0)
+    assert list(t.bursts[["start_ns", "end_ns"]].iloc[0]) == [10.0, 40.0]
+    ing = t.by_ingress.set_index(["ingress_port", "t_ns"])["occupancy_bytes"]
+    assert ing[(1, 20)] == 0 and ing[(2, 10)] == 100
+    with pytest.raises(ValueError):
+        gt.trace_frame({"time_ns": []})
