@@ -124,6 +124,9 @@ pub struct Switch {
     pub stats: Stats,
     inputs: BinaryHeap<(Key, u32, Vec<u8>)>,
     services: BinaryHeap<(Key, u32, u32)>,
+    /// Services due at the current time, in order (no heap needed):
+    /// ((time, seq), port, generation).
+    lane: VecDeque<((u64, u64), u32, u32)>,
     svc: Vec<Svc>,
     recirc: VecDeque<Box<Packet>>,
     outputs: Vec<Output>,
@@ -156,6 +159,7 @@ impl Switch {
             stats: Stats::default(),
             inputs: BinaryHeap::new(),
             services: BinaryHeap::new(),
+            lane: VecDeque::new(),
             svc: vec![],
             recirc: VecDeque::new(),
             outputs: vec![],
@@ -256,10 +260,8 @@ impl Switch {
         }
         let a = self.inputs.peek().map(|(Reverse((t, _)), _, _)| *t);
         let b = self.services.peek().map(|(Reverse((t, _)), _, _)| *t);
-        match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        }
+        let c = self.lane.front().map(|((t, _), _, _)| *t);
+        [a, b, c].into_iter().flatten().min()
     }
 
     /// Processes the events due strictly before `t` (an arrival at `t`
@@ -298,7 +300,14 @@ impl Switch {
             return;
         }
         let ti = self.inputs.peek().map(|(Reverse(k), _, _)| *k);
-        let ts = self.services.peek().map(|(Reverse(k), _, _)| *k);
+        let th = self.services.peek().map(|(Reverse(k), _, _)| *k);
+        let tl = self.lane.front().map(|(k, _, _)| *k);
+        let from_lane = match (th, tl) {
+            (Some(h), Some(l)) => l < h,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        let ts = if from_lane { tl } else { th };
         let take_input = match (ti, ts) {
             (Some(a), Some(b)) => a.0 <= b.0,
             (Some(_), None) => true,
@@ -309,7 +318,14 @@ impl Switch {
                 self.now = self.now.max(t);
                 self.receive(port, data);
             }
-        } else if let Some((Reverse((t, _)), port, gen)) = self.services.pop() {
+            return;
+        }
+        let ev = if from_lane {
+            self.lane.pop_front().map(|((t, _), p, g)| (t, p, g))
+        } else {
+            self.services.pop().map(|(Reverse((t, _)), p, g)| (t, p, g))
+        };
+        if let Some((t, port, gen)) = ev {
             self.now = self.now.max(t);
             let s = &mut self.svc[port as usize];
             if s.gen == gen {
@@ -347,7 +363,11 @@ impl Switch {
         s.at = Some(t);
         let gen = s.gen;
         self.seq += 1;
-        self.services.push((Reverse((t, self.seq)), port, gen));
+        if t == self.now {
+            self.lane.push_back(((t, self.seq), port, gen));
+        } else {
+            self.services.push((Reverse((t, self.seq)), port, gen));
+        }
     }
 
     fn alloc(&mut self) -> Box<Packet> {
