@@ -31,6 +31,14 @@ def test_configured_over_p4runtime_and_reset(program):
         col = Collector(udp_port=tb.COLLECTOR_UDP)
         assert col.feed_frames([d for p, d, _ in outs if p == tb.COLLECTOR_PORT]) == 2
         assert [iv.port for iv in col.intervals] == [31, 31]
+        # ... and become the run's instrument series (the path taken when the
+        # engine hands over the collector port's frames in virtual time)
+        from p4scope.experiments import instrument
+
+        seen = instrument.from_collector("c", col, interval_log2_us=0)
+        assert list(seen.series["kind"]) == ["interval_max", "interval_max"]
+        assert list(seen.series["t_ns"]) == [1000, 2000]  # the frames at 1 and 2 us
+        assert seen.bursts.empty
         assert vs.pair_counters(31, [1, 2]) == {1: (100, 1), 2: (600, 2)}
         assert vs.pair_counters(31, [1, 2], "tel_offered") == {1: (100, 1), 2: (600, 2)}
         # no learning digests: the source MACs are static entries
