@@ -28,6 +28,23 @@ pub struct FieldDef {
     pub wide: Option<u32>,
 }
 
+/// What the per-packet loops need of a field, 8 bytes per field (the full
+/// `FieldDef` with its name is for the control path).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FieldMeta {
+    pub bit_off: u32,
+    pub width: u16,
+    /// Stored in the PHV's wide storage (wider than 128 bits, or varbit).
+    pub wide: bool,
+    pub varbit: bool,
+}
+
+impl FieldMeta {
+    pub fn of(f: &FieldDef) -> FieldMeta {
+        FieldMeta { bit_off: f.bit_off, width: f.width.min(u16::MAX as u32) as u16, wide: f.wide.is_some(), varbit: f.varbit }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct HeaderDef {
     pub name: String,
@@ -508,6 +525,8 @@ pub struct ErrorCodes {
 pub struct Program {
     pub headers: Vec<HeaderDef>,
     pub fields: Vec<FieldDef>,
+    /// `fields` in compact form, same indexes.
+    pub fmeta: Vec<FieldMeta>,
     /// Byte size of each wide-storage slot.
     pub wide_bytes: Vec<u32>,
     pub stacks: Vec<StackDef>,

@@ -348,6 +348,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     }
     Ok(Program {
         headers: cx.headers,
+        fmeta: cx.fields.iter().map(FieldMeta::of).collect(),
         fields: cx.fields,
         wide_bytes: cx.wide_bytes,
         stacks: cx.stacks,

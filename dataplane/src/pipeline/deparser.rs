@@ -20,6 +20,18 @@ impl<'a> Exec<'a> {
             let vl = pkt.phv.vl_bits[h as usize];
             let mut w = bits::BitWriter::new(out);
             for f in hd.first_field..hd.first_field + hd.nfields {
+                let fm = prog.fmeta[f as usize];
+                if !fm.wide {
+                    let v = pkt.phv.vals[f as usize];
+                    let width = fm.width as u32;
+                    if width > 64 {
+                        w.put((v >> 64) as u64, width - 64);
+                        w.put(v as u64, 64);
+                    } else {
+                        w.put(v as u64, width);
+                    }
+                    continue;
+                }
                 let fd = &prog.fields[f as usize];
                 if fd.varbit {
                     let buf = &pkt.phv.wide[fd.wide.expect("varbit has storage") as usize];

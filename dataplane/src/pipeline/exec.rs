@@ -495,6 +495,22 @@ impl<'a> Exec<'a> {
         for inp in &prog.calcs[calc as usize].inputs {
             match inp {
                 CalcInput::Field(f) => {
+                    let fm = prog.fmeta[*f as usize];
+                    if !fm.wide {
+                        let hdr = prog.fields[*f as usize].hdr;
+                        if !pkt.phv.valid[hdr as usize] {
+                            continue;
+                        }
+                        let v = pkt.phv.vals[*f as usize];
+                        let width = fm.width as u32;
+                        if width > 64 {
+                            w.put((v >> 64) as u64, width - 64);
+                            w.put(v as u64, 64);
+                        } else {
+                            w.put(v as u64, width);
+                        }
+                        continue;
+                    }
                     let fd = &prog.fields[*f as usize];
                     if !pkt.phv.valid[fd.hdr as usize] {
                         continue;

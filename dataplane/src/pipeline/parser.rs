@@ -241,6 +241,11 @@ impl<'a> Exec<'a> {
         }
         let base = pkt.cursor * 8;
         for f in hd.first_field..hd.first_field + hd.nfields {
+            let fm = prog.fmeta[f as usize];
+            if !fm.wide {
+                pkt.phv.vals[f as usize] = bits::read_bits(&pkt.data, base + fm.bit_off as usize, fm.width as u32);
+                continue;
+            }
             let fd = &prog.fields[f as usize];
             if fd.varbit {
                 let w = fd.wide.expect("varbit fields have wide storage") as usize;
