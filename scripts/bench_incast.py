@@ -22,10 +22,18 @@ from p4scope.bench_engine import l2l3_json
 EGRESS = 31
 
 
-def build(n_ports: int, seed: int, arbitration: str):
+ARBITRATION = {
+    "fifo": "fifo",
+    "fair": "fair",
+    # Tomahawk-like: ingress ports in groups of 8 (1-8, 9-16, ...), groups first
+    "groups": {"mode": "groups", "group_size": 8, "first_port": 1},
+}
+
+
+def build(n_ports: int, seed: int, arbitration: str, first_port: int = 9):
     e = dp.Engine(l2l3_json(), seed=seed)
     e.tm_configure({
-        "defaults": {"rate_bps": "100G", "arbitration": arbitration},
+        "defaults": {"rate_bps": "100G", "arbitration": ARBITRATION[arbitration]},
         "buffer": {"size_bytes": "16M", "alpha": 1},
     })
     # everything to 10.0.255.0/24 leaves on the congested port
@@ -33,13 +41,13 @@ def build(n_ports: int, seed: int, arbitration: str):
                 [1, EGRESS])
     e.table_add("ingress.forward", "ingress.set_dmac", [1], [0x020000000031])
     for i in range(n_ports):
-        e.add_stream(9 + i, rate_pct=100, imix=True, macs=100, dst_ip=(10 << 24) | (255 << 8) | 1,
-                     name=f"port{9 + i}")
+        e.add_stream(first_port + i, rate_pct=100, imix=True, macs=100,
+                     dst_ip=(10 << 24) | (255 << 8) | 1, name=f"port{first_port + i}")
     return e
 
 
-def run_once(n_ports: int, ms: float, seed: int, arbitration: str):
-    e = build(n_ports, seed, arbitration)
+def run_once(n_ports: int, ms: float, seed: int, arbitration: str, first_port: int):
+    e = build(n_ports, seed, arbitration, first_port)
     t0 = time.perf_counter()
     events = e.run(duration_ns=int(ms * 1e6))
     wall = time.perf_counter() - t0
@@ -56,14 +64,20 @@ def main() -> None:
     ap.add_argument("--ports", type=int, default=16)
     ap.add_argument("--ms", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--arbitration", default="fair", choices=["fifo", "fair"])
+    ap.add_argument("--arbitration", default="fair", choices=sorted(ARBITRATION),
+                    help="ingress arbitration at the congested port (groups: Tomahawk-like, "
+                         "8-port groups served group first)")
+    ap.add_argument("--first-port", type=int, default=9,
+                    help="the ingress ports are FIRST..FIRST+N-1 (Tolly used 9-24, 8-23, ...)")
     args = ap.parse_args()
-    runs = [run_once(args.ports, args.ms, args.seed, args.arbitration) for _ in range(2)]
+    runs = [run_once(args.ports, args.ms, args.seed, args.arbitration, args.first_port)
+            for _ in range(2)]
     e, wall, events = runs[0]
     st = e.stream_stats()
     rx = sum(s["rx_frames"] for s in st)
     tx = sum(s["tx_frames"] for s in st)
-    print(f"{args.ports}x100GbE iMIX {args.ports}:1 incast, {args.ms:g} ms of virtual time, seed {args.seed}")
+    print(f"{args.ports}x100GbE iMIX {args.ports}:1 incast, {args.ms:g} ms of virtual time, seed {args.seed}, "
+          f"ports {args.first_port}-{args.first_port + args.ports - 1} -> {EGRESS}, {args.arbitration} arbitration")
     for i, (_, w, ev) in enumerate(runs):
         print(f"  run {i + 1}: {w:.2f} s wall, {ev:,} events, {tx / w:,.0f} offered packets/s simulated")
     gbps = [s["rx_l1_bps"] / 1e9 for s in st]
