@@ -1,18 +1,21 @@
 """Benchmark: TCP throughput through one switch in Mininet (root).
 
-    .venv/bin/p4scope bench mininet-tcp [--kinds p4scope,bmv2,bridge] [--seconds 5] [--parallel 1]
+    .venv/bin/p4scope bench mininet-tcp [--kinds p4scope,bmv2,bridge] [--programs wire,dut]
+                                        [--seconds 5] [--parallel 1]
 
-Two hosts, one switch running topologies/p4/wire.p4 (port 1 <-> port 2,
-no tables, compiled with `p4scope compile`), iperf3 from h1 to h2. Kinds:
-`p4scope` (p4scope switch), `bmv2` (simple_switch_grpc, when it is on PATH;
-skipped otherwise) and `bridge` (the kernel bridge, as a ceiling). All
-interfaces have offloads off, as in every p4scope run.
+Two hosts, one switch, iperf3 from h1 to h2. Programs: `wire`
+(topologies/p4/wire.p4: port 1 <-> port 2, no tables) and `dut` (the
+reference DUT, p4src/dut.p4, configured by the controller from the
+topology: flooding, learning by the controller, the instrument's counters
+on the way). Kinds: `p4scope` (p4scope switch), `bmv2` (simple_switch_grpc,
+when it is on PATH; skipped, saying so, otherwise) and `bridge` (the
+kernel bridge, a ceiling; no program). All interfaces have offloads off,
+as in every p4scope run. Every switch runs the same compiled JSON.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,7 @@ from p4scope.topologies.run import Network
 from p4scope.topologies.spec import rename_switches, with_switch_defaults
 
 WIRE = Path(topologies.__file__).parent / "p4" / "wire.p4"
+PROGRAMS = ("wire", "dut")
 
 
 def _compile(out_dir: Path) -> str:
@@ -39,41 +43,70 @@ def _compile(out_dir: Path) -> str:
     return str(out)
 
 
-def _one(kind: str, program: str, seconds: float, parallel: int, run_dir: Path) -> dict:
+def _iperf(h1, h2, seconds: float, parallel: int) -> dict:
+    server = tcp.Iperf3Server(h2, 5201)
+    rep = tcp.Iperf3Client(h1, h2.IP(), 5201, seconds=seconds, parallel=parallel).result(
+        timeout=seconds + 60)
+    server.result(timeout=10)
+    return tcp.summary(rep)
+
+
+def _wire(kind: str, program: str, seconds: float, parallel: int, run_dir: Path) -> dict:
     topo = builders.port_pairs(1)
     topo = rename_switches(topo, {"s1": f"b{uuid.uuid4().hex[:3]}"})
     extra = {} if kind == "bridge" else {"program": program, "log": "off"}
     topo = with_switch_defaults(topo, kind=kind, **extra)
     with Network(topo, run_dir) as net:
-        h1, h2 = net.host("h1"), net.host("h2")
-        server = tcp.Iperf3Server(h2, 5201)
-        rep = tcp.Iperf3Client(h1, h2.IP(), 5201, seconds=seconds, parallel=parallel).result(
-            timeout=seconds + 60)
-        server.result(timeout=10)
-    return tcp.summary(rep)
+        return _iperf(net.host("h1"), net.host("h2"), seconds, parallel)
+
+
+def _dut(kind: str, dut, seconds: float, parallel: int, run_dir: Path) -> dict:
+    from p4scope.emulation.testbed import Testbed
+
+    with Testbed(builders.port_pairs(1), run_dir, dut, kind=kind, log="off",
+                 watch_links=False) as tb:
+        h1, h2 = tb.host("h1"), tb.host("h2")
+        h1.cmd(f"ping -c 1 -W 2 {h2.IP()}")  # ARP and learning before the measurement
+        return _iperf(h1, h2, seconds, parallel)
 
 
 def bench_mininet_tcp(
     kinds: str = typer.Option("p4scope,bmv2,bridge", help="Switch kinds to measure, in order."),
-    seconds: float = typer.Option(5.0, help="Seconds of iperf3 per kind."),
+    programs: str = typer.Option("wire,dut", help="P4 programs: wire (no tables) and/or dut "
+                                                  "(the reference DUT with its controller)."),
+    seconds: float = typer.Option(5.0, help="Seconds of iperf3 per measurement."),
     parallel: int = typer.Option(1, help="Parallel TCP flows."),
 ) -> None:
     """TCP throughput through one switch in Mininet (root)."""
+    from p4scope.emulation.testbed import bmv2_missing, build_dut
+
     if os.geteuid() != 0:
         typer.echo("bench mininet-tcp needs root (Mininet)", err=True)
         raise typer.Exit(2)
-    typer.echo(f"iperf3 h1 -> h2 through one switch (wire.p4), {seconds:g} s, {parallel} flow(s); "
+    progs = [p.strip() for p in programs.split(",") if p.strip()]
+    bad = [p for p in progs if p not in PROGRAMS]
+    if bad or not progs:
+        typer.echo(f"--programs: give {' and/or '.join(PROGRAMS)}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"iperf3 h1 -> h2 through one switch, {seconds:g} s, {parallel} flow(s); "
                f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
-    typer.echo(f"{'switch':<10} {'Mbit/s':>10} {'retransmits':>12}")
+    typer.echo(f"{'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12}")
     with tempfile.TemporaryDirectory(prefix="p4scope-bench-") as tmp:
-        program = _compile(Path(tmp))
+        wire = _compile(Path(tmp)) if "wire" in progs else None
+        dut = build_dut(Path(tmp) / "dut") if "dut" in progs else None
         for kind in kinds.split(","):
-            if kind == "bmv2" and shutil.which("simple_switch_grpc") is None:
-                typer.echo(f"{kind:<10} {'-':>10} {'-':>12}  (simple_switch_grpc is not installed)")
-                continue
-            s = _one(kind, program, seconds, parallel, Path(tmp) / kind)
-            mbps = (s["receiver_bps"] or 0) / 1e6
-            typer.echo(f"{kind:<10} {mbps:>10.1f} {s['retransmits'] or 0:>12}")
+            for prog in (["-"] if kind == "bridge" else progs):
+                if kind == "bmv2" and bmv2_missing():
+                    typer.echo(f"{kind:<10} {prog:<8} {'-':>10} {'-':>12}  (skipped: "
+                               "simple_switch_grpc is not installed)")
+                    continue
+                d = Path(tmp) / f"{kind}-{prog}"
+                if prog == "dut":
+                    s = _dut(kind, dut, seconds, parallel, d)
+                else:
+                    s = _wire(kind, wire or "", seconds, parallel, d)
+                mbps = (s["receiver_bps"] or 0) / 1e6
+                typer.echo(f"{kind:<10} {prog:<8} {mbps:>10.1f} {s['retransmits'] or 0:>12}")
 
 
 def main() -> None:

@@ -26,9 +26,16 @@ def offloads_off_cmd(ifname: str) -> str:
     return "ethtool -K {} {} >/dev/null".format(ifname, " ".join(f"{o} off" for o in OFFLOADS))
 
 
+def htb_burst_bytes(bw: int) -> int:
+    """The htb class's burst: bytes that may pass at once after an idle
+    spell (at least 1 ms at the rate). A queue behind the class therefore
+    absorbs this much more than its packet limit at the start of a burst."""
+    return max(15_000, bw // 8 // 1000)
+
+
 def htb_cmds(ifname: str, bw: int, queue: Optional[int]) -> list[str]:
     """tc commands that shape `ifname` to `bw` bit/s."""
-    burst = max(15_000, bw // 8 // 1000)
+    burst = htb_burst_bytes(bw)
     cmds = [
         f"tc qdisc replace dev {ifname} root handle 5: htb default 1",
         f"tc class replace dev {ifname} parent 5: classid 5:1 htb rate {bw}bit ceil {bw}bit "

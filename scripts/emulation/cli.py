@@ -96,3 +96,83 @@ def run_tcp_incast(
     except ValueError as e:
         _fail(str(e))
     finish(res)
+
+
+def run_fairness_mininet(
+    n: str = typer.Option("3,6,16", "--n", help="Numbers of senders (seed 000 Table 3: 3, 6, 16)."),
+    link_bw: str = typer.Option("10M", "--link-bw", help="Rate of every host link (htb); the receiver's link is N:1 oversubscribed."),
+    load: float = typer.Option(1.0, "--load", help="Fraction of line rate each sender offers."),
+    duration_s: float = typer.Option(4.0, "--duration-s", help="Seconds each case's streams last."),
+    warmup_s: float = typer.Option(1.5, "--warmup-s", help="Seconds before the measurement window."),
+    queue_packets: int = typer.Option(200, "--queue-packets", help="Packets the receiver link's queue holds (0: the kernel's default)."),
+    mix: str = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help="Frame-size mix SIZE:WEIGHT,... (Tolly iMIX)."),
+    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
+    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
+) -> None:
+    """Fairness N:1 with iMIX (seed 000, Table 3) in Mininet (root), at rates the software
+    switch sustains; the virtual-time run's tables and report."""
+    from ..experiments.params import ParamError as VParamError
+    from ..experiments.params import parse_int_list, parse_mix
+    from . import fairness as F
+    from .incast import ParamError
+
+    try:
+        p = F.MnFairnessParams(
+            n=tuple(parse_int_list(n, "--n")), link_bw=link_bw, load=load,
+            duration_s=duration_s, warmup_s=warmup_s, queue_packets=queue_packets or None,
+            mix=tuple((int(s), float(w)) for s, w in parse_mix(mix)),
+            kinds=kinds_option(switch, bmv2)).check()
+    except (ParamError, VParamError) as e:
+        _fail(str(e))
+    from .driver import NeedsRoot, check_host
+    from .fairness_run import execute_fairness
+
+    try:
+        check_host()
+    except NeedsRoot as e:
+        _fail(f"{e} (fairness-mininet runs in Mininet)", 3)
+    try:
+        res = execute_fairness(p, results, run_id, progress, report,
+                               echo=lambda s: typer.echo(s, err=True))
+    except ValueError as e:
+        _fail(str(e))
+    finish(res)
+
+
+def run_microburst_mininet(
+    sizes: str = typer.Option("256,512,1518", "--sizes", help="2:1 frame sizes (64..1518)."),
+    sizes_4to1: str = typer.Option("512,1518", "--sizes-4to1", help="4:1 frame sizes, or 'none'."),
+    link_bw: str = typer.Option("10M", "--link-bw", help="Rate of every host link (htb)."),
+    queue_packets: int = typer.Option(100, "--queue-packets", help="Packets the receiver link's queue holds (the buffer measured)."),
+    burst_frames: Optional[int] = typer.Option(None, "--burst-frames", help="Frames per sender per burst (default: 1.5x the queue over k-1)."),
+    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
+    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
+) -> None:
+    """Microburst absorption 2:1 and 4:1 (seeds 000, 001) in Mininet (root), at rates the
+    software switch sustains; the virtual-time run's tables and report."""
+    from ..experiments.params import ParamError as VParamError
+    from ..experiments.params import parse_int_list
+    from . import microburst as M
+    from .incast import ParamError
+
+    try:
+        p = M.MnBurstParams(
+            sizes_2to1=tuple(parse_int_list(sizes, "--sizes")),
+            sizes_4to1=() if sizes_4to1 == "none" else tuple(parse_int_list(sizes_4to1, "--sizes-4to1")),
+            link_bw=link_bw, queue_packets=queue_packets, burst_frames=burst_frames,
+            kinds=kinds_option(switch, bmv2)).check()
+    except (ParamError, VParamError) as e:
+        _fail(str(e))
+    from .driver import NeedsRoot, check_host
+    from .microburst_run import execute_microburst
+
+    try:
+        check_host()
+    except NeedsRoot as e:
+        _fail(f"{e} (microburst-mininet runs in Mininet)", 3)
+    try:
+        res = execute_microburst(p, results, run_id, progress, report,
+                                 echo=lambda s: typer.echo(s, err=True))
+    except ValueError as e:
+        _fail(str(e))
+    finish(res)

@@ -72,6 +72,47 @@ def _incast(page: "R.Page") -> None:
         s.parts.append(R._p(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))
 
 
+def _fairness(page: "R.Page") -> None:
+    """The fairness section for Mininet rates: Table 3's shape in Mbit/s,
+    Jain's index per case, bandwidth vs packet-rate shares (the shared
+    report's plots), and the instrument's shares."""
+    from ..experiments import plotdata as pdt
+    from ..experiments import plots_png as pp
+    from ..experiments import plots_web as pw
+    from ..experiments import seedtables as st
+    from .fairness_run import in_mbps
+
+    run = page.run
+    if not run.has("streams") or "n" not in run.t["streams"]:
+        return
+    streams = run.t["streams"]
+    streams = streams[streams["experiment"] == "fairness"]
+    if streams.empty:
+        return
+    params = run.meta.get("parameters", {}).get("fairness_mininet", {})
+    s = page.section("fairness", "Fairness: N:1 incast with iMIX, in Mininet")
+    s.parts.append(R._p(
+        "N senders each offer line rate of the Tolly iMIX (64:55, 78:5, 576:17, 1518:23) "
+        f"on {html.escape(str(params.get('link_bw', '?')))}bit/s links (htb) to one receiver "
+        "port through the reference DUT; per-stream layer-1 rate at the receiver over the "
+        "steady-state window, in the shape of seed 000's Table 3 (Mbit/s here), "
+        "bandwidth share vs packet-rate share, Jain's index; the instrument's per-ingress "
+        "shares (tel_delivered) against the receiver's."))
+    rows = st.table3_fairness(in_mbps(streams), digits=3)
+    rows = [[c.replace("Gbps", "Mbit/s") if isinstance(c, str) else c for c in r] for r in rows]
+    s.parts.append("<h3>Table 3 shape: throughput of each stream (Mbit/s)</h3>"
+                   + R._rows_table(rows))
+    if run.has("fairness"):
+        fair = run.t["fairness"]
+        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
+        s.parts.append("<h3>Per case</h3>" + R._table(st.fairness_summary(fair)))
+    cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
+    for n in sorted({c.n for c in cases}):
+        cn = [c for c in cases if c.n == n]
+        title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
+        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
+
+
 def render(run_dir: Path, out: Optional[Path] = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored Mininet run."""
     import plotly.offline
@@ -83,7 +124,7 @@ def render(run_dir: Path, out: Optional[Path] = None) -> Path:
     R._checks(page)
     _incast(page)
     R._microburst(page)
-    R._fairness(page)
+    _fairness(page)
     nav = " ".join(f'<a href="#{s.anchor}">{R._esc(s.title.split(":")[0])}</a>'
                    for s in page.sections)
     body = "\n".join(f'<h2 id="{s.anchor}">{R._esc(s.title)}</h2>\n' + "\n".join(s.parts)

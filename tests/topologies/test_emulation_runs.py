@@ -1,0 +1,67 @@
+"""Fairness and microburst in Mininet (root), small: the virtual-time runs'
+tables come out of real traffic through the reference DUT, and the runs
+leave nothing behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+
+from p4scope.emulation import fairness as F
+from p4scope.emulation import microburst as M
+from p4scope.emulation.fairness_run import execute_fairness
+from p4scope.emulation.microburst_run import execute_microburst
+
+pytestmark = pytest.mark.usefixtures("mininet_ok")
+
+
+def _netns() -> set[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return {l.split()[0] for l in r.stdout.splitlines() if l.strip()}
+
+
+def _cleaned(run) -> None:
+    for m in (run / "mininet").glob("*/manifest.json"):
+        assert json.loads(m.read_text())["state"] == "cleaned"
+
+
+def test_fairness_in_mininet_fills_the_fairness_tables(tmp_path):
+    before = _netns()
+    p = F.MnFairnessParams(n=(2,), duration_s=2.0, warmup_s=0.8, link_bw="10M")
+    res = execute_fairness(p, tmp_path, "fair", progress=False, report=True, echo=lambda s: None)
+    assert res.outcome.complete, res.outcome
+    fair = pd.read_parquet(res.path / "fairness.parquet")
+    streams = pd.read_parquet(res.path / "streams.parquet")
+    inst = pd.read_parquet(res.path / "instrument_shares.parquet")
+    assert list(fair["n"]) == [2] and fair["mode"].iloc[0] == "mininet"
+    assert sorted(streams["ingress_port"]) == [1, 2]
+    # two senders at line rate into one link: together they fill it (layer 1 > layer 2 rate)
+    total = streams["gbps_l1"].sum() * 1e3
+    assert 7 < total < 13, total
+    assert abs(streams["bw_share"].sum() - 1) < 1e-9 and abs(inst["bw_share"].sum() - 1) < 1e-9
+    assert inst["delivered_frames"].min() > 0
+    assert "Mbit/s" in (res.path / "table3_fairness_mbps.csv").read_text()
+    assert "Fairness" in res.report.read_text()
+    assert _netns() - before == set()
+    _cleaned(res.path)
+
+
+def test_microburst_in_mininet_measures_the_link_queue(tmp_path):
+    before = _netns()
+    p = M.MnBurstParams(sizes_2to1=(1518,), sizes_4to1=(), queue_packets=60)
+    res = execute_microburst(p, tmp_path, "burst", progress=False, report=True,
+                             echo=lambda s: None)
+    assert res.outcome.complete, res.outcome
+    mb = pd.read_parquet(res.path / "microburst.parquet").iloc[0]
+    assert mb["scenario"] == "2:1" and mb["burst_frames"] == p.frames(2, 1518)
+    assert mb["sent_total"] == 2 * mb["burst_frames"] and mb["lost_frames"] > 0
+    # the queue and htb's burst allowance, give or take what is in flight
+    assert mb["expected_frames"] == 60 + 10
+    assert abs(mb["buffered_frames"] - mb["expected_frames"]) <= 0.3 * mb["expected_frames"], mb
+    assert (res.path / "table4_microburst_frames.csv").exists()
+    assert "Microburst" in res.report.read_text()
+    assert _netns() - before == set()
+    _cleaned(res.path)
