@@ -349,6 +349,17 @@ def _fairness(page: Page) -> None:
             page.plot(s, "fairness_by_ingress", pw.stacked_by_ingress(stacks),
                       pp.stacked_by_ingress(stacks))
         if run.has("ground_truth"):
+            views = []
+            for _, g in fair.groupby(["n", "profile"], sort=False):
+                r = g.iloc[-1]
+                v = pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
+                                        None, r["case_id"], pdt.short_case(r))
+                if v is not None:
+                    views.append(v)
+            if views:
+                s.parts.append("<h3>What the instrument saw during the incasts</h3>")
+                page.plot(s, "fairness_instrument", pw.instrument_vs_truth(views),
+                          pp.instrument_vs_truth(views))
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
             groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
             h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
