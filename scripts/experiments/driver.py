@@ -174,5 +174,8 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     if req.report:
         from .report import render
 
-        rep = render(run.path)
+        try:
+            rep = render(run.path)
+        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
+            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
     return RunResult(run.path, outcome, rep)
