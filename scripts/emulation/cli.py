@@ -14,6 +14,18 @@ from typing import Optional
 import typer
 
 
+def sigterm_as_interrupt() -> None:
+    """`kill PID` ends a run as Ctrl-C does: the cases measured so far are
+    kept, the run folder says partial, and the Mininet testbed is removed
+    (a SIGKILL leaves that to the next run's start or `p4scope clean --stale`)."""
+    import signal
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 def _fail(msg: str, code: int = 2) -> None:
     typer.echo(f"p4scope run: error: {msg}", err=True)
     raise typer.Exit(code)
@@ -90,6 +102,7 @@ def run_tcp_incast(
         check_host()
     except NeedsRoot as e:
         _fail(f"{e} (tcp-incast runs in Mininet)", 3)
+    sigterm_as_interrupt()
     try:
         res = execute_incast(p, results, run_id, progress, report,
                              echo=lambda s: typer.echo(s, err=True))
@@ -131,6 +144,7 @@ def run_fairness_mininet(
         check_host()
     except NeedsRoot as e:
         _fail(f"{e} (fairness-mininet runs in Mininet)", 3)
+    sigterm_as_interrupt()
     try:
         res = execute_fairness(p, results, run_id, progress, report,
                                echo=lambda s: typer.echo(s, err=True))
@@ -170,6 +184,7 @@ def run_microburst_mininet(
         check_host()
     except NeedsRoot as e:
         _fail(f"{e} (microburst-mininet runs in Mininet)", 3)
+    sigterm_as_interrupt()
     try:
         res = execute_microburst(p, results, run_id, progress, report,
                                  echo=lambda s: typer.echo(s, err=True))

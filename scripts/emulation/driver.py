@@ -106,6 +106,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     meta = {**meta, "experiment": experiment, "versions": versions(),
             "command": " ".join(sys.argv), "mode": "mininet",
             "clock": "wall clock (Mininet: real host stacks, real time)",
+            "renderer": "p4scope.emulation.report.render",
             "cases": {"planned": len(cases), "done": 0}}
     run.start(meta)
     echo(f"p4scope run: {len(cases)} case(s) into {run.path}")
