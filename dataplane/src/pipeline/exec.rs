@@ -615,19 +615,49 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// The key as a big-endian integer when every part is a field of at
+    /// most 128 bits or a validity bit (the same bytes build_key makes).
+    #[inline]
+    fn key_u128(&self, pkt: &Packet, t: &TableDef) -> Option<u128> {
+        let mut acc: u128 = 0;
+        for k in &t.keys {
+            let nb = k.nbytes;
+            let mut v = match &k.src {
+                KeyPart::Field(f) => {
+                    if self.prog.fmeta[*f as usize].wide {
+                        return None;
+                    }
+                    pkt.phv.vals[*f as usize]
+                }
+                KeyPart::Valid(h) => self.hdr(pkt, &[], h).map(|id| pkt.phv.valid[id as usize]).unwrap_or(false) as u128,
+                _ => return None,
+            };
+            if let Some(m) = &k.mask {
+                v &= be_u128(m);
+            }
+            acc = if nb >= 16 { v } else { (acc << (8 * nb)) | v };
+        }
+        Some(acc)
+    }
+
     /// Applies a table; returns the next node.
     pub fn apply_table(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
         let prog = self.prog;
         let t = &prog.tables[ti as usize];
-        let mut key = std::mem::take(&mut self.rt.key_buf);
-        self.build_key(pkt, t, &mut key);
-        let hit = {
-            let rt = &mut *self.rt;
-            let ts = &mut rt.tables[ti as usize];
-            ts.prepare_lookup(t);
-            ts.lookup(&key, &mut rt.scratch)
+        let small = if self.rt.tables[ti as usize].small_key { self.key_u128(pkt, t) } else { None };
+        let hit = match small {
+            Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
+            None => {
+                let mut key = std::mem::take(&mut self.rt.key_buf);
+                self.build_key(pkt, t, &mut key);
+                let rt = &mut *self.rt;
+                let ts = &mut rt.tables[ti as usize];
+                ts.prepare_lookup(t);
+                let h = ts.lookup(&key, &mut rt.scratch);
+                self.rt.key_buf = key;
+                h
+            }
         };
-        self.rt.key_buf = key;
         let action = match hit {
             Some(h) => {
                 let now = self.rt.now_ns;

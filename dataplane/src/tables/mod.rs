@@ -106,6 +106,15 @@ impl Group {
         }
     }
 
+    /// As `lookup` for a key of at most 16 bytes given as an integer.
+    #[inline]
+    fn lookup_small(&self, k: u128) -> Option<&Vec<u32>> {
+        match &self.map {
+            Map::Small(m) => m.get(&if self.all_ones { k } else { k & self.mask16 }),
+            Map::Big(_) => None,
+        }
+    }
+
     /// The entries a packet key (not masked) falls on.
     #[inline]
     fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Vec<u32>> {
@@ -178,6 +187,8 @@ pub struct TableState {
     pub default_data: Vec<Val>,
     widths: Vec<(u32, u32)>,
     kind: MatchKind,
+    /// Keys of at most 16 bytes: lookups may take the key as an integer.
+    pub small_key: bool,
     max_size: usize,
 }
 
@@ -214,6 +225,7 @@ impl TableState {
             default_action: t.default.as_ref().map(|d| d.action),
             default_data: t.default.as_ref().map(|d| d.data.clone()).unwrap_or_default(),
             widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
+            small_key: t.keys.iter().map(|k| k.nbytes).sum::<u32>() <= 16 && t.match_type != MatchKind::Range,
             kind: t.match_type,
             max_size: t.max_size.max(1) as usize,
         };
@@ -439,6 +451,29 @@ impl TableState {
                 }
                 None
             }
+        }
+    }
+
+    /// `lookup` for a table with `small_key`, the key as a big-endian integer.
+    #[inline]
+    pub fn lookup_u128(&self, k: u128) -> Option<u32> {
+        if self.count == 0 {
+            return None;
+        }
+        match self.kind {
+            MatchKind::Ternary | MatchKind::Optional => {
+                let mut best: Option<(i32, u32)> = None;
+                for g in &self.groups {
+                    if let Some(h) = g.lookup_small(k).and_then(|l| l.first()) {
+                        let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
+                        if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
+                            best = Some((p, *h));
+                        }
+                    }
+                }
+                best.map(|(_, h)| h)
+            }
+            _ => self.groups.iter().find_map(|g| g.lookup_small(k).and_then(|l| l.first()).copied()),
         }
     }
 
