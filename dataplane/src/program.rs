@@ -281,6 +281,9 @@ pub struct ParseState {
     pub key: Vec<(KeyPart, u32)>,
     pub key_bytes: usize,
     pub transitions: Vec<Transition>,
+    /// The key fits 16 bytes and every transition is a value or the
+    /// default: the key can be matched as an integer.
+    pub small: bool,
 }
 
 #[derive(Debug, Clone)]

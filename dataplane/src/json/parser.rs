@@ -258,7 +258,9 @@ pub(super) fn load_parser(cx: &Ctx, root: &Value) -> R<ParserDef> {
             };
             transitions.push(Transition { kind, next, small });
         }
-        states.push(ParseState { name, ops, key, key_bytes, transitions });
+        let small = key_bytes <= 16
+            && transitions.iter().all(|t| t.small.is_some() || matches!(t.kind, TransitionKind::Default));
+        states.push(ParseState { name, ops, key, key_bytes, transitions, small });
     }
     let init = resolve(get(pj, "init_state", &base)?, &format!("{base}.init_state"))?;
     Ok(ParserDef { init, states })

@@ -51,6 +51,18 @@ impl<'a> Exec<'a> {
         if st.transitions.is_empty() {
             return Ok(None);
         }
+        if st.small {
+            if let Some(k) = self.small_key(pkt, st) {
+                for t in &st.transitions {
+                    match t.small {
+                        Some((v, m)) if k & m != v => continue,
+                        _ => return Ok(t.next),
+                    }
+                }
+                // no default transition: BMv2 accepts
+                return Ok(None);
+            }
+        }
         // build the key (bytes per part, each padded to whole bytes)
         let mut key = self.rt_key();
         key.clear();
@@ -125,6 +137,26 @@ impl<'a> Exec<'a> {
             return Ok(None);
         }
         Ok(next)
+    }
+
+    /// The transition key as an integer (the bytes `run_state` would
+    /// build), when its parts are narrow fields, validity bits or lookahead.
+    fn small_key(&self, pkt: &Packet, st: &ParseState) -> Option<u128> {
+        let prog = self.prog;
+        let mut acc: u128 = 0;
+        for (part, width) in &st.key {
+            let nb = (*width).div_ceil(8);
+            let v = match part {
+                KeyPart::Field(f) if !prog.fmeta[*f as usize].wide => pkt.phv.vals[*f as usize],
+                KeyPart::Valid(h) => self.hdr(pkt, &[], h).map(|id| pkt.phv.valid[id as usize]).unwrap_or(false) as u128,
+                KeyPart::Lookahead { off, width } if *width <= 128 => {
+                    bits::read_bits(&pkt.data, pkt.cursor * 8 + *off as usize, *width)
+                }
+                _ => return None,
+            };
+            acc = if nb >= 16 { v } else { (acc << (8 * nb)) | v };
+        }
+        Some(acc)
     }
 
     fn rt_key(&mut self) -> Vec<u8> {
