@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from ..control import Pipeline
 from ..control.apps.collector import Collector
-from ..control.fabric import Fabric, FabricOptions, configure
+from ..control.fabric import Fabric, FabricOptions, configure, router_arp
 from ..topologies.linkwatch import LinkWatcher, switch_ports
 from ..topologies.run import Network
 from ..topologies.spec import Topology, rename_switches, with_switch_defaults
@@ -75,6 +75,16 @@ def switch_cli(thrift_port: int, commands: list[str], timeout: float = 20.0) -> 
     return r.stdout
 
 
+def with_router_arp(topo: Topology) -> Topology:
+    """For L3 mode: every host gets static ARP entries sending every other
+    host's address to its own switch's router MAC (plan.router_arp)."""
+    from dataclasses import replace
+
+    arp = router_arp(topo)
+    return replace(topo, hosts=tuple(replace(h, arp={**h.arp, **arp.get(h.name, {})})
+                                     for h in topo.hosts))
+
+
 class Testbed:
     __test__ = False  # not a pytest class, whatever its name
 
@@ -87,6 +97,8 @@ class Testbed:
         tag = secrets.token_hex(2)[:3]
         self.names = {s.name: f"{s.name}{tag}" for s in topo.switches}
         topo = rename_switches(topo, self.names)
+        if options is not None and options.mode == "l3":
+            topo = with_router_arp(topo)
         extra: dict[str, Any] = {"kind": kind, "program": str(dut.json_path), "log": log}
         if cpu_port is not None:
             extra["cpu_port"] = cpu_port

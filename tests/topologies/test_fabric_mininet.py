@@ -146,3 +146,25 @@ def test_lag_member_down_traffic_moves_to_the_other_member(tmp_path, dut_build):
         # every flow kept going: whatever was lost is a short outage, not the rest of the run
         assert r.lost < 0.25 * r.tx_packets, r
     assert max(outage.values()) < 0.75, outage
+
+
+@pytest.mark.parametrize("mode", ["l2", "l3"])
+def test_leaf_spine_with_a_loop_pings_in_both_modes(tmp_path, dut_build, mode):
+    """Four switches with a loop (2 leaves x 2 spines): L2 floods over the
+    spanning tree only (a broadcast storm would lose pings), L3 routes /32s
+    over both spines (ECMP) with the hosts' static ARP to their leaf."""
+    from p4scope.control.fabric import FabricOptions
+
+    topo = builders.leaf_spine(2, 2, 1)
+    with Run(topo, tmp_path, dut_build, options=FabricOptions(mode=mode)) as tb:
+        loss = tb.net.net.pingAll(timeout=1)
+        out = tb.host("h1x1").cmd(f"ping -c 1 -W 2 {tb.host('h2x1').IP()}")
+        plan = tb.fabric.plan
+        blocked = sum(len(sp.blocked_ports) for sp in plan.switches.values())
+        routes = {n: len(sp.routes) for n, sp in plan.switches.items()}
+    assert loss == 0.0
+    assert blocked == 2
+    # bridged: the TTL arrives untouched; routed: leaf, spine and leaf took one each
+    assert f"ttl={64 if mode == 'l2' else 61}" in out, out
+    if mode == "l3":
+        assert all(v == 2 for v in routes.values()), routes
