@@ -84,18 +84,12 @@ def setup_logging(o: SwitchOptions) -> None:
 
 
 def _apply_tm_config(engine: EngineAdapter, cfg: dict) -> None:
-    """p4scope's traffic-manager options the engine supports today:
-    {"queue_depth": N, "ports": {"PORT": {"queue_depth": N, "rate_pps": R}}}."""
+    """Hand p4scope's traffic-manager configuration (--tm-config: line rates,
+    buffers, shared buffer, schedulers, arbitration, ECN; format in
+    dataplane/src/tm/config.rs) to the engine; checked at start-up."""
     raw = getattr(engine, "raw", None)
-    if raw is None:
-        return
-    if "queue_depth" in cfg:
-        raw.set_queue_depth(int(cfg["queue_depth"]))
-    for port, pc in (cfg.get("ports") or {}).items():
-        if "queue_depth" in pc:
-            raw.set_queue_depth(int(pc["queue_depth"]), int(port))
-        if "rate_pps" in pc:
-            raw.set_queue_rate(int(port), int(pc["rate_pps"]))
+    if raw is not None:
+        raw.tm_configure(cfg)
 
 
 def _credentials(o: SwitchOptions):

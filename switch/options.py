@@ -184,11 +184,25 @@ def _value(o: SwitchOptions, opt: str, kind: str, attr: str, val: str) -> None:
             raise UsageError(f"{opt}: '{val}' is not JSON: {e}") from None
         if not isinstance(cfg, dict):
             raise UsageError(f"{opt}: '{val}' must hold a JSON object")
+        _check_tm_config(opt, val, cfg)
         o.tm_config, o.tm_config_path = cfg, val
     elif kind == "warn-str":
         o.warnings.append(attr)
     else:  # str
         setattr(o, attr, val)
+
+
+def _check_tm_config(opt: str, path: str, cfg: dict) -> None:
+    """Refuse a traffic-manager configuration the engine would refuse, so a
+    bad file is a command-line error (status 2), not a failure later."""
+    try:
+        import p4scope_dataplane as dp
+    except ImportError:  # engine not built: the daemon cannot start anyway
+        return
+    try:
+        dp.tm_config_check(cfg)
+    except Exception as e:  # the engine's error names the offending key path
+        raise UsageError(f"{opt}: '{path}': {e}") from None
 
 
 def _parse_section(o: SwitchOptions, args: list[str], table: dict, section: str,
@@ -374,7 +388,10 @@ Target options (after --):
   --disable-swap, --dp-grpc-server-addr, --load-modules
                              accepted and ignored
 p4scope target options:
-  --tm-config FILE           traffic manager configuration (JSON object)
+  --tm-config FILE           traffic manager configuration (JSON object): line rates
+                             in bit/s, queue limits, a shared buffer with dynamic
+                             thresholds, schedulers, fair/unfair arbitration, ECN
+                             (see dataplane/README.md)
   --ready-file FILE          write FILE (the gRPC address) once the server accepts
   --thrift-ip IP             address of the run-time server (default 127.0.0.1; BMv2
                              listens on all interfaces: give 0.0.0.0 to do the same)

@@ -189,3 +189,24 @@ def test_tm_config_is_applied(tmp_path):
         c.close()
     finally:
         sw.stop()
+
+
+def test_line_rate_tm_config_reaches_the_engine(tmp_path):
+    import json as _json
+
+    from p4scope.switch.daemon import Switch
+    from p4scope.switch.options import parse_args
+
+    tm = tmp_path / "tm.json"
+    tm.write_text(_json.dumps({"buffer": {"size_bytes": "4M", "alpha": 1},
+                               "defaults": {"rate_bps": "10G", "scheduler": "drr"}}))
+    prog = tmp_path / "basic.json"
+    prog.write_text(program.json_text())
+    sw = Switch(parse_args([str(prog), "--", "--grpc-server-addr", "127.0.0.1:0",
+                            "--tm-config", str(tm)]))
+    sw.start()
+    try:
+        buf = sw.device.dataplane.raw.tm_buffer()
+        assert buf is not None and buf["size_bytes"] == 4_000_000
+    finally:
+        sw.stop()

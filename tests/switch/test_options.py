@@ -149,3 +149,10 @@ def test_p4scope_switch_subcommand_keeps_the_separator(monkeypatch):
     monkeypatch.setattr("sys.argv", ["p4scope", "switch", "--no-p4", "--", "--cpu-port", "3"])
     argv, strict = daemon.recover_argv("switch", ["--no-p4", "--cpu-port", "3"])
     assert argv == ["--no-p4", "--", "--cpu-port", "3"] and strict
+
+
+def test_bad_traffic_manager_config_names_the_key(tmp_path):
+    tm = tmp_path / "tm.json"
+    tm.write_text('{"buffer": {"size_bytes": "lots"}}')
+    with pytest.raises(UsageError, match="buffer.size_bytes"):
+        parse_args(["--no-p4", "--", "--tm-config", str(tm)])
