@@ -56,6 +56,26 @@ def finish(res) -> None:
         raise typer.Exit(130 if o.reason and "Ctrl-C" in o.reason else 1)
 
 
+def execute_in_mininet(name: str, execute, params, results: Path, run_id, progress: bool,
+                       report: bool) -> None:
+    """The common tail of every Mininet run: check that this host can run
+    Mininet (exit 3 if not), make SIGTERM an interrupt, run, print where the
+    results are."""
+    from .driver import NeedsRoot, check_host
+
+    try:
+        check_host()
+    except NeedsRoot as e:
+        _fail(f"{e} ({name} runs in Mininet)", 3)
+    sigterm_as_interrupt()
+    try:
+        res = execute(params, results, run_id, progress, report,
+                      echo=lambda s: typer.echo(s, err=True))
+    except ValueError as e:
+        _fail(str(e))
+    finish(res)
+
+
 _MODE = typer.Option("mininet", "--mode", help="mininet: real host TCP stacks in Mininet (root).")
 _SWITCH = typer.Option("p4scope", "--switch", help="Switch kinds in the nodes: p4scope, bmv2 or both (p4scope,bmv2).")
 _BMV2 = typer.Option(False, "--bmv2", help="Also run every case with BMv2 (simple_switch_grpc) in the nodes; skipped, saying why, where it is not installed.")
@@ -95,20 +115,9 @@ def run_tcp_incast(
             repeats=repeats, bin_ms=bin_ms, kinds=kinds_option(switch, bmv2)).check()
     except I.ParamError as e:
         _fail(str(e))
-    from .driver import NeedsRoot, check_host
     from .incast_run import execute_incast
 
-    try:
-        check_host()
-    except NeedsRoot as e:
-        _fail(f"{e} (tcp-incast runs in Mininet)", 3)
-    sigterm_as_interrupt()
-    try:
-        res = execute_incast(p, results, run_id, progress, report,
-                             echo=lambda s: typer.echo(s, err=True))
-    except ValueError as e:
-        _fail(str(e))
-    finish(res)
+    execute_in_mininet("tcp-incast", execute_incast, p, results, run_id, progress, report)
 
 
 def run_fairness_mininet(
@@ -137,20 +146,9 @@ def run_fairness_mininet(
             kinds=kinds_option(switch, bmv2)).check()
     except (ParamError, VParamError) as e:
         _fail(str(e))
-    from .driver import NeedsRoot, check_host
     from .fairness_run import execute_fairness
 
-    try:
-        check_host()
-    except NeedsRoot as e:
-        _fail(f"{e} (fairness-mininet runs in Mininet)", 3)
-    sigterm_as_interrupt()
-    try:
-        res = execute_fairness(p, results, run_id, progress, report,
-                               echo=lambda s: typer.echo(s, err=True))
-    except ValueError as e:
-        _fail(str(e))
-    finish(res)
+    execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id, progress, report)
 
 
 def run_microburst_mininet(
@@ -177,17 +175,6 @@ def run_microburst_mininet(
             kinds=kinds_option(switch, bmv2)).check()
     except (ParamError, VParamError) as e:
         _fail(str(e))
-    from .driver import NeedsRoot, check_host
     from .microburst_run import execute_microburst
 
-    try:
-        check_host()
-    except NeedsRoot as e:
-        _fail(f"{e} (microburst-mininet runs in Mininet)", 3)
-    sigterm_as_interrupt()
-    try:
-        res = execute_microburst(p, results, run_id, progress, report,
-                                 echo=lambda s: typer.echo(s, err=True))
-    except ValueError as e:
-        _fail(str(e))
-    finish(res)
+    execute_in_mininet("microburst-mininet", execute_microburst, p, results, run_id, progress, report)
