@@ -674,6 +674,51 @@ impl Engine {
         format!("{:016x}", self.lock().tester.digest)
     }
 
+    /// Keeps every frame that leaves `port` in virtual time (`run`), with
+    /// its departure time (first bit out, ns), until `take_captured`. At
+    /// most `limit` frames are held between two takes (default 1048576);
+    /// later ones are counted in `capture_stats` as not kept. Called again,
+    /// it changes the limit. Ports not captured cost nothing.
+    #[pyo3(signature = (port, limit=None))]
+    fn capture_port(&mut self, port: u32, limit: Option<usize>) {
+        self.lock().tester.captures.start(port, limit)
+    }
+
+    /// The frames captured on `port` since the last take, as [(time_ns,
+    /// bytes)] in departure order (bytes without FCS); the port stays
+    /// captured. An empty list for a port not captured.
+    fn take_captured<'py>(&mut self, py: Python<'py>, port: u32) -> PyResult<Bound<'py, PyList>> {
+        let frames = match self.lock().tester.captures.ports.get_mut(&port) {
+            Some(c) => c.take(),
+            None => vec![],
+        };
+        let out = PyList::empty_bound(py);
+        for (t, data) in frames {
+            out.append((t, PyBytes::new_bound(py, &data)))?;
+        }
+        Ok(out)
+    }
+
+    /// Stops capturing `port` (what it still held is dropped).
+    fn capture_stop(&mut self, port: u32) {
+        self.lock().tester.captures.stop(port);
+    }
+
+    /// Per captured port: {"limit", "held", "kept", "not_kept"} (kept and
+    /// not_kept count since capture started or `reset_stats`).
+    fn capture_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new_bound(py);
+        for (port, c) in &self.lock().tester.captures.ports {
+            let d = PyDict::new_bound(py);
+            d.set_item("limit", c.limit)?;
+            d.set_item("held", c.frames.len())?;
+            d.set_item("kept", c.kept)?;
+            d.set_item("not_kept", c.not_kept)?;
+            out.set_item(port, d)?;
+        }
+        Ok(out)
+    }
+
     // ----- real time: Linux interfaces ----------------------------------------
 
     /// Binds switch port `port` to Linux interface `iface` (AF_PACKET; needs

@@ -8,11 +8,13 @@
 //! results depend only on the inputs and the seed — never on the machine.
 //! The switch is the same object the real-time driver runs.
 
+pub mod capture;
 pub mod frame;
 pub mod sink;
 pub mod stream;
 
 use crate::engine::{Output, Switch};
+use capture::Captures;
 use frame::{read_tag, FCS};
 use sink::{PortRx, RxStats, DEFAULT_EDGES_NS};
 use std::cmp::Reverse;
@@ -41,6 +43,8 @@ pub struct Tester {
     /// A running hash of every frame that left the switch (port, time,
     /// bytes): two runs agree on it only if they agree on everything.
     pub digest: u64,
+    /// Frames kept from the captured ports (none unless asked for).
+    pub captures: Captures,
     heap: BinaryHeap<Reverse<(u64, u16)>>,
     outs: Vec<Output>,
     /// Events processed by the last runs (arrivals + switch events).
@@ -63,6 +67,7 @@ impl Tester {
             seed,
             record: None,
             digest: 0xcbf2_9ce4_8422_2325,
+            captures: Captures::default(),
             heap: BinaryHeap::new(),
             outs: vec![],
             events: 0,
@@ -103,6 +108,7 @@ impl Tester {
         self.ports.clear();
         self.digest = 0xcbf2_9ce4_8422_2325;
         self.events = 0;
+        self.captures.reset();
         if let Some(r) = self.record.as_mut() {
             *r = RxRecords::default();
         }
@@ -173,6 +179,7 @@ impl Tester {
         self.digest = mix(self.digest, port as u64);
         self.digest = mix(self.digest, time_ns);
         self.digest = hash_bytes(self.digest, data);
+        self.captures.offer(port, time_ns, data);
         let size = (data.len() + FCS) as u64;
         let p = self.ports.entry(port).or_default();
         p.frames += 1;

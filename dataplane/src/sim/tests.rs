@@ -118,3 +118,40 @@ fn frames_too_small_for_the_tag_are_refused() {
     s.sizes = Sizes::Fixed(60);
     assert!(t.add_stream(s).unwrap_err().contains("cannot hold"));
 }
+
+#[test]
+fn capture_keeps_departing_frames_with_their_times() {
+    let run = |capture: Option<usize>| {
+        let mut sw = switch(json!({"defaults": {"rate_bps": "100G"}}));
+        let mut t = Tester::new(1);
+        t.add_stream(stream(1, Sizes::Fixed(128), Rate::Percent(50.0))).unwrap();
+        t.record = Some(Default::default());
+        if let Some(l) = capture {
+            t.captures.start(9, Some(l));
+            t.captures.start(10, None); // nothing leaves port 10
+        }
+        t.run(&mut sw, 20_000, true);
+        t
+    };
+    let mut all = run(Some(usize::MAX));
+    let frames = all.ports[&9].frames;
+    assert!(frames > 50);
+    let got = all.captures.ports.get_mut(&9).unwrap().take();
+    assert_eq!(got.len() as u64, frames);
+    let rec = all.record.as_ref().unwrap();
+    let times: Vec<u64> = got.iter().map(|(t, _)| *t).collect();
+    assert_eq!(times, rec.rx_ns, "departure times are the sink's receive times");
+    for (i, (_, data)) in got.iter().enumerate() {
+        assert_eq!(data.len() + FCS, 128);
+        assert_eq!(read_tag(data).unwrap().seq, rec.seq[i]);
+    }
+    assert!(all.captures.ports[&10].frames.is_empty());
+    // capturing changes nothing the switch does
+    let none = run(None);
+    assert_eq!(none.digest, all.digest);
+    // a limit keeps the first frames and counts the others
+    let few = run(Some(10));
+    let c = &few.captures.ports[&9];
+    assert_eq!((c.frames.len(), c.kept, c.not_kept), (10, 10, frames - 10));
+    assert_eq!(c.frames[..], got[..10]);
+}

@@ -1,0 +1,111 @@
+//! Capture: the frames that leave chosen ports in virtual time, kept with
+//! their departure time (first bit out, ns) until the caller takes them.
+//!
+//! Memory is bounded: each captured port holds at most `limit` frames
+//! between two takes; frames past the limit are counted, not kept. Ports
+//! not captured cost one check of an empty map per frame.
+
+use std::collections::BTreeMap;
+
+/// Frames held per port between two takes when no limit is given.
+pub const DEFAULT_LIMIT: usize = 1 << 20;
+
+#[derive(Clone, Debug, Default)]
+pub struct PortCapture {
+    /// The most frames held at once (between two takes).
+    pub limit: usize,
+    /// (departure time in ns, frame bytes without FCS), in departure order.
+    pub frames: Vec<(u64, Vec<u8>)>,
+    /// Frames kept since capture started (taken or still held).
+    pub kept: u64,
+    /// Frames that left the port while `limit` frames were held.
+    pub not_kept: u64,
+}
+
+impl PortCapture {
+    pub fn new(limit: usize) -> PortCapture {
+        PortCapture { limit, ..Default::default() }
+    }
+
+    #[inline]
+    pub fn push(&mut self, time_ns: u64, data: &[u8]) {
+        if self.frames.len() < self.limit {
+            self.frames.push((time_ns, data.to_vec()));
+            self.kept += 1;
+        } else {
+            self.not_kept += 1;
+        }
+    }
+
+    /// The held frames (the port stays captured).
+    pub fn take(&mut self) -> Vec<(u64, Vec<u8>)> {
+        std::mem::take(&mut self.frames)
+    }
+}
+
+/// The captured ports.
+#[derive(Clone, Debug, Default)]
+pub struct Captures {
+    pub ports: BTreeMap<u32, PortCapture>,
+}
+
+impl Captures {
+    /// Starts capturing `port` (or changes its limit, keeping what it holds:
+    /// frames beyond a lowered limit stay until taken).
+    pub fn start(&mut self, port: u32, limit: Option<usize>) {
+        let limit = limit.unwrap_or(DEFAULT_LIMIT);
+        self.ports.entry(port).or_insert_with(|| PortCapture::new(limit)).limit = limit;
+    }
+
+    /// Stops capturing `port`; returns what it still held.
+    pub fn stop(&mut self, port: u32) -> Option<PortCapture> {
+        self.ports.remove(&port)
+    }
+
+    #[inline]
+    pub fn offer(&mut self, port: u32, time_ns: u64, data: &[u8]) {
+        if self.ports.is_empty() {
+            return;
+        }
+        if let Some(c) = self.ports.get_mut(&port) {
+            c.push(time_ns, data);
+        }
+    }
+
+    /// Forgets held frames and counters (ports stay captured).
+    pub fn reset(&mut self) {
+        for c in self.ports.values_mut() {
+            let limit = c.limit;
+            *c = PortCapture::new(limit);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_up_to_the_limit_and_counts_the_rest() {
+        let mut c = Captures::default();
+        c.offer(1, 5, b"x"); // nothing captured: ignored
+        c.start(3, Some(2));
+        for t in 0..5u64 {
+            c.offer(3, t, &[t as u8]);
+            c.offer(4, t, b"other");
+        }
+        let p = &c.ports[&3];
+        assert_eq!((p.kept, p.not_kept), (2, 3));
+        assert!(!c.ports.contains_key(&4));
+        let got = c.ports.get_mut(&3).unwrap().take();
+        assert_eq!(got, vec![(0, vec![0]), (1, vec![1])]);
+        // a take frees room for the next frames
+        c.offer(3, 9, b"y");
+        let p = &c.ports[&3];
+        assert_eq!((p.kept, p.not_kept, p.frames.len()), (3, 3, 1));
+        c.reset();
+        assert_eq!((c.ports[&3].kept, c.ports[&3].frames.len(), c.ports[&3].limit), (0, 0, 2));
+        assert_eq!(c.stop(3).map(|p| p.limit), Some(2));
+        assert!(c.ports.is_empty());
+    }
+}
