@@ -124,6 +124,7 @@ class Switch:
         self.server = None
         self.port = 0
         self.ports = None
+        self.rt_ports = None  # RtPorts when the engine serves -i itself
         self.tap = None
         self.stopped = threading.Event()
 
@@ -144,16 +145,32 @@ class Switch:
             max_l1=o.max_l1_entries, max_groups=o.max_mc_groups)
         self.runtime_server = None
 
+    def _per_packet_traces(self) -> bool:
+        """--log-console/-file traces of each packet (or --dump-packet-data):
+        only the Python packet path can write them, the real-time loop cannot."""
+        t = logging.getLogger("p4scope.switch.packets")
+        return t.isEnabledFor(logging.DEBUG) or (
+            bool(self.o.dump_packet_data) and t.isEnabledFor(logging.INFO))
+
     def start(self) -> None:
         o = self.o
+        ifaces = dict(o.interfaces)
+        from .ports import RtPorts, rt_available
+        if ifaces and o.use_files is None and rt_available() and not self._per_packet_traces():
+            # before the JSON loads: loading it attaches the ports to its engine
+            self.rt_ports = RtPorts(self.device, ifaces, o.cpu_port or 0, o.pcap_dir)
+            self.device.on_dataplane = self.rt_ports.attach
+            self.device.inject = self.rt_ports.inject
+            log.info("ports: the engine's real-time loop")
         if o.json_path:
             with open(o.json_path, encoding="utf-8") as f:
                 self.device.load_json(f.read())
-        ifaces = dict(o.interfaces)
+            if self.rt_ports is not None and self.rt_ports.engine is None:
+                raise RuntimeError("the engine cannot open the ports (see the log)")
         if o.use_files is not None:
             from .ports import FilePorts
             self.ports = FilePorts(ifaces, o.use_files)
-        elif ifaces:
+        elif ifaces and self.rt_ports is None:
             from .ports import LinuxPorts, PcapTap
             self.tap = PcapTap(o.pcap_dir, ifaces) if o.pcap_dir else None
             self.ports = LinuxPorts(ifaces, self.tap)
@@ -165,6 +182,8 @@ class Switch:
         self._start_runtime_server()
         if self.ports is not None:
             self.ports.start(self.device.receive)
+        if self.rt_ports is not None:
+            self.rt_ports.start()
 
     def _start_runtime_server(self) -> None:
         """BMv2's Thrift API on --thrift-port; a busy port costs only the API."""
@@ -199,6 +218,8 @@ class Switch:
             self.server.stop(grace=0.5).wait(2)
         if self.ports is not None:
             self.ports.close()
+        if self.rt_ports is not None:
+            self.rt_ports.close()
         if self.tap is not None:
             self.tap.close()
         self.device.stop()

@@ -85,6 +85,20 @@ class Device:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._housekeeper: Optional[threading.Thread] = None
+        # real-time ports (RtPorts): told when the forwarding engine changes
+        # (called under self.lock with the old and the new engine) and given
+        # packet-outs, which then enter the engine's own loop on the CPU port
+        self.on_dataplane: Optional[Callable[[Optional[EngineAdapter], EngineAdapter], None]] = None
+        self.inject: Optional[Callable[[int, bytes], None]] = None
+
+    def _set_dataplane(self, engine: EngineAdapter) -> None:
+        old = self.dataplane
+        self.dataplane = engine
+        if self.on_dataplane is not None and engine is not old:
+            try:
+                self.on_dataplane(old, engine)
+            except Exception:  # the pipeline stays committed; its ports are reported
+                log.exception("cannot attach the ports to the new engine")
 
     @property
     def engine_options(self) -> EngineOptions:
@@ -101,7 +115,7 @@ class Device:
         engine = self.engine_factory(json_text, self.engine_options)
         with self.lock:
             self.startup_json = json_text
-            self.dataplane = engine
+            self._set_dataplane(engine)
 
     def start(self) -> None:
         """Starts the background sweeps (digest timeouts, idle timeouts)."""
@@ -223,7 +237,7 @@ class Device:
         self.pipeline = pipe
 
     def _commit(self, pipe: Pipeline) -> None:
-        self.dataplane = pipe.engine
+        self._set_dataplane(pipe.engine)
         self.pending_commit = False
         self._wake.set()
         log.info("pipeline committed (%d tables)", len(pipe.schema.tables))
@@ -356,7 +370,10 @@ class Device:
                 pipe = self._need_pipeline("packet")
                 data = build_packet_out(pipe.schema.packet_out, pkt)
             self.stats.packet_outs += 1
-            self.receive([(self.opts.cpu_port, data)])
+            if self.inject is not None:
+                self.inject(self.opts.cpu_port, data)
+            else:
+                self.receive([(self.opts.cpu_port, data)])
         except P4RuntimeError as e:
             if conn is not None:
                 err = p4r.StreamMessageResponse()
@@ -420,6 +437,30 @@ class Device:
             if tracing or dumping:
                 self._trace_out(pid, copy, port, data)
             self.transmit(port, data)
+
+    def deliver_events(self, engine: EngineAdapter, events: list) -> None:
+        """Events of the engine's real-time loop (rt_take_events): packet-ins
+        and digests reach the primary as `receive` delivers them. Events of an
+        engine that no longer forwards are dropped."""
+        with self.lock:
+            if engine is not self.dataplane:
+                return
+            pipe = self.pipeline if self.pipeline is not None and self.pipeline.engine is engine else None
+            packet_in_info = pipe.schema.packet_in if pipe is not None else None
+            packet_ins = []
+            for ev in events:
+                if ev[0] == "digest":
+                    if pipe is not None:
+                        pipe.digests.on_digest(ev[1], ev[2], self.clock())
+                elif ev[0] == "packet_in":
+                    packet_ins.append(ev[2])
+        for data in packet_ins:  # outside the lock, as `receive` sends them
+            msg = p4r.StreamMessageResponse()
+            if parse_packet_in(packet_in_info, data, msg.packet):
+                if self.arb.send_to_primary(msg):
+                    self.stats.packet_ins += 1
+                else:
+                    self.stats.packet_in_drops += 1
 
     # ----- packet traces (BMv2's --log-console style) -------------------------
 

@@ -1,9 +1,10 @@
 """Where packets enter and leave the daemon: Linux interfaces or pcap files.
 
-Until the engine has its own real-time ports (AF_PACKET in Rust), the
-daemon moves packets in Python:
-
-* `LinuxPorts`: one AF_PACKET socket per `-i PORT@IFACE`, a reader thread
+* `RtPorts`: the engine's own real-time ports (rt_add_port ... rt_start: a
+  Rust thread with recvmmsg/sendmmsg, no GIL), used for `-i PORT@IFACE`
+  whenever the engine offers them;
+* `LinuxPorts`: the Python fallback (an engine without the rt API, or
+  per-packet traces, which only the Python path can write): one AF_PACKET socket per `-i PORT@IFACE`, a reader thread
   polling them all, each poll round handed to the device as one batch;
 * `FilePorts` (`--use-files WAIT`): reads `<iface>_in.pcap` after WAIT
   seconds and writes `<iface>_out.pcap`, as BMv2 does;
@@ -32,6 +33,7 @@ PACKET_OUTGOING = 4
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 MAX_FRAME = 65536
+RT_API = ("rt_add_port", "rt_remove_port", "rt_start", "rt_stop", "rt_inject", "rt_take_events")
 Receive = Callable[[list[tuple[int, bytes]]], None]
 
 
@@ -243,3 +245,98 @@ class FilePorts:
             self._thread.join(timeout=2)
         for w in self.outs.values():
             w.close()
+
+
+def rt_available() -> bool:
+    """Whether the installed engine has real-time ports (the whole rt_* API)."""
+    try:
+        import p4scope_dataplane  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    return all(hasattr(p4scope_dataplane.Engine, n) for n in RT_API)
+
+
+class RtPorts:
+    """-i PORT@IFACE served by the engine's real-time loop.
+
+    The ports belong to whichever engine forwards: `attach` is the device's
+    `on_dataplane` hook, so a pipeline change (a new engine) stops the old
+    engine's loop, unbinds its ports and binds them to the new one. Packet-outs
+    go in with rt_inject on the CPU port; a thread moves packet-ins and
+    digests (rt_take_events) to the device.
+
+    Every engine call is made under the device lock: the engine is a PyO3
+    object that refuses concurrent calls, and rt_take_events releases the GIL
+    while it runs, so it is polled without waiting (timeout 0) and the thread
+    sleeps briefly between empty polls instead.
+    """
+
+    POLL_IDLE_S = 0.001
+
+    def __init__(self, device, ifaces: dict[int, str], cpu_port: int = 0,
+                 pcap_dir: Optional[str] = None):
+        for name in ifaces.values():
+            socket.if_nametoindex(name)  # a missing interface fails at start-up (OSError)
+        self.device = device
+        self.ifaces = ifaces
+        self.cpu_port = cpu_port
+        self.pcap_dir = pcap_dir
+        self.engine = None  # the adapter whose loop runs our ports
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def _pcap(self, name: str, way: str) -> Optional[str]:
+        return os.path.join(self.pcap_dir, f"{name}_{way}.pcap") if self.pcap_dir else None
+
+    def attach(self, old, new) -> None:
+        """Moves the ports from engine `old` to `new` (device lock held)."""
+        self.detach()
+        raw = new.raw
+        try:
+            for port, name in self.ifaces.items():
+                raw.rt_add_port(port, name, self._pcap(name, "in"), self._pcap(name, "out"))
+            raw.rt_start(cpu_port=self.cpu_port or None)
+        except Exception:
+            for port in self.ifaces:
+                raw.rt_remove_port(port)
+            raise
+        self.engine = new
+
+    def detach(self) -> None:
+        """Stops the loop and unbinds the ports (flushing --pcap files)."""
+        e, self.engine = self.engine, None
+        if e is None:
+            return
+        e.raw.rt_stop()
+        for port in self.ifaces:
+            e.raw.rt_remove_port(port)
+
+    def inject(self, port: int, data: bytes) -> None:
+        with self.device.lock:
+            if self.engine is not None:
+                self.engine.raw.rt_inject(port, data)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._events, name="rt-events", daemon=True)
+        self._thread.start()
+
+    def _events(self) -> None:
+        dev = self.device
+        while not self._stop.is_set():
+            try:
+                with dev.lock:
+                    engine = self.engine
+                    evs = engine.raw.rt_take_events(1024, 0.0) if engine is not None else []
+                if evs:
+                    dev.deliver_events(engine, evs)
+                    continue
+            except Exception:  # the thread must outlive a bad event
+                log.exception("real-time events failed")
+            self._stop.wait(self.POLL_IDLE_S)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        with self.device.lock:
+            self.detach()

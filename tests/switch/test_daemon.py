@@ -136,6 +136,9 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"])
     sw = Switch(o)
     sw.start()
+    from p4scope.switch.ports import rt_available
+    if rt_available():  # the engine's real-time loop serves -i, not Python
+        assert sw.rt_ports is not None and sw.ports is None
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     rx.bind((b1, 0))
     rx.settimeout(3)
