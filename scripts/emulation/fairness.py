@@ -29,10 +29,9 @@ from ..control.apps.telemetry import Telemetry
 from ..experiments import fairness as fx
 from ..experiments.params import combination_name
 from ..experiments.runner import Case
-from ..topologies import builders
 from ..topologies import traffic as T
-from ..topologies.spec import Topology, from_dict, parse_rate
-from .incast import ParamError
+from ..topologies.spec import Topology, parse_rate
+from .incast import ParamError, incast_topology
 
 TOLLY_MIX = ((64, 55.0), (78, 5.0), (576, 17.0), (1518, 23.0))
 
@@ -82,10 +81,7 @@ class MnFairnessParams:
         return parse_rate(self.link_bw, "bw")
 
     def topology(self) -> Topology:
-        doc = builders.incast(self.senders, bw=self.link_bw).to_dict()
-        if self.queue_packets is not None:
-            doc["links"][-1]["queue"] = self.queue_packets
-        return from_dict(doc, doc["name"])
+        return incast_topology(self.senders, self.link_bw, self.queue_packets)
 
 
 def plan(p: MnFairnessParams) -> list[Case]:

@@ -129,11 +129,17 @@ class IncastParams:
         return parse_rate(self.receiver_bw or self.link_bw, "bw")
 
     def topology(self) -> Topology:
-        """builders.incast with the receiver link's queue set."""
-        doc = builders.incast(self.senders, bw=self.link_bw, receiver_bw=self.receiver_bw).to_dict()
-        if self.queue_packets is not None:
-            doc["links"][-1]["queue"] = self.queue_packets
-        return from_dict(doc, doc["name"])
+        return incast_topology(self.senders, self.link_bw, self.queue_packets, self.receiver_bw)
+
+
+def incast_topology(senders: int, link_bw: str, queue_packets: Optional[int],
+                    receiver_bw: Optional[str] = None) -> Topology:
+    """builders.incast (senders h1..hN, receiver on the last port) with the
+    receiver link's queue set to `queue_packets` (None: the kernel's)."""
+    doc = builders.incast(senders, bw=link_bw, receiver_bw=receiver_bw).to_dict()
+    if queue_packets is not None:
+        doc["links"][-1]["queue"] = queue_packets
+    return from_dict(doc, doc["name"])
 
 
 def case_id(p: IncastParams, size: int, kind: str, rep: int) -> str:

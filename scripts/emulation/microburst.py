@@ -33,12 +33,11 @@ import pandas as pd
 from ..experiments import microburst as mbx
 from ..experiments.params import combination_name
 from ..experiments.runner import Case
-from ..topologies import builders
 from ..topologies import traffic as T
 from ..topologies.qdisc import QdiscSampler
-from ..topologies.spec import Topology, from_dict, parse_rate
+from ..topologies.spec import Topology, parse_rate
 from ..topologies.tc import htb_burst_bytes
-from .incast import ParamError
+from .incast import ParamError, incast_topology
 
 
 @dataclass(frozen=True)
@@ -88,9 +87,7 @@ class MnBurstParams:
         return parse_rate(self.link_bw, "bw")
 
     def topology(self) -> Topology:
-        doc = builders.incast(self.senders, bw=self.link_bw).to_dict()
-        doc["links"][-1]["queue"] = self.queue_packets
-        return from_dict(doc, doc["name"])
+        return incast_topology(self.senders, self.link_bw, self.queue_packets)
 
     def capacity_frames(self, size: int) -> int:
         """What the path is configured to hold: the receiver link's queue
