@@ -109,24 +109,28 @@ class ExternManager:
         if dce.HasField("data"):
             tables._set_counter(st, e, dce.data)
 
+    def _direct_targets(self, te, id_attr: str, what: str, where: str) -> list:
+        """The (table state, entry) pairs a direct counter/meter read names:
+        every entry of every table with one (table_id 0), every entry of one
+        table (no match given), or one entry."""
+        tables = self.pipe.tables
+        if te.table_id == 0:
+            return [(s, e) for s in tables.tables.values() if getattr(s.map.info, id_attr)
+                    for e in s.entries.values()]
+        if len(te.match) == 0 and not te.is_default_action:
+            st = tables.state(te.table_id, f"{where}.table_entry")
+            entries = list(st.entries.values())
+        else:
+            st, e = tables.find(te, f"{where}.table_entry")
+            entries = [e]
+        if not getattr(st.map.info, id_attr):
+            raise invalid(f"{where}.table_entry: table '{st.map.info.name}' has no direct {what}")
+        return [(st, e) for e in entries]
+
     def read_direct_counter(self, dce, out, where: str = "direct_counter_entry") -> None:
         tables = self.pipe.tables
         te = dce.table_entry
-        if te.table_id == 0:
-            states = [s for s in tables.tables.values() if s.map.info.direct_counter_id]
-            pairs = [(s, e) for s in states for e in s.entries.values()]
-        elif len(te.match) == 0 and not te.is_default_action:
-            st = tables.state(te.table_id, f"{where}.table_entry")
-            if not st.map.info.direct_counter_id:
-                raise invalid(f"{where}.table_entry: table '{st.map.info.name}' has no direct "
-                              "counter")
-            pairs = [(st, e) for e in st.entries.values()]
-        else:
-            st, e = tables.find(te, f"{where}.table_entry")
-            if not st.map.info.direct_counter_id:
-                raise invalid(f"{where}.table_entry: table '{st.map.info.name}' has no direct "
-                              "counter")
-            pairs = [(st, e)]
+        pairs = self._direct_targets(te, "direct_counter_id", "counter", where)
         for st, e in pairs:
             b, p = tables.read_counter(st, e)
             msg = out.add().direct_counter_entry
@@ -231,21 +235,7 @@ class ExternManager:
         if dme.HasField("counter_data"):
             raise unimplemented(f"{where}.counter_data: per-colour meter counters are not "
                                 "supported")
-        if te.table_id == 0:
-            pairs = [(s, e) for s in tables.tables.values() if s.map.info.direct_meter_id
-                     for e in s.entries.values()]
-        elif len(te.match) == 0 and not te.is_default_action:
-            st = tables.state(te.table_id, f"{where}.table_entry")
-            if not st.map.info.direct_meter_id:
-                raise invalid(f"{where}.table_entry: table '{st.map.info.name}' has no direct "
-                              "meter")
-            pairs = [(st, e) for e in st.entries.values()]
-        else:
-            st, e = tables.find(te, f"{where}.table_entry")
-            if not st.map.info.direct_meter_id:
-                raise invalid(f"{where}.table_entry: table '{st.map.info.name}' has no direct "
-                              "meter")
-            pairs = [(st, e)]
+        pairs = self._direct_targets(te, "direct_meter_id", "meter", where)
         for st, e in pairs:
             msg = out.add().direct_meter_entry
             tables.entry_key_only(st, e, msg.table_entry)
