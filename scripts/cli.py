@@ -119,13 +119,9 @@ from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # n
 app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
-from .emulation.cli import run_fairness_mininet as _run_fairness_mn  # noqa: E402
-from .emulation.cli import run_microburst_mininet as _run_microburst_mn  # noqa: E402
 from .emulation.cli import run_tcp_incast as _run_tcp_incast  # noqa: E402
 
 _run_app.command("tcp-incast")(_run_tcp_incast)
-_run_app.command("fairness-mininet")(_run_fairness_mn)
-_run_app.command("microburst-mininet")(_run_microburst_mn)
 
 from .ptf_cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 

@@ -1,4 +1,6 @@
-"""`p4scope run tcp-incast --mode mininet` (root).
+"""The Mininet side of `p4scope run`: `tcp-incast` (Mininet only), and the
+`--mode mininet` runs of `fairness` and `microburst`, whose commands
+(experiments.cli) take this module's options and call its runners (root).
 
 Options are checked before anything starts (exit status 2 with the
 reason); a run exits 0 when complete, 1 when partial or failed (130 after
@@ -12,6 +14,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from ..experiments.params import Mode
+from ..experiments.run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 
 
 def sigterm_as_interrupt() -> None:
@@ -76,17 +81,34 @@ def execute_in_mininet(name: str, execute, params, results: Path, run_id, progre
     finish(res)
 
 
-_MODE = typer.Option("mininet", "--mode", help="mininet: real host TCP stacks in Mininet (root).")
-_SWITCH = typer.Option("p4scope", "--switch", help="Switch kinds in the nodes: p4scope, bmv2 or both (p4scope,bmv2).")
-_BMV2 = typer.Option(False, "--bmv2", help="Also run every case with BMv2 (simple_switch_grpc) in the nodes; skipped, saying why, where it is not installed.")
-_RESULTS = typer.Option(Path("results"), "--results", help="Folder the run folder is made in.")
-_RUN_ID = typer.Option(None, "--run-id", help="Name of the run folder (default: UTC time + experiment).")
-_PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress.")
-_REPORT = typer.Option(True, "--report/--no-report", help="Render report.html when done.")
+MININET_PANEL = "Mininet (--mode mininet)"
+
+SWITCH = typer.Option("p4scope", "--switch", rich_help_panel=MININET_PANEL,
+                      help="Switch kinds in the nodes: p4scope, bmv2 or both (p4scope,bmv2).")
+BMV2 = typer.Option(False, "--bmv2", rich_help_panel=MININET_PANEL,
+                    help="Also run every case with BMv2 (simple_switch_grpc) in the nodes; "
+                         "skipped, saying why, where it is not installed.")
+LINK_BW = typer.Option("10M", "--link-bw", rich_help_panel=MININET_PANEL,
+                       help="Rate of every host link (htb).")
+FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=MININET_PANEL,
+                         help="Fraction of line rate each sender offers.")
+FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=MININET_PANEL,
+                               help="Seconds each case's streams last.")
+FAIR_WARMUP_S = typer.Option(1.5, "--warmup-s", rich_help_panel=MININET_PANEL,
+                             help="Seconds before the measurement window.")
+FAIR_QUEUE = typer.Option(200, "--queue-packets", rich_help_panel=MININET_PANEL,
+                          help="Packets the receiver link's queue holds (0: the kernel's default).")
+BURST_QUEUE = typer.Option(100, "--queue-packets", rich_help_panel=MININET_PANEL,
+                           help="Packets the receiver link's queue holds (the buffer measured).")
+MB_SIZES = "256,512,1518"
+MB_SIZES_4TO1 = "512,1518"
+
 
 
 def run_tcp_incast(
-    mode: str = _MODE,
+    mode: Mode = typer.Option(Mode.mininet, "--mode",
+                              help="mininet, the only mode of this run: the virtual-time engine "
+                                   "has no TCP stacks."),
     senders: int = typer.Option(16, "--senders", help="Sending hosts (seed 001: 16)."),
     flows: int = typer.Option(16, "--flows", help="TCP flows per sender (seed 001: 16)."),
     flow_bytes: str = typer.Option("256K", "--flow-bytes", help="Bytes per flow; a comma list runs one job per size (seed 001: 200M..10G at 100GbE; scale to the link)."),
@@ -96,15 +118,17 @@ def run_tcp_incast(
     window: str = typer.Option("256K", "--window", help="Socket buffer of every flow (seed 001: 256KB TCP window)."),
     repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch."),
     bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms)."),
-    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
-    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
+    switch: str = SWITCH, bmv2: bool = BMV2, results: Path = RESULTS,
+    run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT,
 ) -> None:
-    """TCP incast (seed 001): senders x flows to one receiver through the reference DUT in
-    Mininet; aggregate rate over time, flow and job completion times, queue telemetry."""
+    """TCP incast (seed 001), in Mininet only (root).
+
+    Senders x flows to one receiver through the reference DUT; aggregate rate over
+    time, flow and job completion times, queue telemetry alongside."""
     from . import incast as I
 
-    if mode != "mininet":
-        _fail(f"--mode {mode!r}: tcp-incast needs real TCP stacks, so it runs in Mininet only "
+    if mode is not Mode.mininet:
+        _fail(f"--mode {mode.value}: tcp-incast needs real TCP stacks, so it runs in Mininet only "
               "(--mode mininet); the virtual-time engine has no TCP")
     try:
         p = I.IncastParams(
@@ -120,19 +144,11 @@ def run_tcp_incast(
     execute_in_mininet("tcp-incast", execute_incast, p, results, run_id, progress, report)
 
 
-def run_fairness_mininet(
-    n: str = typer.Option("3,6,16", "--n", help="Numbers of senders (seed 000 Table 3: 3, 6, 16)."),
-    link_bw: str = typer.Option("10M", "--link-bw", help="Rate of every host link (htb); the receiver's link is N:1 oversubscribed."),
-    load: float = typer.Option(1.0, "--load", help="Fraction of line rate each sender offers."),
-    duration_s: float = typer.Option(4.0, "--duration-s", help="Seconds each case's streams last."),
-    warmup_s: float = typer.Option(1.5, "--warmup-s", help="Seconds before the measurement window."),
-    queue_packets: int = typer.Option(200, "--queue-packets", help="Packets the receiver link's queue holds (0: the kernel's default)."),
-    mix: str = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help="Frame-size mix SIZE:WEIGHT,... (Tolly iMIX)."),
-    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
-    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
-) -> None:
-    """Fairness N:1 with iMIX (seed 000, Table 3) in Mininet (root), at rates the software
-    switch sustains; the virtual-time run's tables and report."""
+def run_fairness_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,
+                         queue_packets: int, mix: str, switch: str, bmv2: bool, results: Path,
+                         run_id: Optional[str], progress: bool, report: bool) -> None:
+    """`p4scope run fairness --mode mininet`: fairness N:1 with iMIX (seed 000, Table 3)
+    at rates the software switch sustains; the virtual-time run's tables and report."""
     from ..experiments.params import ParamError as VParamError
     from ..experiments.params import parse_int_list, parse_mix
     from . import fairness as F
@@ -151,17 +167,11 @@ def run_fairness_mininet(
     execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id, progress, report)
 
 
-def run_microburst_mininet(
-    sizes: str = typer.Option("256,512,1518", "--sizes", help="2:1 frame sizes (64..1518)."),
-    sizes_4to1: str = typer.Option("512,1518", "--sizes-4to1", help="4:1 frame sizes, or 'none'."),
-    link_bw: str = typer.Option("10M", "--link-bw", help="Rate of every host link (htb)."),
-    queue_packets: int = typer.Option(100, "--queue-packets", help="Packets the receiver link's queue holds (the buffer measured)."),
-    burst_frames: Optional[int] = typer.Option(None, "--burst-frames", help="Frames per sender per burst (default: 1.5x the queue over k-1)."),
-    switch: str = _SWITCH, bmv2: bool = _BMV2, results: Path = _RESULTS,
-    run_id: Optional[str] = _RUN_ID, progress: bool = _PROGRESS, report: bool = _REPORT,
-) -> None:
-    """Microburst absorption 2:1 and 4:1 (seeds 000, 001) in Mininet (root), at rates the
-    software switch sustains; the virtual-time run's tables and report."""
+def run_microburst_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
+                           burst_frames: Optional[int], switch: str, bmv2: bool, results: Path,
+                           run_id: Optional[str], progress: bool, report: bool) -> None:
+    """`p4scope run microburst --mode mininet`: microburst absorption 2:1 and 4:1 (seeds
+    000, 001) at rates the software switch sustains; the virtual-time run's tables and report."""
     from ..experiments.params import ParamError as VParamError
     from ..experiments.params import parse_int_list
     from . import microburst as M

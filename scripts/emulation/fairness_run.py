@@ -1,4 +1,4 @@
-"""`p4scope run fairness-mininet`: the fairness cases in Mininet through the
+"""`p4scope run fairness --mode mininet`: the fairness cases in Mininet through the
 driver, into the virtual-time runs' tables (fairness, streams,
 instrument_shares; results/README.md), plus the seed-shaped CSVs with
 rates in Mbit/s (Mininet links run at megabits, where Table 3's Gbps

@@ -1,4 +1,4 @@
-"""`p4scope run microburst-mininet`: the microburst cases in Mininet through
+"""`p4scope run microburst --mode mininet`: the microburst cases in Mininet through
 the driver, into the virtual-time runs' `microburst` and `streams` tables
 and their seed-shaped CSVs (Table 4 in MB and frames, the 4:1 figure)."""
 

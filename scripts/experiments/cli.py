@@ -1,5 +1,9 @@
 """`p4scope run microburst|fairness|all` and `p4scope report RUN_DIR`.
 
+`microburst` and `fairness` run in virtual time, or with `--mode mininet`
+through the reference DUT in Mininet (emulation.cli); each mode has options
+of its own, and giving one of the other mode's is an error.
+
 Every option is checked before anything starts; a bad value exits with
 status 2 and says what is wrong. A run exits 0 when it completed, 1 when
 it ended partial (Ctrl-C: 130), and prints where the results and the
@@ -8,15 +12,21 @@ report are.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Optional
 
 import typer
 
+from ..emulation import cli as E
 from .params import (ESG_4TO1_SIZES, TABLE3_COMBINATIONS, TABLE4_SIZES, FairnessParams,
-                     MicroburstParams, ParamError, default_profiles, parse_int_list, parse_mix)
+                     MicroburstParams, Mode, ParamError, default_profiles, parse_int_list,
+                     parse_mix)
+from .run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 
-run_app = typer.Typer(help="Run an experiment in virtual time on the embedded reference DUT.",
+run_app = typer.Typer(help="Run an experiment on the reference DUT: in virtual time on the "
+                           "embedded switch, or (--mode mininet, root) with real traffic in Mininet.",
                       no_args_is_help=True)
 
 QUICK_SIZES = (64, 512, 1518, 9216)
@@ -38,6 +48,17 @@ def _profiles(names: str, buffer_mb: float, alpha: float, cell_bytes: int):
     if not chosen:
         _fail("no profiles")
     return chosen
+
+
+def _only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, ...]]) -> None:
+    """Exit 2 when an option of another mode was given."""
+    for m, names in others.items():
+        if m is mode:
+            continue
+        given = [p.opts[0] for p in ctx.command.params if p.name in names
+                 and ctx.get_parameter_source(p.name).name != "DEFAULT"]
+        if given:
+            _fail(f"{', '.join(given)}: for --mode {m.value} only (this run is --mode {mode.value})")
 
 
 def _microburst(sizes: str, sizes_4to1: str, burst_frames: Optional[int], quick: bool):
@@ -94,51 +115,87 @@ def _execute(experiment: str, profiles, mb, fp, seed, results, run_id, program, 
 
 
 # shared options
-_PROFILES = typer.Option("fair,unfair", "--profiles", help="Traffic-manager profiles, comma-separated.")
-_BUFFER = typer.Option(16.0, "--buffer-mb", help="Shared buffer in MB (2^20 bytes).")
-_ALPHA = typer.Option(1.0, "--alpha", help="Dynamic-threshold factor of the shared buffer.")
-_CELL = typer.Option(256, "--cell-bytes", help="Buffer cell size in bytes (1: exact bytes).")
-_SEED = typer.Option(1, "--seed", help="Seed of the engine and the sources (runs are deterministic).")
-_RESULTS = typer.Option(Path("results"), "--results", help="Folder the run folder is made in.")
-_RUN_ID = typer.Option(None, "--run-id", help="Name of the run folder (default: UTC time + experiment).")
-_PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", help="The reference DUT's P4 source.")
-_PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show a progress bar.")
-_REPORT = typer.Option(True, "--report/--no-report", help="Render report.html when done.")
-_QUICK = typer.Option(False, "--quick", help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
+VIRTUAL_PANEL = "Virtual time (--mode virtual)"
+_MODE = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in virtual "
+                     "time at 100GbE; mininet: real traffic through the DUT in Mininet (root).")
+_PROFILES = typer.Option("fair,unfair", "--profiles", rich_help_panel=VIRTUAL_PANEL, help="Traffic-manager profiles, comma-separated.")
+_BUFFER = typer.Option(16.0, "--buffer-mb", rich_help_panel=VIRTUAL_PANEL, help="Shared buffer in MB (2^20 bytes).")
+_ALPHA = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL, help="Dynamic-threshold factor of the shared buffer.")
+_CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help="Buffer cell size in bytes (1: exact bytes).")
+_SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources (runs are deterministic).")
+_PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", rich_help_panel=VIRTUAL_PANEL, help="The reference DUT's P4 source.")
+_QUICK = typer.Option(False, "--quick", rich_help_panel=VIRTUAL_PANEL, help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
 _SIZES = typer.Option("table4", "--sizes", help="2:1 frame sizes: 'table4' (the 18 of seed 000) or a list.")
 _SIZES4 = typer.Option("esg", "--sizes-4to1", help="4:1 frame sizes: 'esg' (seed 001), a list, or 'none'.")
 _BURST = typer.Option(None, "--burst-frames", help="Frames per port per burst (default: from the buffer, 1.5x).")
 _N = typer.Option("3,6,16", "--n", help="Numbers of source ports (Table 3's combinations of each).")
-_PORTS = typer.Option([], "--ports", help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
-_DUR = typer.Option(2000.0, "--duration-us", help="Virtual time each incast lasts (us).")
-_WARM = typer.Option(1000.0, "--warmup-us", help="Time before the measurement window (us).")
+# the same for the commands with --mode
+_SIZES_MODES = typer.Option(None, "--sizes", show_default=False, help="2:1 frame sizes: 'table4' (the 18 of seed 000; the default in virtual time) or a list (default in Mininet: 256,512,1518).")
+_SIZES4_MODES = typer.Option(None, "--sizes-4to1", show_default=False, help="4:1 frame sizes: 'esg' (seed 001; the default in virtual time), a list (default in Mininet: 512,1518), or 'none'.")
+_BURST_MODES = typer.Option(None, "--burst-frames", help="Frames per port per burst (default: 1.5x what the buffer holds; in Mininet, the link queue).")
+_N_MODES = typer.Option("3,6,16", "--n", help="Numbers of source ports (virtual time: Table 3's combinations of each; Mininet: senders).")
+_PORTS = typer.Option([], "--ports", rich_help_panel=VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
+_DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=VIRTUAL_PANEL, help="Virtual time each incast lasts (us).")
+_WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=VIRTUAL_PANEL, help="Time before the measurement window (us).")
 _MIX = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help="Frame-size mix SIZE:WEIGHT,... (Tolly iMIX).")
 
 
+_VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick")
+_VIRTUAL_FAIRNESS = _VIRTUAL_ONLY + ("ports", "duration_us", "warmup_us")
+_MININET_ONLY = ("link_bw", "queue_packets", "switch", "bmv2")
+_MININET_FAIRNESS = _MININET_ONLY + ("load", "duration_s", "warmup_s")
+
+
 @run_app.command("microburst")
-def run_microburst(profiles: str = _PROFILES, sizes: str = _SIZES, sizes_4to1: str = _SIZES4,
-                   burst_frames: Optional[int] = _BURST, buffer_mb: float = _BUFFER,
+def run_microburst(ctx: typer.Context, mode: Mode = _MODE, profiles: str = _PROFILES,
+                   sizes: Optional[str] = _SIZES_MODES, sizes_4to1: Optional[str] = _SIZES4_MODES,
+                   burst_frames: Optional[int] = _BURST_MODES, buffer_mb: float = _BUFFER,
                    alpha: float = _ALPHA, cell_bytes: int = _CELL, seed: int = _SEED,
-                   results: Path = _RESULTS, run_id: Optional[str] = _RUN_ID,
-                   program: Path = _PROGRAM, progress: bool = _PROGRESS, report: bool = _REPORT,
-                   quick: bool = _QUICK) -> None:
-    """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001)."""
+                   results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
+                   program: Path = _PROGRAM, progress: bool = PROGRESS, report: bool = REPORT,
+                   quick: bool = _QUICK, link_bw: str = E.LINK_BW,
+                   queue_packets: int = E.BURST_QUEUE, switch: str = E.SWITCH,
+                   bmv2: bool = E.BMV2) -> None:
+    """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001); --mode virtual|mininet.
+
+    --mode virtual (default): the embedded switch in virtual time at 100GbE, both
+    traffic-manager profiles. --mode mininet (root): bursts at the htb rate into a
+    link queue, real traffic through the reference DUT in Mininet."""
+    _only_for_mode(ctx, mode, {Mode.virtual: _VIRTUAL_ONLY, Mode.mininet: _MININET_ONLY})
+    if mode is Mode.mininet:
+        E.run_microburst_mininet(sizes or E.MB_SIZES, sizes_4to1 or E.MB_SIZES_4TO1, link_bw,
+                                 queue_packets, burst_frames, switch, bmv2, results, run_id,
+                                 progress, report)
+        return
     try:
         profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
-        mb = _microburst(sizes, sizes_4to1, burst_frames, quick)
+        mb = _microburst(sizes or "table4", sizes_4to1 or "esg", burst_frames, quick)
     except ParamError as e:
         _fail(str(e))
     _execute("microburst", profs, mb, None, seed, results, run_id, program, progress, report)
 
 
 @run_app.command("fairness")
-def run_fairness(profiles: str = _PROFILES, n: str = _N, ports: list[str] = _PORTS,
-                 duration_us: float = _DUR, warmup_us: float = _WARM, mix: str = _MIX,
-                 buffer_mb: float = _BUFFER, alpha: float = _ALPHA, cell_bytes: int = _CELL,
-                 seed: int = _SEED, results: Path = _RESULTS, run_id: Optional[str] = _RUN_ID,
-                 program: Path = _PROGRAM, progress: bool = _PROGRESS, report: bool = _REPORT,
-                 quick: bool = _QUICK) -> None:
-    """N:1 incast fairness with iMIX (seed 000, Table 3)."""
+def run_fairness(ctx: typer.Context, mode: Mode = _MODE, profiles: str = _PROFILES, n: str = _N_MODES,
+                 ports: list[str] = _PORTS, duration_us: float = _DUR, warmup_us: float = _WARM,
+                 mix: str = _MIX, buffer_mb: float = _BUFFER, alpha: float = _ALPHA,
+                 cell_bytes: int = _CELL, seed: int = _SEED, results: Path = RESULTS,
+                 run_id: Optional[str] = RUN_ID, program: Path = _PROGRAM,
+                 progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _QUICK,
+                 link_bw: str = E.LINK_BW, load: float = E.FAIR_LOAD,
+                 duration_s: float = E.FAIR_DURATION_S, warmup_s: float = E.FAIR_WARMUP_S,
+                 queue_packets: int = E.FAIR_QUEUE, switch: str = E.SWITCH,
+                 bmv2: bool = E.BMV2) -> None:
+    """N:1 incast fairness with iMIX (seed 000, Table 3); --mode virtual|mininet.
+
+    --mode virtual (default): the embedded switch in virtual time at 100GbE, both
+    traffic-manager profiles. --mode mininet (root): N senders at line rate on htb
+    links, real traffic through the reference DUT in Mininet."""
+    _only_for_mode(ctx, mode, {Mode.virtual: _VIRTUAL_FAIRNESS, Mode.mininet: _MININET_FAIRNESS})
+    if mode is Mode.mininet:
+        E.run_fairness_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix,
+                               switch, bmv2, results, run_id, progress, report)
+        return
     try:
         profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
         fp = _fairness(n, ports, duration_us, warmup_us, mix, quick)
@@ -147,15 +204,27 @@ def run_fairness(profiles: str = _PROFILES, n: str = _N, ports: list[str] = _POR
     _execute("fairness", profs, None, fp, seed, results, run_id, program, progress, report)
 
 
+def _without_panel(opt):
+    """The option as `run all` shows it: it has no --mode, so no mode panels."""
+    o = copy.copy(opt)
+    o.rich_help_panel = None
+    return o
+
+
+_ALL = SimpleNamespace(**{k: _without_panel(o) for k, o in dict(
+    profiles=_PROFILES, ports=_PORTS, dur=_DUR, warm=_WARM, buffer=_BUFFER, alpha=_ALPHA,
+    cell=_CELL, seed=_SEED, program=_PROGRAM, quick=_QUICK).items()})
+
+
 @run_app.command("all")
-def run_all(profiles: str = _PROFILES, sizes: str = _SIZES, sizes_4to1: str = _SIZES4,
-            burst_frames: Optional[int] = _BURST, n: str = _N, ports: list[str] = _PORTS,
-            duration_us: float = _DUR, warmup_us: float = _WARM, mix: str = _MIX,
-            buffer_mb: float = _BUFFER, alpha: float = _ALPHA, cell_bytes: int = _CELL,
-            seed: int = _SEED, results: Path = _RESULTS, run_id: Optional[str] = _RUN_ID,
-            program: Path = _PROGRAM, progress: bool = _PROGRESS, report: bool = _REPORT,
-            quick: bool = _QUICK) -> None:
-    """Microburst and fairness in one run folder, one report."""
+def run_all(profiles: str = _ALL.profiles, sizes: str = _SIZES, sizes_4to1: str = _SIZES4,
+            burst_frames: Optional[int] = _BURST, n: str = _N, ports: list[str] = _ALL.ports,
+            duration_us: float = _ALL.dur, warmup_us: float = _ALL.warm, mix: str = _MIX,
+            buffer_mb: float = _ALL.buffer, alpha: float = _ALL.alpha,
+            cell_bytes: int = _ALL.cell, seed: int = _ALL.seed, results: Path = RESULTS,
+            run_id: Optional[str] = RUN_ID, program: Path = _ALL.program,
+            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _ALL.quick) -> None:
+    """Microburst and fairness in virtual time, one run folder, one report."""
     try:
         profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
         mb = _microburst(sizes, sizes_4to1, burst_frames, quick)

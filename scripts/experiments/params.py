@@ -16,6 +16,7 @@ is wrong, before any switch is started.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any, Optional, Sequence
 
 from .linerate import FCS, GBPS_100, TOLLY_IMIX
@@ -39,6 +40,14 @@ TABLE3_COMBINATIONS: dict[int, tuple[tuple[int, ...], ...]] = {
          (2, 3, 10, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 28, 29, 30),
          (1, 2, 4, 5, 6, 7, 8, 16, 24, 25, 26, 27, 28, 29, 30, 32)),
 }
+
+
+class Mode(str, Enum):
+    """Where `p4scope run` measures: the engine in virtual time, or real
+    traffic through the switch in Mininet (root)."""
+
+    virtual = "virtual"
+    mininet = "mininet"
 
 
 class ParamError(ValueError):

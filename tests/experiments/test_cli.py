@@ -18,12 +18,27 @@ runner = CliRunner()
     (["run", "fairness", "--warmup-us", "5000"], "warm-up < duration"),
     (["run", "fairness", "--mix", "64:a"], "SIZE:WEIGHT"),
     (["run", "all", "--sizes-4to1", "70000"], "outside 64..9216"),
+    # --mode: each mode's own options, checked before a Mininet run needs root
+    (["run", "tcp-incast", "--mode", "virtual"], "runs in Mininet only"),
+    (["run", "fairness", "--mode", "mininet", "--buffer-mb", "3", "--seed", "2"],
+     "--buffer-mb, --seed: for --mode virtual only"),
+    (["run", "microburst", "--link-bw", "5M"], "--link-bw: for --mode mininet only"),
+    (["run", "microburst", "--mode", "mininet", "--sizes", "10"], "64..1518"),
+    (["run", "fairness", "--mode", "mininet", "--n", "1"], "numbers of senders in 2..32"),
+    (["run", "fairness", "--mode", "mininet", "--link-bw", "fast"], "not a rate"),
 ])
 def test_bad_options_exit_2_with_a_message(tmp_path, args, message):
     r = runner.invoke(app, args + ["--results", str(tmp_path)])
     assert r.exit_code == 2, r.output
     assert message in r.output
     assert list(tmp_path.iterdir()) == []  # no run folder was made
+
+
+@pytest.mark.parametrize("command", ["fairness", "microburst", "tcp-incast"])
+def test_help_names_both_modes(command):
+    r = runner.invoke(app, ["run", command, "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert "--mode" in r.output and "virtual|mininet" in r.output
 
 
 def test_report_needs_a_run_folder(tmp_path):
