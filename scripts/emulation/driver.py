@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..experiments.report import MININET_RENDERER
 from ..experiments.rundir import RunDir
 from ..experiments.runner import Case, Outcome, run_cases
 from .testbed import DutBuild, Testbed, bmv2_missing, build_dut
@@ -106,7 +107,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     meta = {**meta, "experiment": experiment, "versions": versions(),
             "command": " ".join(sys.argv), "mode": "mininet",
             "clock": "wall clock (Mininet: real host stacks, real time)",
-            "renderer": "p4scope.emulation.report.render",
+            "renderer": MININET_RENDERER,
             "cases": {"planned": len(cases), "done": 0}}
     run.start(meta)
     echo(f"p4scope run: {len(cases)} case(s) into {run.path}")

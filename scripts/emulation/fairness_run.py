@@ -25,20 +25,19 @@ CSV_FILES = {
 }
 
 
-def in_mbps(streams: pd.DataFrame) -> pd.DataFrame:
-    """The streams table with gbps_l1 holding Mbit/s, for the Table 3 shape."""
+def table3_mbps(streams: pd.DataFrame) -> st.Rows:
+    """Seed 000 Table 3's shape with per-stream Mbit/s (layer 1)."""
     s = streams.copy()
     s["gbps_l1"] = s["gbps_l1"] * 1000
-    return s
+    rows = st.table3_fairness(s, digits=3)
+    return [[c.replace("Gbps", "Mbit/s") if isinstance(c, str) else c for c in r] for r in rows]
 
 
 def write_csvs(run: RunDir) -> list[str]:
     written = []
     streams = load_table(run.path, "streams")
     if streams is not None and not streams.empty:
-        rows = st.table3_fairness(in_mbps(streams), digits=3)
-        rows = [[c.replace("Gbps", "Mbit/s") if isinstance(c, str) else c for c in r] for r in rows]
-        run.write_csv("table3_fairness_mbps", rows)
+        run.write_csv("table3_fairness_mbps", table3_mbps(streams))
         written.append("table3_fairness_mbps")
     fair = load_table(run.path, "fairness")
     if fair is not None and not fair.empty:

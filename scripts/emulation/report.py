@@ -1,6 +1,7 @@
 """The report of a Mininet run: the shared report (experiments.report: its
-page, overview, fairness and microburst sections, CSS) plus the sections
-only Mininet runs have (TCP incast). Reads the stored tables only.
+page, overview, checks, microburst and fairness sections) plus what only
+Mininet runs have (TCP incast, fairness in Mbit/s). Reads the stored
+tables only.
 
     render(RUN_DIR) -> RUN_DIR/report.html (+ figures/*.png)
 """
@@ -14,7 +15,7 @@ from typing import Optional
 import pandas as pd
 
 from ..experiments import report as R
-from ..experiments.rundir import atomic_write_text, load_table
+from ..experiments.rundir import load_table
 from . import incast_plots as IP
 
 INCAST_TABLES = ("incast_jobs", "incast_flows", "incast_rate", "instrument_series",
@@ -29,7 +30,7 @@ def _incast(page: "R.Page") -> None:
         return
     params = run.meta.get("parameters", {}).get("tcp_incast", {})
     s = page.section("incast", "TCP incast in Mininet")
-    s.parts.append(R._p(
+    s.parts.append(R.para(
         f"{params.get('senders', '?')} senders × {params.get('flows', '?')} TCP flows each, every "
         "flow one connection carrying the same number of bytes, all starting at one instant, "
         "to one receiver through the reference DUT (seed 001's method, scaled: host links "
@@ -42,7 +43,7 @@ def _incast(page: "R.Page") -> None:
             "job_completion_s", "ideal_s", "fct_min_s", "fct_median_s", "fct_p99_s", "fct_max_s",
             "mean_rate_mbps", "busy_mean_mbps", "busy_min_mbps", "utilization", "retransmits",
             "link_drops", "link_backlog_max_bytes", "reports"]
-    s.parts.append("<h3>Jobs</h3>" + R._table(jobs[[c for c in show if c in jobs]]))
+    s.parts.append("<h3>Jobs</h3>" + R.html_table(jobs[[c for c in show if c in jobs]]))
     rates = t["incast_rate"]
     if rates is not None and not rates.empty:
         page.plot(s, "incast_aggregate_rate", *IP.aggregate_rate(rates, jobs))
@@ -57,7 +58,7 @@ def _incast(page: "R.Page") -> None:
     if not (series.empty and link.empty and deliv.empty):
         port = int(params.get("senders", 16)) + 1
         s.parts.append("<h3>Queue telemetry alongside</h3>")
-        s.parts.append(R._p(
+        s.parts.append(R.para(
             "Red: the DUT instrument's per-interval maximum of the receiver port's queue "
             "(reports to the controller; switch timestamps put on the wall clock by the "
             "fastest report's delay). Blue: the backlog of the receiver link's qdisc, the "
@@ -69,72 +70,26 @@ def _incast(page: "R.Page") -> None:
             page.plot(s, name, *IP.queues(cid, series, link, deliv, port))
     skipped = run.meta.get("skipped") or {}
     for kind, why in skipped.items():
-        s.parts.append(R._p(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))
+        s.parts.append(R.para(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))
 
 
 def _fairness(page: "R.Page") -> None:
-    """The fairness section for Mininet rates: Table 3's shape in Mbit/s,
-    Jain's index per case, bandwidth vs packet-rate shares (the shared
-    report's plots), and the instrument's shares."""
-    from ..experiments import plotdata as pdt
-    from ..experiments import plots_png as pp
-    from ..experiments import plots_web as pw
-    from ..experiments import seedtables as st
-    from .fairness_run import in_mbps
+    """The shared fairness section, at Mininet's rates: Table 3's shape in
+    Mbit/s and the method as run."""
+    from .fairness_run import table3_mbps
 
-    run = page.run
-    if not run.has("streams") or "n" not in run.t["streams"]:
-        return
-    streams = run.t["streams"]
-    streams = streams[streams["experiment"] == "fairness"]
-    if streams.empty:
-        return
-    params = run.meta.get("parameters", {}).get("fairness_mininet", {})
-    s = page.section("fairness", "Fairness: N:1 incast with iMIX, in Mininet")
-    s.parts.append(R._p(
+    params = page.run.meta.get("parameters", {}).get("fairness_mininet", {})
+    R.fairness(page, R.FairnessView(
+        "Fairness: N:1 incast with iMIX, in Mininet",
         "N senders each offer line rate of the Tolly iMIX (64:55, 78:5, 576:17, 1518:23) "
         f"on {html.escape(str(params.get('link_bw', '?')))}bit/s links (htb) to one receiver "
         "port through the reference DUT; per-stream layer-1 rate at the receiver over the "
         "steady-state window, in the shape of seed 000's Table 3 (Mbit/s here), "
         "bandwidth share vs packet-rate share, Jain's index; the instrument's per-ingress "
-        "shares (tel_delivered) against the receiver's."))
-    rows = st.table3_fairness(in_mbps(streams), digits=3)
-    rows = [[c.replace("Gbps", "Mbit/s") if isinstance(c, str) else c for c in r] for r in rows]
-    s.parts.append("<h3>Table 3 shape: throughput of each stream (Mbit/s)</h3>"
-                   + R._rows_table(rows))
-    if run.has("fairness"):
-        fair = run.t["fairness"]
-        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
-        s.parts.append("<h3>Per case</h3>" + R._table(st.fairness_summary(fair)))
-    cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
-    for n in sorted({c.n for c in cases}):
-        cn = [c for c in cases if c.n == n]
-        title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
-        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
+        "shares (tel_delivered) against the receiver's.",
+        "Table 3 shape: throughput of each stream (Mbit/s)", table3_mbps))
 
 
 def render(run_dir: Path, out: Optional[Path] = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored Mininet run."""
-    import plotly.offline
-
-    run = R.load_run(run_dir)
-    out = Path(out) if out else run.path / "report.html"
-    page = R.Page(run, out.parent / "figures")
-    R._overview(page)
-    R._checks(page)
-    _incast(page)
-    R._microburst(page)
-    _fairness(page)
-    nav = " ".join(f'<a href="#{s.anchor}">{R._esc(s.title.split(":")[0])}</a>'
-                   for s in page.sections)
-    body = "\n".join(f'<h2 id="{s.anchor}">{R._esc(s.title)}</h2>\n' + "\n".join(s.parts)
-                     for s in page.sections)
-    title = f"p4scope run {run.meta.get('run_id', run.path.name)}"
-    doc = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-           f"<title>{R._esc(title)}</title><style>{R.CSS}</style>"
-           f"<script type=\"text/javascript\">{plotly.offline.get_plotlyjs()}</script></head>"
-           f"<body><main><h1>{R._esc(title)}</h1><nav>{nav}</nav>\n{body}\n"
-           f"<p class=\"png\">Rendered from the stored tables by <code>p4scope report</code>; "
-           f"plots as PNG in figures/.</p></main></body></html>\n")
-    atomic_write_text(out, doc)
-    return out
+    return R.render_page(run_dir, out, (R.overview, R.checks, _incast, R.microburst, _fairness))

@@ -251,11 +251,16 @@ def main_run() -> int:
 def report_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),
                output: Optional[Path] = typer.Option(None, "-o", "--output",
                                                      help="HTML file (default RUN_DIR/report.html).")) -> None:
-    """Render a run's report (HTML + PNGs) from its stored results."""
-    from .report import render
+    """Render a run's report (HTML + PNGs) from its stored results, with the
+    renderer run.json names (virtual time or Mininet)."""
+    from .report import render_stored
 
     if not (run_dir / "run.json").is_file():
         typer.echo(f"p4scope report: error: {run_dir} is not a run folder (no run.json)", err=True)
         raise typer.Exit(2)
-    out = render(run_dir, output)
+    try:
+        out = render_stored(run_dir, output)
+    except ValueError as e:
+        typer.echo(f"p4scope report: error: {e}", err=True)
+        raise typer.Exit(2)
     typer.echo(f"report: {out}")

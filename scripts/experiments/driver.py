@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 from . import fairness, microburst, theory
 from .params import FairnessParams, MicroburstParams, Profile, as_dict
+from .report import VIRTUAL_RENDERER
 from .rundir import RunDir
 from .runner import Case, Outcome, run_cases
 from .seedcsv import write_seed_csvs
@@ -126,7 +127,8 @@ def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case])
     if req.fairness is not None:
         params["fairness"] = as_dict(req.fairness)
     return {
-        "experiment": req.experiment, "parameters": params, "seed": req.seed,
+        "experiment": req.experiment, "mode": "virtual", "renderer": VIRTUAL_RENDERER,
+        "parameters": params, "seed": req.seed,
         "program": program_info, "versions": versions(),
         "instrument": instrument_meta(program_info),
         "clock": "virtual time (the engine's event clock; no wall-clock dependence)",

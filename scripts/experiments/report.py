@@ -16,7 +16,7 @@ import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -97,22 +97,22 @@ class Page:
 
 # ----- helpers ---------------------------------------------------------------------
 
-def _esc(v: Any) -> str:
+def esc(v: Any) -> str:
     return html.escape(str(v))
 
 
-def _p(text: str) -> str:
+def para(text: str) -> str:
     return f"<p>{text}</p>"
 
 
-def _table(df: pd.DataFrame, header: bool = True, cls: str = "data") -> str:
+def html_table(df: pd.DataFrame, header: bool = True, cls: str = "data") -> str:
     html_ = df.to_html(index=False, header=header, classes=cls, na_rep="", border=0,
                        float_format=lambda x: f"{x:,.4g}")
     return f'<div class="scroll">{html_}</div>'
 
 
 
-def _rows_table(rows: st.Rows) -> str:
+def seed_table(rows: st.Rows) -> str:
     """A seed-shaped block table: header rows (first cell 'Stream...' or
     'Frame Size...') in bold, notes spanning the row."""
     if not rows:
@@ -122,11 +122,11 @@ def _rows_table(rows: st.Rows) -> str:
     for r in rows:
         if len(r) == 1:
             cls = "note" if str(r[0]).startswith("Note") else "block"
-            out.append(f'<tr class="{cls}"><td colspan="{width}">{_esc(r[0])}</td></tr>')
+            out.append(f'<tr class="{cls}"><td colspan="{width}">{esc(r[0])}</td></tr>')
             continue
         head = str(r[0]).startswith(("Stream", "Frame Size", "Packet Size"))
         tag = "th" if head else "td"
-        cells = "".join(f"<{tag}>{'' if v is None else _esc(v)}</{tag}>" for v in r)
+        cells = "".join(f"<{tag}>{'' if v is None else esc(v)}</{tag}>" for v in r)
         cells += f"<{tag}></{tag}>" * (width - len(r))
         out.append(f"<tr>{cells}</tr>")
     out.append("</table></div>")
@@ -141,37 +141,37 @@ def _ok(v: Optional[bool]) -> str:
 
 # ----- sections ------------------------------------------------------------------
 
-def _overview(page: Page) -> None:
+def overview(page: Page) -> None:
     m = page.run.meta
     s = page.section("overview", "Run")
     status = m.get("status", "?")
     badge = "pass" if status == "complete" else "fail"
-    reason = f" — {_esc(m.get('partial_reason'))}" if m.get("partial_reason") else ""
+    reason = f" — {esc(m.get('partial_reason'))}" if m.get("partial_reason") else ""
     cases = m.get("cases", {})
     prog = m.get("program", {})
     vers = m.get("versions", {})
     rows = [
         ("run", m.get("run_id", page.run.path.name)),
         ("experiment", m.get("experiment", "")),
-        ("status", f'<span class="{badge}">{_esc(status)}</span>{reason}'),
+        ("status", f'<span class="{badge}">{esc(status)}</span>{reason}'),
         ("cases measured", f"{cases.get('done', '?')} of {cases.get('planned', '?')}"),
-        ("started / ended (UTC)", f"{_esc(m.get('started'))} / {_esc(m.get('ended'))}"),
+        ("started / ended (UTC)", f"{esc(m.get('started'))} / {esc(m.get('ended'))}"),
         ("seed", m.get("seed", "")),
         ("program", " ".join(f"{k}={v}" for k, v in prog.items() if k != "json_sha256")
          + (f" (JSON sha256 {prog['json_sha256'][:16]}…)" if "json_sha256" in prog else "")),
         ("versions", ", ".join(f"{k} {v}" for k, v in vers.items())),
         ("clock", m.get("clock", "virtual time (simulation)")),
     ]
-    body = "".join(f"<tr><th>{_esc(k)}</th><td>{v if k == 'status' else _esc(v)}</td></tr>"
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{v if k == 'status' else esc(v)}</td></tr>"
                    for k, v in rows)
     s.parts.append(f'<table class="kv">{body}</table>')
     params = m.get("parameters", {})
     if params:
         s.parts.append("<details><summary>all parameters (run.json)</summary><pre>"
-                       + _esc(_pretty(params)) + "</pre></details>")
+                       + esc(_pretty(params)) + "</pre></details>")
     missing = [n for n in ("microburst", "streams", "ground_truth") if not page.run.has(n)]
     if missing:
-        s.parts.append(_p("Not in this run: " + ", ".join(missing)
+        s.parts.append(para("Not in this run: " + ", ".join(missing)
                           + " (sections that need them are left out)."))
 
 
@@ -183,7 +183,7 @@ def _pretty(obj: Any) -> str:
 
 def _theory(page: Page) -> None:
     s = page.section("theory", "Theory: what the configuration predicts")
-    s.parts.append(_p(
+    s.parts.append(para(
         "The traffic manager admits a frame into an egress queue while the queue's occupancy "
         "<i>q</i> stays under its dynamic threshold <i>α·(B − Q)</i>, where <i>B</i> is the "
         "shared buffer and <i>Q</i> what all queues hold together. With one congested queue the "
@@ -194,7 +194,7 @@ def _theory(page: Page) -> None:
         "virtual output queue (VOQ) per ingress port and the threshold applies to each VOQ: "
         "<i>k</i> ingress ports bursting into one egress queue hold <b><i>k·α·B / (1 + k·α)</i></b> "
         "together — two thirds of the buffer for 2:1 with α = 1, four fifths for 4:1."))
-    s.parts.append(_p(
+    s.parts.append(para(
         "A microburst of <i>N</i> frames from each of <i>k</i> ingress ports at line rate fills "
         "the egress queue at (k − 1) × line rate while the egress port drains at line rate. When "
         "the bursts end, the egress port has sent about <i>N</i> frames and the queue holds the "
@@ -203,7 +203,7 @@ def _theory(page: Page) -> None:
         "made longer than the buffer (N is chosen from the configured limit with a margin), so "
         "buffered measures the buffer. A frame of tester size S occupies S − 4 bytes in the "
         "switch (no FCS), rounded up to whole cells when the buffer counts cells."))
-    s.parts.append(_p(
+    s.parts.append(para(
         "In an N:1 incast at 100% line rate the egress port sends 100 Gbit/s (layer 1); a fair "
         "arbiter gives each source 1/N of it (Jain's index 1), whatever the frame sizes, and the "
         "bandwidth share equals the packet-rate share when every source sends the same mix. An "
@@ -215,10 +215,10 @@ def _theory(page: Page) -> None:
     th = page.run.meta.get("theory") or []
     if th:
         df = pd.DataFrame(th)
-        s.parts.append(_table(df))
+        s.parts.append(html_table(df))
 
 
-def _microburst(page: Page) -> None:
+def microburst(page: Page) -> None:
     run = page.run
     if not run.has("microburst"):
         return
@@ -227,7 +227,7 @@ def _microburst(page: Page) -> None:
 
     micro = run.t["microburst"]
     s = page.section("microburst", "Microburst absorption")
-    s.parts.append(_p(
+    s.parts.append(para(
         "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
         "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "
         "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
@@ -235,13 +235,13 @@ def _microburst(page: Page) -> None:
     page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro), pp.absorption_vs_size(micro))
     rows = st.table4_microburst(micro)
     if rows:
-        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + _rows_table(rows))
+        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + seed_table(rows))
         s.parts.append("<h3>The same in frames</h3>"
-                       + _rows_table(st.table4_microburst(micro, "buffered_frames", digits=0)))
+                       + seed_table(st.table4_microburst(micro, "buffered_frames", digits=0)))
     rows4 = st.burst_4to1(micro)
     if rows4:
         s.parts.append("<h3>4:1 burst absorption (seed 001, Figure 10 shape), MB</h3>"
-                       + _rows_table(rows4))
+                       + seed_table(rows4))
     cols = [c for c in ("scenario", "combination", "profile", "frame_size", "burst_frames",
                         "forwarded_total", "buffered_frames", "expected_frames", "error_rel",
                         "buffered_mb", "peak_truth_bytes") if c in micro]
@@ -249,14 +249,14 @@ def _microburst(page: Page) -> None:
     if "error_rel" in chk:
         chk["within_2pct"] = chk["error_rel"].abs() <= ABSORPTION_TOL
     s.parts.append("<details><summary>every burst: forwarded, buffered, expected</summary>"
-                   + _table(chk) + "</details>")
+                   + html_table(chk) + "</details>")
 
     if run.has("ground_truth"):
         truth = run.t["ground_truth"]
         panels = pdt.burst_panels(micro, truth)
         if panels:
             s.parts.append("<h3>Queue occupancy over time during each burst</h3>")
-            s.parts.append(_p("Ground truth from the traffic manager's occupancy trace; one "
+            s.parts.append(para("Ground truth from the traffic manager's occupancy trace; one "
                               "line per frame size (PNG: all panels; HTML: pick a panel)."))
             page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
                       pp.burst_occupancy_grid(panels))
@@ -307,7 +307,28 @@ def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:
     return out
 
 
-def _fairness(page: Page) -> None:
+@dataclass(frozen=True)
+class FairnessView:
+    """What the fairness section says about how the run was made: its title,
+    the method paragraph (HTML), and Table 3's heading and rows from the
+    fairness streams."""
+
+    title: str
+    intro: str
+    table3_heading: str
+    table3: Callable[[pd.DataFrame], st.Rows]
+
+
+VIRTUAL_FAIRNESS = FairnessView(
+    "Fairness: N:1 incast with iMIX",
+    "N source ports each send 100% line rate of the Tolly iMIX (64:55, 78:5, 576:17, "
+    "1518:23) to one egress port. Per-stream Gbps (layer 1) at the sink over the "
+    "steady-state window, in the shape of seed 000's Table 3; bandwidth share vs "
+    "packet-rate share per stream; Jain's index and max/min share per case.",
+    "Table 3 shape: throughput of each stream (Gbps)", st.table3_fairness)
+
+
+def fairness(page: Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     run = page.run
     if not run.has("streams") or "n" not in run.t["streams"]:
         return
@@ -318,18 +339,13 @@ def _fairness(page: Page) -> None:
     streams = streams[streams["experiment"] == "fairness"]
     if streams.empty:
         return
-    s = page.section("fairness", "Fairness: N:1 incast with iMIX")
-    s.parts.append(_p(
-        "N source ports each send 100% line rate of the Tolly iMIX (64:55, 78:5, 576:17, "
-        "1518:23) to one egress port. Per-stream Gbps (layer 1) at the sink over the "
-        "steady-state window, in the shape of seed 000's Table 3; bandwidth share vs "
-        "packet-rate share per stream; Jain's index and max/min share per case."))
-    s.parts.append("<h3>Table 3 shape: throughput of each stream (Gbps)</h3>"
-                   + _rows_table(st.table3_fairness(streams)))
+    s = page.section("fairness", view.title)
+    s.parts.append(para(view.intro))
+    s.parts.append(f"<h3>{esc(view.table3_heading)}</h3>" + seed_table(view.table3(streams)))
     if run.has("fairness"):
         fair = run.t["fairness"]
         page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
-        s.parts.append("<h3>Per case</h3>" + _table(st.fairness_summary(fair)))
+        s.parts.append("<h3>Per case</h3>" + html_table(st.fairness_summary(fair)))
     cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
     for n in sorted({c.n for c in cases}):
         cn = [c for c in cases if c.n == n]
@@ -378,15 +394,15 @@ def _instrument(page: Page) -> None:
     err = run.t["instrument_errors"]
     s = page.section("instrument", "The instrument against ground truth")
     im = run.meta.get("instrument", {})
-    how = (f" In this run the instrument was read as follows: {_esc(im.get('mode'))}; intervals "
-           f"of {_esc(im.get('interval_us'))} µs; depth in {_esc(im.get('depth_unit'))}.") if im else ""
-    s.parts.append(_p(
+    how = (f" In this run the instrument was read as follows: {esc(im.get('mode'))}; intervals "
+           f"of {esc(im.get('interval_us'))} µs; depth in {esc(im.get('depth_unit'))}.") if im else ""
+    s.parts.append(para(
         "The telemetry instrument (the DUT's own P4 mechanisms: per-(egress, ingress) counters, "
         "occupancy maxima per interval and burst detection in registers) against the traffic "
         "manager's ground truth: peak occupancy (relative error), burst start and end (ns), "
         f"per-ingress bandwidth shares (percentage points). Bars: peak within {PEAK_TOL:.0%}, "
         f"shares within {SHARE_TOL_PP:g} pp." + how))
-    s.parts.append(_p(
+    s.parts.append(para(
         "What the numbers show about the instrument: it records, at egress, the depth each "
         "frame found when it was enqueued. Its interval maxima therefore follow the true "
         "occupancy late by the queueing delay (the curve rises at the drain rate and peaks when "
@@ -400,8 +416,8 @@ def _instrument(page: Page) -> None:
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
               pp.instrument_errors(err, shares))
-    s.parts.append("<h3>Summary</h3>" + _table(_error_summary(err)))
-    s.parts.append("<details><summary>every case</summary>" + _table(_error_cases(err))
+    s.parts.append("<h3>Summary</h3>" + html_table(_error_summary(err)))
+    s.parts.append("<details><summary>every case</summary>" + html_table(_error_cases(err))
                    + "</details>")
 
 
@@ -442,7 +458,7 @@ def _error_cases(err: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def _checks(page: Page) -> None:
+def checks(page: Page) -> None:
     """The acceptance bars, evaluated on what was measured."""
     run = page.run
     rows = []
@@ -486,11 +502,11 @@ def _checks(page: Page) -> None:
     if not rows:
         return
     s = page.section("checks", "Checks")
-    body = "".join(f"<tr><td>{_esc(a)}</td><td>{_esc(b)}</td><td>{_ok(c)}</td></tr>"
+    body = "".join(f"<tr><td>{esc(a)}</td><td>{esc(b)}</td><td>{_ok(c)}</td></tr>"
                    for a, b, c in rows)
     s.parts.append('<table class="data"><tr><th>bar</th><th>measured</th><th></th></tr>'
                    + body + "</table>")
-    s.parts.append(_p("n/a: the unfair profile is meant to fail the fairness bar; its imbalance "
+    s.parts.append(para("n/a: the unfair profile is meant to fail the fairness bar; its imbalance "
                       "is what the instrument has to find (the rows below it)."))
 
 
@@ -516,28 +532,59 @@ details{margin:8px 0}.scroll{overflow-x:auto;max-width:100%}
 """
 
 
-def render(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """Writes report.html (and figures/*.png) for a stored run; returns its path."""
+def render_page(run_dir: Path, out: Optional[Path],
+                sections: Sequence[Callable[[Page], None]]) -> Path:
+    """Writes report.html (and figures/*.png) for a stored run from the
+    given sections, in order; returns its path."""
     import plotly.offline
 
     run = load_run(run_dir)
     out = Path(out) if out else run.path / "report.html"
     page = Page(run, out.parent / "figures")
-    _overview(page)
-    _checks(page)
-    _theory(page)
-    _microburst(page)
-    _fairness(page)
-    _instrument(page)
-    nav = " ".join(f'<a href="#{s.anchor}">{_esc(s.title.split(":")[0])}</a>' for s in page.sections)
-    body = "\n".join(f'<h2 id="{s.anchor}">{_esc(s.title)}</h2>\n' + "\n".join(s.parts)
+    for add in sections:
+        add(page)
+    nav = " ".join(f'<a href="#{s.anchor}">{esc(s.title.split(":")[0])}</a>' for s in page.sections)
+    body = "\n".join(f'<h2 id="{s.anchor}">{esc(s.title)}</h2>\n' + "\n".join(s.parts)
                      for s in page.sections)
     title = f"p4scope run {run.meta.get('run_id', run.path.name)}"
     doc = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-           f"<title>{_esc(title)}</title><style>{CSS}</style>"
+           f"<title>{esc(title)}</title><style>{CSS}</style>"
            f"<script type=\"text/javascript\">{plotly.offline.get_plotlyjs()}</script></head>"
-           f"<body><main><h1>{_esc(title)}</h1><nav>{nav}</nav>\n{body}\n"
+           f"<body><main><h1>{esc(title)}</h1><nav>{nav}</nav>\n{body}\n"
            f"<p class=\"png\">Rendered from the stored tables by <code>p4scope report</code>; "
            f"plots as PNG in figures/.</p></main></body></html>\n")
     atomic_write_text(out, doc)
     return out
+
+
+def render(run_dir: Path, out: Optional[Path] = None) -> Path:
+    """Writes report.html (and figures/*.png) for a stored virtual-time run;
+    returns its path."""
+    return render_page(run_dir, out, (overview, checks, _theory, microburst, fairness,
+                                      _instrument))
+
+
+# run.json's "renderer": the function that renders the run's report
+VIRTUAL_RENDERER = "p4scope.experiments.report.render"
+MININET_RENDERER = "p4scope.emulation.report.render"
+
+
+def renderer_name(meta: dict[str, Any]) -> str:
+    """The renderer run.json names; runs stored before it named one go by
+    their mode."""
+    return meta.get("renderer") or (
+        MININET_RENDERER if meta.get("mode") == "mininet" else VIRTUAL_RENDERER)
+
+
+def render_stored(run_dir: Path, out: Optional[Path] = None) -> Path:
+    """`p4scope report`: renders a stored run with the renderer it was made
+    with. Raises ValueError for a renderer this p4scope does not have."""
+    name = renderer_name(load_meta(Path(run_dir)))
+    if name == VIRTUAL_RENDERER:
+        return render(run_dir, out)
+    if name == MININET_RENDERER:
+        from ..emulation.report import render as render_mininet
+
+        return render_mininet(run_dir, out)
+    raise ValueError(f"run.json names the report renderer {name!r}, which this p4scope "
+                     f"does not have ({VIRTUAL_RENDERER}, {MININET_RENDERER})")
