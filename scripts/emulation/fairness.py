@@ -94,7 +94,7 @@ def plan(p: MnFairnessParams) -> list[Case]:
                                int(p.warmup_s * 1e9), float(p.rate_bps), p.load,
                                tuple([1.0 / n] * n))
             label = f"fairness {n}:1 ports {combination_name(ports)} via {kind} (Mininet)"
-            cases.append(Case(fx.case_id(ports, kind), fx.EXPERIMENT, label, fx._params(ip),
+            cases.append(Case(fx.case_id(ports, kind), fx.EXPERIMENT, label, fx.case_params(ip),
                               weight=n * p.duration_s))
     return cases
 

@@ -126,7 +126,7 @@ def plan(p: MnBurstParams) -> list[Case]:
                                    float(p.rate_bps))
                 label = f"microburst {scenario} {size} B via {kind} ({k}x{n} frames, Mininet)"
                 cases.append(Case(mbx.case_id(scenario, name, size, kind), mbx.EXPERIMENT, label,
-                                  mbx._case_params(bp), weight=float(k * n * size)))
+                                  mbx.case_params(bp), weight=float(k * n * size)))
     return cases
 
 

@@ -72,12 +72,13 @@ def plan(params: FairnessParams, profiles: dict[str, Profile]) -> list[Case]:
                                                                      params.rate_bps) \
                 * params.duration_ns / 1e9
             label = f"fairness {len(ports)}:1 ports {combination_name(ports)} {prof.name}"
-            cases.append(Case(case_id(ports, prof.name), EXPERIMENT, label, _params(ip),
+            cases.append(Case(case_id(ports, prof.name), EXPERIMENT, label, case_params(ip),
                               weight=frames))
     return cases
 
 
-def _params(ip: IncastPlan) -> dict[str, Any]:
+def case_params(ip: IncastPlan) -> dict[str, Any]:
+    """A case's parameters (stored with the case; plan_of reads them back)."""
     return {"ingress": list(ip.ingress), "egress": ip.egress, "profile": ip.profile,
             "mix": {s: w for s, w in ip.mix}, "duration_ns": ip.duration_ns,
             "warmup_ns": ip.warmup_ns, "rate_bps": ip.rate_bps, "load": ip.load,

@@ -89,11 +89,12 @@ def plan(params: MicroburstParams, profiles: dict[str, Profile]) -> list[Case]:
                     label = (f"microburst {scenario} {name} {size} B {prof.name} "
                              f"({k}x{n:,} frames)")
                     cases.append(Case(case_id(scenario, name, size, prof.name), EXPERIMENT, label,
-                                      _case_params(bp), weight=float(k * n)))
+                                      case_params(bp), weight=float(k * n)))
     return cases
 
 
-def _case_params(bp: BurstPlan) -> dict[str, Any]:
+def case_params(bp: BurstPlan) -> dict[str, Any]:
+    """A case's parameters, as stored with the case."""
     return {"scenario": bp.scenario, "combination": bp.combination, "ingress": list(bp.ingress),
             "egress": bp.egress, "frame_size": bp.frame_size, "profile": bp.profile,
             "burst_frames": bp.burst_frames, "footprint": bp.footprint,
