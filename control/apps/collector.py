@@ -13,7 +13,11 @@ Outputs (lists of dataclasses; `tables()` gives pandas DataFrames):
     samples      one row per DOMAIN_QUEUE report: depth at enqueue and
                  dequeue, time in queue, flow, ingress/egress port
     bursts()     BurstEvent per (node, port, burst id): start, end, peak,
-                 packets, packets per ingress port, flows
+                 packets, packets per ingress port, flows; the data plane
+                 detects bursts at dequeue (telemetry.p4), so start and end
+                 are the egress times of the dequeues that crossed the
+                 thresholds and the peak is what the queue held just
+                 before a burst packet left
     intervals    occupancy maxima per interval
     tap          DOMAIN_TAP samples with occupancy = bytes in - bytes out
     counters     counter snapshots
@@ -54,6 +58,18 @@ class QueueSample:
     frame_bytes: int = 0
     flow: Optional[tuple] = None
 
+    @property
+    def held_pkts(self) -> int:
+        """Packets in the queue just before this one left (what it left
+        behind, plus itself)."""
+        return self.deq_qdepth + 1
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes in the queue just before this one left (p4scope's byte
+        metadata; on BMv2 only the packet's own length)."""
+        return self.deq_qbytes + self.frame_bytes
+
 
 @dataclass
 class BurstEvent:
@@ -61,10 +77,11 @@ class BurstEvent:
     port: int
     burst_id: int
     start_ns: Optional[int] = None
+    """Egress time of the first dequeue that left the threshold behind."""
     end_ns: Optional[int] = None
-    """Egress time of the first packet seen below the end threshold."""
+    """Egress time of the first dequeue that left less than the end threshold."""
     last_ns: Optional[int] = None
-    """Egress time of the last packet reported as building the burst."""
+    """Egress time of the last packet reported as leaving during the burst."""
     peak_pkts: int = 0
     peak_bytes: int = 0
     packets: int = 0
@@ -286,12 +303,12 @@ class Collector:
             except ValueError:
                 pass
         port = md.egress_port or 0
+        sample = QueueSample(
+            r.node_id, r.seq, egress_ns - q.queue_time_ns, egress_ns, md.ingress_port or 0,
+            port, md.queue_id or 0, q.enq_qdepth, q.deq_qdepth, q.enq_qbytes, q.deq_qbytes,
+            q.queue_time_ns, md.hop_latency_ns or 0, q.events, q.burst_id, q.frame_bytes, flow)
         if q.events & ~EVENT_INTERVAL:
-            self.samples.append(QueueSample(
-                r.node_id, r.seq, egress_ns - q.queue_time_ns, egress_ns, md.ingress_port or 0,
-                port, md.queue_id or 0, q.enq_qdepth, q.deq_qdepth, q.enq_qbytes, q.deq_qbytes,
-                q.queue_time_ns, md.hop_latency_ns or 0, q.events, q.burst_id, q.frame_bytes,
-                flow))
+            self.samples.append(sample)
         if q.events & EVENT_INTERVAL:
             self.intervals.append(IntervalMax(r.node_id, port, q.interval, q.interval_max_pkts,
                                               q.interval_max_bytes, egress_ns))
@@ -300,22 +317,21 @@ class Collector:
             b = self._bursts.get(key)
             if b is None:
                 b = self._bursts[key] = BurstEvent(r.node_id, port, q.burst_id)
-            enq_ns = egress_ns - q.queue_time_ns
             if q.events & EVENT_BURST_START:
-                b.start_ns = enq_ns
+                b.start_ns = egress_ns
             if q.events & (EVENT_BURST_START | EVENT_BURST_PKT):
                 b.reported += 1
                 b.bytes += q.frame_bytes
-                b.last_ns = enq_ns if b.last_ns is None else max(b.last_ns, enq_ns)
-                b.peak_pkts = max(b.peak_pkts, q.enq_qdepth)
-                b.peak_bytes = max(b.peak_bytes, q.enq_qbytes)
-                ing = md.ingress_port or 0
+                b.last_ns = egress_ns if b.last_ns is None else max(b.last_ns, egress_ns)
+                b.peak_pkts = max(b.peak_pkts, sample.held_pkts)
+                b.peak_bytes = max(b.peak_bytes, sample.held_bytes)
+                ing = sample.ingress_port
                 b.by_ingress[ing] = b.by_ingress.get(ing, 0) + 1
                 if flow is not None:
                     b.flows.add(flow)
                 b.packets = max(b.packets, q.burst_pkts)
             if q.events & EVENT_BURST_END:
-                b.end_ns = enq_ns
+                b.end_ns = egress_ns
                 b.packets = max(b.packets, q.burst_pkts)
 
     def bursts(self, port: Optional[int] = None) -> list[BurstEvent]:
@@ -339,7 +355,8 @@ class Collector:
             tap, counters, digests = list(self.tap), list(self.counters), list(self.digests)
         bursts = self.bursts()
         return {
-            "queue_samples": frame(samples),
+            "queue_samples": pd.DataFrame([{**_row(s), "held_pkts": s.held_pkts,
+                                            "held_bytes": s.held_bytes} for s in samples]),
             "bursts": pd.DataFrame([{**_row(b), "by_ingress": dict(b.by_ingress),
                                      "flows": len(b.flows), "duration_ns": b.duration_ns}
                                     for b in bursts]),

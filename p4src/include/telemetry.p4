@@ -12,7 +12,7 @@
  *                       (registers, exported as EVENT_INTERVAL reports) and
  *                       burst detection with a threshold and hysteresis
  *                       (EVENT_BURST_START / _PKT / _END reports for the
- *                       packets that build the burst).
+ *                       packets that leave while the burst lasts).
  *   TelemetryReport   - on the report copy: INT Telemetry Report v2.0 with
  *                       the DOMAIN_QUEUE block (int_report.p4).
  *
@@ -25,6 +25,20 @@
  *
  * Offered minus delivered per (egress, ingress) pair is what the traffic
  * manager dropped of each ingress port's traffic on that egress port.
+ *
+ * Egress runs when a packet is dequeued, so the queue is measured there
+ * by what it holds at that instant: deq_qdepth / deq_qbytes, what is left
+ * behind the leaving packet. Bursts start at the first dequeue that leaves
+ * at least burst_threshold behind and end at the first that leaves less
+ * than burst_end_threshold: both are seen when they happen, also when no
+ * traffic follows a burst. Interval maxima take the queue just before the
+ * dequeue (what is left plus the leaving packet): occupancy only grows
+ * between two dequeues, so these are the true maxima, timed by the egress
+ * clock at the dequeue that follows them. (The depth a packet found at
+ * enqueue is seen only when it leaves, a queueing delay later, and under
+ * per-ingress arbitration not in arrival order: a burst would never end
+ * and its maxima would be late.) The histogram counts the depth each
+ * packet found on arrival.
  *
  * Byte counts come from p4scope_tm.p4 (0 on real BMv2); a port configured
  * with bytes_mode = 1 measures depth in bytes, otherwise in packets.
@@ -128,12 +142,15 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
 
     /* Per egress port: interval number + 1 of the current interval (0:
      * none yet), its maxima, the last burst id, packets in the current
-     * burst (0: no burst). */
+     * burst (0: no burst), egress times (ns) of the dequeues that started
+     * the last burst and ended the last ended one. */
     register<bit<32>>(TEL_MAX_PORTS) tel_interval_id;
     register<bit<32>>(TEL_MAX_PORTS) tel_interval_max_pkts;
     register<bit<32>>(TEL_MAX_PORTS) tel_interval_max_bytes;
     register<bit<32>>(TEL_MAX_PORTS) tel_burst_id;
     register<bit<32>>(TEL_MAX_PORTS) tel_burst_pkts;
+    register<bit<64>>(TEL_MAX_PORTS) tel_burst_start_ns;
+    register<bit<64>>(TEL_MAX_PORTS) tel_burst_end_ns;
 
     bit<1>  bytes_mode = 0;
     bit<32> burst_on = 0;
@@ -144,8 +161,8 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
     bit<1>  burst_pkt_reports = 0;
 
     /* burst_threshold 0 switches burst detection off; a burst lasts while
-     * the depth stays >= burst_end_threshold. interval_log2_us: intervals
-     * of 2^n microseconds of the egress clock. */
+     * dequeues leave >= burst_end_threshold behind. interval_log2_us:
+     * intervals of 2^n microseconds of the egress clock. */
     action tel_port_config(bit<1> depth_in_bytes, bit<32> burst_threshold,
                            bit<32> burst_end_threshold, bit<8> histogram_shift,
                            bit<8> interval_log2_us, bit<1> report_intervals,
@@ -200,13 +217,21 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
         if (measured) {
             if (tel_port.apply().hit) {
                 tel.flags = (bit<8>)bytes_mode;
-                bit<32> depth = tel.enq_qdepth;
+                /* depth found on arrival (histogram), depth left behind
+                 * (bursts), occupancy just before this dequeue (maxima);
+                 * byte counts are 0 without p4scope_tm.p4's aliases, so
+                 * held_bytes is then the packet's own length */
+                bit<32> arrived = tel.enq_qdepth;
+                bit<32> left = tel.deq_qdepth;
                 if (bytes_mode == 1) {
-                    depth = tel.enq_qbytes;
+                    arrived = tel.enq_qbytes;
+                    left = tel.deq_qbytes;
                 }
+                bit<32> held_pkts = tel.deq_qdepth + 1;
+                bit<32> held_bytes = tel.deq_qbytes + sm.packet_length;
 
                 /* occupancy histogram */
-                bit<32> bin = depth >> hist_shift;
+                bit<32> bin = arrived >> hist_shift;
                 if (bin >= TEL_HIST_BINS) {
                     bin = TEL_HIST_BINS - 1;
                 }
@@ -229,14 +254,14 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
                         tel.interval = cur_iv - 1;
                     }
                     tel_interval_id.write(port, now_iv);
-                    max_pkts = tel.enq_qdepth;
-                    max_bytes = tel.enq_qbytes;
+                    max_pkts = held_pkts;
+                    max_bytes = held_bytes;
                 } else {
-                    if (tel.enq_qdepth > max_pkts) {
-                        max_pkts = tel.enq_qdepth;
+                    if (held_pkts > max_pkts) {
+                        max_pkts = held_pkts;
                     }
-                    if (tel.enq_qbytes > max_bytes) {
-                        max_bytes = tel.enq_qbytes;
+                    if (held_bytes > max_bytes) {
+                        max_bytes = held_bytes;
                     }
                 }
                 tel_interval_max_pkts.write(port, max_pkts);
@@ -250,17 +275,19 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
                     tel_burst_pkts.read(n, port);
                     bit<8> burst_events = 0;
                     if (n == 0) {
-                        if (depth >= burst_on) {
+                        if (left >= burst_on) {
                             id = id + 1;
                             n = 1;
                             burst_events = EVENT_BURST_START | EVENT_BURST_PKT;
                             tel_bursts.count(port);
+                            tel_burst_start_ns.write(port, tel.egress_ts_ns);
                         }
                         tel.burst_pkts = n;
-                    } else if (depth < burst_off) {
+                    } else if (left < burst_off) {
                         burst_events = EVENT_BURST_END;
                         tel.burst_pkts = n;
                         n = 0;
+                        tel_burst_end_ns.write(port, tel.egress_ts_ns);
                     } else {
                         n = n + 1;
                         burst_events = EVENT_BURST_PKT;

@@ -348,11 +348,11 @@ def queue_tables(case: Case, job: JobRecord, receiver_port: int) -> dict[str, pd
         off = offs.get(s.node_id)
         if off is None:
             continue
-        t_ns = s.enq_ns + off
+        t_ns = s.egress_ns + off
         rows.append({"case_id": case.case_id, "t_ns": t_ns - job.start_at,
                      "t_s": (t_ns - job.start_at) / 1e9, "egress_port": s.egress_port,
-                     "queue": s.queue_id, "kind": "burst_pkt", "depth_bytes": s.enq_qbytes,
-                     "depth_frames": s.enq_qdepth, "ingress_port": s.ingress_port})
+                     "queue": s.queue_id, "kind": "burst_pkt", "depth_bytes": s.held_bytes,
+                     "depth_frames": s.held_pkts, "ingress_port": s.ingress_port})
     series = pd.DataFrame(rows, columns=["case_id", "t_ns", "t_s", "egress_port", "queue", "kind",
                                          "depth_bytes", "depth_frames", "ingress_port"])
     link = pd.DataFrame([{"case_id": case.case_id, "t_s": (q.time_ns - job.start_at) / 1e9,

@@ -4,12 +4,17 @@ The DUT's reports leave through the collector port; the controller's
 collector (p4scope.control.apps.collector) parses them. From it:
 
 * instrument_series: per report, the occupancy the instrument saw — for a
-  packet reported while a burst lasts, the bytes already in its queue when
-  it was enqueued, placed at its enqueue time (egress time minus time in
-  queue); for an interval report, the interval's maximum, placed at the
-  interval's start (intervals are of the egress clock, 2^n microseconds);
-* burst_events with source "instrument": start, end, peak per burst;
+  packet reported while a burst lasts (and the one that ends it), what its
+  queue held just before it left (the depth it left behind plus itself),
+  placed at its egress time; for an interval report, the interval's
+  maximum (the same measure), placed at the interval's start (intervals
+  are of the egress clock, 2^n microseconds);
+* burst_events with source "instrument": start and end (egress times of
+  the dequeues that crossed the thresholds), peak per burst;
 * the instrument's peak occupancy of an egress port.
+
+The egress clock is v1model's egress_global_timestamp, in microseconds:
+instrument times are those of the dequeue rounded down to the microsecond.
 """
 
 from __future__ import annotations
@@ -45,9 +50,9 @@ def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "b
     burst peaks are in that unit."""
     rows = []
     for s in col.samples:
-        rows.append({"case_id": case_id, "t_ns": int(s.enq_ns), "egress_port": s.egress_port,
-                     "queue": s.queue_id, "kind": "burst_pkt", "depth_bytes": s.enq_qbytes,
-                     "depth_frames": s.enq_qdepth, "ingress_port": s.ingress_port})
+        rows.append({"case_id": case_id, "t_ns": int(s.egress_ns), "egress_port": s.egress_port,
+                     "queue": s.queue_id, "kind": "burst_pkt", "depth_bytes": s.held_bytes,
+                     "depth_frames": s.held_pkts, "ingress_port": s.ingress_port})
     span_ns = (1 << interval_log2_us) * 1000
     for iv in col.intervals:
         rows.append({"case_id": case_id, "t_ns": int(iv.interval) * span_ns,
@@ -116,20 +121,23 @@ def error_row(case_id: str, experiment: str, profile: str, unit: str, truth_peak
 
 
 POLLED = ("tel_interval_id", "tel_interval_max_pkts", "tel_interval_max_bytes", "tel_burst_id",
-          "tel_burst_pkts")
+          "tel_burst_pkts", "tel_burst_start_ns", "tel_burst_end_ns")
 
 
 class RegisterPoller:
     """The instrument read over P4Runtime while virtual time runs.
 
     The DUT keeps, per egress port, the occupancy maxima of the current
-    interval of 2^n microseconds (egress clock) and the current burst's id
-    and packet count. Polled exactly at interval boundaries — virtual time
-    stops there — the interval registers hold the maximum of the interval
-    that just ended (or of an older one, when no packet left the port in
-    it: the queue was empty). Each poll is one P4Runtime Read of the five
-    registers; the burst registers give each burst's start and end to
-    within one poll period."""
+    interval of 2^n microseconds (egress clock), the current burst's id and
+    packet count, and the egress times of the dequeues that started the
+    latest burst and ended the latest ended one. Polled exactly at interval
+    boundaries — virtual time stops there — the interval registers hold the
+    maximum of the interval that just ended (or of an older one, when no
+    packet left the port in it: the queue was empty). Each poll is one
+    P4Runtime Read of the seven registers; a burst's start and end come
+    from the time registers, as exact as the egress clock. Of bursts that
+    begin within one poll period only the latest is seen: the one before
+    it is taken to last until that one's start."""
 
     def __init__(self, vs: Any, egress: int, interval_log2_us: int):
         self.vs = vs
@@ -165,7 +173,9 @@ class RegisterPoller:
                           "max_pkts": r.get("tel_interval_max_pkts", 0) if fresh else 0,
                           "max_bytes": r.get("tel_interval_max_bytes", 0) if fresh else 0,
                           "burst_id": r.get("tel_burst_id", 0),
-                          "burst_pkts": r.get("tel_burst_pkts", 0)})
+                          "burst_pkts": r.get("tel_burst_pkts", 0),
+                          "start_ns": r.get("tel_burst_start_ns", 0),
+                          "end_ns": r.get("tel_burst_end_ns", 0)})
 
     def seen(self, case_id: str, unit: str) -> Seen:
         rows = self.rows
@@ -176,24 +186,28 @@ class RegisterPoller:
             columns=["case_id", "t_ns", "egress_port", "queue", "kind", "depth_bytes",
                      "depth_frames", "ingress_port"])
         bursts: list[dict[str, Any]] = []
-        col = "max_bytes" if unit == "bytes" else "max_pkts"
         prev_id = 0
         for r in rows:
-            t = float(r["t_ns"])
+            start, end = float(r["start_ns"]), float(r["end_ns"])
             is_open = bool(bursts) and math.isnan(bursts[-1]["end_ns"])
-            if r["burst_id"] > prev_id:  # a burst began in the last poll period
-                if is_open:
-                    bursts[-1]["end_ns"] = t
+            if r["burst_id"] > prev_id:  # a burst began since the last poll
+                if is_open:  # the one before ended meanwhile, at the latest then
+                    bursts[-1]["end_ns"] = end if end < start else start
                 bursts.append({"case_id": case_id, "source": "instrument",
                                "egress_port": self.egress, "queue": 0,
-                               "burst_id": r["burst_id"], "start_ns": t, "end_ns": math.nan,
-                               "peak": 0.0, "unit": unit, "peak_ns": math.nan,
+                               "burst_id": r["burst_id"], "start_ns": start, "end_ns": math.nan,
+                               "peak": math.nan, "unit": unit, "peak_ns": math.nan,
                                "frames": math.nan})
                 is_open = True
-            if is_open and r[col] > bursts[-1]["peak"]:
-                bursts[-1]["peak"] = float(r[col])
-                bursts[-1]["peak_ns"] = t - self.interval_ns
-            if is_open and r["burst_pkts"] == 0:
-                bursts[-1]["end_ns"] = t
+            if is_open and r["burst_pkts"] == 0 and end >= bursts[-1]["start_ns"]:
+                bursts[-1]["end_ns"] = end
             prev_id = r["burst_id"]
+        col = "max_bytes" if unit == "bytes" else "max_pkts"
+        for b in bursts:  # the highest interval maximum while the burst lasted
+            last = b["end_ns"] if not math.isnan(b["end_ns"]) else math.inf
+            during = [r for r in rows
+                      if r["t_ns"] > b["start_ns"] and r["t_ns"] - self.interval_ns <= last]
+            if during:
+                top = max(during, key=lambda r: r[col])
+                b["peak"], b["peak_ns"] = float(top[col]), float(top["t_ns"] - self.interval_ns)
         return Seen(series, pd.DataFrame(bursts), 0, 0)

@@ -10,7 +10,8 @@ from ctl_helpers import H1, H2
 
 from p4scope.control import packets as P
 from p4scope.control.apps.telemetry import Telemetry
-from p4scope.control.reports import parse_report_frame
+from p4scope.control.reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START,
+                                     parse_report_frame)
 
 def test_bursts_in_bytes(bench, dut):
     sw = dut
@@ -22,8 +23,12 @@ def test_bursts_in_bytes(bench, dut):
     reps = [parse_report_frame(d) for p, d in bench.send(1, *[f] * 5) if p == 9]
     if not any(r.queue.enq_qbytes for r in reps):
         pytest.skip("the engine does not fill the p4scope.* byte aliases")
-    assert [r.queue.enq_qbytes for r in reps] == [300, 400]
-    assert [r.queue.enq_qdepth for r in reps] == [3, 4]
+    # bytes left behind: 400, 300, 200, 100 (>= the end, 100) build the
+    # burst, 0 ends it
+    assert [r.queue.deq_qbytes for r in reps] == [400, 300, 200, 100, 0]
+    assert [r.queue.enq_qbytes for r in reps] == [0, 100, 200, 300, 400]
+    assert [r.queue.events for r in reps] == [EVENT_BURST_START | EVENT_BURST_PKT] + \
+        [EVENT_BURST_PKT] * 3 + [EVENT_BURST_END]
     assert all(r.queue.bytes_valid for r in reps)
 
 

@@ -52,11 +52,11 @@ def test_collector_listens_on_udp(bench, dut):
             for r in reports:                 # what a collector host would receive
                 s.sendto(r[42:], ("127.0.0.1", port))
         deadline = time.monotonic() + 5
-        while len(col.reports) < 2 and time.monotonic() < deadline:
+        while len(col.reports) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
     finally:
         col.stop()
-    assert [s.enq_qdepth for s in col.samples] == [1, 2]
+    assert [s.deq_qdepth for s in col.samples] == [2, 1, 0]  # start, packet, end
     assert parse_report_frame(reports[0]).seq + 1 == col.reports[1].seq
 
 

@@ -1,8 +1,13 @@
 """The telemetry instrument of the reference DUT, configured by the
 telemetry app and read by the collector: per-(egress, ingress) counters,
-burst reports exactly when the threshold is crossed, the INT Telemetry
-Report v2.0 format, postcards, interval maxima, histograms, reports as
-packet-ins, and the in-path tap."""
+burst reports exactly when the threshold is crossed (start) and when the
+queue drains below the end threshold (end), the INT Telemetry Report v2.0
+format, postcards, interval maxima, histograms, reports as packet-ins, and
+the in-path tap.
+
+The bench enqueues a whole batch before the port sends any of it (no line
+rate), so a batch of n frames leaves n-1, n-2, ..., 0 frames behind as its
+frames leave one by one: the depths at dequeue the instrument measures."""
 
 from __future__ import annotations
 
@@ -76,43 +81,67 @@ def test_burst_reported_when_and_only_when_threshold_is_crossed(bench, dut, tel)
     tel.port(2, burst_threshold=8)
     col = Collector(UDP_PORT)
 
-    # 8 frames at once: depths 0..7, never reaching 8: no report
+    # 8 frames at once leave 7..0 behind, never 8: no report
     outs = bench.send(1, *[frame(H1)] * 8)
     assert len(data(outs)) == 8 and reports(outs) == []
     assert tel.bursts(2) == 0
 
-    # 12 frames from two ports: depths 0..11; 8..11 build a burst
+    # 12 frames from two ports leave 11..0 behind: the frames leaving 11..8
+    # behind build the burst, the one leaving 7 ends it, then nothing
     batch = [(1 if i % 2 else 3, frame(H1 if i % 2 else H3, sport=i)) for i in range(12)]
     outs = bench.send_many(batch)
     reps = reports(outs)
     col.feed_frames(d for p, d in outs if p == COLLECTOR_PORT)
-    assert [r.queue.enq_qdepth for r in reps] == [8, 9, 10, 11]
+    assert [r.queue.deq_qdepth for r in reps] == [11, 10, 9, 8, 7]
+    assert [r.queue.enq_qdepth for r in reps] == [0, 1, 2, 3, 4]
     assert reps[0].queue.events == EVENT_BURST_START | EVENT_BURST_PKT
-    assert all(r.queue.events == EVENT_BURST_PKT for r in reps[1:])
+    assert all(r.queue.events == EVENT_BURST_PKT for r in reps[1:4])
+    assert reps[4].queue.events == EVENT_BURST_END
     assert all(r.congested and not r.tracked for r in reps)
-    assert [r.queue.burst_pkts for r in reps] == [1, 2, 3, 4]
+    assert [r.queue.burst_pkts for r in reps] == [1, 2, 3, 4, 4]
     assert {r.queue.burst_id for r in reps} == {1}
     assert tel.bursts(2) == 1
-
-    # the next packet sees an empty queue: the burst ends
-    outs = bench.send(1, frame(H1))
-    (end,) = reports(outs)
-    col.feed_frames(d for p, d in outs if p == COLLECTOR_PORT)
-    assert end.queue.events == EVENT_BURST_END and end.queue.burst_pkts == 4
+    # the end report is about the fifth frame to leave, the rest say nothing
+    sent = [f for _, f in batch]
+    assert [r.inner for r in reps] == [f[:60] for f in sent[:5]]
 
     (b,) = col.bursts()
-    assert (b.port, b.burst_id, b.packets, b.peak_pkts, b.complete) == (2, 1, 4, 11, True)
+    assert (b.port, b.burst_id, b.packets, b.complete) == (2, 1, 4, True)
+    assert b.peak_pkts == 12  # held just before the first frame left
+    assert b.start_ns <= b.end_ns
     assert b.by_ingress == {1: 2, 3: 2} and b.bytes == 4 * 60
     assert len(b.flows) == 4
+
+    # the burst has ended: a frame through the empty queue says nothing
+    assert reports(bench.send(1, frame(H1))) == []
+    assert tel.bursts(2) == 1
+
+
+def test_burst_end_waits_for_the_end_threshold(bench, dut, tel):
+    """Hysteresis: between the end threshold and the threshold a burst goes
+    on; it ends at the first dequeue that leaves less than the end threshold
+    behind, and only a dequeue leaving the threshold behind starts another."""
+    tel.port(2, burst_threshold=6, burst_end=3)
+    reps = reports(bench.send(1, *[frame(H1)] * 8))      # leave 7..0 behind
+    assert [(r.queue.deq_qdepth, r.queue.events) for r in reps] == [
+        (7, EVENT_BURST_START | EVENT_BURST_PKT), (6, EVENT_BURST_PKT), (5, EVENT_BURST_PKT),
+        (4, EVENT_BURST_PKT), (3, EVENT_BURST_PKT), (2, EVENT_BURST_END)]
+    # 6 frames leave 5..0: above the end threshold but never the threshold
+    assert reports(bench.send(1, *[frame(H1)] * 6)) == []
+    reps = reports(bench.send(1, *[frame(H1)] * 7))      # leave 6..0: a second burst
+    assert [r.queue.events for r in reps] == [EVENT_BURST_START | EVENT_BURST_PKT] + \
+        [EVENT_BURST_PKT] * 3 + [EVENT_BURST_END]
+    assert {r.queue.burst_id for r in reps} == {2} and tel.bursts(2) == 2
 
 
 def test_burst_start_and_end_only(bench, dut, tel):
     tel.port(2, burst_threshold=4, burst_end=2, report_burst_packets=False)
-    outs = bench.send(1, *[frame(H1)] * 10)
+    outs = bench.send(1, *[frame(H1)] * 10)             # leave 9..0 behind
     reps = reports(outs)
-    assert [r.queue.events for r in reps] == [EVENT_BURST_START]
-    reps = reports(bench.send(1, frame(H1)))
-    assert reps[0].queue.events == EVENT_BURST_END and reps[0].queue.burst_pkts == 6
+    assert [(r.queue.events, r.queue.deq_qdepth) for r in reps] == [
+        (EVENT_BURST_START, 9), (EVENT_BURST_END, 1)]
+    assert reps[1].queue.burst_pkts == 8                 # left 9..2 behind
+    assert reports(bench.send(1, frame(H1))) == []
 
 
 def test_int_report_format(bench, dut, tel):
@@ -120,8 +149,10 @@ def test_int_report_format(bench, dut, tel):
     f1 = frame(H1, size=60, sport=1)
     f2 = frame(H1, size=300, sport=2)
     outs = bench.send(1, f1, f2)
-    (raw,) = [d for p, d in outs if p == COLLECTOR_PORT]
+    # f1 leaves f2 behind (the burst starts), f2 leaves nothing (it ends)
+    _, raw = [d for p, d in outs if p == COLLECTOR_PORT]
     r = parse_report_frame(raw, UDP_PORT)
+    assert r.queue.events == EVENT_BURST_END
     # outer headers
     eth = P.parse_frame(raw)
     assert eth.dst_mac == 0x020000000064 and eth.ip_checksum_ok
@@ -148,8 +179,8 @@ def test_int_report_format(bench, dut, tel):
 def test_short_packet_inner_is_cut_to_whole_words(bench, dut, tel):
     tel.port(2, burst_threshold=1)
     f = frame(H1, size=62)
-    (r,) = reports(bench.send(1, f, f))
-    assert r.inner == f[:60]
+    reps = reports(bench.send(1, f, f))
+    assert [r.inner for r in reps] == [f[:60]] * 2
 
 
 def test_postcards_for_watched_flows(bench, dut, tel):
@@ -168,7 +199,9 @@ def test_interval_maxima_are_reported(bench, dut, tel):
     time.sleep(0.002)
     reps = reports(bench.send(1, frame(H1)))
     assert len(reps) == 1 and reps[0].queue.events == EVENT_INTERVAL
-    assert reps[0].queue.interval_max_pkts == 5
+    # the queue held all 6 just before the first left (depth left + itself)
+    assert reps[0].queue.interval_max_pkts == 6
+    assert reps[0].queue.interval_max_bytes == 6 * 60
 
 
 def test_occupancy_histogram(bench, dut, tel):
@@ -187,10 +220,12 @@ def test_reports_reach_the_controller_as_packet_ins(bench, dut, tel):
     for pin in dut.packet_ins(timeout=2):
         col.feed_packet_in(pin)
     deadline = time.monotonic() + 2
-    while len(col.reports) < 2 and time.monotonic() < deadline:
+    while len(col.reports) < 3 and time.monotonic() < deadline:
         for pin in dut.packet_ins(timeout=0.2):
             col.feed_packet_in(pin)
-    assert [s.enq_qdepth for s in col.samples] == [2, 3]
+    # leaving 3 and 2 behind: the burst; leaving 1: its end
+    assert [s.deq_qdepth for s in col.samples] == [3, 2, 1]
+    assert col.bursts()[0].complete
     assert col.errors == [] and col.lost == {}
 
 
@@ -211,7 +246,8 @@ def test_collector_tables(bench, dut, tel):
     col.poll_counters(dut, "tel_delivered", [pair_index(2, 1)])
     t = col.tables()
     assert isinstance(t["queue_samples"], pd.DataFrame)
-    assert list(t["queue_samples"]["enq_qdepth"]) == [2, 3, 4]
+    assert list(t["queue_samples"]["deq_qdepth"]) == [4, 3, 2, 1]
+    assert list(t["queue_samples"]["held_pkts"]) == [5, 4, 3, 2]
     assert t["counters"]["packets"].tolist() == [5]
     assert t["bursts"]["packets"].tolist() == [3]
 

@@ -20,32 +20,47 @@ class _Poller(instrument.RegisterPoller):
         return next(self._reads)
 
 
-def _r(iv, mx, bid, bp):
+def _r(iv, mx, bid, bp, start=0, end=0):
     return {"tel_interval_id": iv, "tel_interval_max_pkts": mx, "tel_interval_max_bytes": mx * 100,
-            "tel_burst_id": bid, "tel_burst_pkts": bp}
+            "tel_burst_id": bid, "tel_burst_pkts": bp, "tel_burst_start_ns": start,
+            "tel_burst_end_ns": end}
 
 
 def test_polled_interval_maxima_and_bursts():
     p = _Poller([
-        _r(1, 5, 0, 0),      # t=16us: interval 0 ended, max 5, no burst
-        _r(2, 50, 1, 10),    # t=32us: burst 1 on
-        _r(3, 80, 1, 40),    # t=48us
-        _r(3, 80, 1, 40),    # t=64us: interval 3 not refreshed -> nothing left the port
-        _r(5, 20, 1, 0),     # t=80us: burst 1 over
-        _r(6, 60, 3, 5),     # t=96us: bursts 2 (short, unseen) and 3 began
+        _r(1, 5, 0, 0),                      # t=16us: interval 0 ended, max 5, no burst
+        _r(2, 50, 1, 10, 20_000),            # t=32us: burst 1 on since 20us
+        _r(3, 80, 1, 40, 20_000),            # t=48us
+        _r(3, 80, 1, 40, 20_000),            # t=64us: interval 3 not refreshed: port idle
+        _r(5, 20, 1, 0, 20_000, 70_500),     # t=80us: burst 1 ended at 70.5us
+        _r(6, 60, 3, 5, 90_000, 83_000),     # t=96us: bursts 2 (unseen) and 3 began
+        _r(7, 10, 3, 0, 90_000, 100_000),    # t=112us: burst 3 ended
+        _r(8, 70, 5, 2, 120_000, 115_000),   # t=128us: burst 5 on
+        _r(9, 30, 6, 0, 135_000, 140_000),   # t=144us: 5 ended, 6 began and ended
     ])
-    for k in range(1, 7):
+    for k in range(1, 10):
         p.poll(k * 16_000)
     seen = p.seen("c", "bytes")
     s = seen.series
-    assert list(s["t_ns"]) == [0, 16_000, 32_000, 48_000, 64_000, 80_000]
-    assert list(s["depth_bytes"]) == [500, 5000, 8000, 0, 2000, 6000]
+    assert list(s["t_ns"]) == [k * 16_000 for k in range(9)]
+    assert list(s["depth_bytes"]) == [500, 5000, 8000, 0, 2000, 6000, 1000, 7000, 3000]
     assert seen.peak(31) == 8000
     b = seen.bursts
-    assert list(b["burst_id"]) == [1, 3]
-    assert (b["start_ns"].iloc[0], b["end_ns"].iloc[0], b["peak"].iloc[0]) == (32_000, 80_000, 8000)
-    assert b["start_ns"].iloc[1] == 96_000 and math.isnan(b["end_ns"].iloc[1])
+    assert list(b["burst_id"]) == [1, 3, 5, 6]
+    assert list(b["start_ns"]) == [20_000, 90_000, 120_000, 135_000]
+    # burst 5's own end was overwritten by 6's: it lasted until 6 began at the latest
+    assert list(b["end_ns"]) == [70_500, 100_000, 135_000, 140_000]
+    assert (b["peak"].iloc[0], b["peak_ns"].iloc[0]) == (8000, 32_000)
     assert seen.peak(31, "frames") == 80
+
+
+def test_polled_burst_still_open():
+    p = _Poller([_r(1, 5, 0, 0), _r(2, 50, 1, 10, 20_000, 0)])
+    p.poll(16_000)
+    p.poll(32_000)
+    b = p.seen("c", "frames").bursts
+    assert b["start_ns"].iloc[0] == 20_000 and math.isnan(b["end_ns"].iloc[0])
+    assert b["peak"].iloc[0] == 50
 
 
 def test_error_row_matches_first_burst():
