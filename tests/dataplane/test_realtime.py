@@ -16,8 +16,10 @@ from conftest import DROP, FWD, ethernet_program, key, table
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
                                 reason="needs root and iproute2 (network namespace)")
 
-CHILD = textwrap.dedent("""
-    import json, os, socket, subprocess, sys, time
+# two veth pairs a0-a1, b0-b1 (the engine on a1 and b1), the L2 program
+# (l2_program: dst ...bb to port 2, ...cc to the CPU port 255), raw sockets
+PRELUDE = textwrap.dedent("""
+    import json, os, socket, struct, subprocess, sys, time
     import p4scope_dataplane as dp
 
     def sh(*a):
@@ -29,20 +31,22 @@ CHILD = textwrap.dedent("""
         sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
         sh("ip", "link", "set", a, "up")
         sh("ip", "link", "set", b, "up")
-    prog, pcap = sys.argv[1], sys.argv[2]
-    e = dp.Engine(open(prog).read())
+    e = dp.Engine(open(sys.argv[1]).read())
     e.table_add("ingress.mac", "fwd", [0x0000000000BB], [2])
     e.table_add("ingress.mac", "fwd", [0x0000000000CC], [255])
+
+    def sock(ifname, timeout=2):
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
+        s.bind((ifname, 0))
+        s.settimeout(timeout)
+        return s
+""")
+
+CHILD = PRELUDE + textwrap.dedent("""
+    pcap = sys.argv[2]
     e.rt_add_port(1, "a1", pcap_in=pcap)
     e.rt_add_port(2, "b1")
     e.rt_start(cpu_port=255)
-
-    def sock(ifname):
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
-        s.bind((ifname, 0))
-        s.settimeout(2)
-        return s
-
     tx, rx = sock("a0"), sock("b0")
     frames = [bytes.fromhex("0000000000bb0000000000aa88b5") + bytes([i]) * 50 for i in range(20)]
     for f in frames:
@@ -72,20 +76,30 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_forwarding_packet_in_and_out_between_veth_ports(tmp_path):
-    t = table("ingress.mac", 0, [key("ethernet", "dst")], [0, 1], ["fwd", "drop"], default=1)
-    prog = tmp_path / "l2.json"
-    prog.write_text(ethernet_program([FWD, DROP], [t], "ingress.mac"))
-    pcap = tmp_path / "in.pcap"
+def in_netns(code, *args):
+    """Runs `code` in a network namespace of its own (removed after it);
+    its last stdout line is JSON."""
     ns = f"p4dp-test-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", CHILD, str(prog), str(pcap)],
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code, *map(str, args)],
+                           capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
-        res = json.loads(r.stdout.strip().splitlines()[-1])
+        return json.loads(r.stdout.strip().splitlines()[-1])
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def l2_program(tmp_path):
+    t = table("ingress.mac", 0, [key("ethernet", "dst")], [0, 1], ["fwd", "drop"], default=1)
+    prog = tmp_path / "l2.json"
+    prog.write_text(ethernet_program([FWD, DROP], [t], "ingress.mac"))
+    return prog
+
+
+def test_forwarding_packet_in_and_out_between_veth_ports(tmp_path):
+    pcap = tmp_path / "in.pcap"
+    res = in_netns(CHILD, l2_program(tmp_path), pcap)
     assert res["forwarded"] == res["sent"], "all frames, in order"
     assert res["events"] and res["events"][0][:2] == ["packet_in", 255]
     assert res["events"][0][2].startswith("0000000000cc")
@@ -95,3 +109,114 @@ def test_forwarding_packet_in_and_out_between_veth_ports(tmp_path):
     import p4scope_dataplane as dp
     pk = dp.pcap_read(str(pcap))
     assert len(pk) >= 21 and pk[0][1].hex() == res["sent"][0]
+
+
+TRACE_CHILD = PRELUDE + textwrap.dedent("""
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1")
+    e.rt_trace(packets=True, log=True, dump_bytes=6)
+    e.rt_start(cpu_port=255)
+    tx, rx = sock("a0"), sock("b0")
+    head = bytes.fromhex("0000000000bb0000000000aa88b5")
+    tx.send(head + b"x" * 50)                                  # forwarded to port 2
+    rx.recv(2048)
+    tx.send(bytes.fromhex("0000000000cc0000000000aa88b5") + b"y" * 50)   # to the CPU port
+    tx.send(bytes.fromhex("0000000000dd0000000000aa88b5") + b"z" * 50)   # no entry: dropped
+    recs, deadline = [], time.monotonic() + 3
+    while len(recs) < 6 and time.monotonic() < deadline:  # 2 records per packet
+        recs += e.rt_take_traces()
+        time.sleep(0.01)
+    e.rt_trace(packets=False, log=False)
+    tx.send(head + b"w" * 50)
+    rx.recv(2048)
+    time.sleep(0.2)
+    after = e.rt_take_traces()
+    stats = e.rt_stats()
+    e.rt_stop()
+    print(json.dumps({"recs": [[x.hex() if isinstance(x, bytes) else x for x in r] for r in recs],
+                      "after": [r[:3] for r in after], "traces_dropped": stats["traces_dropped"]}))
+""")
+
+
+def test_per_packet_traces_of_the_loop(tmp_path):
+    res = in_netns(TRACE_CHILD, l2_program(tmp_path))
+    recs = [tuple(r) for r in res["recs"]]
+    by_id = {}
+    for r in recs:
+        by_id.setdefault(r[1], []).append(r)
+    fwd, cpu, drop = (by_id[i] for i in sorted(by_id)[:3])
+    # ("received", id, t, port, size, first dump_bytes bytes)
+    assert fwd[0][0] == "received" and fwd[0][3:] == (1, 64, "0000000000bb")
+    assert [r[0] for r in fwd] == ["received", "sent"]
+    assert fwd[1][3:] == (0, 2, 64, "0000000000bb"), "copy 0 out of port 2"
+    assert fwd[1][2] >= fwd[0][2]
+    assert [r[0] for r in cpu] == ["received", "sent"] and cpu[1][4] == 255
+    assert [r[0] for r in drop] == ["received", "dropped"] and drop[1][3:] == ("ingress", 1)
+    assert res["after"] == [], "traces off: nothing recorded"
+    assert res["traces_dropped"] == 0
+
+
+RATE_CHILD = PRELUDE + textwrap.dedent("""
+    kind, rate, depth, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    if kind == "bps":
+        e.tm_configure({"queue_depth": depth, "ports": {"2": {"rate_bps": rate}}})
+    else:  # simple_switch's set_queue_rate / set_queue_depth
+        e.set_queue_rate(2, rate)
+        e.set_queue_depth(depth, 2)
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1", pcap_out=sys.argv[6])
+    e.rt_start()
+    tx, rx = sock("a0"), sock("b0", timeout=1)
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    rx.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMPNS", 35), 1)
+    t0 = time.time()
+    for i in range(n):  # a burst far above the rate
+        tx.send(bytes.fromhex("0000000000bb0000000000aa88b5") + i.to_bytes(4, "big") + bytes(980))
+    burst_s = time.time() - t0
+    got = []
+    try:
+        while True:
+            d, anc, _, _ = rx.recvmsg(2048, 64)
+            sec, nsec = struct.unpack("qq", anc[0][2][:16])
+            got.append((sec * 10**9 + nsec, int.from_bytes(d[14:18], "big")))
+    except socket.timeout:
+        pass
+    stats = e.stats()
+    e.rt_stop()
+    print(json.dumps({"got": got, "burst_s": burst_s, "stats": stats}))
+""")
+
+
+@pytest.mark.parametrize("kind,rate,depth", [("bps", 10_000_000, 128), ("pps", 2000, 200)])
+def test_rate_limited_port_sends_at_its_rate_and_drops_at_its_depth(tmp_path, kind, rate, depth):
+    """A burst on a veth far faster than the port's rate (--tm-config's
+    rate_bps, or set_queue_rate's packets/s): frames leave at the TM's
+    departure times in wall-clock time, the queue holds `depth`, the rest
+    is dropped by the TM. The queue holds about 0.1 s of traffic, so a
+    loaded machine's scheduling delays stay small against it."""
+    n, size = 400, 998
+    pcap = tmp_path / "out.pcap"
+    res = in_netns(RATE_CHILD, l2_program(tmp_path), kind, rate, depth, n, pcap)
+    got, st = res["got"], res["stats"]
+    assert st["received"] == n
+    assert len(got) == st["transmitted"], "every frame the switch sent arrived"
+    assert st["dropped_queue"] == n - st["transmitted"]
+    assert [g[1] for g in got] == sorted(g[1] for g in got), "in order"
+    gap_ns = ((size + 24) * 8 * 10**9 // rate) if kind == "bps" else 10**9 // rate
+    # what may leave: the queue, the frame on the wire, and what the rate
+    # drains while the burst arrives
+    assert depth < len(got) <= depth + 2 + res["burst_s"] * 1e9 / gap_ns + 1
+    # the receive rate: least-squares slope of arrival time per frame
+    xs, ys = range(len(got)), [g[0] - got[0][0] for g in got]
+    mx, my = sum(xs) / len(got), sum(ys) / len(got)
+    measured = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    assert abs(measured - gap_ns) / gap_ns < 0.03, (measured, gap_ns)
+    # the engine's departure times (pcap_out) follow the TM's schedule
+    # exactly, and the frames arrive at them in wall-clock time, without drift
+    import p4scope_dataplane as dp
+    dep = [t for t, _ in dp.pcap_read(str(pcap))]
+    assert len(dep) == len(got)
+    steps = [b - a for a, b in zip(dep[1:], dep[2:])]
+    assert min(steps) >= gap_ns - 1000 and max(steps) <= gap_ns + 1000
+    lag = [g[0] - d for g, d in zip(got, dep)]
+    assert max(lag) - min(lag) < 5_000_000, "wall-clock arrival tracks the departure time"

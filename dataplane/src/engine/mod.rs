@@ -138,6 +138,8 @@ pub struct Switch {
     now: u64,
     seq: u64,
     next_id: u64,
+    /// The packet the last ingress or egress pass ran (for traces).
+    last_id: u64,
     with_queueing_metadata: bool,
 }
 
@@ -171,6 +173,7 @@ impl Switch {
             now: 0,
             seq: 0,
             next_id: 0,
+            last_id: 0,
             with_queueing_metadata: wq,
             prog,
         }
@@ -178,6 +181,14 @@ impl Switch {
 
     pub fn now_ns(&self) -> u64 {
         self.now
+    }
+
+    /// The id of the packet the last ingress or egress pass ran (received
+    /// packets are numbered from 1; clones, copies and recirculations keep
+    /// their original's): lets a driver stepping the switch say which
+    /// packet a step's logs, drops and outputs belong to.
+    pub fn packet_id(&self) -> u64 {
+        self.last_id
     }
 
     pub fn set_drop_port(&mut self, port: u32) {
@@ -450,6 +461,7 @@ impl Switch {
 
     fn ingress(&mut self, mut pkt: Box<Packet>) {
         self.rt.now_ns = self.now;
+        self.last_id = pkt.id;
         let s = self.prog.std.clone();
         let ingress_len = pkt.len_reg;
         {
@@ -597,6 +609,7 @@ impl Switch {
 
     fn egress(&mut self, port: u32, prio: usize, left: u32, left_bytes: u64, pkt: &mut Box<Packet>) {
         self.rt.now_ns = self.now;
+        self.last_id = pkt.id;
         let s = self.prog.std.clone();
         let now_us = self.now / 1000;
         self.set_std(pkt, s.egress_global_timestamp, now_us);

@@ -1,7 +1,8 @@
 //! Ports outside the process: Linux interfaces in real time ([`rt`], over
-//! the system calls of [`sys`], the crate's only unsafe module) and pcap
-//! files ([`pcap`]).
+//! the system calls of [`sys`], the crate's only unsafe module, with
+//! per-packet traces from [`trace`]) and pcap files ([`pcap`]).
 
 pub mod pcap;
 pub mod rt;
 pub mod sys;
+pub mod trace;

@@ -10,9 +10,15 @@
 //! another thread takes; frames for ports without an interface are dropped
 //! and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
+//!
+//! With traces on ([`super::trace`]), the switch runs one event at a time
+//! and each packet's records (arrival, log_msg lines, drops, departures)
+//! queue for another thread, as events do; with traces off the loop runs
+//! as if there were none (one flag read per wake-up).
 
 use super::pcap::PcapWriter;
 use super::sys;
+use super::trace::{TraceCfg, TraceEv, Tracer};
 use crate::engine::{Output, Switch};
 use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -26,6 +32,7 @@ pub const BATCH: usize = 64;
 /// are cut and counted as truncated.
 pub const SLOT: usize = 16384;
 const MAX_EVENTS: usize = 65536;
+const MAX_TRACES: usize = 262144;
 const MAX_WAIT_NS: u64 = 20_000_000;
 
 /// Whatever owns the switch (the Python engine object owns more).
@@ -90,6 +97,8 @@ pub struct Counters {
     pub no_port: u64,
     /// Events dropped because nobody took them.
     pub events_dropped: u64,
+    /// Trace records dropped because nobody took them.
+    pub traces_dropped: u64,
     pub wakeups: u64,
 }
 
@@ -101,6 +110,9 @@ pub struct Shared {
     inject: Mutex<Vec<(u32, Vec<u8>)>>,
     events: Mutex<VecDeque<Event>>,
     events_cv: Condvar,
+    tracing: AtomicBool,
+    trace_cfg: Mutex<TraceCfg>,
+    traces: Mutex<VecDeque<TraceEv>>,
     pub cpu_port: Mutex<Option<u32>>,
     pub stats: Mutex<BTreeMap<u32, PortStats>>,
     pub counters: Mutex<Counters>,
@@ -120,6 +132,9 @@ impl Shared {
             inject: Mutex::new(vec![]),
             events: Mutex::new(VecDeque::new()),
             events_cv: Condvar::new(),
+            tracing: AtomicBool::new(false),
+            trace_cfg: Mutex::new(TraceCfg::default()),
+            traces: Mutex::new(VecDeque::new()),
             cpu_port: Mutex::new(None),
             stats: Mutex::new(BTreeMap::new()),
             counters: Mutex::new(Counters::default()),
@@ -184,6 +199,38 @@ impl Shared {
         self.events_cv.notify_all();
     }
 
+    /// What the loop records (nothing: traces off), from the round the
+    /// wake-up this sends starts.
+    pub fn set_trace(&self, cfg: TraceCfg) {
+        *lk(&self.trace_cfg) = cfg;
+        self.tracing.store(cfg.any(), Ordering::Release);
+        self.wake();
+    }
+
+    pub fn trace_cfg(&self) -> TraceCfg {
+        *lk(&self.trace_cfg)
+    }
+
+    /// Up to `max` trace records, oldest first (never waits).
+    pub fn take_traces(&self, max: usize) -> Vec<TraceEv> {
+        let mut q = lk(&self.traces);
+        let n = q.len().min(max);
+        q.drain(..n).collect()
+    }
+
+    fn push_traces(&self, recs: &mut Vec<TraceEv>) {
+        if recs.is_empty() {
+            return;
+        }
+        let mut q = lk(&self.traces);
+        let room = MAX_TRACES.saturating_sub(q.len());
+        if recs.len() > room {
+            lk(&self.counters).traces_dropped += (recs.len() - room) as u64;
+            recs.truncate(room);
+        }
+        q.extend(recs.drain(..));
+    }
+
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         self.wake();
@@ -192,6 +239,26 @@ impl Shared {
 
     pub fn reset_stop(&self) {
         self.stop.store(false, Ordering::Relaxed);
+    }
+}
+
+/// One frame into the switch: straight in, or recorded step by step.
+#[inline]
+fn deliver(sw: &mut Switch, port: u32, now: u64, frame: &[u8], tracer: Option<&mut Tracer>, events: &mut Vec<Event>) {
+    match tracer {
+        Some(t) if t.cfg.packets => t.deliver(sw, port, now, frame, events),
+        _ => sw.deliver(port, now, frame),
+    }
+}
+
+/// The switch's events due by `now`: at once, or recorded step by step.
+#[inline]
+fn advance(sw: &mut Switch, now: u64, tracer: Option<&mut Tracer>, events: &mut Vec<Event>) {
+    match tracer {
+        Some(t) if t.cfg.packets => {
+            t.advance(sw, now, events, 0);
+        }
+        _ => sw.advance(now),
     }
 }
 
@@ -213,6 +280,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut fds: Vec<RawFd> = vec![];
     let mut rx: Vec<(usize, usize, usize)> = vec![]; // (port idx, buf idx, len) per round
     let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
+    let mut tracer: Option<Tracer> = None;
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
             match c {
@@ -248,14 +316,24 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         if ready.first() == Some(&0) {
             sys::event_clear(&sh.wake);
         }
+        // after the wait: a set_trace that woke us applies to what it read
+        if sh.tracing.load(Ordering::Acquire) {
+            let cfg = sh.trace_cfg();
+            match tracer.as_mut() {
+                Some(t) => t.cfg = cfg,
+                None => tracer = Some(Tracer::new(cfg)),
+            }
+        } else {
+            tracer = None;
+        }
         let injected = std::mem::take(&mut *lk(&sh.inject));
         // read a batch from every readable port, then run them all
         let mut h = lk(&host);
         let sw = h.switch();
         let now = now_eng(Instant::now());
-        sw.advance(now);
+        advance(sw, now, tracer.as_mut(), &mut events);
         for (port, data) in injected {
-            sw.deliver(port, now, &data);
+            deliver(sw, port, now, &data, tracer.as_mut(), &mut events);
         }
         for &r in ready.iter().filter(|r| **r > 0) {
             let pi = r - 1;
@@ -279,10 +357,13 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 if let Some(w) = ports[pi].pcap_in.as_mut() {
                     let _ = w.write(epoch0 + (now - eng0), frame);
                 }
-                sw.deliver(ports[pi].port, now, frame);
+                deliver(sw, ports[pi].port, now, frame, tracer.as_mut(), &mut events);
             }
         }
-        sw.advance(now);
+        advance(sw, now, tracer.as_mut(), &mut events);
+        if let Some(t) = tracer.as_mut() {
+            t.loose_log(sw);
+        }
         sw.drain_outputs(&mut outs);
         for d in sw.take_digests() {
             events.push(Event::Digest { learn_id: d.learn_id, values: d.values, time_ns: d.time_ns });
@@ -349,6 +430,9 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             }
         }
         sh.push_events(&mut events);
+        if let Some(t) = tracer.as_mut() {
+            sh.push_traces(&mut t.out);
+        }
     }
     for p in ports.iter_mut() {
         if let Some(w) = p.pcap_in.as_mut() {

@@ -782,8 +782,30 @@ impl Engine {
         Ok(rt::events(py, &self.core, evs)?.into())
     }
 
+    /// What the loop records per packet from now on (BMv2's --log-console
+    /// traces): `packets`: arrival, drops, departures, digests of every
+    /// packet; `log`: log_msg lines and run-time warnings (under packet id 0
+    /// without `packets`); `dump_bytes`: how much of each frame the arrival
+    /// and departure records keep. All off (the default) costs the loop
+    /// nothing. Works before or while the loop runs.
+    #[pyo3(signature = (packets=true, log=true, dump_bytes=0))]
+    fn rt_trace(&mut self, packets: bool, log: bool, dump_bytes: usize) -> PyResult<()> {
+        let cfg = crate::io::trace::TraceCfg { packets, log, dump: dump_bytes };
+        self.rt()?.shared.set_trace(cfg);
+        Ok(())
+    }
+
+    /// Up to `max` trace records, oldest first, without waiting (tuples:
+    /// see the rt module's `traces`; e.g. ("sent", id, time_ns, copy,
+    /// port, size, bytes)).
+    #[pyo3(signature = (max=4096))]
+    fn rt_take_traces(&mut self, py: Python<'_>, max: usize) -> PyResult<PyObject> {
+        let recs = self.rt()?.shared.take_traces(max);
+        Ok(rt::traces(py, &self.core, recs)?.into())
+    }
+
     /// Per-port frame counters of the loop, frames for ports without an
-    /// interface (no_port), dropped events.
+    /// interface (no_port), dropped events and trace records.
     fn rt_stats(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let sh = self.rt()?.shared.clone();
         Ok(rt::stats(py, &sh)?.into())

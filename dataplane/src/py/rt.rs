@@ -4,6 +4,7 @@
 use super::Core;
 use crate::engine::Switch;
 use crate::io::rt::{self, Event, Shared};
+use crate::io::trace::{TraceEv, TraceKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::sync::{Arc, Mutex};
@@ -59,10 +60,7 @@ impl Drop for Rt {
 /// ("digest", learn list name, [field bytes], time_ns).
 pub fn events<'py>(py: Python<'py>, core: &Mutex<Core>, evs: Vec<Event>) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty_bound(py);
-    let names: Vec<String> = {
-        let c = super::lock(core);
-        c.sw.prog.learn_lists.iter().map(|l| l.as_ref().map(|l| l.name.clone()).unwrap_or_default()).collect()
-    };
+    let names = learn_list_names(core);
     for e in evs {
         match e {
             Event::PacketIn { port, data, time_ns } => {
@@ -76,6 +74,41 @@ pub fn events<'py>(py: Python<'py>, core: &Mutex<Core>, evs: Vec<Event>) -> PyRe
         }
     }
     Ok(out)
+}
+
+/// Trace records as tuples, kind first, then the packet id (0: none) and
+/// the time (ns): ("received", id, t, port, size, bytes), ("log", id, t,
+/// line), ("digest", id, t, learn list name), ("dropped", id, t, "ingress" |
+/// "egress" | "queue", count), ("no_output", id, t) and ("sent", id, t,
+/// copy, port, size, bytes); bytes are the first dump_bytes of the frame.
+pub fn traces<'py>(py: Python<'py>, core: &Mutex<Core>, recs: Vec<TraceEv>) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty_bound(py);
+    let mut names: Option<Vec<String>> = None;
+    for r in recs {
+        let (id, t) = (r.id, r.time_ns);
+        match r.kind {
+            TraceKind::Received { port, len, data } => {
+                out.append(("received", id, t, port, len, PyBytes::new_bound(py, &data)))?
+            }
+            TraceKind::Log(line) => out.append(("log", id, t, line))?,
+            TraceKind::Digest { learn_id } => {
+                let names = names.get_or_insert_with(|| learn_list_names(core));
+                let name = names.get(learn_id as usize).cloned().unwrap_or_default();
+                out.append(("digest", id, t, name))?
+            }
+            TraceKind::Dropped { at, n } => out.append(("dropped", id, t, at.name(), n))?,
+            TraceKind::NoOutput => out.append(("no_output", id, t))?,
+            TraceKind::Sent { copy, port, len, data } => {
+                out.append(("sent", id, t, copy, port, len, PyBytes::new_bound(py, &data)))?
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn learn_list_names(core: &Mutex<Core>) -> Vec<String> {
+    let c = super::lock(core);
+    c.sw.prog.learn_lists.iter().map(|l| l.as_ref().map(|l| l.name.clone()).unwrap_or_default()).collect()
 }
 
 pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> {
@@ -97,6 +130,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
     let c = sh.counters.lock().map(|c| *c).unwrap_or_default();
     d.set_item("no_port", c.no_port)?;
     d.set_item("events_dropped", c.events_dropped)?;
+    d.set_item("traces_dropped", c.traces_dropped)?;
     d.set_item("wakeups", c.wakeups)?;
     Ok(d)
 }
