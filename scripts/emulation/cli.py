@@ -16,7 +16,7 @@ from typing import Optional
 import typer
 
 from ..experiments.params import Mode
-from ..experiments.run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from ..experiments.run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 
 
 def sigterm_as_interrupt() -> None:
@@ -118,7 +118,7 @@ def run_tcp_incast(
     window: str = typer.Option("256K", "--window", help="Socket buffer of every flow (seed 001: 256KB TCP window)."),
     repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch."),
     bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms)."),
-    switch: str = SWITCH, bmv2: bool = BMV2, results: Path = RESULTS,
+    switch: str = without_panel(SWITCH), bmv2: bool = without_panel(BMV2), results: Path = RESULTS,
     run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT,
 ) -> None:
     """TCP incast (seed 001), in Mininet only (root).

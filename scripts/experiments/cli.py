@@ -12,7 +12,6 @@ report are.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
@@ -23,7 +22,7 @@ from ..emulation import cli as E
 from .params import (ESG_4TO1_SIZES, TABLE3_COMBINATIONS, TABLE4_SIZES, FairnessParams,
                      MicroburstParams, Mode, ParamError, default_profiles, parse_int_list,
                      parse_mix)
-from .run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from .run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 
 run_app = typer.Typer(help="Run an experiment on the reference DUT: in virtual time on the "
                            "embedded switch, or (--mode mininet, root) with real traffic in Mininet.",
@@ -204,14 +203,7 @@ def run_fairness(ctx: typer.Context, mode: Mode = _MODE, profiles: str = _PROFIL
     _execute("fairness", profs, None, fp, seed, results, run_id, program, progress, report)
 
 
-def _without_panel(opt):
-    """The option as `run all` shows it: it has no --mode, so no mode panels."""
-    o = copy.copy(opt)
-    o.rich_help_panel = None
-    return o
-
-
-_ALL = SimpleNamespace(**{k: _without_panel(o) for k, o in dict(
+_ALL = SimpleNamespace(**{k: without_panel(o) for k, o in dict(
     profiles=_PROFILES, ports=_PORTS, dur=_DUR, warm=_WARM, buffer=_BUFFER, alpha=_ALPHA,
     cell=_CELL, seed=_SEED, program=_PROGRAM, quick=_QUICK).items()})
 
