@@ -145,20 +145,14 @@ class Switch:
             max_l1=o.max_l1_entries, max_groups=o.max_mc_groups)
         self.runtime_server = None
 
-    def _per_packet_traces(self) -> bool:
-        """--log-console/-file traces of each packet (or --dump-packet-data):
-        only the Python packet path can write them, the real-time loop cannot."""
-        t = logging.getLogger("p4scope.switch.packets")
-        return t.isEnabledFor(logging.DEBUG) or (
-            bool(self.o.dump_packet_data) and t.isEnabledFor(logging.INFO))
-
     def start(self) -> None:
         o = self.o
         ifaces = dict(o.interfaces)
         from .ports import RtPorts, rt_available
-        if ifaces and o.use_files is None and rt_available() and not self._per_packet_traces():
+        if ifaces and o.use_files is None and rt_available():
             # before the JSON loads: loading it attaches the ports to its engine
-            self.rt_ports = RtPorts(self.device, ifaces, o.cpu_port or 0, o.pcap_dir)
+            self.rt_ports = RtPorts(self.device, ifaces, o.cpu_port or 0, o.pcap_dir,
+                                    dump_bytes=o.dump_packet_data)
             self.device.on_dataplane = self.rt_ports.attach
             self.device.inject = self.rt_ports.inject
             log.info("ports: the engine's real-time loop")

@@ -32,9 +32,10 @@ from .engine import EngineAdapter
 from .errors import P4RuntimeError, internal, invalid, not_found, precondition, unimplemented
 from .packetio import build_packet_out, parse_packet_in
 from .pipeline import EngineFactory, EngineOptions, Pipeline, default_engine_factory
+from . import traces
+from .traces import trace
 
 log = logging.getLogger("p4scope.switch")
-trace = logging.getLogger("p4scope.switch.packets")
 
 API_VERSION = "1.3.0"  # what PI reports
 READ_CHUNK = 1000  # entities per ReadResponse message
@@ -405,7 +406,7 @@ class Device:
                 self._pkt_ids += 1
                 pid = self._pkt_ids
                 for port, data in batch:
-                    self._trace_in(pid, port, data)
+                    traces.received(pid, port, data, self.opts.dump_packet_data)
             before = engine.stats() if tracing and hasattr(engine, "stats") else None
             outs = engine.process([(p, d, now) for p, d in batch])
             digests = engine.take_digests()
@@ -415,7 +416,7 @@ class Device:
                     pipe.digests.on_digest(name, values, self.clock())
             if trace.isEnabledFor(logging.INFO):
                 for line in engine.take_log():
-                    trace.info("[%d.0] %s", pid, line)
+                    traces.log_line(pid, line)
             if tracing:
                 self._trace_fate(pid, engine, before, outs, digests)
             packet_in_info = pipe.schema.packet_in if pipe is not None else None
@@ -430,12 +431,11 @@ class Device:
                     else:
                         self.stats.packet_in_drops += 1
                 if tracing:
-                    trace.debug("[%d.%d] Sending packet of size %d to the CPU port %d (packet-in)",
-                                pid, copy, len(data), port)
+                    traces.sent(pid, copy, port, len(data), data, 0, cpu)
                 continue
             self.stats.packets_out += 1
             if tracing or dumping:
-                self._trace_out(pid, copy, port, data)
+                traces.sent(pid, copy, port, len(data), data, self.opts.dump_packet_data, cpu)
             self.transmit(port, data)
 
     def deliver_events(self, engine: EngineAdapter, events: list) -> None:
@@ -462,35 +462,19 @@ class Device:
                 else:
                     self.stats.packet_in_drops += 1
 
-    # ----- packet traces (BMv2's --log-console style) -------------------------
-
-    def _trace_in(self, pid: int, port: int, data: bytes) -> None:
-        trace.debug("[%d.0] Processing packet received on port %d", pid, port)
-        if self.opts.dump_packet_data:
-            trace.info("[%d.0] Packet data: %s", pid, data[:self.opts.dump_packet_data].hex(" "))
-
-    def _trace_out(self, pid: int, copy: int, port: int, data: bytes) -> None:
-        trace.debug("[%d.%d] Transmitting packet of size %d out of port %d", pid, copy,
-                    len(data), port)
-        if self.opts.dump_packet_data:
-            trace.info("[%d.%d] Packet data: %s", pid, copy,
-                       data[:self.opts.dump_packet_data].hex(" "))
+    # ----- packet traces (BMv2's --log-console style; texts in traces.py) ------
 
     @staticmethod
     def _trace_fate(pid: int, engine, before, outs, digests) -> None:
         for name, _values, _t in digests:
-            trace.debug("[%d.0] Digest generated for learn list '%s'", pid, name)
+            traces.digest(pid, name)
         if before is None:
             return
         after = engine.stats()
-        why = [("dropped_ingress", "at the end of ingress (egress_spec is the drop port)"),
-               ("dropped_egress", "at the end of egress (egress_spec is the drop port)"),
-               ("dropped_queue", "by the traffic manager (queue full or bad priority)")]
-        for key, text in why:
+        keys = [f"dropped_{where}" for where in traces.DROPPED]
+        for where, key in zip(traces.DROPPED, keys):
             n = after.get(key, 0) - before.get(key, 0)
             if n:
-                trace.debug("[%d.0] %s dropped %s", pid, "Packet" if n == 1 else f"{n} packets",
-                            text)
-        if not outs and not any(after.get(k, 0) - before.get(k, 0) for k, _ in why):
-            trace.debug("[%d.0] No packet left the switch (no copy, multicast group empty or "
-                        "unknown)", pid)
+                traces.dropped(pid, where, n)
+        if not outs and not any(after.get(k, 0) - before.get(k, 0) for k in keys):
+            traces.no_output(pid)

@@ -2,10 +2,11 @@
 
 * `RtPorts`: the engine's own real-time ports (rt_add_port ... rt_start: a
   Rust thread with recvmmsg/sendmmsg, no GIL), used for `-i PORT@IFACE`
-  whenever the engine offers them;
-* `LinuxPorts`: the Python fallback (an engine without the rt API, or
-  per-packet traces, which only the Python path can write): one AF_PACKET socket per `-i PORT@IFACE`, a reader thread
-  polling them all, each poll round handed to the device as one batch;
+  whenever the engine offers them, per-packet traces included (the loop
+  records them, `traces.log_records` writes them);
+* `LinuxPorts`: the Python fallback for an engine without the rt API: one
+  AF_PACKET socket per `-i PORT@IFACE`, a reader thread polling them all,
+  each poll round handed to the device as one batch;
 * `FilePorts` (`--use-files WAIT`): reads `<iface>_in.pcap` after WAIT
   seconds and writes `<iface>_out.pcap`, as BMv2 does;
 * `PcapTap` (`--pcap DIR`): copies what every port receives and sends to
@@ -26,6 +27,8 @@ import threading
 import time
 from typing import Callable, Optional
 
+from . import traces
+
 log = logging.getLogger("p4scope.switch")
 
 ETH_P_ALL = 0x0003
@@ -33,7 +36,8 @@ PACKET_OUTGOING = 4
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 MAX_FRAME = 65536
-RT_API = ("rt_add_port", "rt_remove_port", "rt_start", "rt_stop", "rt_inject", "rt_take_events")
+RT_API = ("rt_add_port", "rt_remove_port", "rt_start", "rt_stop", "rt_inject", "rt_take_events",
+          "rt_trace", "rt_take_traces", "rt_stats")
 Receive = Callable[[list[tuple[int, bytes]]], None]
 
 
@@ -263,7 +267,10 @@ class RtPorts:
     `on_dataplane` hook, so a pipeline change (a new engine) stops the old
     engine's loop, unbinds its ports and binds them to the new one. Packet-outs
     go in with rt_inject on the CPU port; a thread moves packet-ins and
-    digests (rt_take_events) to the device.
+    digests (rt_take_events) to the device and, when the packets logger
+    wants them (--log-console/--log-file at debug or trace level, log_msg
+    lines at info, --dump-packet-data), writes the loop's per-packet trace
+    records (rt_trace, rt_take_traces) with the in-process path's texts.
 
     Every engine call is made under the device lock: the engine is a PyO3
     object that refuses concurrent calls, and rt_take_events releases the GIL
@@ -272,15 +279,18 @@ class RtPorts:
     """
 
     POLL_IDLE_S = 0.001
+    TRACES_PER_POLL = 4096
+    LOST_REPORT_S = 1.0
 
     def __init__(self, device, ifaces: dict[int, str], cpu_port: int = 0,
-                 pcap_dir: Optional[str] = None):
+                 pcap_dir: Optional[str] = None, dump_bytes: int = 0):
         for name in ifaces.values():
             socket.if_nametoindex(name)  # a missing interface fails at start-up (OSError)
         self.device = device
         self.ifaces = ifaces
         self.cpu_port = cpu_port
         self.pcap_dir = pcap_dir
+        self.trace = traces.wanted(dump_bytes)  # (per packet, log_msg lines, dump bytes)
         self.engine = None  # the adapter whose loop runs our ports
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -295,6 +305,8 @@ class RtPorts:
         try:
             for port, name in self.ifaces.items():
                 raw.rt_add_port(port, name, self._pcap(name, "in"), self._pcap(name, "out"))
+            packets, log_lines, dump = self.trace
+            raw.rt_trace(packets=packets, log=log_lines, dump_bytes=dump)
             raw.rt_start(cpu_port=self.cpu_port or None)
         except Exception:
             for port in self.ifaces:
@@ -308,6 +320,8 @@ class RtPorts:
         if e is None:
             return
         e.raw.rt_stop()
+        if any(self.trace[:2]):  # what the stopped loop recorded last
+            traces.log_records(e.raw.rt_take_traces(1 << 30), self.trace[2], self.cpu_port)
         for port in self.ifaces:
             e.raw.rt_remove_port(port)
 
@@ -322,13 +336,28 @@ class RtPorts:
 
     def _events(self) -> None:
         dev = self.device
+        tracing = any(self.trace[:2])
+        lost, checked = 0, time.monotonic()
         while not self._stop.is_set():
             try:
+                recs: list = []
                 with dev.lock:
                     engine = self.engine
                     evs = engine.raw.rt_take_events(1024, 0.0) if engine is not None else []
+                    if tracing and engine is not None:
+                        recs = engine.raw.rt_take_traces(self.TRACES_PER_POLL)
+                        if time.monotonic() - checked > self.LOST_REPORT_S:
+                            checked = time.monotonic()
+                            now_lost = engine.raw.rt_stats()["traces_dropped"]
+                            if now_lost > lost:
+                                log.warning("%d per-packet trace records lost (the log is slower "
+                                            "than the traffic)", now_lost - lost)
+                            lost = now_lost
+                if recs:  # outside the lock: writing the log is slow
+                    traces.log_records(recs, self.trace[2], self.cpu_port)
                 if evs:
                     dev.deliver_events(engine, evs)
+                if evs or recs:
                     continue
             except Exception:  # the thread must outlive a bad event
                 log.exception("real-time events failed")

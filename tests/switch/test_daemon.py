@@ -4,6 +4,7 @@ stop on SIGTERM/SIGINT; and real Linux ports (veth, root only)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -213,3 +214,50 @@ def test_line_rate_tm_config_reaches_the_engine(tmp_path):
         assert buf is not None and buf["size_bytes"] == 4_000_000
     finally:
         sw.stop()
+
+
+def test_per_packet_traces_come_from_the_real_time_loop(veths, tmp_path, schema):
+    """--log-console at trace level with -i ports: the engine's real-time
+    loop serves the ports (no Python fallback) and the daemon still prints
+    each packet's lines, --dump-packet-data bytes included."""
+    from p4scope.switch.ports import rt_available
+    if not rt_available():
+        pytest.skip("the installed engine has no real-time loop")
+    (a0, b0), (a1, b1) = veths
+    proc, addr, _ready = start(tmp_path, general=(
+        "-i", f"1@{a0}", "-i", f"2@{a1}", "--log-console", "-L", "trace",
+        "--dump-packet-data", "8"))
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    rx.bind((b1, 0))
+    rx.settimeout(3)
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    tx.bind((b0, 0))
+    frame = eth(0x02AAAAAAAAAA, src=0x02BBBBBBBBBB, ether_type=0x88B6)
+    try:
+        c = Client(addr)
+        c.arbitrate(1)
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        c.write(update("insert", table_entry=table_entry(
+            schema, "fwd", {"hdr.ethernet.dst": 0x02AAAAAAAAAA}, "forward", {"port": 2})))
+        tx.send(frame)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and rx.recv(2048)[:6] != frame[:6]:
+            pass
+        time.sleep(0.3)  # the events thread writes the records
+        c.close()
+    finally:
+        rx.close()
+        tx.close()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert "ports: the engine's real-time loop" in out
+    # "[time] [p4scope] [D] [thread N] [pid.copy] text"
+    lines = [re.search(r"\] \[(\d+)\.(\d+)\] (.*)$", ln) for ln in out.splitlines()]
+    lines = [(int(m[1]), int(m[2]), m[3]) for m in lines if m]
+    pid = next(p for p, _, t in lines if t == "Processing packet received on port 1")
+    head = frame[:8].hex(" ")
+    assert [(c, t) for p, c, t in lines if p == pid] == [
+        (0, "Processing packet received on port 1"), (0, f"Packet data: {head}"),
+        (0, f"Transmitting packet of size {len(frame)} out of port 2"),
+        (0, f"Packet data: {head}")], out
