@@ -275,6 +275,23 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_to_an_unknown_multicast_group_went_nowhere() {
+        // the action sets mcast_grp (group 9: none) instead of egress_spec
+        let json = PROGRAM.replacen(r#"["standard_metadata", "egress_spec"]}"#, r#"["standard_metadata", "mcast_grp"]}"#, 1);
+        assert_ne!(json, PROGRAM);
+        let mut sw = Switch::from_json(&json).unwrap();
+        let mut t = Tracer::new(TraceCfg { packets: true, log: false, dump: 0 });
+        t.deliver(&mut sw, 1, 10, &frame(9), &mut vec![]);
+        assert_eq!(kinds(&t, 1), vec![TraceKind::Received { port: 1, len: 60, data: vec![] }, TraceKind::NoOutput]);
+        // a packet that only waits in a queue is not said to have gone nowhere
+        let mut sw = Switch::from_json(PROGRAM).unwrap();
+        sw.tm.set_port_rate(2, Some(8_000_000));
+        t.deliver(&mut sw, 1, 10, &frame(2), &mut vec![]);
+        t.deliver(&mut sw, 1, 11, &frame(2), &mut vec![]);
+        assert!(!kinds(&t, 2).contains(&TraceKind::NoOutput));
+    }
+
+    #[test]
     fn a_queued_packet_is_sent_later_under_its_own_id() {
         let mut sw = Switch::from_json(PROGRAM).unwrap();
         sw.tm.set_port_rate(2, Some(8_000_000)); // 84-byte wire frame: 84 us
