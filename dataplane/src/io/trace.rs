@@ -292,6 +292,21 @@ mod tests {
     }
 
     #[test]
+    fn a_digest_is_traced_and_still_an_event() {
+        let json = PROGRAM
+            .replacen(r#""header_stacks": [],"#, r#""header_stacks": [], "learn_lists": [{"id": 1, "name": "learn_t",
+                "elements": [{"type": "field", "value": ["ethernet", "src"]}]}],"#, 1)
+            .replacen(r#"{"op": "log_msg""#, r#"{"op": "generate_digest", "parameters": [{"type": "hexstr", "value": "0x1"},
+                {"type": "hexstr", "value": "0x1"}]}, {"op": "log_msg""#, 1);
+        let mut sw = Switch::from_json(&json).unwrap();
+        let mut t = Tracer::new(TraceCfg { packets: true, log: false, dump: 0 });
+        let mut ev = vec![];
+        t.deliver(&mut sw, 1, 10, &frame(2), &mut ev);
+        assert!(kinds(&t, 1).contains(&TraceKind::Digest { learn_id: 1 }), "{:?}", kinds(&t, 1));
+        assert!(matches!(&ev[..], [Event::Digest { learn_id: 1, values, .. }] if values.len() == 1), "{ev:?}");
+    }
+
+    #[test]
     fn a_queued_packet_is_sent_later_under_its_own_id() {
         let mut sw = Switch::from_json(PROGRAM).unwrap();
         sw.tm.set_port_rate(2, Some(8_000_000)); // 84-byte wire frame: 84 us
