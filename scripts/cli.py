@@ -103,10 +103,12 @@ _bench_app.command("p4runtime")(_bench_p4runtime)
 from .stf import cli_stf, cli_stf_dir  # noqa: E402
 
 from .bench_mininet import bench_mininet_tcp as _bench_mininet_tcp  # noqa: E402
+from .bench_realtime import bench_realtime as _bench_realtime  # noqa: E402
 from .bench_trafgen import bench_trafgen as _bench_trafgen  # noqa: E402
 from .topologies.cli import clean_cmd as _clean_cmd, topo_app as _topo_app  # noqa: E402
 
 _bench_app.command("trafgen")(_bench_trafgen)
+_bench_app.command("realtime")(_bench_realtime)
 _bench_app.command("mininet-tcp")(_bench_mininet_tcp)
 app.command("clean")(_clean_cmd)
 app.add_typer(_topo_app, name="topo")
