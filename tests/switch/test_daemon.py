@@ -261,3 +261,78 @@ def test_per_packet_traces_come_from_the_real_time_loop(veths, tmp_path, schema)
         (0, "Processing packet received on port 1"), (0, f"Packet data: {head}"),
         (0, f"Transmitting packet of size {len(frame)} out of port 2"),
         (0, f"Packet data: {head}")], out
+
+
+@pytest.mark.parametrize("how", ["tm-config", "thrift"])
+def test_rate_limited_port_in_real_time(veths, tmp_path, schema, how):
+    """-i ports in the real-time loop keep a port's rate in wall-clock time,
+    set by --tm-config (rate_bps, queue_depth) or by Thrift's
+    set_queue_rate/set_queue_depth: a burst far above the rate leaves at
+    the rate, the queue holds its depth and the rest is dropped."""
+    import json as _json
+    import struct
+
+    from p4scope.switch.cli_client import connect
+    from p4scope.switch.daemon import Switch
+    from p4scope.switch.options import parse_args
+    from p4scope.switch.ports import rt_available
+
+    if not rt_available():
+        pytest.skip("the installed engine has no real-time loop")
+    (a0, b0), (a1, b1) = veths
+    size, n = 1000, 400
+    depth = 100
+    general = ["-i", f"1@{a0}", "-i", f"2@{a1}", "--thrift-port", "0", "--no-p4"]
+    target = ["--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"]
+    if how == "tm-config":
+        tm = tmp_path / "tm.json"
+        tm.write_text(_json.dumps({"ports": {"2": {"rate_bps": 10_000_000, "queue_depth": depth}}}))
+        target += ["--tm-config", str(tm)]
+        gap_ns = (size + 24) * 8 * 10**9 // 10_000_000  # the TM counts preamble, gap and FCS
+    else:
+        gap_ns = 10**9 // 2000
+    sw = Switch(parse_args(general + ["--"] + target))
+    sw.start()
+    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B6))
+    rx.bind((b1, 0))
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    rx.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMPNS", 35), 1)
+    rx.settimeout(1)
+    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    tx.bind((b0, 0))
+    got = []
+    try:
+        assert sw.rt_ports is not None
+        c = Client(sw.address)
+        c.arbitrate(1)
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        c.write(update("insert", table_entry=table_entry(
+            schema, "fwd", {"hdr.ethernet.dst": 0x02AAAAAAAAAA}, "forward", {"port": 2})))
+        if how == "thrift":
+            host, port = sw.thrift_address.rsplit(":", 1)
+            cli = connect(host, int(port))
+            cli.sswitch.set_egress_queue_rate(2, 2000)
+            cli.sswitch.set_egress_queue_depth(2, depth)
+            cli.close()
+        for i in range(n):
+            tx.send(eth(0x02AAAAAAAAAA, src=0x02BBBBBBBBBB, ether_type=0x88B6,
+                        payload=i.to_bytes(4, "big") + bytes(size - 18)))
+        try:
+            while True:
+                _d, anc, _, _ = rx.recvmsg(2048, 64)
+                sec, nsec = struct.unpack("qq", anc[0][2][:16])
+                got.append(sec * 10**9 + nsec)
+        except socket.timeout:
+            pass
+        stats = sw.device.dataplane.raw.stats()
+        c.close()
+    finally:
+        rx.close()
+        tx.close()
+        sw.stop()
+    assert stats["transmitted"] == len(got) and stats["dropped_queue"] == n - len(got)
+    assert depth < len(got) < n, "the queue held its depth, the rest was dropped"
+    xs = range(len(got))
+    mx, my = sum(xs) / len(got), sum(got) / len(got)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, got)) / sum((x - mx) ** 2 for x in xs)
+    assert abs(slope - gap_ns) / gap_ns < 0.03, (slope, gap_ns)
