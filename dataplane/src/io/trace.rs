@@ -8,6 +8,10 @@
 //! (`Switch::packet_id`). A packet that went nowhere (no copy left, none was
 //! dropped or queued) is said so once its arrival's events at that instant
 //! are done, as the in-process path says it after running the packet.
+//! Traced, each arrival runs with everything due at its instant (its egress
+//! on a free port) before the next frame of the batch enters, as the
+//! in-process path runs traced packets one at a time; untraced, a batch's
+//! ingresses come first.
 
 use super::rt::Event;
 use crate::engine::{Stats, Switch};
