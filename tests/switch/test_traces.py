@@ -100,3 +100,53 @@ def test_in_process_path_writes_the_same_lines(ctl, schema, switch, lines):
         f"[{p + 1}.0] Packet dropped at the end of ingress (egress_spec is the drop port)",
         f"[{p + 2}.0] Processing packet received on port 4",
         f"[{p + 2}.0] No packet left the switch (no copy, multicast group empty or unknown)"]
+
+
+def test_rt_ports_write_the_loops_records_and_report_lost_ones(lines):
+    """RtPorts' events thread: the loop's records become lines, and records
+    the loop had to drop (rt_stats traces_dropped) a warning."""
+    import threading
+    import time
+
+    from p4scope.switch.ports import RtPorts
+
+    class Raw:
+        def __init__(self):
+            self.recs = [("received", 3, 0, 1, 60, b""), ("sent", 3, 0, 0, 2, 60, b"")]
+
+        def rt_take_events(self, n, timeout):
+            return []
+
+        def rt_take_traces(self, n):
+            recs, self.recs = self.recs, []
+            return recs
+
+        def rt_stats(self):
+            return {"traces_dropped": 5}
+
+        def rt_stop(self):
+            pass
+
+    class Engine:
+        raw = Raw()
+
+    class Device:
+        lock = threading.RLock()
+
+    warnings = Lines()
+    logging.getLogger("p4scope.switch").addHandler(warnings)
+    ports = RtPorts(Device(), {}, cpu_port=255)
+    ports.LOST_REPORT_S = 0.0
+    ports.engine = Engine()
+    ports.start()
+    try:
+        deadline = time.monotonic() + 3
+        while (len(lines) < 2 or not warnings.lines) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        ports.close()
+        logging.getLogger("p4scope.switch").removeHandler(warnings)
+    assert lines == [(D, "[3.0] Processing packet received on port 1"),
+                     (D, "[3.0] Transmitting packet of size 60 out of port 2")]
+    assert (logging.WARNING, "5 per-packet trace records lost (the log is slower than the "
+                             "traffic)") in warnings.lines
