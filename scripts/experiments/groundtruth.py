@@ -8,6 +8,11 @@ buffer's use (cells). From it come, per egress queue, the occupancy over
 time (stored reduced, without losing the peak), the occupancy split by
 ingress port, the true peak and the true bursts — found with the
 instrument's own thresholds and unit, so the two compare burst by burst.
+
+The series keeps the last record of each nanosecond; the peak is taken over
+every record, since a frame enqueued and another dequeued in the same
+nanosecond were both held for a moment (the buffer admitted the first
+with the second still in it).
 """
 
 from __future__ import annotations
@@ -75,11 +80,12 @@ def analyse(case_id: str, trace: pd.DataFrame, burst_on: float, burst_off: float
     mean occupancy is taken over the trace's span and over `window`."""
     occ_parts, ing_parts, peaks, bursts = [], [], [], []
     for (port, q), g in trace.groupby(["port", "queue"], sort=True):
+        t_all = g["time_ns"].to_numpy(np.int64).astype(float)
+        pk_b, pk_t = fg.peak(t_all, g["q_bytes"].to_numpy(np.int64))
+        pk_f, pk_ft = fg.peak(t_all, g["q_pkts"].to_numpy(np.int64))
         t, b, f = _last_per_time(g["time_ns"].to_numpy(np.int64),
                                  g["q_bytes"].to_numpy(np.int64), g["q_pkts"].to_numpy(np.int64))
         tf = t.astype(float)
-        pk_b, pk_t = fg.peak(tf, b)
-        pk_f, pk_ft = fg.peak(tf, f)
         peaks.append({"egress_port": int(port), "queue": int(q), "peak_bytes": pk_b,
                       "peak_ns": pk_t, "peak_frames": pk_f, "peak_frames_ns": pk_ft,
                       "mean_bytes": fg.time_weighted_mean(tf, b),

@@ -206,3 +206,19 @@ def test_groundtruth_from_an_engine_trace():
     assert ing[(1, 20)] == 0 and ing[(2, 10)] == 100
     with pytest.raises(ValueError):
         gt.trace_frame({"time_ns": []})
+
+
+def test_groundtruth_peak_counts_a_frame_that_left_in_the_same_nanosecond():
+    """At 10 ns a frame is enqueued, then one dequeued: the queue held
+    300 B for a moment (the series keeps the 200 B after both)."""
+    from p4scope.experiments import groundtruth as gt
+
+    cols = {"time_ns": [0, 5, 10, 10, 30, 40], "port": [31] * 6, "queue": [0] * 6,
+            "ingress": [1] * 6, "kind": [0, 0, 0, 1, 1, 1], "q_pkts": [1, 2, 3, 2, 1, 0],
+            "q_bytes": [100, 200, 300, 200, 100, 0], "in_pkts": [1, 2, 3, 2, 1, 0],
+            "in_bytes": [100, 200, 300, 200, 100, 0]}
+    t = gt.analyse("c", gt.trace_frame(cols), burst_on=150, burst_off=150)
+    assert t.peak_of(31) == (300.0, 10.0)
+    assert t.peak_of(31, "frames") == (3.0, 10.0)
+    occ = t.occupancy.set_index("t_ns")["occupancy_bytes"]
+    assert occ[10] == 200
