@@ -72,7 +72,14 @@ def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
     """What each profile predicts, stated with its numbers (run.json, report)."""
     out = []
     for p in profiles.values():
-        B, a = p.buffer_bytes, p.alpha
+        B, a = p.shared_bytes, p.alpha
+        if p.reserved_bytes:
+            out.append({"profile": p.name, "what": "shared pool B",
+                        "formula": f"buffer − ports' reserves = {p.buffer_bytes:,} − "
+                                   f"{p.reserved_bytes:,} (port "
+                                   + ", ".join(str(q) for q, c in sorted(p.ports.items())
+                                               if c.get("reserved_bytes")) + ")",
+                        "value": B, "unit": "bytes"})
         if p.per_ingress_admission:
             for k in (2, 4):
                 lim = k * theory.dt_queue_limit(B, a, k)

@@ -14,8 +14,8 @@ from typing import Callable
 
 import pandas as pd
 
+from . import collector_port, groundtruth, instrument
 from . import fairness as fx
-from . import groundtruth, instrument
 from . import microburst as mbx
 from .linerate import mix_mean_size
 from .params import Profile
@@ -54,7 +54,9 @@ def _unit(vs: VirtualSwitch) -> str:
 def _tel(capture: bool, on: int, off: int, unit: str, per_packet: bool) -> TelemetryConfig:
     """With reports captured: 1 us interval maxima and (for bursts) a report
     per packet while a burst lasts. Without: no reports; 16 us intervals
-    whose maxima (and the burst registers) are polled over P4Runtime."""
+    whose maxima (and the burst registers) are polled over P4Runtime.
+    Reports take no shared buffer (the collector port's rate and reserve,
+    collector_port.py): a case measures the same with or without them."""
     if capture:
         return TelemetryConfig(on, off, INTERVAL_LOG2_US, report_intervals=True,
                                report_burst_packets=per_packet, bytes_mode=unit == "bytes")
@@ -78,6 +80,13 @@ class _Instrument:
     def on_step(self):
         return None if self.poller is None else self.poller.poll
 
+    def collector_within_reserve(self, prof: Profile) -> dict[str, int]:
+        """The collector queue's peak; raises when reports took shared buffer."""
+        with self.vs.locked() as e:
+            stats = e.tm_queue_stats()
+        reserved = int(prof.ports.get(COLLECTOR_PORT, {}).get("reserved_bytes", 0))
+        return collector_port.check_reserve(stats, reserved, prof.cell_bytes)
+
     def seen(self, case_id: str) -> instrument.Seen:
         if self.poller is None:
             return instrument.from_collector(case_id, _collector(self.tr), INTERVAL_LOG2_US,
@@ -85,15 +94,15 @@ class _Instrument:
         return self.poller.seen(case_id, self.unit)
 
 
-def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> Tables:
+def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick,
+                  per_packet: bool = True) -> Tables:
+    """`per_packet`: a report for every packet that leaves while a burst
+    lasts (else only its start and end), when reports are captured."""
     bp = mbx.plan_of(case)
     unit = _unit(vs)
     on, off = bp.burst_on(unit), bp.burst_off(unit)
-    # No report per burst packet here: at 64 B those clones fill the shared
-    # buffer the burst is measured against (the instrument would shrink what
-    # it measures); 1 us interval maxima give the occupancy curve instead.
     vs.reset(prof, [Flow(p, bp.egress) for p in bp.ingress],
-             {bp.egress: _tel(can_capture(), on, off, unit, per_packet=False)})
+             {bp.egress: _tel(can_capture(), on, off, unit, per_packet)})
     tr = Traffic(vs)
     tr.trace([bp.egress])
     ins = _Instrument(vs, tr, bp.egress, unit)
@@ -108,6 +117,7 @@ def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> T
     row = mbx.result_row(case, bp, sinks, truth.peak_of(bp.egress)[0])
     row["mean_truth_bytes"] = truth.mean_of(bp.egress)
     row["sim_digest"] = tr.digest()
+    row.update(ins.collector_within_reserve(prof))
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
                            frame_size=bp.frame_size)
@@ -125,7 +135,7 @@ def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> T
 def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> Tables:
     ip = fx.plan_of(case)
     unit = _unit(vs)
-    limit = prof.buffer_bytes * prof.alpha / (1 + prof.alpha)
+    limit = prof.shared_bytes * prof.alpha / (1 + prof.alpha)
     mean = mix_mean_size(dict(ip.mix))
     on = int(0.1 * limit) if unit == "bytes" else max(2, int(0.1 * limit / prof.footprint(int(mean))))
     vs.reset(prof, [Flow(p, ip.egress) for p in ip.ingress],
@@ -141,12 +151,16 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     rx0, d0 = tr.sinks(), vs.pair_counters(ip.egress, ip.ingress)
     tr.run_until(ip.duration_ns, lambda f: tick(w + f * (1 - w)), ins.every_ns, ins.on_step)
     rx1, d1 = tr.sinks(), vs.pair_counters(ip.egress, ip.ingress)
+    # the sources have stopped: the queue drains, so the burst ends in the
+    # trace and in the instrument's view (after the measurement window)
+    tr.run_until_idle(every_ns=ins.every_ns, on_step=ins.on_step)
     window = _delta(rx1, rx0)
     streams = fx.stream_rows(case, ip, window)
     delivered = {p: (d1[p][0] - d0[p][0], d1[p][1] - d0[p][1]) for p in ip.ingress}
     inst = fx.instrument_rows(case, ip, delivered, streams)
     row = fx.case_row(case, ip, streams, inst)
     row["sim_digest"] = tr.digest()
+    row.update(ins.collector_within_reserve(prof))
     truth = groundtruth.analyse(case.case_id, tr.trace_events(), on, on // 2, unit,
                                 window=(ip.warmup_ns, ip.duration_ns))
     row["peak_truth_bytes"] = truth.peak_of(ip.egress)[0]

@@ -80,11 +80,11 @@ def plan(params: MicroburstParams, profiles: dict[str, Profile]) -> list[Case]:
                     fp = prof.footprint(size)
                     k = len(ports)
                     voqs = k if prof.per_ingress_admission else 1
-                    admitted = th.dt_admitted_frames(prof.buffer_bytes, prof.alpha, fp, voqs=voqs)
+                    admitted = th.dt_admitted_frames(prof.shared_bytes, prof.alpha, fp, voqs=voqs)
                     n = params.burst_frames or th.burst_frames_needed(admitted, k, params.margin)
                     bp = BurstPlan(scenario, name, tuple(ports), params.egress, size, prof.name, n,
                                    fp, th.burst_absorption_frames(admitted, k, n),
-                                   voqs * th.dt_queue_limit(prof.buffer_bytes, prof.alpha, voqs),
+                                   voqs * th.dt_queue_limit(prof.shared_bytes, prof.alpha, voqs),
                                    params.rate_bps)
                     label = (f"microburst {scenario} {name} {size} B {prof.name} "
                              f"({k}x{n:,} frames)")

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Optional, Sequence
 
+from . import collector_port
 from .linerate import FCS, GBPS_100, TOLLY_IMIX
 
 TABLE4_SIZES = (64, 82, 100, 118, 128, 146, 164, 182, 200, 218, 236, 256, 512, 1024, 1518,
@@ -93,7 +94,9 @@ class Profile:
     engine takes it ({"mode": "fair"} is byte-fair round robin between
     ingress ports; {"mode": "groups", ...} serves groups of ingress ports
     in turn first, then the ports of a group, the unfair arbitration of
-    some ASICs); extra: further engine TM settings merged in unchanged."""
+    some ASICs); extra: further engine TM settings merged in unchanged;
+    ports: per-port settings (rate_bps, reserved_bytes) beyond the defaults,
+    such as the collector port's (collector_port.py)."""
 
     name: str
     buffer_bytes: int
@@ -102,10 +105,25 @@ class Profile:
     cell_bytes: int = 1
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    ports: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def reserved_bytes(self) -> int:
+        """Buffer the ports keep for themselves, outside the shared pool."""
+        return sum(int(p.get("reserved_bytes", 0)) for p in self.ports.values())
+
+    @property
+    def shared_bytes(self) -> int:
+        """The shared pool the measured queues compete for (B in the
+        theory): the buffer less the ports' reserves."""
+        return self.buffer_bytes - self.reserved_bytes
 
     def check(self) -> "Profile":
         if self.buffer_bytes <= 0:
             raise ParamError(f"profile {self.name}: buffer must be positive")
+        if self.shared_bytes <= 0:
+            raise ParamError(f"profile {self.name}: the ports' reserves ({self.reserved_bytes} "
+                             f"bytes) leave no shared buffer")
         if self.alpha <= 0:
             raise ParamError(f"profile {self.name}: alpha must be positive")
         if self.cell_bytes < 1:
@@ -119,6 +137,8 @@ class Profile:
                        "cell_bytes": int(self.cell_bytes)},
             "defaults": {"rate_bps": int(rate_bps), "arbitration": dict(self.arbitration)},
         }
+        if self.ports:
+            doc["ports"] = {str(p): dict(v) for p, v in sorted(self.ports.items())}
         for k, v in self.extra.items():
             if isinstance(v, dict) and isinstance(doc.get(k), dict):
                 doc[k] = {**doc[k], **v}
@@ -159,13 +179,16 @@ def default_profiles(buffer_bytes: int = 16 * 1024 * 1024, alpha: float = 1.0,
     """fair: byte-fair arbitration between ingress ports; unfair: ingress
     ports 1-8, 9-16, 17-24, 25-32 arbitrated as four groups first. Both a
     shared buffer with dynamic thresholds, taken in 256-byte cells (the cell
-    size seed 001 reports)."""
+    size seed 001 reports), and the collector port fast and with a reserve
+    of its own, so the instrument's reports take no shared buffer."""
+    ports = {collector_port.COLLECTOR_PORT: collector_port.port_tm(GBPS_100, cell_bytes)}
     return {
         "fair": Profile("fair", buffer_bytes, alpha, {"mode": "fair"}, cell_bytes,
-                        "byte-fair round robin between ingress ports"),
+                        "byte-fair round robin between ingress ports", ports=ports),
         "unfair": Profile("unfair", buffer_bytes, alpha,
                           {"mode": "groups", "group_size": 8, "first_port": 1}, cell_bytes,
-                          "groups of 8 ingress ports served in turn, then the ports of a group"),
+                          "groups of 8 ingress ports served in turn, then the ports of a group",
+                          ports=ports),
     }
 
 

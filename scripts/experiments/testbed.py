@@ -27,16 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from .collector_port import COLLECTOR_PORT, SNAP_BYTES  # noqa: F401 (re-exported)
 from .params import Profile
 
 CPU_PORT = 255
-COLLECTOR_PORT = 62  # the telemetry collector's port on the switch
 REPORT_SESSION = 500  # telemetry.p4 TEL_REPORT_SESSION
 SWITCH_MAC = 0x02_00_00_00_00_FE
 SWITCH_IP_STR = "10.0.0.254"
 COLLECTOR_IP_STR = "10.0.0.253"
 COLLECTOR_UDP = 32766
-SNAP_BYTES = 64
 
 
 def host_mac(port: int) -> int:

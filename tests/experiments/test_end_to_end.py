@@ -58,6 +58,11 @@ def test_fairness_fair_and_unfair(run):
 def test_instrument_against_truth(run):
     e = pd.read_parquet(run.path / "instrument_errors.parquet")
     assert (e["peak_error_rel"].abs() <= 0.05).all(), e[["case_id", "peak_error_rel"]]
+    # every burst starts and ends in the instrument's view as in the truth,
+    # to the microsecond of the egress clock (plus a frame or two at the start)
+    assert (e["bursts_matched"] == e["bursts_truth"]).all()
+    assert e["end_error_ns"].between(-1000, 0).all(), e[["case_id", "end_error_ns"]]
+    assert e["start_error_ns"].between(-1000, 1000).all(), e[["case_id", "start_error_ns"]]
     sh = pd.read_parquet(run.path / "instrument_shares.parquet")
     assert (sh["err_pp_bw"].abs() <= 1.0).all()
 
