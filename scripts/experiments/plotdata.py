@@ -142,7 +142,7 @@ def representative_cases(micro: pd.DataFrame, sizes: Sequence[int] = (64, 1518, 
 @dataclass
 class InstrumentView:
     truth: Series
-    t_us: np.ndarray  # per-packet samples (depth at enqueue) while a burst lasts
+    t_us: np.ndarray  # per-packet samples (held just before each left) while a burst lasts
     mb: np.ndarray
     bursts: pd.DataFrame  # burst_events of the case, times in us since t0
     iv_us: np.ndarray = field(default_factory=lambda: np.array([]))  # interval starts

@@ -141,10 +141,10 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> plt.Figure:
         ax.plot(v.truth.t_us, v.truth.mb, color="#333333", lw=1.1, label="ground truth")
         if v.iv_us.size:
             ax.step(v.iv_us, v.iv_mb, where="post", color="#2a9d8f", lw=1.0,
-                    label="instrument: interval maxima (depth at enqueue of the frames leaving)")
+                    label="instrument: interval maxima (held just before a dequeue)")
         if v.t_us.size:
             ax.plot(v.t_us, v.mb, ".", color="#e07a1f", ms=2.0,
-                    label="instrument: depth at enqueue")
+                    label="instrument: burst packets (held just before each left)")
         if v.case_max_mb is not None:
             ax.axhline(v.case_max_mb, color="#e07a1f", ls="--", lw=1.2,
                        label="instrument: peak (register, over P4Runtime)")
@@ -282,15 +282,16 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> p
     c.set_title("Instrument's peak − true peak (band ±5%)")
     _sparse_ticks(c, x, labels)
     # burst start and end
-    st = errors["start_error_ns"].to_numpy(float) / 1e3
-    en = errors["end_error_ns"].to_numpy(float) / 1e3
+    st = errors["start_error_ns"].to_numpy(float)
+    en = errors["end_error_ns"].to_numpy(float)
     for prof in profiles:
         m = (errors["profile"] == prof).to_numpy()
         col = pdt.profile_color(prof, profiles)
         d_ax.plot(x[m], st[m], "o", ms=3.5, color=col, label=f"{prof}: start")
         d_ax.plot(x[m], en[m], "x", ms=4.5, color=col, label=f"{prof}: end")
+    d_ax.axhspan(-1000, 0, color="gray", alpha=0.15)  # the egress clock's microsecond
     d_ax.axhline(0, color="black", lw=0.7)
-    d_ax.set_ylabel("instrument − truth (µs)")
+    d_ax.set_ylabel("instrument − truth (ns; band: 1 µs clock step)")
     title = "Burst start (o) and end (x)"
     if "end_truth_ns" in errors:
         ended = ~np.isnan(errors["end_truth_ns"].to_numpy(float))

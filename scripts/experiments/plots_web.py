@@ -101,11 +101,11 @@ def instrument_vs_truth(views: list[pdt.InstrumentView]) -> go.Figure:
                                  legendgroup="t", showlegend=i == 0, mode="lines",
                                  line=dict(color="#333333", width=1.2)), r, c)
         if v.iv_us.size:
-            fig.add_trace(go.Scatter(x=v.iv_us, y=v.iv_mb, name="instrument: interval maxima (depth at enqueue of the frames leaving)",
+            fig.add_trace(go.Scatter(x=v.iv_us, y=v.iv_mb, name="instrument: interval maxima (held just before a dequeue)",
                                      legendgroup="iv", showlegend=i == 0, mode="lines",
                                      line=dict(color="#2a9d8f", width=1, shape="hv")), r, c)
         if v.t_us.size:
-            fig.add_trace(go.Scattergl(x=v.t_us, y=v.mb, name="instrument: depth at enqueue",
+            fig.add_trace(go.Scattergl(x=v.t_us, y=v.mb, name="instrument: burst packets (held just before each left)",
                                        legendgroup="i",
                                        showlegend=i == 0, mode="markers",
                                        marker=dict(color="#e07a1f", size=3)), r, c)

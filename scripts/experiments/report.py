@@ -186,7 +186,9 @@ def _theory(page: Page) -> None:
     s.parts.append(para(
         "The traffic manager admits a frame into an egress queue while the queue's occupancy "
         "<i>q</i> stays under its dynamic threshold <i>α·(B − Q)</i>, where <i>B</i> is the "
-        "shared buffer and <i>Q</i> what all queues hold together. With one congested queue the "
+        "shared pool (the buffer less the space ports reserve for themselves: here the "
+        "telemetry collector port's reserve, see the table) and <i>Q</i> what all queues hold "
+        "together. With one congested queue the "
         "queue settles where <i>q = α·(B − q)</i>, i.e. <b><i>q* = α·B / (1 + α)</i></b>; with "
         "<i>n</i> queues congested at once each gets <i>α·B / (1 + n·α)</i>; space reserved for "
         "a queue outside the shared pool adds to this. A queue with a static limit keeps that "
@@ -403,16 +405,18 @@ def _instrument(page: Page) -> None:
         f"per-ingress bandwidth shares (percentage points). Bars: peak within {PEAK_TOL:.0%}, "
         f"shares within {SHARE_TOL_PP:g} pp." + how))
     s.parts.append(para(
-        "What the numbers show about the instrument: it records, at egress, the depth each "
-        "frame found when it was enqueued. Its interval maxima therefore follow the true "
-        "occupancy late by the queueing delay (the curve rises at the drain rate and peaks when "
-        "the last buffered frame leaves), its burst start comes when the first frame that found "
-        "the queue above the threshold leaves (threshold / line rate after the true start), and "
-        "a burst whose traffic stops is never ended, since no later frame finds the queue "
-        "empty. Under ingress arbitration frames leave out of arrival order, so a frame that "
-        "found the queue low can leave during a burst and split it in the instrument's view "
-        "(bursts_instrument > bursts_truth). The peak itself is exact to one frame (the depth a "
-        "frame finds excludes itself)."))
+        "How the instrument measures: egress runs when a frame leaves its queue, so the DUT "
+        "measures the queue at dequeue — what the frame leaves behind. A burst starts at the "
+        "first dequeue that leaves at least the threshold behind and ends at the first that "
+        "leaves less than the end threshold; the ground truth uses the same thresholds on the "
+        "traffic manager's own record, so a burst's end is the very dequeue the truth ends it "
+        "at, and its start follows the true start by the frame or two the queue takes to "
+        "cross the threshold net of a dequeue. Interval maxima (and burst peaks) take what the "
+        "queue held just before a dequeue: occupancy only grows between two dequeues, so these "
+        "are the true maxima, at the true time. Times come from v1model's egress clock, which "
+        "counts microseconds: instrument times are rounded down to the microsecond, so errors "
+        "lie within about −1 µs and +1 frame time. Reports leave by a collector port with its "
+        "own reserve and rate, so they take none of the buffer being measured."))
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
               pp.instrument_errors(err, shares))
@@ -434,7 +438,8 @@ def _error_summary(err: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "experiment": ex, "profile": prof, "cases": len(g),
             "worst |peak error| (%)": round(float(g["peak_error_rel"].abs().max()) * 100, 3),
-            "burst start late by (µs), median": round(float(g["start_error_ns"].median()) / 1e3, 1),
+            "burst start error (ns), median / worst": _median_worst(g["start_error_ns"]),
+            "burst end error (ns), median / worst": _median_worst(g["end_error_ns"]),
             "bursts that ended / instrument saw end":
                 f"{int(ended.sum())} / {int((ended & g['end_error_ns'].notna()).sum())}",
             "cases with a burst split": int((g["bursts_instrument"] > g["bursts_truth"]).sum()),
@@ -444,14 +449,22 @@ def _error_summary(err: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _median_worst(ns: pd.Series) -> str:
+    """'median / worst' of timing errors in ns (worst: the largest magnitude)."""
+    v = ns.dropna()
+    if v.empty:
+        return "—"
+    return f"{v.median():,.0f} / {v.loc[v.abs().idxmax()]:,.0f}"
+
+
 def _error_cases(err: pd.DataFrame) -> pd.DataFrame:
     scale, unit = _scale(err)
     return pd.DataFrame({
         "case": err["case_id"], f"true peak ({unit})": (err["peak_truth"] / scale).round(3),
         f"instrument peak ({unit})": (err["peak_instrument"] / scale).round(3),
         "peak error (%)": (err["peak_error_rel"] * 100).round(3),
-        "start error (µs)": (err["start_error_ns"] / 1e3).round(1),
-        "end error (µs)": (err["end_error_ns"] / 1e3).round(1),
+        "start error (ns)": err["start_error_ns"].round(0),
+        "end error (ns)": err["end_error_ns"].round(0),
         "bursts true / instrument": err["bursts_truth"].astype(str) + " / "
         + err["bursts_instrument"].astype(str),
         "share error (pp)": err["share_error_pp"].round(3),
