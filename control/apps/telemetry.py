@@ -85,7 +85,9 @@ class Telemetry:
         """Measures egress `port`: histogram bins of 2^histogram_shift
         packets (or bytes with bytes_mode, p4scope only), interval maxima
         over 2^interval_log2_us us, burst detection when burst_threshold >
-        0 (a burst ends below burst_end, default the threshold)."""
+        0 (depths at dequeue: a burst starts when a packet leaves at least
+        the threshold behind and ends when one leaves less than burst_end,
+        default the threshold)."""
         if port >= MAX_PORTS:
             raise ValueError(f"port {port}: the instrument measures ports < {MAX_PORTS}")
         cfg = PortTelemetry(burst_threshold, burst_threshold if burst_end is None else burst_end,
