@@ -1,12 +1,13 @@
 //! Real time: the switch's ports are Linux interfaces, and one thread moves
 //! packets between them and the engine, driven by the wall clock.
 //!
-//! The loop waits (ppoll) until a port has frames, another thread wakes it,
-//! or the switch's next event is due; it then reads every port in batches
-//! (recvmmsg), runs each frame through the same `Switch` the simulator
-//! uses, at the wall-clock time, lets the switch process everything due
-//! (egress services, line-rate shaping), and sends what left the switch in
-//! batches (sendmmsg). Frames for the CPU port and digests become events
+//! Each port's received frames land in a ring mapped from the kernel
+//! (PACKET_RX_RING): the loop takes them without a system call, and waits
+//! (ppoll) only when every ring is empty, until a port has frames, another
+//! thread wakes it, or the switch's next event is due. It runs each frame
+//! through the same `Switch` the simulator uses, at the wall-clock time,
+//! lets the switch process everything due (egress services, line-rate
+//! shaping), and sends what left the switch in batches (sendmmsg). Frames for the CPU port and digests become events
 //! another thread takes; frames for ports without an interface are dropped
 //! and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
@@ -26,11 +27,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Frames read from one port per wake-up before the others get a turn.
+/// Frames taken from one port per round before the others get a turn.
 pub const BATCH: usize = 64;
-/// Receive buffer per frame: jumbo frames fit; bigger (offloaded) frames
-/// are cut and counted as truncated.
-pub const SLOT: usize = 16384;
+/// Each port's receive ring (slots hold the interface's MTU; bigger,
+/// offloaded frames are cut and counted as truncated).
+pub const RING_BYTES: usize = 4 << 20;
+const SNDBUF: usize = 4 << 20;
+/// How often the kernel's count of frames a full ring lost is read.
+const RX_DROPS_EVERY_NS: u64 = 100_000_000;
 const MAX_EVENTS: usize = 65536;
 const MAX_TRACES: usize = 262144;
 const MAX_WAIT_NS: u64 = 20_000_000;
@@ -61,12 +65,15 @@ pub struct PortStats {
     pub tx_frames: u64,
     pub tx_bytes: u64,
     pub rx_truncated: u64,
+    /// Frames the kernel dropped because the port's ring was full.
+    pub rx_dropped: u64,
     pub tx_errors: u64,
 }
 
 pub struct PortIo {
     pub port: u32,
     pub iface: String,
+    ring: sys::RxRing,
     fd: OwnedFd,
     pcap_in: Option<PcapWriter>,
     pcap_out: Option<PcapWriter>,
@@ -75,10 +82,11 @@ pub struct PortIo {
 impl PortIo {
     /// Opens the interface now (errors are the caller's to report).
     pub fn open(port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> std::io::Result<PortIo> {
-        let fd = sys::packet_socket(iface, 4 << 20)?;
+        let (fd, ring) = sys::packet_socket(iface, RING_BYTES, SNDBUF)?;
         Ok(PortIo {
             port,
             iface: iface.to_string(),
+            ring,
             fd,
             pcap_in: pcap_in.map(PcapWriter::create).transpose()?,
             pcap_out: pcap_out.map(PcapWriter::create).transpose()?,
@@ -271,16 +279,15 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let eng0 = lk(&host).switch().now_ns();
     let now_eng = |w: Instant| eng0 + w.duration_since(wall0).as_nanos() as u64;
     let mut ports: Vec<PortIo> = vec![];
-    let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; SLOT]).collect();
-    let mut lens = vec![0usize; BATCH];
     let mut outs: Vec<Output> = vec![];
     let mut spent: Vec<Vec<u8>> = vec![];
     let mut events: Vec<Event> = vec![];
     let mut ready = vec![];
     let mut fds: Vec<RawFd> = vec![];
-    let mut rx: Vec<(usize, usize, usize)> = vec![]; // (port idx, buf idx, len) per round
+    let mut tagged: Vec<u8> = vec![]; // a frame with its VLAN tag put back
     let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
     let mut tracer: Option<Tracer> = None;
+    let mut drops_read_at = 0u64;
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
             match c {
@@ -288,7 +295,12 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                     ports.retain(|x| x.port != p.port);
                     ports.push(p);
                 }
-                Cmd::Remove(port) => ports.retain(|x| x.port != port),
+                Cmd::Remove(port) => {
+                    for p in ports.iter().filter(|p| p.port == port) {
+                        pending_stats.entry(port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
+                    }
+                    ports.retain(|x| x.port != port)
+                }
             }
         }
         let cpu = *lk(&sh.cpu_port);
@@ -305,17 +317,20 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 None => MAX_WAIT_NS,
             }
         };
-        let timeout = if lk(&sh.inject).is_empty() { timeout } else { 0 };
-        fds.clear();
-        fds.push(sh.wake.as_raw_fd());
-        fds.extend(ports.iter().map(|p| p.fd.as_raw_fd()));
-        if sys::poll_readable(&fds, timeout, &mut ready).is_err() {
-            std::thread::sleep(Duration::from_millis(1));
+        // frames waiting in a ring or a packet-out: no wait, no system call
+        let busy = !lk(&sh.inject).is_empty() || ports.iter().any(|p| p.ring.ready());
+        if timeout > 0 && !busy {
+            fds.clear();
+            fds.push(sh.wake.as_raw_fd());
+            fds.extend(ports.iter().map(|p| p.fd.as_raw_fd()));
+            if sys::poll_readable(&fds, timeout, &mut ready).is_err() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if ready.first() == Some(&0) {
+                sys::event_clear(&sh.wake);
+            }
         }
         lk(&sh.counters).wakeups += 1;
-        if ready.first() == Some(&0) {
-            sys::event_clear(&sh.wake);
-        }
         // after the wait: a set_trace that woke us applies to what it read
         if sh.tracing.load(Ordering::Acquire) {
             let cfg = sh.trace_cfg();
@@ -327,7 +342,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             tracer = None;
         }
         let injected = std::mem::take(&mut *lk(&sh.inject));
-        // read a batch from every readable port, then run them all
+        // take a batch from every port's ring, running each frame at once
         let mut h = lk(&host);
         let sw = h.switch();
         let now = now_eng(Instant::now());
@@ -335,29 +350,36 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         for (port, data) in injected {
             deliver(sw, port, now, &data, tracer.as_mut(), &mut events);
         }
-        for &r in ready.iter().filter(|r| **r > 0) {
-            let pi = r - 1;
-            rx.clear();
-            let n = match sys::recv_batch(&ports[pi].fd, &mut bufs, &mut lens) {
-                Ok(n) => n,
-                Err(_) => 0,
-            };
-            let st = pending_stats.entry(ports[pi].port).or_default();
-            for (i, len) in lens.iter().enumerate().take(n) {
-                if *len > SLOT {
+        for p in ports.iter_mut() {
+            if !p.ring.ready() {
+                continue;
+            }
+            let st = pending_stats.entry(p.port).or_default();
+            for _ in 0..BATCH {
+                let Some(f) = p.ring.take() else { break };
+                if f.cut() {
                     st.rx_truncated += 1;
                     continue;
                 }
+                let frame = match f.vlan() {
+                    None => f.data(),
+                    Some((tpid, tci)) => {
+                        let d = f.data();
+                        let mac = d.len().min(12);
+                        tagged.clear();
+                        tagged.extend_from_slice(&d[..mac]);
+                        tagged.extend_from_slice(&tpid.to_be_bytes());
+                        tagged.extend_from_slice(&tci.to_be_bytes());
+                        tagged.extend_from_slice(&d[mac..]);
+                        &tagged[..]
+                    }
+                };
                 st.rx_frames += 1;
-                st.rx_bytes += *len as u64;
-                rx.push((pi, i, *len));
-            }
-            for &(pi, bi, len) in &rx {
-                let frame = &bufs[bi][..len];
-                if let Some(w) = ports[pi].pcap_in.as_mut() {
+                st.rx_bytes += frame.len() as u64;
+                if let Some(w) = p.pcap_in.as_mut() {
                     let _ = w.write(epoch0 + (now - eng0), frame);
                 }
-                deliver(sw, ports[pi].port, now, frame, tracer.as_mut(), &mut events);
+                deliver(sw, p.port, now, frame, tracer.as_mut(), &mut events);
             }
         }
         advance(sw, now, tracer.as_mut(), &mut events);
@@ -417,6 +439,15 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         if no_port > 0 {
             lk(&sh.counters).no_port += no_port;
         }
+        if now >= drops_read_at + RX_DROPS_EVERY_NS {
+            drops_read_at = now;
+            for p in &ports {
+                let d = sys::rx_dropped(&p.fd);
+                if d > 0 {
+                    pending_stats.entry(p.port).or_default().rx_dropped += d;
+                }
+            }
+        }
         if !pending_stats.is_empty() {
             let mut s = lk(&sh.stats);
             for (p, d) in std::mem::take(&mut pending_stats) {
@@ -426,6 +457,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 e.tx_frames += d.tx_frames;
                 e.tx_bytes += d.tx_bytes;
                 e.rx_truncated += d.rx_truncated;
+                e.rx_dropped += d.rx_dropped;
                 e.tx_errors += d.tx_errors;
             }
         }
@@ -434,7 +466,9 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             sh.push_traces(&mut t.out);
         }
     }
+    let mut s = lk(&sh.stats);
     for p in ports.iter_mut() {
+        s.entry(p.port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
         if let Some(w) = p.pcap_in.as_mut() {
             let _ = w.flush();
         }
@@ -442,6 +476,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             let _ = w.flush();
         }
     }
+    drop(s);
     // ports that were open stay usable for a restart
     let mut cmds = lk(&sh.cmds);
     for p in ports.into_iter().rev() {

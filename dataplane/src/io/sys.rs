@@ -1,20 +1,37 @@
 //! The engine's only unsafe code: the Linux system calls of the real-time
-//! ports (AF_PACKET sockets with batched receive and send, ppoll, an
-//! eventfd to wake the loop). Each call is wrapped in a safe function;
-//! buffers handed to the kernel are borrowed for the duration of the call
-//! only, and their lengths come from the slices themselves.
+//! ports (AF_PACKET sockets with a memory-mapped receive ring and batched
+//! send, ppoll, an eventfd to wake the loop). Each call is wrapped in a safe
+//! function; buffers handed to the kernel are borrowed for the duration of
+//! the call only, and their lengths come from the slices themselves.
 //!
 //! Review notes: every pointer passed below points into a live Rust slice
 //! or struct of the right size for the call; no pointer is kept after the
-//! call returns; file descriptors are owned by `OwnedFd` and closed once.
+//! call returns, except the receive ring's mapping, which `RxRing` owns
+//! (unmapped once, on drop) and reads only inside frames the kernel has
+//! handed to user space (status TP_STATUS_USER, read with acquire order)
+//! until it hands them back (status TP_STATUS_KERNEL, stored with release
+//! order); file descriptors are owned by `OwnedFd` and closed once.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 const ETH_P_ALL: u16 = 0x0003;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_RX_RING: libc::c_int = 5;
+const PACKET_STATISTICS: libc::c_int = 6;
+const PACKET_VERSION: libc::c_int = 10;
+const TPACKET_V2: libc::c_int = 1;
+const TP_STATUS_KERNEL: u32 = 0;
+const TP_STATUS_USER: u32 = 1;
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+/// Where the kernel puts a frame's Ethernet header in a ring slot:
+/// TPACKET_ALIGN(sizeof(tpacket2_hdr) + sizeof(sockaddr_ll) + 16) - 14.
+const RING_MAC_OFFSET: usize = 66;
+const RING_BLOCK: usize = 1 << 17;
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
@@ -36,15 +53,40 @@ pub fn if_index(name: &str) -> io::Result<u32> {
     }
 }
 
+/// The MTU of interface `name`, asked through socket `fd`.
+fn if_mtu(fd: RawFd, name: &str) -> io::Result<usize> {
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    let bytes = name.as_bytes();
+    if bytes.len() >= req.ifr_name.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "interface name too long"));
+    }
+    for (d, s) in req.ifr_name.iter_mut().zip(bytes) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: `req` is a live ifreq with a NUL-terminated name; the kernel
+    // writes the MTU into its union.
+    cvt(unsafe { libc::ioctl(fd, libc::SIOCGIFMTU, &mut req as *mut libc::ifreq) })?;
+    // SAFETY: SIOCGIFMTU filled the union's int member.
+    Ok(unsafe { req.ifr_ifru.ifru_mtu }.max(0) as usize)
+}
+
 /// A raw AF_PACKET socket bound to one interface (non-blocking; its own
-/// transmissions are not looped back to it).
-pub fn packet_socket(ifname: &str, bufsize: usize) -> io::Result<OwnedFd> {
+/// transmissions are not looped back to it) whose received frames land in
+/// a ring of about `ring_bytes` mapped into the process (TPACKET_V2: no
+/// system call per frame; the ring is set up before the socket is bound,
+/// so no frame ever waits elsewhere). Ring slots hold the interface's MTU
+/// at opening (at least 1500 bytes); longer frames arrive cut.
+pub fn packet_socket(ifname: &str, ring_bytes: usize, sndbuf: usize) -> io::Result<(OwnedFd, RxRing)> {
     let idx = if_index(ifname)?;
-    let proto = ETH_P_ALL.to_be() as libc::c_int;
-    // SAFETY: plain system call with integer arguments.
-    let fd = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto) })?;
+    // SAFETY: plain system call with integer arguments (protocol 0: nothing
+    // is received before bind).
+    let fd = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    setsockopt_int(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2)?;
+    let mtu = if_mtu(fd, ifname)?.max(1500);
+    let ring = RxRing::new(&owned, mtu + 14, ring_bytes)?;
     // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
     let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     sll.sll_family = libc::AF_PACKET as u16;
@@ -58,14 +100,174 @@ pub fn packet_socket(ifname: &str, bufsize: usize) -> io::Result<OwnedFd> {
             std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
         )
     })?;
-    let one: libc::c_int = 1;
-    // Older kernels lack the option; outgoing frames are then filtered by
-    // their packet type, which recvmmsg does not report: accept the error.
-    let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, one);
-    let size = bufsize.min(i32::MAX as usize) as libc::c_int;
-    let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, size);
+    // Older kernels lack the option; outgoing frames would then show in
+    // the ring too: accept the error.
+    let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+    let size = sndbuf.min(i32::MAX as usize) as libc::c_int;
     let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, size);
-    Ok(owned)
+    Ok((owned, ring))
+}
+
+/// Frames the kernel dropped since the last call because the socket's
+/// ring was full (PACKET_STATISTICS, which resets the kernel's counters).
+pub fn rx_dropped(fd: &OwnedFd) -> u64 {
+    let mut st = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
+    let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: the pointer and length describe `st` and `len`, alive during
+    // the call; the kernel writes at most `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            &mut st as *mut libc::tpacket_stats as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        st.tp_drops as u64
+    }
+}
+
+/// A TPACKET_V2 receive ring mapped from a packet socket: fixed-size
+/// slots the kernel fills in order and user space hands back in order.
+pub struct RxRing {
+    base: std::ptr::NonNull<u8>,
+    map_len: usize,
+    slot: usize,
+    slots: usize,
+    head: usize,
+}
+
+// SAFETY: the mapping belongs to this value alone (no other copy of the
+// pointer exists); moving it to another thread moves that ownership.
+unsafe impl Send for RxRing {}
+
+impl RxRing {
+    /// Sets up and maps the ring of socket `fd` (before it is bound): slots
+    /// for frames of `frame` bytes, about `bytes` in all.
+    fn new(fd: &OwnedFd, frame: usize, bytes: usize) -> io::Result<RxRing> {
+        let slot = (RING_MAC_OFFSET + frame + 2).next_power_of_two().max(2048);
+        let block = RING_BLOCK.max(slot);
+        let per_block = block / slot;
+        let blocks = (bytes / block).max(1);
+        let req = libc::tpacket_req {
+            tp_block_size: block as libc::c_uint,
+            tp_block_nr: blocks as libc::c_uint,
+            tp_frame_size: slot as libc::c_uint,
+            tp_frame_nr: (blocks * per_block) as libc::c_uint,
+        };
+        // SAFETY: the pointer and length describe `req`, alive during the call.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                PACKET_RX_RING,
+                &req as *const libc::tpacket_req as *const libc::c_void,
+                std::mem::size_of::<libc::tpacket_req>() as libc::socklen_t,
+            )
+        })?;
+        let map_len = block * blocks;
+        // SAFETY: maps the ring the kernel just allocated for `fd`, of the
+        // size it was asked for; the kernel checks both.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), map_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = std::ptr::NonNull::new(p as *mut u8).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        // Slots never straddle blocks: block is a multiple of slot (both
+        // powers of two), so slot i starts at i * slot.
+        Ok(RxRing { base, map_len, slot, slots: blocks * per_block, head: 0 })
+    }
+
+    /// Bytes of one slot's frame at most (longer frames arrive cut).
+    pub fn max_frame(&self) -> usize {
+        self.slot - RING_MAC_OFFSET
+    }
+
+    fn status(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: slot i lies inside the mapping (i < slots, slots * slot
+        // <= map_len) and starts with the 4-byte, 16-aligned tp_status the
+        // kernel and this process both access atomically.
+        unsafe { &*(self.base.as_ptr().add(i * self.slot) as *const AtomicU32) }
+    }
+
+    /// Whether the next frame is ready (no system call).
+    pub fn ready(&self) -> bool {
+        self.status(self.head).load(Ordering::Acquire) & TP_STATUS_USER != 0
+    }
+
+    /// The next frame the kernel has handed over, if any; it goes back to
+    /// the kernel when the returned value is dropped.
+    pub fn take(&mut self) -> Option<RxFrame<'_>> {
+        let st = self.status(self.head).load(Ordering::Acquire);
+        if st & TP_STATUS_USER == 0 {
+            return None;
+        }
+        // SAFETY: the slot is user-owned now (status read with acquire
+        // after the kernel's release): the kernel does not write it until
+        // the status is set back; tpacket2_hdr fits at the slot's start.
+        let h = unsafe { std::ptr::read(self.base.as_ptr().add(self.head * self.slot) as *const libc::tpacket2_hdr) };
+        let off = (h.tp_mac as usize).min(self.slot);
+        let cap = (h.tp_snaplen as usize).min(self.slot - off);
+        let vlan = (st & TP_STATUS_VLAN_VALID != 0).then(|| {
+            let tpid = if st & TP_STATUS_VLAN_TPID_VALID != 0 { h.tp_vlan_tpid } else { 0x8100 };
+            (tpid, h.tp_vlan_tci)
+        });
+        Some(RxFrame { ring: self, off, cap, len: h.tp_len as usize, vlan })
+    }
+}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, once; no frame
+        // borrows the ring any more (RxFrame holds `&mut self`).
+        unsafe {
+            libc::munmap(self.base.as_ptr() as *mut libc::c_void, self.map_len);
+        }
+    }
+}
+
+/// A received frame, still in the ring.
+pub struct RxFrame<'a> {
+    ring: &'a mut RxRing,
+    off: usize,
+    cap: usize,
+    len: usize,
+    vlan: Option<(u16, u16)>,
+}
+
+impl RxFrame<'_> {
+    /// The bytes captured (all of them unless `cut`); without the VLAN tag
+    /// the kernel took out of the frame (see `vlan`).
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: off + cap <= slot (clamped in `next`), inside the slot this
+        // frame owns until drop; the kernel does not write a user-owned slot.
+        unsafe { std::slice::from_raw_parts(self.ring.base.as_ptr().add(self.ring.head * self.ring.slot + self.off), self.cap) }
+    }
+
+    /// Whether the frame was longer than its slot (its tail is missing).
+    pub fn cut(&self) -> bool {
+        self.cap < self.len
+    }
+
+    /// The VLAN tag (TPID, TCI) the kernel moved out of the frame, to be
+    /// put back after the MAC addresses (as libpcap does).
+    pub fn vlan(&self) -> Option<(u16, u16)> {
+        self.vlan
+    }
+}
+
+impl Drop for RxFrame<'_> {
+    fn drop(&mut self) {
+        let r = &mut *self.ring;
+        r.status(r.head).store(TP_STATUS_KERNEL, Ordering::Release);
+        r.head = (r.head + 1) % r.slots;
+    }
 }
 
 fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
@@ -80,43 +282,6 @@ fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_i
         )
     })
     .map(|_| ())
-}
-
-/// Receives up to `bufs.len()` frames at once; `lens[i]` gets the length
-/// of frame i (a frame longer than its buffer is reported with its full
-/// length, its tail cut). Returns how many frames came (0: none waiting).
-pub fn recv_batch(fd: &OwnedFd, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> io::Result<usize> {
-    let n = bufs.len().min(lens.len()).min(1024);
-    if n == 0 {
-        return Ok(0);
-    }
-    let mut iov: Vec<libc::iovec> = bufs[..n]
-        .iter_mut()
-        .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: b.len() })
-        .collect();
-    // SAFETY: mmsghdr is plain old data; all-zero is a valid value.
-    let mut msgs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
-    for (m, v) in msgs.iter_mut().zip(iov.iter_mut()) {
-        m.msg_hdr.msg_iov = v as *mut libc::iovec;
-        m.msg_hdr.msg_iovlen = 1;
-    }
-    // SAFETY: `msgs` holds n headers, each pointing at one iovec of `iov`,
-    // each describing a buffer of `bufs` with its true length; all outlive
-    // the call and nothing keeps the pointers afterwards.
-    let r = unsafe {
-        libc::recvmmsg(fd.as_raw_fd(), msgs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT | libc::MSG_TRUNC, std::ptr::null_mut())
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted {
-            return Ok(0);
-        }
-        return Err(e);
-    }
-    for i in 0..r as usize {
-        lens[i] = msgs[i].msg_len as usize;
-    }
-    Ok(r as usize)
 }
 
 /// Sends the frames; returns how many the kernel took.
@@ -202,7 +367,7 @@ mod tests {
     #[test]
     fn unknown_interface_is_an_error() {
         assert!(if_index("no-such-if0").is_err());
-        assert!(packet_socket("no-such-if0", 1 << 20).is_err());
+        assert!(packet_socket("no-such-if0", 1 << 20, 1 << 20).is_err());
         assert!(if_index("a\0b").is_err());
     }
 

@@ -123,6 +123,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
         x.set_item("tx_frames", s.tx_frames)?;
         x.set_item("tx_bytes", s.tx_bytes)?;
         x.set_item("rx_truncated", s.rx_truncated)?;
+        x.set_item("rx_dropped", s.rx_dropped)?;
         x.set_item("tx_errors", s.tx_errors)?;
         ports.set_item(p, x)?;
     }
