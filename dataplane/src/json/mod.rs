@@ -15,6 +15,7 @@ mod expr;
 mod layout;
 mod parser;
 
+use crate::pipeline::words;
 use crate::program::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -346,7 +347,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     for (i, p) in pipes.profiles.iter().enumerate() {
         names.profiles.insert(p.name.clone(), i as u32);
     }
-    Ok(Program {
+    let mut prog = Program {
         headers: cx.headers,
         fmeta: cx.fields.iter().map(FieldMeta::of).collect(),
         fields: cx.fields,
@@ -372,8 +373,13 @@ pub fn load_value(root: &Value) -> R<Program> {
         meters: cx.meters,
         registers: cx.registers,
         std,
+        deparse_plans: vec![],
+        calc_plans: vec![],
         names,
-    })
+    };
+    prog.deparse_plans = words::header_plans(&prog);
+    prog.calc_plans = words::calc_plans(&prog);
+    Ok(prog)
 }
 
 fn load_errors(cx: &mut Ctx, root: &Value) -> R<ErrorCodes> {

@@ -16,6 +16,10 @@ impl<'a> Exec<'a> {
             if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
                 continue;
             }
+            if let Some(plan) = &prog.deparse_plans[h as usize] {
+                plan.emit(&pkt.phv.vals, out);
+                continue;
+            }
             let hd = &prog.headers[h as usize];
             let vl = pkt.phv.vl_bits[h as usize];
             let mut w = bits::BitWriter::new(out);

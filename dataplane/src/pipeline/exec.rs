@@ -491,6 +491,17 @@ impl<'a> Exec<'a> {
         let prog = self.prog;
         let mut buf = std::mem::take(&mut self.rt.calc_buf);
         buf.clear();
+        if let Some(plan) = &prog.calc_plans[calc as usize] {
+            if plan.headers.iter().all(|h| pkt.phv.valid[*h as usize]) {
+                plan.words.emit(&pkt.phv.vals, &mut buf);
+                if plan.payload {
+                    buf.extend_from_slice(pkt.data.get(pkt.payload_off..).unwrap_or(&[]));
+                }
+                let h = self.rt.hashers[calc as usize].hash(&buf);
+                self.rt.calc_buf = buf;
+                return h;
+            }
+        }
         let mut w = bits::BitWriter::new(&mut buf);
         for inp in &prog.calcs[calc as usize].inputs {
             match inp {

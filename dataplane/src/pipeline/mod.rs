@@ -12,6 +12,7 @@ mod deparser;
 mod exec;
 mod parser;
 pub mod phv;
+pub mod words;
 
 use crate::externs::Externs;
 use crate::hash::Hasher;

@@ -1,0 +1,266 @@
+//! Fixed bit layouts of narrow fields, packed into big-endian 64-bit words
+//! and computed once at load.
+//!
+//! A header's wire image (deparse) and a calculation's input (checksums,
+//! hashes) are sequences of fields packed MSB first, whose positions never
+//! change from packet to packet. A [`WordPlan`] records, for each 64-bit
+//! word of the image, the constant bits it holds and the shift that puts
+//! each field (or the part of it that falls in the word) in place, so the
+//! image is built with one shift and one OR per piece and one 8-byte store
+//! per word, with no bit cursor. Fields are PHV slots of at most 128 bits,
+//! whose stored value is always below 2^width (the PHV's invariant).
+
+use crate::program::{CalcInput, HdrId, Program};
+use crate::value::mask_u128;
+
+/// The part of one field that falls in one word: the field's value
+/// shifted left by `shift` (right by `-shift` when negative), truncated to
+/// 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    field: u32,
+    shift: i32,
+}
+
+/// What goes into one field of a packed image (see [`WordPlan::new`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// A PHV field of `width` (1..=128) bits.
+    Field { field: u32, width: u32 },
+    /// A constant of `width` bits (its value below 2^width, width <= 128).
+    Const { value: u128, width: u32 },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WordPlan {
+    pieces: Vec<Piece>,
+    /// Per word: its constant bits, and the end of its pieces in `pieces`.
+    words: Vec<(u64, u32)>,
+    /// Length of the image in bits; its bytes are `ceil(bits / 8)`, the
+    /// last one zero-padded.
+    bits: u32,
+}
+
+impl WordPlan {
+    /// Packs `slots` back to back, MSB first. Zero-width slots take no room.
+    pub fn new(slots: &[Slot]) -> WordPlan {
+        let total: u32 = slots.iter().map(|s| match s {
+            Slot::Field { width, .. } | Slot::Const { width, .. } => *width,
+        }).sum();
+        let nwords = total.div_ceil(64) as usize;
+        let mut base = vec![0u64; nwords];
+        let mut per_word: Vec<Vec<Piece>> = vec![vec![]; nwords];
+        let mut off = 0u32;
+        for s in slots {
+            let (width, field, value) = match *s {
+                Slot::Field { field, width } => (width, Some(field), 0),
+                Slot::Const { value, width } => (width, None, value & mask_u128(width)),
+            };
+            if width == 0 {
+                continue;
+            }
+            let end = off + width;
+            for w in off / 64..=(end - 1) / 64 {
+                let shift = 64 * (w as i32 + 1) - end as i32;
+                match field {
+                    Some(f) => per_word[w as usize].push(Piece { field: f, shift }),
+                    None => base[w as usize] |= shifted(value, shift),
+                }
+            }
+            off = end;
+        }
+        let mut pieces = vec![];
+        let mut words = Vec::with_capacity(nwords);
+        for (b, ps) in base.into_iter().zip(per_word) {
+            pieces.extend(ps);
+            words.push((b, pieces.len() as u32));
+        }
+        WordPlan { pieces, words, bits: total }
+    }
+
+    /// Length of the image in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bits.div_ceil(8) as usize
+    }
+
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Appends the image of the fields' values in `vals` (PHV slots) to
+    /// `out`: `bytes()` bytes, the last one zero-padded.
+    #[inline]
+    pub fn emit(&self, vals: &[u128], out: &mut Vec<u8>) {
+        let start = out.len();
+        let mut p = 0usize;
+        for &(base, end) in &self.words {
+            let mut cur = base;
+            for piece in &self.pieces[p..end as usize] {
+                let v = vals.get(piece.field as usize).copied().unwrap_or(0);
+                cur |= shifted(v, piece.shift);
+            }
+            p = end as usize;
+            out.extend_from_slice(&cur.to_be_bytes());
+        }
+        out.truncate(start + self.bytes());
+    }
+}
+
+/// A calculation's input as a plan: every input a field of at most 128
+/// bits or a constant, possibly followed by the payload once the fields
+/// end on a byte boundary. It holds while every header in `headers` is
+/// valid (an invalid header's fields are left out of the input, which
+/// moves everything after them: the bit-by-bit path does that).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CalcPlan {
+    pub words: WordPlan,
+    pub headers: Vec<HdrId>,
+    pub payload: bool,
+}
+
+/// The deparse plan of each header: its fixed fields when all are at most
+/// 128 bits wide (None for metadata and headers with wide or varbit fields).
+pub fn header_plans(p: &Program) -> Vec<Option<WordPlan>> {
+    p.headers
+        .iter()
+        .map(|h| {
+            let fields = h.first_field..h.first_field + h.nfields;
+            if h.metadata || fields.clone().any(|f| p.fmeta[f as usize].wide) {
+                return None;
+            }
+            let slots: Vec<Slot> = fields.map(|f| Slot::Field { field: f, width: p.fmeta[f as usize].width as u32 }).collect();
+            Some(WordPlan::new(&slots))
+        })
+        .collect()
+}
+
+/// The plan of each calculation, where one applies (see [`CalcPlan`]).
+pub fn calc_plans(p: &Program) -> Vec<Option<CalcPlan>> {
+    p.calcs.iter().map(|c| calc_plan(p, &c.inputs)).collect()
+}
+
+fn calc_plan(p: &Program, inputs: &[CalcInput]) -> Option<CalcPlan> {
+    let mut slots = vec![];
+    let mut headers: Vec<HdrId> = vec![];
+    let mut payload = false;
+    for (i, inp) in inputs.iter().enumerate() {
+        match inp {
+            CalcInput::Field(f) => {
+                let fd = &p.fields[*f as usize];
+                if fd.wide.is_some() || fd.width > 128 {
+                    return None;
+                }
+                if !headers.contains(&fd.hdr) {
+                    headers.push(fd.hdr);
+                }
+                slots.push(Slot::Field { field: *f, width: fd.width });
+            }
+            CalcInput::Const { value, width } => {
+                if *width > 128 {
+                    return None;
+                }
+                slots.push(Slot::Const { value: value.low_u128(), width: *width });
+            }
+            CalcInput::Payload => {
+                if i + 1 != inputs.len() {
+                    return None;
+                }
+                payload = true;
+            }
+        }
+    }
+    let words = WordPlan::new(&slots);
+    if payload && words.bits() % 8 != 0 {
+        return None;
+    }
+    Some(CalcPlan { words, headers, payload })
+}
+
+/// `v` shifted left by `shift` (right when negative), low 64 bits.
+#[inline(always)]
+fn shifted(v: u128, shift: i32) -> u64 {
+    if shift >= 0 {
+        (v << shift as u32) as u64
+    } else {
+        (v >> (-shift) as u32) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::bits::BitWriter;
+
+    /// The same image made with the bit writer, field by field.
+    fn reference(slots: &[Slot], vals: &[u128]) -> Vec<u8> {
+        let mut out = vec![];
+        let mut w = BitWriter::new(&mut out);
+        for s in slots {
+            let (v, width) = match *s {
+                Slot::Field { field, width } => (vals[field as usize], width),
+                Slot::Const { value, width } => (value, width),
+            };
+            if width > 64 {
+                w.put((v >> 64) as u64, width - 64);
+                w.put(v as u64, 64);
+            } else {
+                w.put(v as u64, width);
+            }
+        }
+        w.flush();
+        out
+    }
+
+    #[test]
+    fn ipv4_like_header_matches_bit_writer() {
+        let widths = [4u32, 4, 8, 16, 16, 3, 13, 8, 8, 16, 32, 32];
+        let vals: Vec<u128> = vec![4, 5, 0x2e, 0x1234, 0xbeef, 0b101, 0x1abc, 64, 17, 0xffff, 0x0a000001, 0x0a000105];
+        let slots: Vec<Slot> = widths.iter().enumerate().map(|(i, w)| Slot::Field { field: i as u32, width: *w }).collect();
+        let plan = WordPlan::new(&slots);
+        assert_eq!(plan.bytes(), 20);
+        let mut out = vec![0xa5];
+        plan.emit(&vals, &mut out);
+        assert_eq!(out[0], 0xa5, "what was there stays");
+        assert_eq!(&out[1..], &reference(&slots, &vals)[..]);
+        assert_eq!(out[1], 0x45);
+    }
+
+    #[test]
+    fn fields_across_words_wide_narrow_and_constants() {
+        // 48+48+16 (Ethernet), then odd widths so fields straddle words,
+        // a 128-bit field, constants, and a total that is not whole bytes
+        let slots = vec![
+            Slot::Field { field: 0, width: 48 },
+            Slot::Field { field: 1, width: 48 },
+            Slot::Const { value: 0x0800, width: 16 },
+            Slot::Field { field: 2, width: 1 },
+            Slot::Field { field: 3, width: 128 },
+            Slot::Const { value: 0, width: 0 },
+            Slot::Field { field: 4, width: 7 },
+            Slot::Const { value: 0x5, width: 3 },
+            Slot::Field { field: 5, width: 61 },
+        ];
+        let vals: Vec<u128> = vec![
+            0x0000_0000_000a,
+            0xffff_ffff_fffe,
+            1,
+            0x8123_4567_89ab_cdef_0011_2233_4455_6677,
+            0x55,
+            (1u128 << 61) - 3,
+        ];
+        let plan = WordPlan::new(&slots);
+        assert_eq!(plan.bits(), 48 + 48 + 16 + 1 + 128 + 7 + 3 + 61);
+        let mut out = vec![];
+        plan.emit(&vals, &mut out);
+        assert_eq!(out, reference(&slots, &vals));
+        assert_eq!(out.len(), plan.bytes());
+    }
+
+    #[test]
+    fn empty_plan_writes_nothing() {
+        let plan = WordPlan::new(&[Slot::Const { value: 0, width: 0 }]);
+        let mut out = vec![1];
+        plan.emit(&[], &mut out);
+        assert_eq!(out, vec![1]);
+    }
+}
