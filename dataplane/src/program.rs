@@ -29,7 +29,7 @@ pub struct FieldDef {
     pub wide: Option<u32>,
 }
 
-/// What the per-packet loops need of a field, 8 bytes per field (the full
+/// What the per-packet loops need of a field, 12 bytes per field (the full
 /// `FieldDef` with its name is for the control path).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FieldMeta {
@@ -38,11 +38,18 @@ pub struct FieldMeta {
     /// Stored in the PHV's wide storage (wider than 128 bits, or varbit).
     pub wide: bool,
     pub varbit: bool,
+    pub signed: bool,
 }
 
 impl FieldMeta {
     pub fn of(f: &FieldDef) -> FieldMeta {
-        FieldMeta { bit_off: f.bit_off, width: f.width.min(u16::MAX as u32) as u16, wide: f.wide.is_some(), varbit: f.varbit }
+        FieldMeta {
+            bit_off: f.bit_off,
+            width: f.width.min(u16::MAX as u32) as u16,
+            wide: f.wide.is_some(),
+            varbit: f.varbit,
+            signed: f.signed,
+        }
     }
 }
 

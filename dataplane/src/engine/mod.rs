@@ -410,7 +410,7 @@ impl Switch {
     /// Writes a p4scope queue field: saturating, not truncating.
     fn set_sat(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
         if let Some(f) = f {
-            let w = self.prog.fields[f as usize].width;
+            let w = self.prog.fmeta[f as usize].width;
             let max = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
             pkt.phv.set_u(&self.prog, f, v.min(max) as u128);
         }
@@ -426,7 +426,7 @@ impl Switch {
     fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
         match f {
             // standard metadata is unsigned and narrow: the stored bits are the value
-            Some(f) if self.prog.fields[f as usize].wide.is_none() && !self.prog.fields[f as usize].signed => {
+            Some(f) if !self.prog.fmeta[f as usize].wide && !self.prog.fmeta[f as usize].signed => {
                 pkt.phv.vals[f as usize] as u64
             }
             Some(f) => pkt.phv.get(&self.prog, f).low_u64(),

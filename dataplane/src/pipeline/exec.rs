@@ -369,19 +369,19 @@ impl<'a> Exec<'a> {
     /// going through `Val`: the low bits are what truncation keeps.
     #[inline]
     fn assign_narrow(&self, pkt: &mut Packet, params: &[Val], f: FieldId, e: &Expr) -> bool {
-        let fd = &self.prog.fields[f as usize];
-        if fd.wide.is_some() {
+        let fd = self.prog.fmeta[f as usize];
+        if fd.wide {
             return false;
         }
-        let m = crate::value::mask_u128(fd.width);
+        let m = crate::value::mask_u128(fd.width as u32);
         let v = match e {
             Expr::Param(i) => match params.get(*i as usize) {
                 Some(p) => p.low_u128(),
                 None => 0,
             },
             Expr::Field(g) => {
-                let gd = &self.prog.fields[*g as usize];
-                if gd.wide.is_some() || (gd.signed && gd.width < fd.width) {
+                let gd = self.prog.fmeta[*g as usize];
+                if gd.wide || (gd.signed && gd.width < fd.width) {
                     return false;
                 }
                 pkt.phv.vals[*g as usize]

@@ -80,54 +80,61 @@ impl Phv {
     /// Reads a field as BMv2 does: unsigned, or sign-extended for int<w>.
     #[inline]
     pub fn get(&self, p: &Program, f: FieldId) -> Val {
+        let fm = p.fmeta[f as usize];
+        if !fm.wide {
+            let v = self.vals[f as usize];
+            let width = fm.width as u32;
+            return if fm.signed && width > 0 && (v >> (width - 1)) & 1 == 1 {
+                if width < 128 {
+                    Val::S(v as i128 - (1i128 << width))
+                } else {
+                    Val::from_u128(v).two_comp_mod(128)
+                }
+            } else {
+                Val::from_u128(v)
+            };
+        }
+        self.get_wide(p, f)
+    }
+
+    /// `get` of a field in wide storage (wider than 128 bits, or varbit).
+    fn get_wide(&self, p: &Program, f: FieldId) -> Val {
         let fd = &p.fields[f as usize];
-        match fd.wide {
-            None => {
-                let v = self.vals[f as usize];
-                if fd.signed && fd.width > 0 && (v >> (fd.width - 1)) & 1 == 1 {
-                    if fd.width < 128 {
-                        Val::S(v as i128 - (1i128 << fd.width))
-                    } else {
-                        Val::from_u128(v).two_comp_mod(128)
-                    }
-                } else {
-                    Val::from_u128(v)
-                }
-            }
-            Some(w) => {
-                let v = Val::from_be_bytes(&self.wide[w as usize]);
-                if fd.signed {
-                    v.two_comp_mod(fd.width)
-                } else {
-                    v
-                }
-            }
+        let v = match fd.wide {
+            Some(w) => Val::from_be_bytes(&self.wide[w as usize]),
+            None => Val::from_u128(self.vals[f as usize]),
+        };
+        if fd.signed {
+            v.two_comp_mod(fd.width)
+        } else {
+            v
         }
     }
 
     /// Writes a field, truncating to its width.
     #[inline]
     pub fn set(&mut self, p: &Program, f: FieldId, v: &Val) {
+        let fm = p.fmeta[f as usize];
+        if !fm.wide {
+            self.vals[f as usize] = v.trunc_u128(fm.width as u32);
+            return;
+        }
+        // wide storage; a varbit keeps its current length, the value right-aligned
         let fd = &p.fields[f as usize];
         match fd.wide {
+            Some(w) => v.write_be(fd.width, &mut self.wide[w as usize]),
             None => self.vals[f as usize] = v.trunc_u128(fd.width),
-            Some(w) => {
-                let buf = &mut self.wide[w as usize];
-                v.write_be(fd.width, buf);
-                if fd.varbit {
-                    // keep the current length; the value is right-aligned
-                }
-            }
         }
     }
 
     /// Writes a narrow field from an unsigned value (masked here).
     #[inline]
     pub fn set_u(&mut self, p: &Program, f: FieldId, v: u128) {
-        let fd = &p.fields[f as usize];
-        match fd.wide {
-            None => self.vals[f as usize] = v & mask_u128(fd.width),
-            Some(_) => self.set(p, f, &Val::from_u128(v)),
+        let fm = p.fmeta[f as usize];
+        if !fm.wide {
+            self.vals[f as usize] = v & mask_u128(fm.width as u32);
+        } else {
+            self.set(p, f, &Val::from_u128(v));
         }
     }
 
@@ -137,7 +144,7 @@ impl Phv {
         let fd = &p.fields[f as usize];
         match fd.wide {
             None => {
-                let n = ((fd.width + 7) / 8) as usize;
+                let n = fd.width.div_ceil(8) as usize;
                 let b = self.vals[f as usize].to_be_bytes();
                 out.extend_from_slice(&b[16 - n..]);
             }

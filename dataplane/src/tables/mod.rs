@@ -33,12 +33,47 @@ pub struct Entry {
     pub idle_notified: bool,
 }
 
+/// The handles of the entries that share one masked key, best first. The
+/// best is kept in the map's slot itself, so a lookup reads no other memory
+/// (exact and lpm keys never have more than one entry).
+#[derive(Clone, Debug)]
+struct Handles {
+    first: u32,
+    rest: Vec<u32>,
+}
+
+impl Handles {
+    fn iter(&self) -> impl Iterator<Item = &u32> {
+        std::iter::once(&self.first).chain(self.rest.iter())
+    }
+
+    /// Adds `h` and keeps the order given by `rank`.
+    fn insert(&mut self, h: u32, rank: impl Fn(u32) -> (i32, u32)) {
+        let mut all: Vec<u32> = self.iter().copied().collect();
+        all.push(h);
+        all.sort_by_key(|x| rank(*x));
+        self.first = all[0];
+        self.rest = all.split_off(1);
+    }
+
+    /// Removes `h`; false when no handle is left.
+    fn remove(&mut self, h: u32) -> bool {
+        let mut all: Vec<u32> = self.iter().copied().filter(|x| *x != h).collect();
+        if all.is_empty() {
+            return false;
+        }
+        self.first = all[0];
+        self.rest = all.split_off(1);
+        true
+    }
+}
+
 /// Entries with one mask, by masked key. Keys of up to 16 bytes are kept
 /// as integers (no heap key, no byte comparison per lookup).
 #[derive(Clone, Debug)]
 enum Map {
-    Small(HashMap<u128, Vec<u32>, FxBuildHasher>),
-    Big(HashMap<Vec<u8>, Vec<u32>, FxBuildHasher>),
+    Small(HashMap<u128, Handles, FxBuildHasher>),
+    Big(HashMap<Vec<u8>, Handles, FxBuildHasher>),
 }
 
 #[derive(Clone, Debug)]
@@ -62,17 +97,31 @@ impl Group {
     }
 
     /// Entries whose (already masked) value is `value`.
-    fn get_value(&self, value: &[u8]) -> Option<&Vec<u32>> {
+    fn get_value(&self, value: &[u8]) -> Option<&Handles> {
         match &self.map {
             Map::Small(m) => m.get(&be16(value)),
             Map::Big(m) => m.get(value),
         }
     }
 
-    fn list_mut(&mut self, value: Vec<u8>) -> &mut Vec<u32> {
-        match &mut self.map {
-            Map::Small(m) => m.entry(be16(&value)).or_default(),
-            Map::Big(m) => m.entry(value).or_default(),
+    /// Adds handle `h` under `value`, in the order `rank` gives.
+    fn insert(&mut self, value: Vec<u8>, h: u32, rank: impl Fn(u32) -> (i32, u32)) {
+        let slot = match &mut self.map {
+            Map::Small(m) => m.entry(be16(&value)),
+            Map::Big(m) => {
+                if let Some(l) = m.get_mut(&value) {
+                    l.insert(h, rank);
+                    return;
+                }
+                m.insert(value, Handles { first: h, rest: vec![] });
+                return;
+            }
+        };
+        match slot {
+            std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().insert(h, rank),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Handles { first: h, rest: vec![] });
+            }
         }
     }
 
@@ -82,16 +131,14 @@ impl Group {
             Map::Small(m) => {
                 let k = be16(value);
                 if let Some(l) = m.get_mut(&k) {
-                    l.retain(|x| *x != h);
-                    if l.is_empty() {
+                    if !l.remove(h) {
                         m.remove(&k);
                     }
                 }
             }
             Map::Big(m) => {
                 if let Some(l) = m.get_mut(value) {
-                    l.retain(|x| *x != h);
-                    if l.is_empty() {
+                    if !l.remove(h) {
                         m.remove(value);
                     }
                 }
@@ -108,7 +155,7 @@ impl Group {
 
     /// As `lookup` for a key of at most 16 bytes given as an integer.
     #[inline]
-    fn lookup_small(&self, k: u128) -> Option<&Vec<u32>> {
+    fn lookup_small(&self, k: u128) -> Option<&Handles> {
         match &self.map {
             Map::Small(m) => m.get(&if self.all_ones { k } else { k & self.mask16 }),
             Map::Big(_) => None,
@@ -117,7 +164,7 @@ impl Group {
 
     /// The entries a packet key (not masked) falls on.
     #[inline]
-    fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Vec<u32>> {
+    fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Handles> {
         match &self.map {
             Map::Small(m) => {
                 let k = be16(key);
@@ -370,9 +417,7 @@ impl TableState {
             }
         };
         let entries = &self.entries;
-        let list = self.groups[gi].list_mut(value);
-        list.push(handle);
-        list.sort_by_key(|h| (entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), *h));
+        self.groups[gi].insert(value, handle, |h| (entries[h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX), h));
         Ok(handle)
     }
 
@@ -433,7 +478,7 @@ impl TableState {
                 let mut best: Option<(i32, u32)> = None;
                 for g in &self.groups {
                     let hit = g.lookup(key, scratch);
-                    if let Some(h) = hit.and_then(|l| l.first()) {
+                    if let Some(h) = hit.map(|l| &l.first) {
                         let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
                         if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
                             best = Some((p, *h));
@@ -445,7 +490,7 @@ impl TableState {
             _ => {
                 for g in &self.groups {
                     let hit = g.lookup(key, scratch);
-                    if let Some(h) = hit.and_then(|l| l.first()) {
+                    if let Some(h) = hit.map(|l| &l.first) {
                         return Some(*h);
                     }
                 }
@@ -464,7 +509,7 @@ impl TableState {
             MatchKind::Ternary | MatchKind::Optional => {
                 let mut best: Option<(i32, u32)> = None;
                 for g in &self.groups {
-                    if let Some(h) = g.lookup_small(k).and_then(|l| l.first()) {
+                    if let Some(h) = g.lookup_small(k).map(|l| &l.first) {
                         let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
                         if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
                             best = Some((p, *h));
@@ -473,7 +518,7 @@ impl TableState {
                 }
                 best.map(|(_, h)| h)
             }
-            _ => self.groups.iter().find_map(|g| g.lookup_small(k).and_then(|l| l.first()).copied()),
+            _ => self.groups.iter().find_map(|g| g.lookup_small(k).map(|l| &l.first).copied()),
         }
     }
 
