@@ -6,7 +6,7 @@
 //! The runtime state that changes (table entries, counters, registers, ...)
 //! lives elsewhere (`tables`, `externs`); a `Program` is immutable and shared.
 
-use crate::pipeline::words::{CalcPlan, WordPlan};
+use crate::pipeline::words::{CalcPlan, ExtractPlan, WordPlan};
 use crate::value::Val;
 use std::collections::HashMap;
 
@@ -562,9 +562,10 @@ pub struct Program {
     pub meters: Vec<MeterDef>,
     pub registers: Vec<RegisterDef>,
     pub std: StdMeta,
-    /// Derived at load: each header's deparse layout and each calculation's
-    /// input layout, where one applies (`pipeline::words`).
+    /// Derived at load: each header's deparse and extract layouts and each
+    /// calculation's input layout, where one applies (`pipeline::words`).
     pub deparse_plans: Vec<Option<WordPlan>>,
+    pub extract_plans: Vec<Option<ExtractPlan>>,
     pub calc_plans: Vec<Option<CalcPlan>>,
     /// Name lookups for the control API (never used per packet).
     pub names: Names,

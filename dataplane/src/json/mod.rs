@@ -374,10 +374,12 @@ pub fn load_value(root: &Value) -> R<Program> {
         registers: cx.registers,
         std,
         deparse_plans: vec![],
+        extract_plans: vec![],
         calc_plans: vec![],
         names,
     };
     prog.deparse_plans = words::header_plans(&prog);
+    prog.extract_plans = words::extract_plans(&prog);
     prog.calc_plans = words::calc_plans(&prog);
     Ok(prog)
 }

@@ -271,6 +271,13 @@ impl<'a> Exec<'a> {
         if pkt.data.len().saturating_sub(pkt.cursor) < total {
             return Err(prog.errors.packet_too_short);
         }
+        if let Some(plan) = &prog.extract_plans[id as usize] {
+            plan.extract(&pkt.data, pkt.cursor, &mut pkt.phv.vals);
+            pkt.phv.vl_bits[id as usize] = vl;
+            pkt.phv.set_valid(prog, id);
+            pkt.cursor += total;
+            return Ok(());
+        }
         let base = pkt.cursor * 8;
         for f in hd.first_field..hd.first_field + hd.nfields {
             let fm = prog.fmeta[f as usize];

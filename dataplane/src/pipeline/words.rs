@@ -176,6 +176,103 @@ fn calc_plan(p: &Program, inputs: &[CalcInput]) -> Option<CalcPlan> {
     Some(CalcPlan { words, headers, payload })
 }
 
+/// Headers of at most this many 64-bit words are extracted with a plan.
+const MAX_EXTRACT_WORDS: usize = 32;
+
+/// One field of an [`ExtractPlan`]: its value is the 128-bit window made of
+/// words `word` and `word + 1`, shifted right by `shift`, low `width` bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Take {
+    field: u32,
+    word: u16,
+    shift: u8,
+    width: u8,
+}
+
+/// How to read a header's fixed fields (each at most 128 bits, lying
+/// within two consecutive 64-bit words of the header) from the packet: a
+/// load of each word, then one shift and mask per field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtractPlan {
+    takes: Vec<Take>,
+    nwords: usize,
+}
+
+impl ExtractPlan {
+    /// `fields`: (field id, bit offset in the header, width); None when a
+    /// field does not fit the scheme or the header is too long.
+    pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
+        let mut takes = vec![];
+        let mut end_bits = 0u32;
+        for &(field, off, width) in fields {
+            end_bits = end_bits.max(off + width);
+            if width == 0 {
+                continue; // its value is always 0
+            }
+            let word = off / 64;
+            let pos = off - 64 * word;
+            if width > 128 || pos + width > 128 {
+                return None;
+            }
+            takes.push(Take { field, word: word as u16, shift: (128 - pos - width) as u8, width: width as u8 });
+        }
+        let nwords = end_bits.div_ceil(64) as usize;
+        if nwords > MAX_EXTRACT_WORDS {
+            return None;
+        }
+        Some(ExtractPlan { takes, nwords })
+    }
+
+    /// Reads the fields of the header starting at byte `start` of `data`
+    /// into `vals`. Bytes past the end of `data` read as zero (the caller
+    /// has checked that the header fits).
+    #[inline]
+    pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
+        let mut words = [0u64; MAX_EXTRACT_WORDS + 1];
+        for (i, w) in words.iter_mut().take(self.nwords).enumerate() {
+            *w = load_be_u64(data, start + 8 * i);
+        }
+        for t in &self.takes {
+            let w = t.word as usize;
+            let win = ((words[w] as u128) << 64) | words[w + 1] as u128;
+            let v = (win >> t.shift) & (u128::MAX >> (128 - t.width as u32));
+            if let Some(slot) = vals.get_mut(t.field as usize) {
+                *slot = v;
+            }
+        }
+    }
+}
+
+/// Eight big-endian bytes at `off`, zeros past the end of `data`.
+#[inline]
+fn load_be_u64(data: &[u8], off: usize) -> u64 {
+    match data.get(off..off + 8) {
+        Some(b) => u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => {
+            let mut b = [0u8; 8];
+            let tail = data.get(off..).unwrap_or(&[]);
+            b[..tail.len()].copy_from_slice(tail);
+            u64::from_be_bytes(b)
+        }
+    }
+}
+
+/// The extract plan of each header with only fixed fields of at most 128
+/// bits (None for metadata, wide or varbit fields, or long headers).
+pub fn extract_plans(p: &Program) -> Vec<Option<ExtractPlan>> {
+    p.headers
+        .iter()
+        .map(|h| {
+            let fields = h.first_field..h.first_field + h.nfields;
+            if h.metadata || fields.clone().any(|f| p.fmeta[f as usize].wide) {
+                return None;
+            }
+            let fs: Vec<(u32, u32, u32)> = fields.map(|f| (f, p.fields[f as usize].bit_off, p.fields[f as usize].width)).collect();
+            ExtractPlan::new(&fs)
+        })
+        .collect()
+}
+
 /// `v` shifted left by `shift` (right when negative), low 64 bits.
 #[inline(always)]
 fn shifted(v: u128, shift: i32) -> u64 {
@@ -254,6 +351,37 @@ mod tests {
         plan.emit(&vals, &mut out);
         assert_eq!(out, reference(&slots, &vals));
         assert_eq!(out.len(), plan.bytes());
+    }
+
+    #[test]
+    fn extract_plan_matches_read_bits() {
+        use crate::pipeline::bits::read_bits;
+        // straddling fields, a 128-bit field at an odd offset, a zero-width
+        // field, and a header that ends where the packet does
+        let widths = [4u32, 4, 8, 48, 1, 0, 100, 3, 13, 64, 7, 4];
+        let mut fs = vec![];
+        let mut off = 0;
+        for (i, w) in widths.iter().enumerate() {
+            fs.push((i as u32, off, *w));
+            off += w;
+        }
+        assert_eq!(off % 8, 0);
+        let bytes = (off / 8) as usize;
+        let plan = ExtractPlan::new(&fs).expect("fits");
+        let data: Vec<u8> = (0..bytes + 3).map(|i| (i as u8).wrapping_mul(73).wrapping_add(11)).collect();
+        for start in [0usize, 3] {
+            let mut vals = vec![0xdead_u128; widths.len()];
+            plan.extract(&data, start, &mut vals);
+            for (i, w) in widths.iter().enumerate() {
+                if *w == 0 {
+                    assert_eq!(vals[i], 0xdead, "zero-width fields are left alone");
+                    continue;
+                }
+                assert_eq!(vals[i], read_bits(&data, start * 8 + fs[i].1 as usize, *w), "field {i} at byte {start}");
+            }
+        }
+        assert!(ExtractPlan::new(&[(0, 0, 128)]).is_some());
+        assert!(ExtractPlan::new(&[(0, 4, 128)]).is_none(), "spans three words");
     }
 
     #[test]

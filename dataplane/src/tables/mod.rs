@@ -17,20 +17,25 @@ use crate::value::Val;
 pub use fxhash::FxBuildHasher;
 use std::collections::HashMap;
 
+/// A table entry. What a hit reads and writes comes first and fills one
+/// cache line (`repr(C)`, 64-byte aligned; `Option<Entry>`'s tag is kept
+/// in `indirect`'s spare values, in that line too); the rest is for the
+/// control plane and direct meters.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Entry {
-    pub key: Vec<MatchValue>,
-    pub priority: i32,
-    pub action: u32,
-    pub data: Vec<Val>,
-    pub counter: Count,
-    pub meter: Meter,
-    pub last_hit_ns: u64,
     /// Indirect tables: the member or group the entry runs.
     pub indirect: profile::Ref,
-    /// Idle timeout (ns without a hit) and whether it was reported.
-    pub ttl_ns: Option<u64>,
+    pub action: u32,
     pub idle_notified: bool,
+    pub last_hit_ns: u64,
+    pub counter: Count,
+    pub data: Vec<Val>,
+    pub key: Vec<MatchValue>,
+    pub priority: i32,
+    pub meter: Meter,
+    /// Idle timeout (ns without a hit); `idle_notified`: it was reported.
+    pub ttl_ns: Option<u64>,
 }
 
 /// The handles of the entries that share one masked key, best first. The
@@ -582,3 +587,28 @@ fn masked<'a>(key: &[u8], mask: &[u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn entry_hot_part_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Option<Entry>>(), std::mem::size_of::<Entry>());
+        assert_eq!(std::mem::align_of::<Entry>(), 64);
+        let e = Entry {
+            indirect: profile::Ref::Direct,
+            action: 0,
+            idle_notified: false,
+            last_hit_ns: 0,
+            counter: Count::default(),
+            data: vec![],
+            key: vec![],
+            priority: 0,
+            meter: Meter::default(),
+            ttl_ns: None,
+        };
+        let base = &e as *const Entry as usize;
+        assert!(&e.data as *const Vec<Val> as usize + std::mem::size_of::<Vec<Val>>() - base <= 64);
+    }
+}
