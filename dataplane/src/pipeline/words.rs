@@ -10,16 +10,21 @@
 //! per word, with no bit cursor. Fields are PHV slots of at most 128 bits,
 //! whose stored value is always below 2^width (the PHV's invariant).
 
+use super::bits::read_bits;
 use crate::program::{CalcInput, HdrId, Program};
 use crate::value::mask_u128;
 
 /// The part of one field that falls in one word: the field's value
 /// shifted left by `shift` (right by `-shift` when negative), truncated to
-/// 64 bits.
+/// 64 bits. For a field of at most 64 bits that is `(v << l) >> r` on 64
+/// bits (`l`, `r` < 64), without a branch or a 128-bit shift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Piece {
     field: u32,
-    shift: i32,
+    shift: i16,
+    l: u8,
+    r: u8,
+    over64: bool,
 }
 
 /// What goes into one field of a packed image (see [`WordPlan::new`]).
@@ -63,7 +68,13 @@ impl WordPlan {
             for w in off / 64..=(end - 1) / 64 {
                 let shift = 64 * (w as i32 + 1) - end as i32;
                 match field {
-                    Some(f) => per_word[w as usize].push(Piece { field: f, shift }),
+                    Some(f) => per_word[w as usize].push(Piece {
+                        field: f,
+                        shift: shift as i16,
+                        l: shift.max(0) as u8,
+                        r: (-shift).max(0) as u8,
+                        over64: width > 64,
+                    }),
                     None => base[w as usize] |= shifted(value, shift),
                 }
             }
@@ -97,7 +108,7 @@ impl WordPlan {
             let mut cur = base;
             for piece in &self.pieces[p..end as usize] {
                 let v = vals.get(piece.field as usize).copied().unwrap_or(0);
-                cur |= shifted(v, piece.shift);
+                cur |= if piece.over64 { shifted(v, piece.shift as i32) } else { ((v as u64) << piece.l) >> piece.r };
             }
             p = end as usize;
             out.extend_from_slice(&cur.to_be_bytes());
@@ -176,51 +187,45 @@ fn calc_plan(p: &Program, inputs: &[CalcInput]) -> Option<CalcPlan> {
     Some(CalcPlan { words, headers, payload })
 }
 
-/// Headers of at most this many 64-bit words are extracted with a plan.
-const MAX_EXTRACT_WORDS: usize = 32;
-
-/// One field of an [`ExtractPlan`]: its value is the 128-bit window made of
-/// words `word` and `word + 1`, shifted right by `shift`, low `width` bits.
+/// One field of an [`ExtractPlan`]. A field of at most 64 bits whose bits
+/// lie within 8 bytes from its first byte is one 8-byte big-endian load at
+/// `byte`, shifted left by `l` and right by `r`; any other (up to 128 bits)
+/// is read bit by bit from bit offset `bit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Take {
     field: u32,
-    word: u16,
-    shift: u8,
-    width: u8,
+    bit: u32,
+    width: u16,
+    l: u8,
+    r: u8,
+    slow: bool,
 }
 
-/// How to read a header's fixed fields (each at most 128 bits, lying
-/// within two consecutive 64-bit words of the header) from the packet: a
-/// load of each word, then one shift and mask per field.
+/// How to read a header's fixed fields (each at most 128 bits) from the
+/// packet: mostly one load and two shifts per field, no bit cursor.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtractPlan {
     takes: Vec<Take>,
-    nwords: usize,
 }
 
 impl ExtractPlan {
     /// `fields`: (field id, bit offset in the header, width); None when a
-    /// field does not fit the scheme or the header is too long.
+    /// field is wider than 128 bits.
     pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
         let mut takes = vec![];
-        let mut end_bits = 0u32;
-        for &(field, off, width) in fields {
-            end_bits = end_bits.max(off + width);
+        for &(field, bit, width) in fields {
+            if width > 128 {
+                return None;
+            }
             if width == 0 {
                 continue; // its value is always 0
             }
-            let word = off / 64;
-            let pos = off - 64 * word;
-            if width > 128 || pos + width > 128 {
-                return None;
-            }
-            takes.push(Take { field, word: word as u16, shift: (128 - pos - width) as u8, width: width as u8 });
+            let l = bit % 8;
+            let slow = l + width > 64;
+            let r = if slow { 0 } else { 64 - width };
+            takes.push(Take { field, bit, width: width as u16, l: l as u8, r: r as u8, slow });
         }
-        let nwords = end_bits.div_ceil(64) as usize;
-        if nwords > MAX_EXTRACT_WORDS {
-            return None;
-        }
-        Some(ExtractPlan { takes, nwords })
+        Some(ExtractPlan { takes })
     }
 
     /// Reads the fields of the header starting at byte `start` of `data`
@@ -228,14 +233,12 @@ impl ExtractPlan {
     /// has checked that the header fits).
     #[inline]
     pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
-        let mut words = [0u64; MAX_EXTRACT_WORDS + 1];
-        for (i, w) in words.iter_mut().take(self.nwords).enumerate() {
-            *w = load_be_u64(data, start + 8 * i);
-        }
         for t in &self.takes {
-            let w = t.word as usize;
-            let win = ((words[w] as u128) << 64) | words[w + 1] as u128;
-            let v = (win >> t.shift) & (u128::MAX >> (128 - t.width as u32));
+            let v = if t.slow {
+                read_bits(data, start * 8 + t.bit as usize, t.width as u32)
+            } else {
+                ((load_be_u64(data, start + (t.bit / 8) as usize) << t.l) >> t.r) as u128
+            };
             if let Some(slot) = vals.get_mut(t.field as usize) {
                 *slot = v;
             }
@@ -380,8 +383,8 @@ mod tests {
                 assert_eq!(vals[i], read_bits(&data, start * 8 + fs[i].1 as usize, *w), "field {i} at byte {start}");
             }
         }
-        assert!(ExtractPlan::new(&[(0, 0, 128)]).is_some());
-        assert!(ExtractPlan::new(&[(0, 4, 128)]).is_none(), "spans three words");
+        assert!(ExtractPlan::new(&[(0, 4, 128)]).is_some());
+        assert!(ExtractPlan::new(&[(0, 0, 129)]).is_none());
     }
 
     #[test]
