@@ -158,6 +158,27 @@ pub enum Expr {
     USatCast(Box<Expr>, u32),
     LastStackIndex(u32),
     SizeStack(u32),
+    /// A subtree whose every intermediate value provably fits in an i128
+    /// (`pipeline::narrow`), evaluated without `Val`.
+    Narrow(Box<NExpr>),
+}
+
+/// An expression over narrow fields and constants whose values, at every
+/// node, are known at load time to stay within +-2^120: plain i128
+/// arithmetic then computes exactly what unbounded arithmetic would.
+#[derive(Debug, Clone)]
+pub enum NExpr {
+    Const(i128),
+    /// An unsigned field of at most 120 bits.
+    Field(FieldId),
+    /// A signed field (int<w>, w <= 120), read sign-extended.
+    SField(FieldId, u32),
+    /// Validity of a header known at load time.
+    Valid(HdrId),
+    Unary(UnOp, Box<NExpr>),
+    Binary(BinOp, Box<NExpr>, Box<NExpr>),
+    Cond(Box<NExpr>, Box<NExpr>, Box<NExpr>),
+    TwoCompMod(Box<NExpr>, u32),
 }
 
 /// A writable location.

@@ -106,11 +106,7 @@ impl Val {
     pub fn low_u128(&self) -> u128 {
         match self {
             Val::S(s) => *s as u128,
-            Val::B(b) => {
-                let m = big_mask(128);
-                let t = b & &m;
-                t.to_u128().unwrap_or(0)
-            }
+            Val::B(b) => big_low_u128(b),
         }
     }
 
@@ -392,6 +388,11 @@ pub fn mask_u128(width: u32) -> u128 {
     } else {
         (1u128 << width) - 1
     }
+}
+
+#[cold]
+fn big_low_u128(b: &BigInt) -> u128 {
+    (b & &big_mask(128)).to_u128().unwrap_or(0)
 }
 
 fn big_mask(width: u32) -> BigInt {

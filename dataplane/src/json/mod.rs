@@ -15,7 +15,7 @@ mod expr;
 mod layout;
 mod parser;
 
-use crate::pipeline::words;
+use crate::pipeline::{narrow, words};
 use crate::program::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -378,6 +378,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         calc_plans: vec![],
         names,
     };
+    narrow::narrow_program(&mut prog);
     prog.deparse_plans = words::header_plans(&prog);
     prog.extract_plans = words::extract_plans(&prog);
     prog.calc_plans = words::calc_plans(&prog);

@@ -135,6 +135,16 @@ impl<'a> Exec<'a> {
                 Val::S(pkt.phv.stack_next[*s as usize] as i128 - 1)
             }
             Expr::SizeStack(s) => Val::S(self.prog.stacks[*s as usize].headers.len() as i128),
+            Expr::Narrow(n) => Val::S(self.eval_n(pkt, n)),
+        }
+    }
+
+    /// Whether `e` is non-zero (conditions, jumps).
+    #[inline]
+    pub fn truthy(&self, pkt: &Packet, params: &[Val], e: &Expr) -> bool {
+        match e {
+            Expr::Narrow(n) => self.eval_n(pkt, n) != 0,
+            _ => self.eval(pkt, params, e).truthy(),
         }
     }
 
@@ -175,7 +185,7 @@ impl<'a> Exec<'a> {
                     continue;
                 }
                 Prim::JumpIfZero(c, t) => {
-                    if !self.eval(pkt, params, c).truthy() {
+                    if !self.truthy(pkt, params, c) {
                         pc = *t as usize;
                         continue;
                     }
@@ -387,6 +397,7 @@ impl<'a> Exec<'a> {
                 pkt.phv.vals[*g as usize]
             }
             Expr::Const(c) => c.low_u128(),
+            Expr::Narrow(n) => self.eval_n(pkt, n) as u128,
             _ => return false,
         };
         pkt.phv.vals[f as usize] = v & m;
@@ -574,7 +585,7 @@ impl<'a> Exec<'a> {
                 continue;
             }
             if let Some(cond) = &c.cond {
-                if !self.eval(pkt, &[], cond).truthy() {
+                if !self.truthy(pkt, &[], cond) {
                     continue;
                 }
             }
@@ -595,7 +606,7 @@ impl<'a> Exec<'a> {
                 continue;
             }
             if let Some(cond) = &c.cond {
-                if !self.eval(pkt, &[], cond).truthy() {
+                if !self.truthy(pkt, &[], cond) {
                     continue;
                 }
             }
@@ -763,7 +774,7 @@ impl<'a> Exec<'a> {
                 NodeRef::Table(t) => self.apply_table(pkt, t),
                 NodeRef::Cond(c) => {
                     let cd = &self.prog.conds[c as usize];
-                    if self.eval(pkt, &[], &cd.expr).truthy() {
+                    if self.truthy(pkt, &[], &cd.expr) {
                         cd.true_next
                     } else {
                         cd.false_next

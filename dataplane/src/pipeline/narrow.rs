@@ -1,0 +1,294 @@
+//! Narrow expressions: the subtrees of a program's expressions that can be
+//! evaluated on i128 without ever overflowing, found at load time by range
+//! analysis and evaluated without `Val`.
+//!
+//! BMv2 computes on unbounded integers; the engine's `Val` does too, with
+//! an i128 fast path that still checks every operation and carries an enum
+//! through the tree. Most expressions of real programs (TTL decrements,
+//! comparisons, masks, flag tests) only ever see values of a few dozen
+//! bits. For those, interval bounds computed per node from the fields'
+//! widths and the constants prove that every intermediate value stays
+//! within +-2^120; plain i128 arithmetic then gives exactly the unbounded
+//! result. Anything the analysis cannot bound (action parameters, header
+//! stacks, run-time shift amounts to the left, casts) stays a generic
+//! `Expr`; a narrow subtree inside it is still evaluated fast.
+
+use super::exec::Exec;
+use super::Packet;
+use crate::program::*;
+use crate::value::Val;
+
+/// Bound on the magnitude of every value a narrow expression computes.
+const LIMIT: i128 = 1 << 120;
+
+/// Closed interval of the values a subtree can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    lo: i128,
+    hi: i128,
+}
+
+impl Range {
+    fn new(lo: i128, hi: i128) -> Option<Range> {
+        (lo >= -LIMIT && hi <= LIMIT && lo <= hi).then_some(Range { lo, hi })
+    }
+
+    fn bool() -> Range {
+        Range { lo: 0, hi: 1 }
+    }
+
+    fn magnitude(&self) -> i128 {
+        self.lo.abs().max(self.hi.abs())
+    }
+
+    /// The smallest [-2^k, 2^k - 1] holding both ranges: bitwise operators
+    /// on two's complement values stay in it.
+    fn bitwise_hull(a: Range, b: Range) -> Option<Range> {
+        let m = a.magnitude().max(b.magnitude());
+        let k = 128 - (m as u128).leading_zeros();
+        if a.lo >= 0 && b.lo >= 0 {
+            return Range::new(0, (1i128 << k) - 1);
+        }
+        Range::new(-(1i128 << k), (1i128 << k) - 1)
+    }
+}
+
+/// Rewrites the expressions of a program's actions, conditions, checksum
+/// conditions and parser `set` operations into narrow form where the
+/// analysis allows it.
+pub fn narrow_program(p: &mut Program) {
+    let fmeta = p.fmeta.clone();
+    let cx = Cx { fmeta: &fmeta };
+    for a in &mut p.actions {
+        for prim in &mut a.prims {
+            match prim {
+                Prim::Assign(_, e) | Prim::JumpIfZero(e, _) => cx.rewrite(e),
+                _ => {}
+            }
+        }
+    }
+    for c in &mut p.conds {
+        cx.rewrite(&mut c.expr);
+    }
+    for c in &mut p.checksums {
+        if let Some(e) = &mut c.cond {
+            cx.rewrite(e);
+        }
+    }
+    for st in &mut p.parser.states {
+        for op in &mut st.ops {
+            match op {
+                ParserOp::Set(_, e) => cx.rewrite(e),
+                ParserOp::Primitive(Prim::Assign(_, e)) => cx.rewrite(e),
+                _ => {}
+            }
+        }
+    }
+}
+
+struct Cx<'a> {
+    fmeta: &'a [FieldMeta],
+}
+
+impl Cx<'_> {
+    /// Replaces `e` by its narrow form, or failing that its largest narrow
+    /// subtrees.
+    fn rewrite(&self, e: &mut Expr) {
+        if matches!(e, Expr::Narrow(_) | Expr::Const(_)) {
+            return;
+        }
+        if let Some((n, _)) = self.narrow(e) {
+            *e = Expr::Narrow(Box::new(n));
+            return;
+        }
+        match e {
+            Expr::Unary(_, a) | Expr::TwoCompMod(a, _) | Expr::SatCast(a, _) | Expr::USatCast(a, _) => self.rewrite(a),
+            Expr::Binary(_, a, b) => {
+                self.rewrite(a);
+                self.rewrite(b);
+            }
+            Expr::Cond(c, a, b) => {
+                self.rewrite(c);
+                self.rewrite(a);
+                self.rewrite(b);
+            }
+            _ => {}
+        }
+    }
+
+    fn narrow(&self, e: &Expr) -> Option<(NExpr, Range)> {
+        Some(match e {
+            Expr::Const(Val::S(c)) => (NExpr::Const(*c), Range::new(*c, *c)?),
+            Expr::Const(Val::B(_)) => return None,
+            Expr::Field(f) => {
+                let m = self.fmeta.get(*f as usize)?;
+                let w = m.width as u32;
+                if m.wide || w > 120 {
+                    return None;
+                }
+                if m.signed && w > 0 {
+                    let half = 1i128 << (w - 1);
+                    (NExpr::SField(*f, w), Range::new(-half, half - 1)?)
+                } else {
+                    (NExpr::Field(*f), Range::new(0, (1i128 << w) - 1)?)
+                }
+            }
+            Expr::Valid(HdrX::Static(h)) => (NExpr::Valid(*h), Range::bool()),
+            Expr::Unary(op, a) => {
+                let (na, ra) = self.narrow(a)?;
+                let r = match op {
+                    UnOp::Not | UnOp::D2B | UnOp::B2D => Range::bool(),
+                    UnOp::BitNot => Range::new(-ra.hi - 1, -ra.lo - 1)?,
+                    UnOp::Neg => Range::new(-ra.hi, -ra.lo)?,
+                };
+                (NExpr::Unary(*op, Box::new(na)), r)
+            }
+            Expr::Binary(op, a, b) => {
+                let (na, ra) = self.narrow(a)?;
+                let (nb, rb) = self.narrow(b)?;
+                let r = binary_range(*op, ra, rb, &nb)?;
+                (NExpr::Binary(*op, Box::new(na), Box::new(nb)), r)
+            }
+            Expr::Cond(c, a, b) => {
+                let (nc, _) = self.narrow(c)?;
+                let (na, ra) = self.narrow(a)?;
+                let (nb, rb) = self.narrow(b)?;
+                (NExpr::Cond(Box::new(nc), Box::new(na), Box::new(nb)), Range::new(ra.lo.min(rb.lo), ra.hi.max(rb.hi))?)
+            }
+            Expr::TwoCompMod(a, w) => {
+                if *w == 0 || *w > 120 {
+                    return None;
+                }
+                let (na, _) = self.narrow(a)?;
+                let half = 1i128 << (w - 1);
+                (NExpr::TwoCompMod(Box::new(na), *w), Range::new(-half, half - 1)?)
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The range of `a op b`; None when it may leave +-2^120 or the analysis
+/// does not cover the operator (a left shift by a run-time amount).
+fn binary_range(op: BinOp, a: Range, b: Range, nb: &NExpr) -> Option<Range> {
+    match op {
+        BinOp::Add => Range::new(a.lo + b.lo, a.hi + b.hi),
+        BinOp::Sub => Range::new(a.lo - b.hi, a.hi - b.lo),
+        BinOp::Mul => {
+            // both magnitudes are below 2^120, so check before multiplying
+            let m = a.magnitude().checked_mul(b.magnitude())?;
+            Range::new(-m, m)
+        }
+        BinOp::Div => Range::new(-a.magnitude(), a.magnitude()),
+        BinOp::Mod => {
+            let m = a.magnitude().min(b.magnitude());
+            Range::new(-m, m)
+        }
+        BinOp::Shl => {
+            let NExpr::Const(n) = nb else { return None };
+            let n = (*n).max(0);
+            if n > 120 {
+                return if a.lo == 0 && a.hi == 0 { Range::new(0, 0) } else { None };
+            }
+            Range::new(a.lo.checked_mul(1i128 << n)?, a.hi.checked_mul(1i128 << n)?)
+        }
+        BinOp::Shr => Range::new(a.lo.min(0), a.hi.max(0)),
+        BinOp::Eq | BinOp::Ne | BinOp::Gt | BinOp::Ge | BinOp::Lt | BinOp::Le | BinOp::And | BinOp::Or => {
+            Some(Range::bool())
+        }
+        BinOp::BitAnd if a.lo >= 0 || b.lo >= 0 => {
+            // the result is within [0, hi] of whichever operand is non-negative
+            let hi = match (a.lo >= 0, b.lo >= 0) {
+                (true, true) => a.hi.min(b.hi),
+                (true, false) => a.hi,
+                _ => b.hi,
+            };
+            Range::new(0, hi)
+        }
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => Range::bitwise_hull(a, b),
+    }
+}
+
+impl Exec<'_> {
+    /// Evaluates a narrow expression (no value can overflow, see above).
+    pub(crate) fn eval_n(&self, pkt: &Packet, e: &NExpr) -> i128 {
+        match e {
+            NExpr::Const(c) => *c,
+            NExpr::Field(f) => pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128,
+            NExpr::SField(f, w) => {
+                let v = pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128;
+                // sign-extend from w bits (w <= 120)
+                let sh = 128 - w;
+                (v << sh) >> sh
+            }
+            NExpr::Valid(h) => pkt.phv.valid.get(*h as usize).copied().unwrap_or(false) as i128,
+            NExpr::Unary(op, a) => {
+                let x = self.eval_n(pkt, a);
+                match op {
+                    UnOp::Not => (x == 0) as i128,
+                    UnOp::D2B | UnOp::B2D => (x != 0) as i128,
+                    UnOp::BitNot => !x,
+                    UnOp::Neg => -x,
+                }
+            }
+            NExpr::Binary(op, a, b) => {
+                let x = self.eval_n(pkt, a);
+                match op {
+                    BinOp::And => (x != 0 && self.eval_n(pkt, b) != 0) as i128,
+                    BinOp::Or => (x != 0 || self.eval_n(pkt, b) != 0) as i128,
+                    _ => binary_n(*op, x, self.eval_n(pkt, b)),
+                }
+            }
+            NExpr::Cond(c, a, b) => {
+                if self.eval_n(pkt, c) != 0 {
+                    self.eval_n(pkt, a)
+                } else {
+                    self.eval_n(pkt, b)
+                }
+            }
+            NExpr::TwoCompMod(a, w) => {
+                let sh = 128 - w;
+                (self.eval_n(pkt, a) << sh) >> sh
+            }
+        }
+    }
+}
+
+/// The operators on values the analysis bounded; division and remainder
+/// by zero give 0 and truncate toward zero, flooring right shifts, as
+/// `Val` does.
+#[inline]
+fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
+    match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0 {
+                0
+            } else {
+                x / y
+            }
+        }
+        BinOp::Mod => {
+            if y == 0 {
+                0
+            } else {
+                x % y
+            }
+        }
+        BinOp::Shl => x << y.clamp(0, 127),
+        BinOp::Shr => x >> y.clamp(0, 127),
+        BinOp::Eq => (x == y) as i128,
+        BinOp::Ne => (x != y) as i128,
+        BinOp::Gt => (x > y) as i128,
+        BinOp::Ge => (x >= y) as i128,
+        BinOp::Lt => (x < y) as i128,
+        BinOp::Le => (x <= y) as i128,
+        BinOp::And => (x != 0 && y != 0) as i128,
+        BinOp::Or => (x != 0 || y != 0) as i128,
+        BinOp::BitAnd => x & y,
+        BinOp::BitOr => x | y,
+        BinOp::BitXor => x ^ y,
+    }
+}
