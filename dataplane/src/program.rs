@@ -177,6 +177,8 @@ pub enum NExpr {
     Valid(HdrId),
     Unary(UnOp, Box<NExpr>),
     Binary(BinOp, Box<NExpr>, Box<NExpr>),
+    /// `Binary` with a constant right operand (one node less to visit).
+    BinaryConst(BinOp, Box<NExpr>, i128),
     Cond(Box<NExpr>, Box<NExpr>, Box<NExpr>),
     TwoCompMod(Box<NExpr>, u32),
 }

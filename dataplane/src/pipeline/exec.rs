@@ -190,6 +190,8 @@ impl<'a> Exec<'a> {
                         continue;
                     }
                 }
+                // the common case, without a call into the big `prim`
+                Prim::Assign(LValue::Field(f), e) if self.assign_narrow(pkt, params, *f, e) => {}
                 p => {
                     if let Flow::Stop = self.prim(pkt, params, p) {
                         break;
@@ -377,7 +379,7 @@ impl<'a> Exec<'a> {
     /// The common assignments to a field of at most 128 bits — from an
     /// action parameter, another unsigned field or a constant — without
     /// going through `Val`: the low bits are what truncation keeps.
-    #[inline]
+    #[inline(always)]
     fn assign_narrow(&self, pkt: &mut Packet, params: &[Val], f: FieldId, e: &Expr) -> bool {
         let fd = self.prog.fmeta[f as usize];
         if fd.wide {

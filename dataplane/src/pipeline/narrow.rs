@@ -136,6 +136,9 @@ impl Cx<'_> {
             Expr::Valid(HdrX::Static(h)) => (NExpr::Valid(*h), Range::bool()),
             Expr::Unary(op, a) => {
                 let (na, ra) = self.narrow(a)?;
+                if matches!(op, UnOp::D2B | UnOp::B2D) && ra.lo >= 0 && ra.hi <= 1 {
+                    return Some((na, ra)); // already 0 or 1
+                }
                 let r = match op {
                     UnOp::Not | UnOp::D2B | UnOp::B2D => Range::bool(),
                     UnOp::BitNot => Range::new(-ra.hi - 1, -ra.lo - 1)?,
@@ -147,7 +150,10 @@ impl Cx<'_> {
                 let (na, ra) = self.narrow(a)?;
                 let (nb, rb) = self.narrow(b)?;
                 let r = binary_range(*op, ra, rb, &nb)?;
-                (NExpr::Binary(*op, Box::new(na), Box::new(nb)), r)
+                match nb {
+                    NExpr::Const(c) if !matches!(op, BinOp::And | BinOp::Or) => (NExpr::BinaryConst(*op, Box::new(na), c), r),
+                    _ => (NExpr::Binary(*op, Box::new(na), Box::new(nb)), r),
+                }
             }
             Expr::Cond(c, a, b) => {
                 let (nc, _) = self.narrow(c)?;
@@ -239,6 +245,7 @@ impl Exec<'_> {
                     _ => binary_n(*op, x, self.eval_n(pkt, b)),
                 }
             }
+            NExpr::BinaryConst(op, a, c) => binary_n(*op, self.eval_n(pkt, a), *c),
             NExpr::Cond(c, a, b) => {
                 if self.eval_n(pkt, c) != 0 {
                     self.eval_n(pkt, a)
@@ -290,5 +297,109 @@ fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
         BinOp::BitAnd => x & y,
         BinOp::BitOr => x | y,
         BinOp::BitXor => x ^ y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+    use crate::pipeline::{Packet, Runtime};
+    use serde_json::json;
+
+    fn prog() -> Program {
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
+                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["s", 8, true], ["w", 32, false],
+                    ["x", 64, false], ["y", 100, false], ["z", 128, false], ["t", 48, true], ["pad", 4, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        json::load_value(&doc).unwrap()
+    }
+
+    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    fn c(v: i128) -> Expr {
+        Expr::Const(Val::S(v))
+    }
+
+    /// Every operator, on fields of several widths and signedness, against
+    /// the generic evaluator, over edge and pseudo-random field values.
+    #[test]
+    fn narrow_forms_agree_with_val_arithmetic() {
+        let p = prog();
+        let f = |n: &str| Expr::Field(p.field_by_name("h", n).unwrap());
+        let ops = [
+            BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::Shl, BinOp::Shr, BinOp::Eq, BinOp::Ne,
+            BinOp::Gt, BinOp::Ge, BinOp::Lt, BinOp::Le, BinOp::And, BinOp::Or, BinOp::BitAnd, BinOp::BitOr, BinOp::BitXor,
+        ];
+        let mut exprs = vec![
+            // p4c's TTL decrement, a flag test, a signed sum, a cast back
+            bin(BinOp::BitAnd, bin(BinOp::Add, f("a"), c(0xff)), c(0xff)),
+            Expr::Unary(UnOp::D2B, Box::new(Expr::Valid(HdrX::Static(1)))),
+            Expr::TwoCompMod(Box::new(bin(BinOp::Add, f("s"), f("t"))), 8),
+            Expr::Cond(Box::new(bin(BinOp::Lt, f("s"), c(0))), Box::new(Expr::Unary(UnOp::Neg, Box::new(f("s")))),
+                       Box::new(Expr::Unary(UnOp::BitNot, Box::new(f("b"))))),
+            bin(BinOp::Shl, f("y"), c(30)),
+            bin(BinOp::Shl, f("w"), f("a")),
+            bin(BinOp::Mul, f("x"), f("x")),
+            bin(BinOp::BitOr, f("z"), c(1)),
+        ];
+        for op in ops {
+            for (l, r) in [("a", "b"), ("s", "a"), ("b", "s"), ("t", "w"), ("x", "a"), ("w", "t"), ("s", "t")] {
+                exprs.push(bin(op, f(l), f(r)));
+                exprs.push(bin(op, f(l), c(3)));
+                exprs.push(bin(op, f(l), c(-2)));
+                exprs.push(bin(op, c(-7), f(r)));
+            }
+        }
+        let cx = Cx { fmeta: &p.fmeta };
+        let mut rt = Runtime::new(&p, 1);
+        let mut pkt = Packet::new(&p);
+        let mut narrowed = 0;
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let names = ["a", "b", "s", "w", "x", "y", "z", "t"];
+        for round in 0..200 {
+            for (i, n) in names.iter().enumerate() {
+                let fid = p.field_by_name("h", n).unwrap();
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let v = match (round + i) % 4 {
+                    0 => 0,
+                    1 => u128::MAX,
+                    2 => 1,
+                    _ => ((seed as u128) << 64) | seed.rotate_left(17) as u128,
+                };
+                pkt.phv.set_u(&p, fid, v);
+            }
+            pkt.phv.valid[1] = round % 2 == 0;
+            for e in &exprs {
+                let mut n = e.clone();
+                cx.rewrite(&mut n);
+                if round == 0 && matches!(n, Expr::Narrow(_)) {
+                    narrowed += 1;
+                }
+                let ex = Exec::new(&p, &mut rt);
+                assert_eq!(ex.eval(&pkt, &[], &n), ex.eval(&pkt, &[], e), "{e:?}");
+                assert_eq!(ex.truthy(&pkt, &[], &n), ex.eval(&pkt, &[], e).truthy(), "{e:?}");
+            }
+        }
+        // most are narrow; 128-bit fields, x*x and shifts by a field are not
+        assert!(narrowed > exprs.len() / 2, "{narrowed} of {}", exprs.len());
+        let mut big = bin(BinOp::Mul, f("x"), f("x"));
+        cx.rewrite(&mut big);
+        assert!(matches!(big, Expr::Binary(..)), "x*x may need 128 bits");
+        let mut shl = bin(BinOp::Shl, f("w"), f("a"));
+        cx.rewrite(&mut shl);
+        assert!(matches!(shl, Expr::Binary(BinOp::Shl, ..)));
     }
 }

@@ -35,6 +35,18 @@ impl Hasher for FxHasher {
     }
 
     #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    /// Integer keys (the tables' `small_key` maps): two words, no byte loop.
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.add(i as u64);
+        self.add((i >> 64) as u64);
+    }
+
+    #[inline]
     fn write_u8(&mut self, i: u8) {
         self.add(i as u64);
     }
