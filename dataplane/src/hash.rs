@@ -96,6 +96,12 @@ impl Crc {
 
 /// The Internet checksum (RFC 1071) of `buf`, odd tail padded with zero.
 pub fn csum16(buf: &[u8]) -> u64 {
+    csum16_finish(sum16(buf) as u128)
+}
+
+/// The sum of `buf`'s big-endian 16-bit words (odd tail padded with zero),
+/// not folded.
+pub fn sum16(buf: &[u8]) -> u64 {
     let mut sum: u64 = 0;
     let mut chunks = buf.chunks_exact(2);
     for c in &mut chunks {
@@ -104,10 +110,19 @@ pub fn csum16(buf: &[u8]) -> u64 {
     if let [last] = chunks.remainder() {
         sum += (*last as u64) << 8;
     }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
+    sum
+}
+
+/// The checksum of data whose 16-bit words sum to `sum` — or to anything
+/// congruent to it modulo 0xffff that is zero only when it is: folding the
+/// carries gives the same one's complement sum either way.
+pub fn csum16_finish(sum: u128) -> u64 {
+    // 2^64 = 1 (mod 0xffff)
+    let mut x = (sum >> 64) + (sum & u64::MAX as u128);
+    while x >> 16 != 0 {
+        x = (x & 0xffff) + (x >> 16);
     }
-    (!sum) & 0xffff
+    (!(x as u64)) & 0xffff
 }
 
 /// XOR of big-endian `n`-byte words, the tail padded with zeros at the end.

@@ -506,6 +506,11 @@ impl<'a> Exec<'a> {
         buf.clear();
         if let Some(plan) = &prog.calc_plans[calc as usize] {
             if plan.headers.iter().all(|h| pkt.phv.valid[*h as usize]) {
+                if let Some(c) = &plan.csum {
+                    self.rt.calc_buf = buf;
+                    let payload = if plan.payload { Some(pkt.data.get(pkt.payload_off..).unwrap_or(&[])) } else { None };
+                    return c.csum16(&pkt.phv.vals, payload);
+                }
                 plan.words.emit(&pkt.phv.vals, &mut buf);
                 if plan.payload {
                     buf.extend_from_slice(pkt.data.get(pkt.payload_off..).unwrap_or(&[]));
@@ -671,40 +676,25 @@ impl<'a> Exec<'a> {
         let small = if self.rt.tables[ti as usize].small_key { self.key_u128(pkt, t) } else { None };
         let hit = match small {
             Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
-            None => {
-                let mut key = std::mem::take(&mut self.rt.key_buf);
-                self.build_key(pkt, t, &mut key);
-                let rt = &mut *self.rt;
-                let ts = &mut rt.tables[ti as usize];
-                ts.prepare_lookup(t);
-                let h = ts.lookup(&key, &mut rt.scratch);
-                self.rt.key_buf = key;
-                h
-            }
+            None => self.lookup_bytes(pkt, ti),
         };
         let action = match hit {
             Some(h) => {
+                if let Some(m) = t.direct_meter {
+                    self.direct_meter(pkt, ti, h, m);
+                }
                 let now = self.rt.now_ns;
                 let len = pkt.ingress_len;
-                let (action, data, colour, via) = {
+                let (action, data, via) = {
                     let e = self.rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
-                    let colour = t.direct_meter.map(|m| {
-                        let units = if prog.meters[m as usize].mtype == MeterType::Packets { 1 } else { len as u64 };
-                        e.meter.execute(units, now)
-                    });
                     match e.indirect {
-                        Ref::Direct => (e.action, std::mem::take(&mut e.data), colour, None),
-                        r => (0, vec![], colour, Some(r)),
+                        Ref::Direct => (e.action, std::mem::take(&mut e.data), None),
+                        r => (0, vec![], Some(r)),
                     }
                 };
-                if let (Some(c), Some(m)) = (colour, t.direct_meter) {
-                    if let Some(f) = prog.meters[m as usize].result {
-                        pkt.phv.set_u(prog, f, c as u128);
-                    }
-                }
                 match via {
                     None => {
                         self.run_action(pkt, action, &data);
@@ -732,6 +722,36 @@ impl<'a> Exec<'a> {
         match action.and_then(|a| t.next_list.iter().find(|x| x.0 == a)) {
             Some(n) => n.1,
             None => t.base_default_next,
+        }
+    }
+
+    /// A table lookup with the key as bytes (keys wider than 16 bytes,
+    /// range tables).
+    #[inline(never)]
+    fn lookup_bytes(&mut self, pkt: &Packet, ti: u32) -> Option<u32> {
+        let t = &self.prog.tables[ti as usize];
+        let mut key = std::mem::take(&mut self.rt.key_buf);
+        self.build_key(pkt, t, &mut key);
+        let rt = &mut *self.rt;
+        let ts = &mut rt.tables[ti as usize];
+        ts.prepare_lookup(t);
+        let h = ts.lookup(&key, &mut rt.scratch);
+        self.rt.key_buf = key;
+        h
+    }
+
+    /// Executes the direct meter of entry `h` of table `ti` and writes its
+    /// colour to the meter's result field, before the entry's action runs.
+    #[inline(never)]
+    fn direct_meter(&mut self, pkt: &mut Packet, ti: u32, h: u32, m: u32) {
+        let prog = self.prog;
+        let now = self.rt.now_ns;
+        let len = pkt.ingress_len;
+        let units = if prog.meters[m as usize].mtype == MeterType::Packets { 1 } else { len as u64 };
+        let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() else { return };
+        let colour = e.meter.execute(units, now);
+        if let Some(f) = prog.meters[m as usize].result {
+            pkt.phv.set_u(prog, f, colour as u128);
         }
     }
 

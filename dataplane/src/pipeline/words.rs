@@ -11,7 +11,7 @@
 //! whose stored value is always below 2^width (the PHV's invariant).
 
 use super::bits::read_bits;
-use crate::program::{CalcInput, HdrId, Program};
+use crate::program::{CalcInput, HashAlgo, HdrId, Program};
 use crate::value::mask_u128;
 
 /// The part of one field that falls in one word: the field's value
@@ -127,6 +127,62 @@ pub struct CalcPlan {
     pub words: WordPlan,
     pub headers: Vec<HdrId>,
     pub payload: bool,
+    /// For csum16 over fields of at most 64 bits: the checksum straight
+    /// from the field values, without the bytes.
+    pub csum: Option<CsumPlan>,
+}
+
+/// csum16 computed from the fields: the one's complement sum of an image
+/// only depends on it modulo 0xffff, and 2^16 = 1 modulo 0xffff, so each
+/// field adds its value shifted to its place within a 16-bit word
+/// (`shift` = bits from its end to the next 16-bit boundary of the image),
+/// wherever that word is. The sum is zero only when every field is, as
+/// the sum of the words is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsumPlan {
+    terms: Vec<(u32, u8)>,
+    constants: u128,
+    /// The payload starts in the middle of a 16-bit word.
+    payload_odd: bool,
+}
+
+impl CsumPlan {
+    fn new(slots: &[Slot]) -> Option<CsumPlan> {
+        let mut terms = vec![];
+        let mut constants = 0u128;
+        let mut off = 0u32;
+        for s in slots {
+            let (width, field, value) = match *s {
+                Slot::Field { field, width } => (width, Some(field), 0),
+                Slot::Const { value, width } => (width, None, value & mask_u128(width)),
+            };
+            if width > 64 {
+                return None;
+            }
+            off += width;
+            let shift = (16 - off % 16) % 16;
+            match field {
+                Some(f) => terms.push((f, shift as u8)),
+                None => constants += value << shift,
+            }
+        }
+        Some(CsumPlan { terms, constants, payload_odd: off % 16 == 8 })
+    }
+
+    /// The checksum of the fields' values in `vals` followed by `payload`
+    /// (when the calculation has one).
+    #[inline]
+    pub fn csum16(&self, vals: &[u128], payload: Option<&[u8]>) -> u64 {
+        let mut sum = self.constants;
+        for &(f, shift) in &self.terms {
+            sum += vals.get(f as usize).copied().unwrap_or(0) << shift;
+        }
+        if let Some(p) = payload {
+            let s = crate::hash::sum16(p) as u128;
+            sum += if self.payload_odd { s << 8 } else { s };
+        }
+        crate::hash::csum16_finish(sum)
+    }
 }
 
 /// The deparse plan of each header: its fixed fields when all are at most
@@ -147,10 +203,10 @@ pub fn header_plans(p: &Program) -> Vec<Option<WordPlan>> {
 
 /// The plan of each calculation, where one applies (see [`CalcPlan`]).
 pub fn calc_plans(p: &Program) -> Vec<Option<CalcPlan>> {
-    p.calcs.iter().map(|c| calc_plan(p, &c.inputs)).collect()
+    p.calcs.iter().map(|c| calc_plan(p, &c.inputs, c.algo == HashAlgo::Csum16)).collect()
 }
 
-fn calc_plan(p: &Program, inputs: &[CalcInput]) -> Option<CalcPlan> {
+fn calc_plan(p: &Program, inputs: &[CalcInput], csum16: bool) -> Option<CalcPlan> {
     let mut slots = vec![];
     let mut headers: Vec<HdrId> = vec![];
     let mut payload = false;
@@ -184,7 +240,8 @@ fn calc_plan(p: &Program, inputs: &[CalcInput]) -> Option<CalcPlan> {
     if payload && words.bits() % 8 != 0 {
         return None;
     }
-    Some(CalcPlan { words, headers, payload })
+    let csum = if csum16 { CsumPlan::new(&slots) } else { None };
+    Some(CalcPlan { words, headers, payload, csum })
 }
 
 /// One field of an [`ExtractPlan`]. A field of at most 64 bits whose bits
@@ -385,6 +442,47 @@ mod tests {
         }
         assert!(ExtractPlan::new(&[(0, 4, 128)]).is_some());
         assert!(ExtractPlan::new(&[(0, 0, 129)]).is_none());
+    }
+
+    #[test]
+    fn csum_plan_matches_csum16_of_the_bytes() {
+        use crate::hash::csum16;
+        // IPv4-like fields; odd widths and a constant; images ending on a
+        // byte or a 16-bit boundary, with and without a payload
+        let layouts: Vec<Vec<Slot>> = vec![
+            [4u32, 4, 8, 16, 16, 3, 13, 8, 8, 32, 32].iter().enumerate().map(|(i, w)| Slot::Field { field: i as u32, width: *w }).collect(),
+            vec![Slot::Field { field: 0, width: 32 }, Slot::Const { value: 0, width: 8 }, Slot::Field { field: 1, width: 8 },
+                 Slot::Field { field: 2, width: 16 }, Slot::Field { field: 3, width: 24 }],
+            vec![Slot::Field { field: 0, width: 5 }, Slot::Const { value: 0x1ff, width: 9 }, Slot::Field { field: 1, width: 64 },
+                 Slot::Field { field: 2, width: 2 }, Slot::Field { field: 3, width: 1 }],
+        ];
+        let payloads: [&[u8]; 4] = [&[], &[0xab], &[0xff, 0xff, 0x01], &[0x12, 0x34, 0x56, 0x78, 0x9a]];
+        let mut seed = 7u64;
+        for slots in &layouts {
+            let plan = CsumPlan::new(slots).expect("narrow fields");
+            let words = WordPlan::new(slots);
+            for round in 0..50 {
+                let mut vals = vec![0u128; slots.len()];
+                for s in slots {
+                    if let Slot::Field { field, width } = *s {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let v = match round % 3 { 0 => 0, 1 => u128::MAX, _ => (seed >> 3) as u128 ^ field as u128 };
+                        vals[field as usize] = v & mask_u128(width);
+                    }
+                }
+                let mut img = vec![];
+                words.emit(&vals, &mut img);
+                assert_eq!(plan.csum16(&vals, None), csum16(&img), "{slots:?} {vals:?}");
+                if words.bits() % 8 == 0 {
+                    for p in payloads {
+                        let mut with = img.clone();
+                        with.extend_from_slice(p);
+                        assert_eq!(plan.csum16(&vals, Some(p)), csum16(&with));
+                    }
+                }
+            }
+        }
+        assert!(CsumPlan::new(&[Slot::Field { field: 0, width: 65 }]).is_none());
     }
 
     #[test]
