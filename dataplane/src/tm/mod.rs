@@ -244,19 +244,27 @@ impl TrafficManager {
         }
     }
 
+    #[inline]
     fn port_mut(&mut self, port: u32, now_ns: u64) -> &mut PortTm {
+        let i = port as usize;
+        if !matches!(self.ports.get(i), Some(Some(_))) {
+            self.add_port(port, now_ns);
+        }
+        self.ports[i].as_mut().expect("created above")
+    }
+
+    /// Creates the live state of a port on its first packet.
+    #[cold]
+    fn add_port(&mut self, port: u32, now_ns: u64) {
         let i = port as usize;
         if i >= self.ports.len() {
             self.ports.resize_with(i + 1, || None);
         }
-        if self.ports[i].is_none() {
-            let pc = self.cfg.port(port).clone();
-            if let Some(b) = self.buffer.as_mut() {
-                b.reserve(pc.reserved_bytes);
-            }
-            self.ports[i] = Some(Box::new(PortTm::new(&pc, self.cfg.nb_queues, now_ns)));
+        let pc = self.cfg.port(port).clone();
+        if let Some(b) = self.buffer.as_mut() {
+            b.reserve(pc.reserved_bytes);
         }
-        self.ports[i].as_mut().expect("created above")
+        self.ports[i] = Some(Box::new(PortTm::new(&pc, self.cfg.nb_queues, now_ns)));
     }
 
     pub fn port(&self, port: u32) -> Option<&PortTm> {
@@ -391,13 +399,8 @@ impl TrafficManager {
         if let Some(b) = self.buffer.as_mut() {
             b.take(cells, shared, pkt.ingress_port);
         }
-        let mark_cfg = self.port_mut(port, now).queues[prio].cfg.ecn;
-        let mark = match mark_cfg {
-            Some(c) => {
-                let u = self.uniform();
-                let q = &self.port_mut(port, now).queues[prio];
-                ecn::decide(&c, q.bytes, q.pkts, u)
-            }
+        let mark = match self.port_mut(port, now).queues[prio].cfg.ecn {
+            Some(c) => self.ecn_decide(port, prio, &c, now),
             None => false,
         };
         pkt.ecn_mark = mark;
@@ -454,6 +457,13 @@ impl TrafficManager {
             }
         }
         Ok(info)
+    }
+
+    #[inline(never)]
+    fn ecn_decide(&mut self, port: u32, prio: usize, c: &config::EcnCfg, now: u64) -> bool {
+        let u = self.uniform();
+        let q = &self.port_mut(port, now).queues[prio];
+        ecn::decide(c, q.bytes, q.pkts, u)
     }
 
     /// Whether the packet fits; Ok(shared buffer bytes it takes).
