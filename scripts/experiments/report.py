@@ -371,7 +371,8 @@ def fairness(page: Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
             for _, g in fair.groupby(["n", "profile"], sort=False):
                 r = g.iloc[-1]
                 v = pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
-                                        None, r["case_id"], pdt.short_case(r))
+                                        run.t.get("burst_events"), r["case_id"],
+                                        pdt.short_case(r))
                 if v is not None:
                     views.append(v)
             if views:
