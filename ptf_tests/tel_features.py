@@ -236,8 +236,11 @@ class TelemetryTest(DutTest):
     def run_burst_detection(self, threshold: int, end: int, burst: int,
                             in_ports: Sequence[int], out: int, collector: int) -> None:
         """No burst report while packets trickle through; under congestion
-        BURST_START at a depth >= `threshold`, BURST_END at a depth < `end`,
-        alternating, burst ids consecutive, the burst counter in agreement."""
+        BURST_START when a dequeue leaves >= `threshold` behind, BURST_END
+        when one leaves < `end` behind — as the queue drains, about one of
+        the burst's own frames, not about a later frame — alternating, burst
+        ids consecutive, the burst counter in agreement; a frame through the
+        drained queue afterwards reports nothing."""
         self.bridge_to(host_mac(DST), out)
         self.setup_collector(collector)
         self.set_telemetry_port(out, burst_threshold=threshold, burst_end=end,
@@ -253,13 +256,17 @@ class TelemetryTest(DutTest):
 
         self.congest(burst, in_ports, out)
         time.sleep(0.05)
-        tail = udp_packet(1, DST, sport=31000)            # the queue has drained: ends it
+        tail = udp_packet(1, DST, sport=31000)            # through the drained queue
         self.send(in_ports[0], tail)
         self.expect(tail, out)
-        events = [(r.queue.burst_id, r.queue.events, r.queue.enq_qdepth)
-                  for r in self.reports_from(collector)]
+        reports = self.reports_from(collector)
+        events = [(r.queue.burst_id, r.queue.events, r.queue.deq_qdepth) for r in reports]
         self.expect_nothing()
-        logging.info("burst detection: (burst id, events, depth) %s", events)
+        logging.info("burst detection: (burst id, events, depth left) %s", events)
+        about = [P.parse_frame(r.inner).sport for r in reports]
+        self.assertNotIn(31000, about, f"a report about the frame after the burst: {events}")
+        self.assertTrue(all(40000 <= sp < 40000 + burst for sp in about),
+                        f"reports about frames outside the burst: {about}")
         starts = [e for e in events if e[1] == EVENT_BURST_START]
         self.assertEqual([ev for _, ev, _ in events],
                          [EVENT_BURST_START, EVENT_BURST_END] * len(starts),
