@@ -59,3 +59,19 @@ def test_without_the_collector_settings_reports_take_shared_buffer(bench):
     bare = dataclasses.replace(prof, ports={})
     with pytest.raises(collector_port.ReportsTookSharedBuffer):
         _run(vs, bare, cases[0], True)
+
+
+def test_polled_registers_give_the_same_burst(bench, monkeypatch):
+    """Without captured reports the instrument is read over P4Runtime at
+    16 us interval ends: the burst's start and end come from the time
+    registers, as exact as with reports, and the peak from the maxima."""
+    vs, prof, cases = bench
+    monkeypatch.setattr(measure, "can_capture", lambda: False)
+    monkeypatch.setattr(traffic.Traffic, "capture", lambda self, port: False)
+    out = _run(vs, prof, cases[0], False)
+    err = out["instrument_errors"].iloc[0]
+    assert err["bursts_truth"] == err["bursts_instrument"] == err["bursts_matched"] == 1
+    assert err["peak_error_rel"] == 0
+    assert -1000 < err["end_error_ns"] <= 0
+    assert abs(err["start_error_ns"]) < 1000
+    assert set(out["instrument_series"]["kind"]) == {"interval_max"}
