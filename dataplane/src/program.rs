@@ -541,6 +541,8 @@ pub struct StdMeta {
     pub p4s_deq_qbytes: Option<FieldId>,
     pub p4s_buffer_bytes: Option<FieldId>,
     pub p4s_deq_timedelta_ns: Option<FieldId>,
+    pub p4s_ingress_timestamp_ns: Option<FieldId>,
+    pub p4s_egress_timestamp_ns: Option<FieldId>,
 }
 
 /// The error codes of the `errors` table that the parser raises itself.

@@ -9,7 +9,7 @@ import pytest
 from conftest import assign, dp, eth, field, program
 
 REPORT = ["enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_qbytes", "deq_qbytes", "buffer_bytes",
-          "deq_timedelta_ns"]
+          "deq_timedelta_ns", "ingress_timestamp_ns", "egress_timestamp_ns"]
 
 
 def queue_program(out_port=2):
@@ -56,7 +56,7 @@ def queue_program(out_port=2):
 
 
 def report(data):
-    return dict(zip(REPORT, struct.unpack("!7I", data[14:42])))
+    return dict(zip(REPORT, struct.unpack(f"!{len(REPORT)}I", data[14:14 + 4 * len(REPORT)])))
 
 
 def test_bmv2_queue_metadata_under_a_packet_rate_limit():
@@ -74,6 +74,18 @@ def test_bmv2_queue_metadata_under_a_packet_rate_limit():
     assert [r["deq_timedelta_ns"] for r in reps] == [0, 1_000_000, 2_000_000, 3_000_000,
                                                      4_000_000]
     assert all(r["buffer_bytes"] == 0 for r in reps)  # no shared buffer configured
+    assert all(r["ingress_timestamp_ns"] == 0 for r in reps)
+    assert [r["egress_timestamp_ns"] for r in reps] == [0, 1_000_000, 2_000_000, 3_000_000,
+                                                        4_000_000]
+
+
+def test_nanosecond_timestamps_where_bmv2_counts_microseconds():
+    e = dp.Engine(queue_program())
+    e.set_queue_rate(2, 1000)
+    out = e.process([(1, eth(payload=bytes(50)), 1_234_567) for _ in range(2)])
+    reps = [report(d) for _, d, _ in out]
+    assert [r["ingress_timestamp_ns"] for r in reps] == [1_234_567, 1_234_567]
+    assert [r["egress_timestamp_ns"] for r in reps] == [1_234_567, 2_234_567]
 
 
 def test_queue_depth_tail_drop_is_bmv2s():
@@ -90,12 +102,12 @@ def test_queue_depth_tail_drop_is_bmv2s():
 def test_line_rate_spaces_frames_by_their_wire_time():
     e = dp.Engine(queue_program())
     e.set_port_rate(2, 10_000_000_000)
-    frame = eth(payload=bytes(972))  # 986 bytes; 1014 with the 28-byte report
+    frame = eth(payload=bytes(972))  # 986 bytes; 1022 with the 36-byte report
     out = e.process([(1, frame, 0) for _ in range(4)])
-    # (1014 + 24) bytes at 10 Gb/s = 830.4 ns per frame
-    assert [t for _, _, t in out] == [0, 830, 1660, 2491]
+    # (1022 + 24) bytes at 10 Gb/s = 836.8 ns per frame
+    assert [t for _, _, t in out] == [0, 836, 1673, 2510]
     ps = next(p for p in e.tm_port_stats() if p["port"] == 2)
-    assert ps["tx_pkts"] == 4 and ps["tx_wire_bytes"] == 4 * 1038
+    assert ps["tx_pkts"] == 4 and ps["tx_wire_bytes"] == 4 * 1046
 
 
 def test_configuration_from_dict_json_and_yaml_and_its_errors():

@@ -456,6 +456,7 @@ impl Switch {
         self.set_std(&mut p, s.packet_length, len);
         self.set_std(&mut p, s.instance_type, INSTANCE_NORMAL);
         self.set_std(&mut p, s.ingress_global_timestamp, self.now / 1000);
+        self.set_sat(&mut p, s.p4s_ingress_timestamp_ns, self.now);
         self.ingress(p);
     }
 
@@ -613,6 +614,7 @@ impl Switch {
         let s = self.prog.std.clone();
         let now_us = self.now / 1000;
         self.set_std(pkt, s.egress_global_timestamp, now_us);
+        self.set_sat(pkt, s.p4s_egress_timestamp_ns, self.now);
         if self.with_queueing_metadata {
             let enq = self.get_std(pkt, s.enq_timestamp);
             self.set_std(pkt, s.deq_timedelta, now_us.wrapping_sub(enq));

@@ -310,6 +310,8 @@ pub fn load_value(root: &Value) -> R<Program> {
         p4s_deq_qbytes: cx.alias_field("p4scope.deq_qbytes"),
         p4s_buffer_bytes: cx.alias_field("p4scope.buffer_bytes"),
         p4s_deq_timedelta_ns: cx.alias_field("p4scope.deq_timedelta_ns"),
+        p4s_ingress_timestamp_ns: cx.alias_field("p4scope.ingress_timestamp_ns"),
+        p4s_egress_timestamp_ns: cx.alias_field("p4scope.egress_timestamp_ns"),
     };
     for (what, f) in [
         ("ingress_port", std.ingress_port),
