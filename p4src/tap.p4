@@ -24,6 +24,7 @@
 #include <core.p4>
 #include <v1model.p4>
 #include "include/headers.p4"
+#include "include/p4scope_tm.p4"
 #include "include/report_encap.p4"
 
 const bit<32> TAP_REPORT_SESSION = 500;
@@ -43,6 +44,7 @@ struct tap_metadata_t {
 
 struct metadata_t {
     tap_metadata_t tap;
+    p4scope_queue_metadata_t q;  /* the engine's ns clock; 0 on BMv2 */
 }
 
 parser TapParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -130,7 +132,10 @@ control TapIngress(inout headers_t hdr, inout metadata_t meta,
             meta.tap.frame_bytes = sm.packet_length;
             meta.tap.ingress_port = (bit<16>)sm.ingress_port;
             meta.tap.egress_port = (bit<16>)sm.egress_spec;
-            meta.tap.ingress_ts_ns = (bit<64>)sm.ingress_global_timestamp * 1000;
+            meta.tap.ingress_ts_ns = meta.q.ingress_timestamp_ns;
+            if (meta.tap.ingress_ts_ns == 0) {
+                meta.tap.ingress_ts_ns = (bit<64>)sm.ingress_global_timestamp * 1000;
+            }
 
             tap_config.apply();
             if (sampling == 1) {

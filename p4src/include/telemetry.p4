@@ -205,8 +205,16 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
         if (tel.queue_time_ns == 0) {
             tel.queue_time_ns = sm.deq_timedelta * 1000;
         }
-        tel.ingress_ts_ns = (bit<64>)sm.ingress_global_timestamp * 1000;
-        tel.egress_ts_ns = (bit<64>)sm.egress_global_timestamp * 1000;
+        /* nanoseconds from p4scope's engine; BMv2 leaves them 0 and the
+         * microsecond clocks of v1model stand in */
+        tel.ingress_ts_ns = q.ingress_timestamp_ns;
+        if (tel.ingress_ts_ns == 0) {
+            tel.ingress_ts_ns = (bit<64>)sm.ingress_global_timestamp * 1000;
+        }
+        tel.egress_ts_ns = q.egress_timestamp_ns;
+        if (tel.egress_ts_ns == 0) {
+            tel.egress_ts_ns = (bit<64>)sm.egress_global_timestamp * 1000;
+        }
         tel.hop_latency_ns = (bit<32>)(tel.egress_ts_ns - tel.ingress_ts_ns);
         tel.events = 0;
         if (tel.watch == 1) {
