@@ -141,7 +141,7 @@ pub struct CalcPlan {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CsumPlan {
     terms: Vec<(u32, u8)>,
-    constants: u128,
+    constants: u64,
     /// The payload starts in the middle of a 16-bit word.
     payload_odd: bool,
 }
@@ -166,7 +166,14 @@ impl CsumPlan {
                 None => constants += value << shift,
             }
         }
-        Some(CsumPlan { terms, constants, payload_odd: off % 16 == 8 })
+        if terms.len() > 1 << 15 {
+            return None;
+        }
+        // fold the constants' sum below 2^17 (same residue, zero only if it was)
+        while constants >> 16 != 0 {
+            constants = (constants & 0xffff) + (constants >> 16);
+        }
+        Some(CsumPlan { terms, constants: constants as u64, payload_odd: off % 16 == 8 })
     }
 
     /// The checksum of the fields' values in `vals` followed by `payload`
@@ -175,13 +182,17 @@ impl CsumPlan {
     pub fn csum16(&self, vals: &[u128], payload: Option<&[u8]>) -> u64 {
         let mut sum = self.constants;
         for &(f, shift) in &self.terms {
-            sum += vals.get(f as usize).copied().unwrap_or(0) << shift;
+            // a field of at most 64 bits, folded to 33 bits (2^32 = 1 modulo
+            // 0xffff; zero only when it is), shifted by at most 15: every
+            // term is below 2^48 and the sum cannot overflow
+            let v = vals.get(f as usize).copied().unwrap_or(0) as u64;
+            sum += ((v & 0xffff_ffff) + (v >> 32)) << shift;
         }
         if let Some(p) = payload {
-            let s = crate::hash::sum16(p) as u128;
+            let s = crate::hash::sum16(p);
             sum += if self.payload_odd { s << 8 } else { s };
         }
-        crate::hash::csum16_finish(sum)
+        crate::hash::csum16_finish(sum as u128)
     }
 }
 
