@@ -424,14 +424,13 @@ impl Switch {
 
     #[inline]
     fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
-        match f {
+        let Some(f) = f else { return 0 };
+        let fm = self.prog.fmeta[f as usize];
+        if !fm.wide && !fm.signed {
             // standard metadata is unsigned and narrow: the stored bits are the value
-            Some(f) if !self.prog.fmeta[f as usize].wide && !self.prog.fmeta[f as usize].signed => {
-                pkt.phv.vals[f as usize] as u64
-            }
-            Some(f) => pkt.phv.get(&self.prog, f).low_u64(),
-            None => 0,
+            return pkt.phv.vals[f as usize] as u64;
         }
+        pkt.phv.get(&self.prog, f).low_u64()
     }
 
     fn receive(&mut self, port: u32, data: Vec<u8>) {
