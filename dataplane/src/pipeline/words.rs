@@ -274,14 +274,22 @@ struct Take {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtractPlan {
     takes: Vec<Take>,
+    /// The header fits in [`WINDOW`] bytes: its fields are read from a
+    /// zero-padded copy of them, without a length check per field.
+    windowed: bool,
 }
+
+/// Bytes of a packet copied for a header's extraction (see `windowed`).
+const WINDOW: usize = 128;
 
 impl ExtractPlan {
     /// `fields`: (field id, bit offset in the header, width); None when a
     /// field is wider than 128 bits.
     pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
         let mut takes = vec![];
+        let mut end_bits = 0u32;
         for &(field, bit, width) in fields {
+            end_bits = end_bits.max(bit + width);
             if width > 128 {
                 return None;
             }
@@ -293,7 +301,7 @@ impl ExtractPlan {
             let r = if slow { 0 } else { 64 - width };
             takes.push(Take { field, bit, width: width as u16, l: l as u8, r: r as u8, slow });
         }
-        Some(ExtractPlan { takes })
+        Some(ExtractPlan { takes, windowed: (end_bits as usize).div_ceil(8) <= WINDOW })
     }
 
     /// Reads the fields of the header starting at byte `start` of `data`
@@ -301,11 +309,43 @@ impl ExtractPlan {
     /// has checked that the header fits).
     #[inline]
     pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
+        if self.windowed {
+            return self.extract_windowed(data, start, vals);
+        }
         for t in &self.takes {
             let v = if t.slow {
                 read_bits(data, start * 8 + t.bit as usize, t.width as u32)
             } else {
                 ((load_be_u64(data, start + (t.bit / 8) as usize) << t.l) >> t.r) as u128
+            };
+            if let Some(slot) = vals.get_mut(t.field as usize) {
+                *slot = v;
+            }
+        }
+    }
+}
+
+impl ExtractPlan {
+    /// `extract` for a header of at most `WINDOW` bytes: one copy of the
+    /// bytes, then each field from the copy (offsets below `WINDOW`, masked
+    /// so that no read can fall outside it).
+    #[inline]
+    fn extract_windowed(&self, data: &[u8], start: usize, vals: &mut [u128]) {
+        let mut win = [0u8; WINDOW + 8];
+        match data.get(start..start + WINDOW) {
+            Some(src) => win[..WINDOW].copy_from_slice(src),
+            None => {
+                let src = data.get(start..).unwrap_or(&[]);
+                win[..src.len()].copy_from_slice(src);
+            }
+        }
+        for t in &self.takes {
+            let v = if t.slow {
+                read_bits(&win, t.bit as usize, t.width as u32)
+            } else {
+                let o = (t.bit / 8) as usize & (WINDOW - 1);
+                let w = u64::from_be_bytes([win[o], win[o + 1], win[o + 2], win[o + 3], win[o + 4], win[o + 5], win[o + 6], win[o + 7]]);
+                ((w << t.l) >> t.r) as u128
             };
             if let Some(slot) = vals.get_mut(t.field as usize) {
                 *slot = v;
@@ -439,17 +479,30 @@ mod tests {
         assert_eq!(off % 8, 0);
         let bytes = (off / 8) as usize;
         let plan = ExtractPlan::new(&fs).expect("fits");
-        let data: Vec<u8> = (0..bytes + 3).map(|i| (i as u8).wrapping_mul(73).wrapping_add(11)).collect();
-        for start in [0usize, 3] {
-            let mut vals = vec![0xdead_u128; widths.len()];
-            plan.extract(&data, start, &mut vals);
-            for (i, w) in widths.iter().enumerate() {
-                if *w == 0 {
-                    assert_eq!(vals[i], 0xdead, "zero-width fields are left alone");
-                    continue;
+        assert!(plan.windowed);
+        for len in [bytes + 3, 300] {
+            let data: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(73).wrapping_add(11)).collect();
+            for start in [0usize, 3] {
+                let mut vals = vec![0xdead_u128; widths.len()];
+                plan.extract(&data, start, &mut vals);
+                for (i, w) in widths.iter().enumerate() {
+                    if *w == 0 {
+                        assert_eq!(vals[i], 0xdead, "zero-width fields are left alone");
+                        continue;
+                    }
+                    assert_eq!(vals[i], read_bits(&data, start * 8 + fs[i].1 as usize, *w), "field {i} at byte {start}");
                 }
-                assert_eq!(vals[i], read_bits(&data, start * 8 + fs[i].1 as usize, *w), "field {i} at byte {start}");
             }
+        }
+        // a header longer than the window: 21 fields of 61 bits (161 bytes)
+        let long: Vec<(u32, u32, u32)> = (0..21).map(|i| (i, i * 61, 61)).collect();
+        let plan = ExtractPlan::new(&long).expect("fits");
+        assert!(!plan.windowed);
+        let data: Vec<u8> = (0..170).map(|i| (i as u8).wrapping_mul(29) ^ 0x5a).collect();
+        let mut vals = vec![0u128; 21];
+        plan.extract(&data, 2, &mut vals);
+        for (i, v) in vals.iter().enumerate() {
+            assert_eq!(*v, read_bits(&data, 16 + i * 61, 61));
         }
         assert!(ExtractPlan::new(&[(0, 4, 128)]).is_some());
         assert!(ExtractPlan::new(&[(0, 0, 129)]).is_none());
