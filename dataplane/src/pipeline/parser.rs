@@ -171,6 +171,7 @@ impl<'a> Exec<'a> {
         let prog = self.prog;
         let errs = &prog.errors;
         match op {
+            ParserOp::Extract(HdrX::Static(id)) => self.extract(pkt, *id, None)?,
             ParserOp::Extract(h) => {
                 let id = self.hdr(pkt, &[], h).ok_or(errs.stack_out_of_bounds)?;
                 self.extract(pkt, id, None)?;

@@ -140,6 +140,7 @@ impl Queue {
     }
 
     /// The occupancy record of an ingress port (created on first use).
+    #[inline]
     pub fn ingress(&mut self, port: u32) -> &mut InOcc {
         match self.occ.iter().position(|o| o.port == port) {
             Some(i) => &mut self.occ[i],
