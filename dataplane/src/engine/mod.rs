@@ -416,13 +416,14 @@ impl Switch {
         }
     }
 
+    #[inline(always)]
     fn set_std(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
         if let Some(f) = f {
             pkt.phv.set_u(&self.prog, f, v as u128);
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
         let Some(f) = f else { return 0 };
         let fm = self.prog.fmeta[f as usize];
@@ -497,8 +498,10 @@ impl Switch {
                 self.emit_copies(c, cfg);
             }
         }
-        if let Some(d) = Exec::new(&self.prog, &mut self.rt).take_digest(&pkt) {
-            self.digests.push(d);
+        if pkt.learn_id != 0 {
+            if let Some(d) = Exec::new(&self.prog, &mut self.rt).take_digest(&pkt) {
+                self.digests.push(d);
+            }
         }
         pkt.learn_id = 0;
         if pkt.resubmit_fl != 0 {
