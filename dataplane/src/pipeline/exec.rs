@@ -618,7 +618,7 @@ impl<'a> Exec<'a> {
                 }
             }
             let v = self.calculate(pkt, c.calc);
-            pkt.phv.set(prog, c.target, &Val::from(v));
+            pkt.phv.set_u(prog, c.target, v as u128);
         }
     }
 
