@@ -272,7 +272,12 @@ impl Switch {
         let a = self.inputs.peek().map(|(Reverse((t, _)), _, _)| *t);
         let b = self.services.peek().map(|(Reverse((t, _)), _, _)| *t);
         let c = self.lane.front().map(|((t, _), _, _)| *t);
-        [a, b, c].into_iter().flatten().min()
+        let min = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        };
+        min(min(a, b), c)
     }
 
     /// Processes the events due strictly before `t` (an arrival at `t`
