@@ -210,6 +210,17 @@ def _baseline(data: bytes, off: int, limit: int, bits: int) -> tuple[BaselineMet
     return md, off
 
 
+def baseline_offsets(bits: int) -> tuple[dict[int, int], int]:
+    """Where each baseline item of RepMdBits `bits` starts, from the start
+    of the baseline metadata, and the size of them all."""
+    offsets, off = {}, 0
+    for bit in range(16):
+        if bits & (0x8000 >> bit):
+            offsets[bit] = off
+            off += _MD_SIZES.get(bit, 4)
+    return offsets, off
+
+
 def parse_report_frame(frame: bytes, udp_port: Optional[int] = None) -> Report:
     """Parses a report as the switch sends it: Ethernet/IPv4/UDP/report
     (checking the IPv4 and UDP lengths; `udp_port` if given)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Iterable, Optional
 
 from ..packets import parse_frame
@@ -347,25 +347,44 @@ class Collector:
         """The time series as pandas DataFrames (pandas must be installed)."""
         import pandas as pd
 
-        def frame(rows: list, cols: Optional[list[str]] = None) -> Any:
-            return pd.DataFrame([_row(r) for r in rows], columns=cols)
-
         with self._lock:
             samples, intervals = list(self.samples), list(self.intervals)
             tap, counters, digests = list(self.tap), list(self.counters), list(self.digests)
-        bursts = self.bursts()
-        return {
-            "queue_samples": pd.DataFrame([{**_row(s), "held_pkts": s.held_pkts,
-                                            "held_bytes": s.held_bytes} for s in samples]),
-            "bursts": pd.DataFrame([{**_row(b), "by_ingress": dict(b.by_ingress),
-                                     "flows": len(b.flows), "duration_ns": b.duration_ns}
-                                    for b in bursts]),
-            "intervals": frame(intervals),
-            "tap": pd.DataFrame([{**_row(t), "occupancy_bytes": t.occupancy_bytes}
-                                 for t in tap]),
-            "counters": frame(counters),
-            "digests": frame(digests),
-        }
+        return make_tables(
+            pd.DataFrame([{**_row(s), "held_pkts": s.held_pkts, "held_bytes": s.held_bytes}
+                          for s in samples], columns=SAMPLE_COLUMNS),
+            self.bursts(), pd.DataFrame([_row(i) for i in intervals], columns=_names(IntervalMax)),
+            tap, counters, digests)
+
+
+SAMPLE_COLUMNS = [f.name for f in fields(QueueSample)] + ["held_pkts", "held_bytes"]
+
+
+def _names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]
+
+
+def make_tables(samples: Any, bursts: list[BurstEvent], intervals: Any, tap: list[TapSample],
+                counters: list[CounterSample], digests: list[DigestEvent]) -> dict[str, Any]:
+    """The collector's tables, from its queue samples and intervals as
+    DataFrames (SAMPLE_COLUMNS; IntervalMax's fields) and the rest as
+    records; every table has its columns, even when empty."""
+    import pandas as pd
+
+    def frame(rows: list, cols: list[str]) -> Any:
+        return pd.DataFrame(rows, columns=cols)
+
+    return {
+        "queue_samples": samples,
+        "bursts": frame([{**_row(b), "by_ingress": dict(b.by_ingress), "flows": len(b.flows),
+                          "duration_ns": b.duration_ns} for b in bursts],
+                        _names(BurstEvent) + ["duration_ns"]),
+        "intervals": intervals,
+        "tap": frame([{**_row(t), "occupancy_bytes": t.occupancy_bytes} for t in tap],
+                     _names(TapSample) + ["occupancy_bytes"]),
+        "counters": frame([_row(c) for c in counters], _names(CounterSample)),
+        "digests": frame([_row(d) for d in digests], _names(DigestEvent)),
+    }
 
 
 def _row(obj: Any) -> dict:

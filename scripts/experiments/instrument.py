@@ -45,28 +45,37 @@ class Seen:
         return self.bursts[self.bursts["egress_port"] == egress]
 
 
+SERIES_COLUMNS = ["case_id", "t_ns", "egress_port", "queue", "kind", "depth_bytes",
+                  "depth_frames", "ingress_port"]
+
+
 def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "bytes") -> Seen:
-    """`unit`: what the instrument measured depth in (bytes or frames); its
-    burst peaks are in that unit."""
-    rows = []
-    for s in col.samples:
-        rows.append({"case_id": case_id, "t_ns": int(s.egress_ns), "egress_port": s.egress_port,
-                     "queue": s.queue_id, "kind": "burst_pkt", "depth_bytes": s.held_bytes,
-                     "depth_frames": s.held_pkts, "ingress_port": s.ingress_port})
+    """`col`: the controller's Collector, or a capture collected at once
+    (collect_capture); read through their tables. `unit`: what the
+    instrument measured depth in (bytes or frames); its burst peaks are in
+    that unit."""
+    tabs = col.tables()
+    s, iv, b = tabs["queue_samples"], tabs["intervals"], tabs["bursts"]
     span_ns = (1 << interval_log2_us) * 1000
-    for iv in col.intervals:
-        rows.append({"case_id": case_id, "t_ns": int(iv.interval) * span_ns,
-                     "egress_port": iv.port, "queue": 0, "kind": "interval_max",
-                     "depth_bytes": iv.max_bytes, "depth_frames": iv.max_pkts, "ingress_port": -1})
-    series = pd.DataFrame(rows, columns=["case_id", "t_ns", "egress_port", "queue", "kind",
-                                         "depth_bytes", "depth_frames", "ingress_port"])
+    parts = [pd.DataFrame({"case_id": case_id, "t_ns": s["egress_ns"].astype("int64"),
+                           "egress_port": s["egress_port"], "queue": s["queue_id"],
+                           "kind": "burst_pkt", "depth_bytes": s["held_bytes"],
+                           "depth_frames": s["held_pkts"], "ingress_port": s["ingress_port"]},
+                          columns=SERIES_COLUMNS),
+             pd.DataFrame({"case_id": case_id, "t_ns": iv["interval"].astype("int64") * span_ns,
+                           "egress_port": iv["port"], "queue": 0, "kind": "interval_max",
+                           "depth_bytes": iv["max_bytes"], "depth_frames": iv["max_pkts"],
+                           "ingress_port": -1}, columns=SERIES_COLUMNS)]
+    parts = [p for p in parts if not p.empty]
+    series = (pd.concat(parts, ignore_index=True) if parts
+              else pd.DataFrame([], columns=SERIES_COLUMNS))
     if not series.empty:
         series = series.sort_values(["egress_port", "t_ns"], kind="stable").reset_index(drop=True)
     bursts = pd.DataFrame([{
-        "case_id": case_id, "source": "instrument", "egress_port": b.port, "queue": 0,
-        "burst_id": b.burst_id, "start_ns": _f(b.start_ns), "end_ns": _f(b.end_ns),
-        "peak": b.peak_bytes if unit == "bytes" else b.peak_pkts, "unit": unit,
-        "peak_ns": math.nan, "frames": b.packets} for b in col.bursts()])
+        "case_id": case_id, "source": "instrument", "egress_port": r.port, "queue": 0,
+        "burst_id": r.burst_id, "start_ns": _f(r.start_ns), "end_ns": _f(r.end_ns),
+        "peak": r.peak_bytes if unit == "bytes" else r.peak_pkts, "unit": unit,
+        "peak_ns": math.nan, "frames": r.packets} for r in b.itertuples()])
     return Seen(series, bursts, int(sum(col.lost.values())), len(col.errors))
 
 
@@ -89,7 +98,7 @@ def from_registers(case_id: str, vs: Any, egress: int, unit: str) -> Seen:
 
 
 def _f(v: Any) -> float:
-    return math.nan if v is None else float(v)
+    return math.nan if v is None or pd.isna(v) else float(v)
 
 
 def error_row(case_id: str, experiment: str, profile: str, unit: str, truth_peak: float,

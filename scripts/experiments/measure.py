@@ -39,11 +39,11 @@ def make_measure(vs: VirtualSwitch, profiles: dict[str, Profile]) -> Callable[[C
 
 
 def _collector(tr: Traffic):
-    from p4scope.control.apps.collector import Collector
+    """The collector's view of the case's captured reports, parsed at once
+    (a microburst's capture holds a report per burst packet)."""
+    from p4scope.control.apps.capture import collect_capture
 
-    col = Collector(udp_port=COLLECTOR_UDP)
-    col.feed_frames(data for _, data in tr.outputs(COLLECTOR_PORT))
-    return col
+    return collect_capture([data for _, data in tr.outputs(COLLECTOR_PORT)], COLLECTOR_UDP)
 
 
 def _unit(vs: VirtualSwitch) -> str:

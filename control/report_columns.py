@@ -1,0 +1,219 @@
+"""A capture of INT reports parsed at once into columns (numpy): the bulk
+counterpart of reports.parse_report_frame, for thousands of report frames.
+
+    cols = parse_report_frames(frames, udp_port)
+    cols.queue["deq_qdepth"], cols.queue["egress_ts_ns"]  # one entry per DOMAIN_QUEUE report
+    cols.queue["position"]          # where the report was in `frames`
+    cols.others                     # [(position, Report)]: valid reports of other domains
+    cols.errors                     # [(position, message)]: frames parse_report_frame rejects
+
+Frames are grouped by length and by every header field that decides how a
+report parses (ether type, IP header length, protocol and total length, UDP
+port and length, version, report type, Report and MD Length, RepMdBits,
+domain). In a group each field sits at the same offset: the group's first
+frame goes through parse_report_frame, and when it is a DOMAIN_QUEUE report
+every field of the group is read as one column. Frames of other groups
+(rejected, other domains, IP options) go through parse_report_frame one by
+one, so the result is exactly what it gives frame by frame.
+
+Baseline fields the RepMdBits leave out read 0 (the collector reads them
+so). The inner packet's five-tuple is read as packets.parse_frame reads it:
+`has_flow` when it is IPv4 (ip_src, ip_dst, proto), `has_ports` when it
+also carries TCP/UDP ports (sport, dport) in an unfragmented datagram.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .packets import ETH_IPV4, PROTO_TCP, PROTO_UDP, parse_frame
+from .reports import DOMAIN_QUEUE, Report, ReportError, baseline_offsets, parse_report_frame
+
+_OUTER = 42  # Ethernet, IPv4 without options, UDP
+_HEADERS = 20  # group, individual and main report headers
+# the bytes whose values decide how a frame parses (ihl is masked in `_key`)
+_KEY_BYTES = [12, 13, 14, 16, 17, 23, 36, 37, 38, 39, 42, 50, 51, 52, 54, 55, 56, 57]
+
+BASELINE_COLUMNS = ("ingress_port", "egress_port", "hop_latency_ns", "queue_id",
+                    "queue_occupancy", "ingress_ts_ns", "egress_ts_ns")
+QUEUE_BLOCK_COLUMNS = ("events", "flags", "frame_bytes", "enq_qdepth", "deq_qdepth",
+                       "enq_qbytes", "deq_qbytes", "buffer_bytes", "queue_time_ns", "burst_id",
+                       "burst_pkts", "interval_max_pkts", "interval_max_bytes", "interval")
+FLOW_COLUMNS = ("has_flow", "ip_src", "ip_dst", "proto", "has_ports", "sport", "dport")
+QUEUE_COLUMNS = (("position", "hw_id", "seq", "node_id") + BASELINE_COLUMNS
+                 + QUEUE_BLOCK_COLUMNS + FLOW_COLUMNS)
+# QueueBlock.FORMAT "!BBH11I": offset and width of each field in the block
+_QUEUE_BLOCK = [(0, 1), (1, 1), (2, 2)] + [(4 + 4 * i, 4) for i in range(11)]
+
+
+@dataclass
+class ReportColumns:
+    queue: dict[str, np.ndarray]
+    """DOMAIN_QUEUE reports, by position: int64 columns (bool for has_*)."""
+    others: list[tuple[int, Report]] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.queue["position"])
+
+
+def parse_report_frames(frames: Sequence[bytes], udp_port: Optional[int] = None) -> ReportColumns:
+    """Parses every frame as parse_report_frame(frame, udp_port) would."""
+    parts: list[dict[str, np.ndarray]] = []
+    slow: list[int] = []
+    by_len: dict[int, list[int]] = {}
+    for i, f in enumerate(frames):
+        by_len.setdefault(len(f), []).append(i)
+    for length, idx in by_len.items():
+        if length < _OUTER + _HEADERS:
+            slow.extend(idx)
+            continue
+        pos = np.asarray(idx, dtype=np.int64)
+        block = np.frombuffer(b"".join(frames[i] for i in idx), dtype=np.uint8).reshape(-1, length)
+        no_options = (block[:, 14] & 0xF) == 5
+        slow.extend(pos[~no_options].tolist())
+        pos, block = pos[no_options], block[no_options]
+        if not len(pos):
+            continue
+        groups, rest = _groups(_key(block))
+        slow.extend(pos[rest].tolist())
+        for rows in groups:
+            layout = _queue_layout(bytes(frames[pos[rows[0]]]), udp_port)
+            if layout is None:
+                slow.extend(pos[rows].tolist())
+            else:
+                parts.append(_read_group(block[rows], pos[rows], *layout))
+    out = ReportColumns({})
+    for i in sorted(slow):
+        try:
+            r = parse_report_frame(frames[i], udp_port)
+        except ReportError as e:
+            out.errors.append((i, str(e)))
+            continue
+        if r.queue is not None:
+            parts.append(_columns_of(i, r))
+        else:
+            out.others.append((i, r))
+    out.queue = _concat(parts)
+    return out
+
+
+def _key(block: np.ndarray) -> np.ndarray:
+    k = block[:, _KEY_BYTES].copy()
+    k[:, 2] &= 0xF  # IPv4 header length
+    k[:, 10] >>= 4  # report version
+    k[:, 11] >>= 4  # report type
+    return k
+
+
+def _groups(keys: np.ndarray, most: int = 16) -> tuple[list[np.ndarray], np.ndarray]:
+    """Row indexes of each distinct key, for the `most` first keys (a
+    capture has few layouts), and the rows left (to parse one by one)."""
+    out, left = [], np.arange(len(keys))
+    while len(left) and len(out) < most:
+        same = (keys[left] == keys[left[0]]).all(axis=1)
+        out.append(left[same])
+        left = left[~same]
+    return out, left
+
+
+def _queue_layout(frame: bytes, udp_port: Optional[int]) -> Optional[tuple[dict[int, int], int, int, int]]:
+    """(baseline offsets, queue block offset, inner start, inner end) in the
+    frame when it parses as a DOMAIN_QUEUE report, else None."""
+    try:
+        r = parse_report_frame(frame, udp_port)
+    except ReportError:
+        return None
+    if r.queue is None or r.domain_id != DOMAIN_QUEUE:
+        return None
+    md, ds = baseline_offsets(r.rep_md_bits)
+    at = _OUTER + _HEADERS
+    return ({b: at + o for b, o in md.items()}, at + ds, _OUTER + 20 + r.md_length * 4,
+            _OUTER + 12 + r.report_length * 4)
+
+
+def _be(block: np.ndarray, off: int, width: int) -> np.ndarray:
+    """The big-endian unsigned integers at [off, off + width) of each row."""
+    raw = np.ascontiguousarray(block[:, off:off + width])
+    return raw.view(f">u{width}").reshape(-1).astype(np.int64)
+
+
+def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,
+                inner_at: int, inner_end: int) -> dict[str, np.ndarray]:
+    n = len(pos)
+    zero = np.zeros(n, dtype=np.int64)
+    w0 = _be(block, _OUTER, 4)
+    c = {"position": pos, "hw_id": (w0 >> 22) & 0x3F, "seq": w0 & 0x3FFFFF,
+         "node_id": _be(block, _OUTER + 4, 4)}
+    c["ingress_port"], c["egress_port"] = ((_be(block, md[1], 2), _be(block, md[1] + 2, 2))
+                                           if 1 in md else (zero, zero))
+    c["hop_latency_ns"] = _be(block, md[2], 4) if 2 in md else zero
+    q = _be(block, md[3], 4) if 3 in md else zero
+    c["queue_id"], c["queue_occupancy"] = q >> 24, q & 0xFFFFFF
+    c["ingress_ts_ns"] = _be(block, md[4], 8) if 4 in md else zero
+    c["egress_ts_ns"] = _be(block, md[5], 8) if 5 in md else zero
+    for name, (o, w) in zip(QUEUE_BLOCK_COLUMNS, _QUEUE_BLOCK):
+        c[name] = _be(block, ds + o, w)
+    c.update(_flows(block[:, inner_at:inner_end]))
+    return c
+
+
+def _flows(inner: np.ndarray) -> dict[str, np.ndarray]:
+    """The five-tuple columns of the inner packets (all one length)."""
+    n, size = inner.shape
+    zero = np.zeros(n, dtype=np.int64)
+    no = np.zeros(n, dtype=bool)
+    if size < 34:  # no IPv4 header in reach: no flow (parse_frame)
+        return {"has_flow": no, "ip_src": zero, "ip_dst": zero, "proto": zero,
+                "has_ports": no, "sport": zero, "dport": zero}
+    has_flow = _be(inner, 12, 2) == ETH_IPV4
+    proto = inner[:, 23].astype(np.int64)
+    l4 = 14 + (inner[:, 14] & 0xF).astype(np.int64) * 4
+    unfragmented = (_be(inner, 20, 2) & 0x1FFF) == 0
+    has_ports = (has_flow & ((proto == PROTO_TCP) | (proto == PROTO_UDP)) & unfragmented
+                 & (l4 + 4 <= size))
+    at = np.where(has_ports, l4, 0)[:, None] + np.arange(4)
+    p = np.take_along_axis(inner, at, axis=1).astype(np.int64)
+    sport = np.where(has_ports, (p[:, 0] << 8) | p[:, 1], 0)
+    dport = np.where(has_ports, (p[:, 2] << 8) | p[:, 3], 0)
+    keep = lambda v: np.where(has_flow, v, 0)  # noqa: E731
+    return {"has_flow": has_flow, "ip_src": keep(_be(inner, 26, 4)),
+            "ip_dst": keep(_be(inner, 30, 4)), "proto": keep(proto), "has_ports": has_ports,
+            "sport": sport, "dport": dport}
+
+
+def _columns_of(position: int, r: Report) -> dict[str, np.ndarray]:
+    """One report parsed the slow way, as a group of one."""
+    md, q = r.md, r.queue
+    row: dict[str, object] = {"position": position, "hw_id": r.hw_id, "seq": r.seq,
+                              "node_id": r.node_id}
+    for name in BASELINE_COLUMNS:
+        row[name] = getattr(md, name) or 0
+    for name in QUEUE_BLOCK_COLUMNS:
+        row[name] = getattr(q, name)
+    f = None
+    if r.inner:
+        try:
+            f = parse_frame(r.inner)
+        except ValueError:
+            pass
+    has_flow = f is not None and f.ip_src is not None
+    has_ports = has_flow and f.sport is not None
+    row.update({"has_flow": has_flow, "ip_src": f.ip_src if has_flow else 0,
+                "ip_dst": f.ip_dst if has_flow else 0, "proto": f.proto if has_flow else 0,
+                "has_ports": has_ports, "sport": f.sport if has_ports else 0,
+                "dport": f.dport if has_ports else 0})
+    return {k: np.asarray([v], dtype=bool if k.startswith("has_") else np.int64)
+            for k, v in row.items()}
+
+
+def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if not parts:
+        return {k: np.zeros(0, dtype=bool if k.startswith("has_") else np.int64)
+                for k in QUEUE_COLUMNS}
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in QUEUE_COLUMNS}
+    order = np.argsort(cols["position"], kind="stable")
+    return {k: v[order] for k, v in cols.items()}
