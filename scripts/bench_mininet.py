@@ -1,7 +1,7 @@
 """Benchmark: TCP throughput through one switch in Mininet (root).
 
     .venv/bin/p4scope bench mininet-tcp [--kinds p4scope,bmv2,bridge] [--programs wire,dut]
-                                        [--seconds 5] [--parallel 1]
+                                        [--seconds 5] [--parallel 1] [--rt-priority N]
 
 Two hosts, one switch, iperf3 from h1 to h2. Programs: `wire`
 (topologies/p4/wire.p4: port 1 <-> port 2, no tables) and `dut` (the
@@ -11,6 +11,8 @@ on the way). Kinds: `p4scope` (p4scope switch), `bmv2` (simple_switch_grpc,
 when it is on PATH; skipped, saying so, otherwise) and `bridge` (the
 kernel bridge, a ceiling; no program). All interfaces have offloads off,
 as in every p4scope run. Every switch runs the same compiled JSON.
+`--rt-priority` sets the p4scope switches' $P4SCOPE_RT_PRIORITY (their
+real-time loop's SCHED_FIFO priority; 0: normal scheduling).
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from p4scope import topologies
+from p4scope.switch.ports import RT_PRIORITY_ENV
+from p4scope.switch.ports import rt_priority as rt_priority_now
 from p4scope.topologies import builders, tcp
 from p4scope.topologies.run import Network
 from p4scope.topologies.spec import rename_switches, with_switch_defaults
@@ -76,6 +81,9 @@ def bench_mininet_tcp(
                                                   "(the reference DUT with its controller)."),
     seconds: float = typer.Option(5.0, help="Seconds of iperf3 per measurement."),
     parallel: int = typer.Option(1, help="Parallel TCP flows."),
+    rt_priority: Optional[int] = typer.Option(
+        None, min=0, max=99, help="SCHED_FIFO priority of the p4scope switches' real-time loop "
+                                  "(0: normal scheduling; default: the switch's own, 1)."),
 ) -> None:
     """TCP throughput through one switch in Mininet (root)."""
     from p4scope.emulation.testbed import bmv2_missing, build_dut
@@ -88,8 +96,11 @@ def bench_mininet_tcp(
     if bad or not progs:
         typer.echo(f"--programs: give {' and/or '.join(PROGRAMS)}", err=True)
         raise typer.Exit(2)
+    if rt_priority is not None:  # the switch daemons inherit it
+        os.environ[RT_PRIORITY_ENV] = str(rt_priority)
     typer.echo(f"iperf3 h1 -> h2 through one switch, {seconds:g} s, {parallel} flow(s); "
-               f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+               f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; p4scope loop priority "
+               f"{rt_priority_now()}")
     typer.echo(f"{'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12}")
     with tempfile.TemporaryDirectory(prefix="p4scope-bench-") as tmp:
         wire = _compile(Path(tmp)) if "wire" in progs else None

@@ -1,9 +1,11 @@
 """Where packets enter and leave the daemon: Linux interfaces or pcap files.
 
 * `RtPorts`: the engine's own real-time ports (rt_add_port ... rt_start: a
-  Rust thread with recvmmsg/sendmmsg, no GIL), used for `-i PORT@IFACE`
-  whenever the engine offers them, per-packet traces included (the loop
-  records them, `traces.log_records` writes them);
+  Rust thread with a receive ring per port and sendmmsg, no GIL, at
+  real-time priority while it keeps up: $P4SCOPE_RT_PRIORITY, see
+  `rt_priority`), used for `-i PORT@IFACE` whenever the engine offers them,
+  per-packet traces included (the loop records them, `traces.log_records`
+  writes them);
 * `LinuxPorts`: the Python fallback for an engine without the rt API: one
   AF_PACKET socket per `-i PORT@IFACE`, a reader thread polling them all,
   each poll round handed to the device as one batch;
@@ -37,7 +39,7 @@ SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 MAX_FRAME = 65536
 RT_API = ("rt_add_port", "rt_remove_port", "rt_start", "rt_stop", "rt_inject", "rt_take_events",
-          "rt_trace", "rt_take_traces", "rt_stats")
+          "rt_trace", "rt_take_traces", "rt_stats", "rt_waiter")
 Receive = Callable[[list[tuple[int, bytes]]], None]
 
 
@@ -251,6 +253,28 @@ class FilePorts:
             w.close()
 
 
+RT_PRIORITY_ENV = "P4SCOPE_RT_PRIORITY"
+RT_PRIORITY_DEFAULT = 1
+
+
+def rt_priority() -> int:
+    """The SCHED_FIFO priority of the real-time loop's thread: 1..99 from
+    $P4SCOPE_RT_PRIORITY, 0 for normal scheduling, 1 when unset. The engine
+    steps down to normal scheduling while the loop cannot keep up, and uses
+    it throughout without CAP_SYS_NICE."""
+    v = os.environ.get(RT_PRIORITY_ENV, "").strip()
+    if not v:
+        return RT_PRIORITY_DEFAULT
+    try:
+        p = int(v)
+    except ValueError:
+        p = -1
+    if not 0 <= p <= 99:
+        log.warning("%s=%r: give 0..99; using %d", RT_PRIORITY_ENV, v, RT_PRIORITY_DEFAULT)
+        return RT_PRIORITY_DEFAULT
+    return p
+
+
 def rt_available() -> bool:
     """Whether the installed engine has real-time ports (the whole rt_* API)."""
     try:
@@ -274,10 +298,13 @@ class RtPorts:
 
     Every engine call is made under the device lock: the engine is a PyO3
     object that refuses concurrent calls, and rt_take_events releases the GIL
-    while it runs, so it is polled without waiting (timeout 0) and the thread
-    sleeps briefly between empty polls instead.
+    while it runs, so it is called without waiting (timeout 0). The thread
+    waits for the loop's events and records with the engine's RtWaiter
+    instead, which holds neither the engine nor the lock (and wakes as soon
+    as the loop queues something: no polling while traffic flows).
     """
 
+    WAIT_S = 0.2
     POLL_IDLE_S = 0.001
     TRACES_PER_POLL = 4096
     LOST_REPORT_S = 1.0
@@ -307,7 +334,7 @@ class RtPorts:
                 raw.rt_add_port(port, name, self._pcap(name, "in"), self._pcap(name, "out"))
             packets, log_lines, dump = self.trace
             raw.rt_trace(packets=packets, log=log_lines, dump_bytes=dump)
-            raw.rt_start(cpu_port=self.cpu_port or None)
+            raw.rt_start(cpu_port=self.cpu_port or None, priority=rt_priority())
         except Exception:
             for port in self.ifaces:
                 raw.rt_remove_port(port)
@@ -338,8 +365,18 @@ class RtPorts:
         dev = self.device
         tracing = any(self.trace[:2])
         lost, checked = 0, time.monotonic()
+        waiter, waiter_of = None, None
         while not self._stop.is_set():
             try:
+                with dev.lock:
+                    engine = self.engine
+                    if engine is not None and engine is not waiter_of:
+                        waiter, waiter_of = engine.raw.rt_waiter(), engine
+                if engine is None:  # between two engines
+                    self._stop.wait(self.POLL_IDLE_S)
+                    continue
+                if not waiter.wait(self.WAIT_S):  # a timeout, or that loop stopped
+                    self._stop.wait(self.POLL_IDLE_S)
                 recs: list = []
                 with dev.lock:
                     engine = self.engine
@@ -357,11 +394,11 @@ class RtPorts:
                     traces.log_records(recs, self.trace[2], self.cpu_port)
                 if evs:
                     dev.deliver_events(engine, evs)
-                if evs or recs:
-                    continue
+                if tracing:  # records come every round: take them in batches
+                    self._stop.wait(self.POLL_IDLE_S)
             except Exception:  # the thread must outlive a bad event
                 log.exception("real-time events failed")
-            self._stop.wait(self.POLL_IDLE_S)
+                self._stop.wait(self.POLL_IDLE_S)
 
     def close(self) -> None:
         self._stop.set()

@@ -71,6 +71,7 @@ CHILD = PRELUDE + textwrap.dedent("""
         "events": [(ev[0], ev[1], ev[2].hex()) for ev in evs],
         "packet_out": out.hex(),
         "rx1": stats["ports"]["1"]["rx_frames"] if "1" in stats["ports"] else stats["ports"][1]["rx_frames"],
+        "priority": stats["priority"],
         "running": e.rt_running,
     }))
 """)
@@ -106,6 +107,7 @@ def test_forwarding_packet_in_and_out_between_veth_ports(tmp_path):
     assert res["packet_out"] == res["sent"][0]
     assert res["rx1"] >= 21
     assert res["running"] is False
+    assert res["priority"] == 1, "root: the loop at real-time priority 1 (the default)"
     import p4scope_dataplane as dp
     pk = dp.pcap_read(str(pcap))
     assert len(pk) >= 21 and pk[0][1].hex() == res["sent"][0]
@@ -271,3 +273,51 @@ def test_vlan_tags_reach_the_program_and_long_frames_are_counted(tmp_path):
     assert p1["rx_frames"] == 3 and p1["rx_truncated"] == 1 and p1["rx_dropped"] == 0
     assert p1["rx_bytes"] == sum(len(f) // 2 for f in res["sent"])
     assert res["port2"]["tx_frames"] == 3
+
+
+def test_loop_priority_is_asked_for_and_checked(tmp_path):
+    """The loop thread's SCHED_FIFO priority as asked (root may), normal
+    scheduling with 0; out-of-range priorities are refused."""
+    import time
+
+    import p4scope_dataplane as dp
+    e = dp.Engine(l2_program(tmp_path).read_text())
+    with pytest.raises(ValueError):
+        e.rt_start(priority=100)
+    for want in (7, 0):
+        e.rt_start(priority=want)
+        deadline = time.monotonic() + 2
+        while e.rt_stats()["priority"] != want and time.monotonic() < deadline:
+            time.sleep(0.01)
+        st = e.rt_stats()
+        e.rt_stop()
+        assert (st["priority"], st["demotions"]) == (want, 0)
+
+
+def test_waiter_wakes_on_events_without_holding_the_engine(tmp_path):
+    """RtWaiter.wait blocks (GIL released) until the loop queues an event;
+    meanwhile the engine takes other calls; after rt_stop it returns False
+    at once."""
+    import threading
+    import time
+
+    import p4scope_dataplane as dp
+    e = dp.Engine(l2_program(tmp_path).read_text())
+    e.table_add("ingress.mac", "fwd", [0x0000000000CC], [255])
+    e.rt_start(cpu_port=255, priority=0)
+    w = e.rt_waiter()
+    assert w.wait(0.05) is False, "nothing queued: a timeout"
+    woke = []
+    t = threading.Thread(target=lambda: woke.append((w.wait(5.0), time.monotonic())))
+    t.start()
+    time.sleep(0.1)
+    assert e.rt_stats()["events_dropped"] == 0, "the engine answers while a thread waits"
+    sent = time.monotonic()
+    e.rt_inject(1, bytes.fromhex("0000000000cc0000000000aa88b5") + b"p" * 50)  # to the CPU port
+    t.join(5)
+    assert woke and woke[0][0] is True and woke[0][1] - sent < 1.0
+    evs = e.rt_take_events(16, 0.0)
+    assert [ev[:2] for ev in evs] == [("packet_in", 255)]
+    e.rt_stop()
+    t0 = time.monotonic()
+    assert w.wait(5.0) is False and time.monotonic() - t0 < 1.0, "a stopped loop: no wait"

@@ -117,6 +117,12 @@ def test_rt_ports_write_the_loops_records_and_report_lost_ones(lines):
         def rt_take_events(self, n, timeout):
             return []
 
+        def rt_waiter(self):
+            return self
+
+        def wait(self, timeout):  # the waiter's: something is waiting
+            return True
+
         def rt_take_traces(self, n):
             recs, self.recs = self.recs, []
             return recs

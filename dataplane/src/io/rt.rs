@@ -12,6 +12,13 @@
 //! and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
 //!
+//! The loop's thread runs at real-time priority (SCHED_FIFO, when the
+//! process may) while it keeps up: woken host processes no longer preempt
+//! it in the middle of a batch. A loop busy for longer than
+//! [`RT_BUSY_LIMIT`] without going idle (a flood it cannot keep up with, a
+//! broadcast storm between switches) steps down to normal scheduling until
+//! it next goes idle, so it never starves the machine's other processes.
+//!
 //! With traces on ([`super::trace`]), the switch runs one event at a time
 //! and each packet's records (arrival, log_msg lines, drops, departures)
 //! queue for another thread, as events do; with traces off the loop runs
@@ -23,7 +30,7 @@ use super::trace::{TraceCfg, TraceEv, Tracer};
 use crate::engine::{Output, Switch};
 use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -38,6 +45,8 @@ const RX_DROPS_EVERY_NS: u64 = 100_000_000;
 const MAX_EVENTS: usize = 65536;
 const MAX_TRACES: usize = 262144;
 const MAX_WAIT_NS: u64 = 20_000_000;
+/// How long the loop may stay busy at real-time priority.
+pub const RT_BUSY_LIMIT: Duration = Duration::from_millis(500);
 
 /// Whatever owns the switch (the Python engine object owns more).
 pub trait HostSwitch: Send + 'static {
@@ -108,6 +117,56 @@ pub struct Counters {
     /// Trace records dropped because nobody took them.
     pub traces_dropped: u64,
     pub wakeups: u64,
+    /// The loop thread's SCHED_FIFO priority now (0: normal scheduling).
+    pub priority: i32,
+    /// Times the loop stepped down from real-time priority (busy too long).
+    pub demotions: u64,
+}
+
+/// The loop thread's scheduling: real-time priority `want` while the loop
+/// keeps up, normal scheduling once it has been busy (not gone idle) for
+/// `limit`, real-time again when it next goes idle.
+pub struct Priority {
+    want: i32,
+    limit: Duration,
+    on: bool,
+    busy_since: Option<Instant>,
+    pub demotions: u64,
+}
+
+impl Priority {
+    pub fn new(want: i32, limit: Duration) -> Priority {
+        Priority { want: want.max(0), limit, on: false, busy_since: None, demotions: 0 }
+    }
+
+    /// After each round, whether the loop goes idle (waits) at `now`: the
+    /// priority to switch to, if it changes.
+    pub fn after_round(&mut self, idle: bool, now: Instant) -> Option<i32> {
+        if self.want == 0 {
+            return None;
+        }
+        if idle {
+            self.busy_since = None;
+            if !self.on {
+                self.on = true;
+                return Some(self.want);
+            }
+            return None;
+        }
+        let since = *self.busy_since.get_or_insert(now);
+        if self.on && now.duration_since(since) >= self.limit {
+            self.on = false;
+            self.demotions += 1;
+            return Some(0);
+        }
+        None
+    }
+
+    /// The process may not use real-time priority: stay at normal.
+    pub fn refused(&mut self) {
+        self.want = 0;
+        self.on = false;
+    }
 }
 
 /// State shared by the loop and the threads that control it.
@@ -119,6 +178,8 @@ pub struct Shared {
     events: Mutex<VecDeque<Event>>,
     events_cv: Condvar,
     tracing: AtomicBool,
+    /// The SCHED_FIFO priority the loop asks for (0: normal scheduling).
+    pub priority: AtomicI32,
     trace_cfg: Mutex<TraceCfg>,
     traces: Mutex<VecDeque<TraceEv>>,
     pub cpu_port: Mutex<Option<u32>>,
@@ -141,6 +202,7 @@ impl Shared {
             events: Mutex::new(VecDeque::new()),
             events_cv: Condvar::new(),
             tracing: AtomicBool::new(false),
+            priority: AtomicI32::new(0),
             trace_cfg: Mutex::new(TraceCfg::default()),
             traces: Mutex::new(VecDeque::new()),
             cpu_port: Mutex::new(None),
@@ -191,6 +253,25 @@ impl Shared {
         q.drain(..n).collect()
     }
 
+    /// Waits up to `timeout` until events or trace records are waiting;
+    /// returns whether some are (false: timeout or stop). Takes nothing.
+    pub fn wait_pending(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut q = lk(&self.events);
+        loop {
+            // lock order: events, then traces (push_traces takes events
+            // only after releasing traces)
+            if !q.is_empty() || !lk(&self.traces).is_empty() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            q = self.events_cv.wait_timeout(q, left).map(|r| r.0).unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
     fn push_events(&self, evs: &mut Vec<Event>) {
         if evs.is_empty() {
             return;
@@ -237,6 +318,11 @@ impl Shared {
             recs.truncate(room);
         }
         q.extend(recs.drain(..));
+        drop(q);
+        // a waiter checks both queues holding the events lock: taking it
+        // here means it either sees these records or is waiting already
+        drop(lk(&self.events));
+        self.events_cv.notify_all();
     }
 
     pub fn request_stop(&self) {
@@ -288,6 +374,8 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
     let mut tracer: Option<Tracer> = None;
     let mut drops_read_at = 0u64;
+    let mut prio = Priority::new(sh.priority.load(Ordering::Relaxed), RT_BUSY_LIMIT);
+    lk(&sh.counters).priority = sys::thread_priority();
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
             match c {
@@ -304,13 +392,14 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             }
         }
         let cpu = *lk(&sh.cpu_port);
+        let wall = Instant::now();
         let timeout = {
             let mut h = lk(&host);
             let sw = h.switch();
             for b in spent.drain(..) {
                 sw.recycle(b);
             }
-            let now = now_eng(Instant::now());
+            let now = now_eng(wall);
             match sw.next_event_at() {
                 Some(t) if t <= now => 0,
                 Some(t) => (t - now).min(MAX_WAIT_NS),
@@ -319,7 +408,17 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         };
         // frames waiting in a ring or a packet-out: no wait, no system call
         let busy = !lk(&sh.inject).is_empty() || ports.iter().any(|p| p.ring.ready());
-        if timeout > 0 && !busy {
+        let idle = timeout > 0 && !busy;
+        let demotions = prio.demotions;
+        if let Some(p) = prio.after_round(idle, wall) {
+            if sys::set_thread_priority(p).is_err() {
+                prio.refused();
+            }
+            let mut c = lk(&sh.counters);
+            c.priority = sys::thread_priority();
+            c.demotions += prio.demotions - demotions;
+        }
+        if idle {
             fds.clear();
             fds.push(sh.wake.as_raw_fd());
             fds.extend(ports.iter().map(|p| p.fd.as_raw_fd()));
@@ -481,5 +580,45 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut cmds = lk(&sh.cmds);
     for p in ports.into_iter().rev() {
         cmds.insert(0, Cmd::Add(p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_steps_down_when_busy_too_long_and_back_when_idle() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut p = Priority::new(5, Duration::from_millis(100));
+        assert_eq!(p.after_round(false, ms(0)), None, "starts at normal priority, busy");
+        assert_eq!(p.after_round(true, ms(1)), Some(5), "real time once idle");
+        assert_eq!(p.after_round(true, ms(2)), None);
+        assert_eq!(p.after_round(false, ms(10)), None);
+        assert_eq!(p.after_round(false, ms(109)), None, "busy for 99 ms");
+        assert_eq!(p.after_round(false, ms(110)), Some(0), "busy for 100 ms: normal");
+        assert_eq!(p.after_round(false, ms(500)), None);
+        assert_eq!(p.demotions, 1);
+        assert_eq!(p.after_round(true, ms(501)), Some(5), "idle again: real time");
+        assert_eq!(p.after_round(false, ms(502)), None);
+        assert_eq!(p.after_round(true, ms(550)), None, "an idle round restarts the count");
+        assert_eq!(p.after_round(false, ms(600)), None);
+        assert_eq!(p.after_round(false, ms(649)), None);
+        assert_eq!(p.after_round(false, ms(700)), Some(0));
+    }
+
+    #[test]
+    fn priority_zero_or_refused_never_changes() {
+        let t0 = Instant::now();
+        let mut p = Priority::new(0, Duration::from_millis(1));
+        for i in 0..10 {
+            assert_eq!(p.after_round(i % 3 == 0, t0 + Duration::from_millis(i * 10)), None);
+        }
+        let mut p = Priority::new(2, Duration::from_millis(1));
+        assert_eq!(p.after_round(true, t0), Some(2));
+        p.refused();
+        assert_eq!(p.after_round(true, t0), None);
+        assert_eq!(p.after_round(false, t0 + Duration::from_secs(1)), None);
     }
 }

@@ -1,6 +1,7 @@
 //! The engine's only unsafe code: the Linux system calls of the real-time
 //! ports (AF_PACKET sockets with a memory-mapped receive ring and batched
-//! send, ppoll, an eventfd to wake the loop). Each call is wrapped in a safe
+//! send, ppoll, an eventfd to wake the loop, the loop thread's scheduling
+//! class). Each call is wrapped in a safe
 //! function; buffers handed to the kernel are borrowed for the duration of
 //! the call only, and their lengths come from the slices themselves.
 //!
@@ -340,6 +341,31 @@ pub fn poll_readable(fds: &[RawFd], timeout_ns: u64, ready: &mut Vec<usize>) -> 
     Ok(())
 }
 
+/// Puts the calling thread in the real-time class (SCHED_FIFO at
+/// `priority`, 1..=99), or back in normal scheduling (SCHED_OTHER) with 0.
+/// Needs CAP_SYS_NICE (or an RLIMIT_RTPRIO) for the real-time class.
+pub fn set_thread_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority.clamp(0, 99) };
+    let policy = if priority > 0 { libc::SCHED_FIFO } else { libc::SCHED_OTHER };
+    // SAFETY: `param` is alive during the call; pid 0 is the calling thread.
+    cvt(unsafe { libc::sched_setscheduler(0, policy, &param) }).map(|_| ())
+}
+
+/// The calling thread's SCHED_FIFO priority (0: not in that class).
+pub fn thread_priority() -> i32 {
+    // SAFETY: plain system call; pid 0 is the calling thread.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    if policy != libc::SCHED_FIFO {
+        return 0;
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is alive during the call and written by it.
+    if unsafe { libc::sched_getparam(0, &mut param) } < 0 {
+        return 0;
+    }
+    param.sched_priority
+}
+
 /// An eventfd to wake the real-time loop from other threads.
 pub fn event_fd() -> io::Result<OwnedFd> {
     // SAFETY: plain system call with integer arguments.
@@ -369,6 +395,22 @@ mod tests {
         assert!(if_index("no-such-if0").is_err());
         assert!(packet_socket("no-such-if0", 1 << 20, 1 << 20).is_err());
         assert!(if_index("a\0b").is_err());
+    }
+
+    #[test]
+    fn normal_priority_is_always_allowed() {
+        std::thread::spawn(|| {
+            set_thread_priority(0).unwrap();
+            assert_eq!(thread_priority(), 0);
+            // root may enter the real-time class; anyone else is refused
+            if set_thread_priority(3).is_ok() {
+                assert_eq!(thread_priority(), 3);
+                set_thread_priority(0).unwrap();
+                assert_eq!(thread_priority(), 0);
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

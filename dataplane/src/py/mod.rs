@@ -744,10 +744,18 @@ impl Engine {
 
     /// Starts the real-time loop in a Rust thread. Packets the switch sends
     /// to `cpu_port` become ("packet_in", ...) events instead of frames.
-    #[pyo3(signature = (cpu_port=None))]
-    fn rt_start(&mut self, cpu_port: Option<u32>) -> PyResult<()> {
+    /// `priority`: the loop thread's SCHED_FIFO priority (1-99) while it
+    /// keeps up (normal scheduling after 0.5 s busy without a pause, until
+    /// it pauses); 0 or a process without CAP_SYS_NICE: normal scheduling.
+    /// rt_stats() says which ("priority", "demotions").
+    #[pyo3(signature = (cpu_port=None, priority=1))]
+    fn rt_start(&mut self, cpu_port: Option<u32>, priority: i32) -> PyResult<()> {
+        if !(0..=99).contains(&priority) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("priority {priority}: give 0..99")));
+        }
         let core = self.core.clone();
         let r = self.rt()?;
+        r.shared.priority.store(priority, std::sync::atomic::Ordering::Relaxed);
         *r.shared.cpu_port.lock().unwrap_or_else(|e| e.into_inner()) = cpu_port;
         r.start(core).map_err(|e| EngineError::new_err(format!("real time: {e}")))
     }
@@ -780,6 +788,12 @@ impl Engine {
         let t = std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
         let evs = py.allow_threads(move || sh.take_events(max, t));
         Ok(rt::events(py, &self.core, evs)?.into())
+    }
+
+    /// A waiter for this engine's loop events and trace records that does
+    /// not hold the engine while it waits (see RtWaiter.wait).
+    fn rt_waiter(&mut self) -> PyResult<rt::RtWaiter> {
+        Ok(rt::RtWaiter::new(self.rt()?.shared.clone()))
     }
 
     /// What the loop records per packet from now on (BMv2's --log-console
@@ -853,6 +867,7 @@ fn check_json(json: &str) -> PyResult<()> {
 #[pymodule]
 fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
+    m.add_class::<rt::RtWaiter>()?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_read, m)?)?;

@@ -56,6 +56,34 @@ impl Drop for Rt {
     }
 }
 
+/// Waits for the loop's events and trace records without holding the
+/// engine: a thread blocks in `wait` (GIL released) while other threads
+/// keep calling the engine, then takes what is waiting with the engine's
+/// rt_take_events / rt_take_traces.
+#[pyclass(module = "p4scope_dataplane", frozen)]
+pub struct RtWaiter {
+    shared: Arc<Shared>,
+}
+
+impl RtWaiter {
+    pub fn new(shared: Arc<Shared>) -> RtWaiter {
+        RtWaiter { shared }
+    }
+}
+
+#[pymethods]
+impl RtWaiter {
+    /// Waits up to `timeout` seconds until the loop has events or trace
+    /// records waiting; returns whether it has (False: timeout, or the
+    /// loop was stopped).
+    #[pyo3(signature = (timeout=0.2))]
+    fn wait(&self, py: Python<'_>, timeout: f64) -> bool {
+        let t = std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        let sh = self.shared.clone();
+        py.allow_threads(move || sh.wait_pending(t))
+    }
+}
+
 /// Events as tuples: ("packet_in", port, bytes, time_ns) and
 /// ("digest", learn list name, [field bytes], time_ns).
 pub fn events<'py>(py: Python<'py>, core: &Mutex<Core>, evs: Vec<Event>) -> PyResult<Bound<'py, PyList>> {
@@ -133,5 +161,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("events_dropped", c.events_dropped)?;
     d.set_item("traces_dropped", c.traces_dropped)?;
     d.set_item("wakeups", c.wakeups)?;
+    d.set_item("priority", c.priority)?;
+    d.set_item("demotions", c.demotions)?;
     Ok(d)
 }
