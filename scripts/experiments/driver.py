@@ -112,16 +112,17 @@ def instrument_meta(program_info: dict[str, Any]) -> dict[str, Any]:
     from . import measure, traffic
 
     unit = program_info.get("queue_depth_unit", "bytes")
+    clock = {"clock_step_ns": program_info.get("instrument_clock_ns", 1000)}
     try:
         reports = traffic.can_capture()
     except ImportError:
         reports = False
     if reports:
         return {"mode": "INT reports captured at the collector port",
-                "interval_us": 1 << measure.INTERVAL_LOG2_US, "depth_unit": unit}
+                "interval_us": 1 << measure.INTERVAL_LOG2_US, "depth_unit": unit, **clock}
     return {"mode": "registers and counters polled over P4Runtime at the end of every interval "
                     "(the engine cannot hand over the reports' frames in virtual time)",
-            "interval_us": 1 << measure.POLL_LOG2_US, "depth_unit": unit}
+            "interval_us": 1 << measure.POLL_LOG2_US, "depth_unit": unit, **clock}
 
 
 def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case]) -> dict[str, Any]:

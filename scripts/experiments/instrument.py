@@ -13,8 +13,9 @@ collector (p4scope.control.apps.collector) parses them. From it:
   the dequeues that crossed the thresholds), peak per burst;
 * the instrument's peak occupancy of an egress port.
 
-The egress clock is v1model's egress_global_timestamp, in microseconds:
-instrument times are those of the dequeue rounded down to the microsecond.
+Burst times are the engine's nanosecond clock at the dequeue
+(p4scope.egress_timestamp_ns; on BMv2, v1model's microsecond egress clock
+times 1000); interval numbers count v1model's microseconds.
 """
 
 from __future__ import annotations

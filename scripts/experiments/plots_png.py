@@ -246,9 +246,12 @@ def fairness_index(fair: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> plt.Figure:
-    """Peak occupancy measured vs true (scatter and relative error per case)
-    and the per-ingress share errors."""
+def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame],
+                      clock_step_ns: int = 1) -> plt.Figure:
+    """Peak occupancy measured vs true (scatter and relative error per case),
+    burst start and end errors (a band of one clock step below 0 when the
+    instrument's clock counts coarser steps than ns) and the per-ingress
+    share errors."""
     fig, axs = plt.subplots(2, 2, figsize=(12.5, 7.6))
     a, c, d_ax, b = axs[0, 0], axs[0, 1], axs[1, 0], axs[1, 1]
     profiles = pdt.ordered(errors["profile"])
@@ -289,9 +292,12 @@ def instrument_errors(errors: pd.DataFrame, shares: Optional[pd.DataFrame]) -> p
         col = pdt.profile_color(prof, profiles)
         d_ax.plot(x[m], st[m], "o", ms=3.5, color=col, label=f"{prof}: start")
         d_ax.plot(x[m], en[m], "x", ms=4.5, color=col, label=f"{prof}: end")
-    d_ax.axhspan(-1000, 0, color="gray", alpha=0.15)  # the egress clock's microsecond
     d_ax.axhline(0, color="black", lw=0.7)
-    d_ax.set_ylabel("instrument − truth (ns; band: 1 µs clock step)")
+    if clock_step_ns > 1:  # times rounded down to the clock's step
+        d_ax.axhspan(-clock_step_ns, 0, color="gray", alpha=0.15)
+        d_ax.set_ylabel(f"instrument − truth (ns; band: {clock_step_ns:,} ns clock step)")
+    else:
+        d_ax.set_ylabel("instrument − truth (ns)")
     title = "Burst start (o) and end (x)"
     if "end_truth_ns" in errors:
         ended = ~np.isnan(errors["end_truth_ns"].to_numpy(float))

@@ -397,6 +397,7 @@ def _instrument(page: Page) -> None:
     err = run.t["instrument_errors"]
     s = page.section("instrument", "The instrument against ground truth")
     im = run.meta.get("instrument", {})
+    step = clock_step_ns(im, run.t.get("burst_events"))
     how = (f" In this run the instrument was read as follows: {esc(im.get('mode'))}; intervals "
            f"of {esc(im.get('interval_us'))} µs; depth in {esc(im.get('depth_unit'))}.") if im else ""
     s.parts.append(para(
@@ -414,16 +415,38 @@ def _instrument(page: Page) -> None:
         "at, and its start follows the true start by the frame or two the queue takes to "
         "cross the threshold net of a dequeue. Interval maxima (and burst peaks) take what the "
         "queue held just before a dequeue: occupancy only grows between two dequeues, so these "
-        "are the true maxima, at the true time. Times come from v1model's egress clock, which "
-        "counts microseconds: instrument times are rounded down to the microsecond, so errors "
-        "lie within about −1 µs and +1 frame time. Reports leave by a collector port with its "
-        "own reserve and rate, so they take none of the buffer being measured."))
+        "are the true maxima, at the true time. " + _clock_text(step)
+        + " Reports leave by a collector port with its own reserve and rate, so they take none "
+        "of the buffer being measured."))
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
-              pp.instrument_errors(err, shares))
+              pp.instrument_errors(err, shares, step))
     s.parts.append("<h3>Summary</h3>" + html_table(_error_summary(err)))
     s.parts.append("<details><summary>every case</summary>" + html_table(_error_cases(err))
                    + "</details>")
+
+
+def clock_step_ns(instrument_meta: dict, events: Optional[pd.DataFrame]) -> int:
+    """The step of the clock the instrument's times came from: as run.json
+    says, or (runs that predate saying it) 1000 when every burst start and
+    end the instrument gave is a whole microsecond, else 1."""
+    if "clock_step_ns" in instrument_meta:
+        return int(instrument_meta["clock_step_ns"])
+    if events is None or events.empty or "source" not in events:
+        return 1000
+    e = events[events["source"] == "instrument"]
+    t = pd.concat([e["start_ns"], e["end_ns"]]).dropna()
+    return 1000 if t.empty or bool((t % 1000 == 0).all()) else 1
+
+
+def _clock_text(step_ns: int) -> str:
+    if step_ns <= 1:
+        return ("Times come from the engine's nanosecond clock (p4scope.egress_timestamp_ns: "
+                "when egress began for the frame), so a burst's start and end are the times "
+                "of those dequeues: errors lie within 0 and a frame time or two.")
+    return (f"Times come from v1model's egress clock, which counts steps of {step_ns:,} ns: "
+            "instrument times are rounded down to the step, so errors lie within about "
+            f"−{step_ns:,} ns and +1 frame time.")
 
 
 def _scale(err: pd.DataFrame) -> tuple[float, str]:

@@ -72,13 +72,25 @@ class DutProgram:
         return any(a[0] == "p4scope.enq_qbytes" for a in doc.get("field_aliases", []))
 
     @property
+    def ns_clock(self) -> bool:
+        """Whether the DUT's instrument times come from the engine's
+        nanosecond clock: its JSON aliases p4scope.egress_timestamp_ns.
+        Without (or on BMv2, which leaves it 0), v1model's microsecond
+        egress clock times 1000."""
+        import json
+
+        doc = json.loads(self.pipeline.device_config)
+        return any(a[0] == "p4scope.egress_timestamp_ns" for a in doc.get("field_aliases", []))
+
+    @property
     def info(self) -> dict[str, Any]:
         return {"name": self.pipeline.name, "source": self.source,
                 "compiler": "p4scope compile (in process)",
                 "json_sha256": hashlib.sha256(self.pipeline.device_config).hexdigest(),
                 "p4info_sha256": hashlib.sha256(
                     self.pipeline.p4info.SerializeToString(deterministic=True)).hexdigest(),
-                "queue_depth_unit": "bytes" if self.byte_depths else "packets"}
+                "queue_depth_unit": "bytes" if self.byte_depths else "packets",
+                "instrument_clock_ns": 1 if self.ns_clock else 1000}
 
 
 def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:

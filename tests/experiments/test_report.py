@@ -49,3 +49,19 @@ def test_partial_run_with_one_table_renders(tmp_path):
     assert "partial" in html
     assert "Microburst absorption" in html
     assert 'id="fairness"' not in html
+
+
+def test_the_instrument_clock_as_the_run_names_it_or_as_its_times_show():
+    import numpy as np
+    import pandas as pd
+
+    ev = pd.DataFrame({"source": ["truth", "instrument", "instrument"],
+                       "start_ns": [1234.0, 2000.0, 7000.0], "end_ns": [9876.0, np.nan, 9000.0]})
+    assert report.clock_step_ns({}, ev) == 1000  # whole microseconds: v1model's clock
+    assert report.clock_step_ns({}, ev.assign(start_ns=[1234.0, 2000.0, 7003.0])) == 1
+    assert report.clock_step_ns({"clock_step_ns": 1}, ev) == 1
+
+
+def test_report_states_the_nanosecond_clock_of_the_instrument(tmp_path):
+    html = report.render(make_run(tmp_path)).read_text()  # instrument times off whole µs
+    assert "nanosecond clock" in html and "rounded down" not in html

@@ -12,6 +12,7 @@ pytest.importorskip("p4scope_dataplane")
 from p4scope.experiments import collector_port, measure, traffic  # noqa: E402
 from p4scope.experiments import microburst as mbx  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402
+from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
 from p4scope.experiments.params import MicroburstParams, default_profiles  # noqa: E402
 
 missing = traffic.missing_api()
@@ -49,9 +50,10 @@ def test_per_packet_reports_leave_the_burst_as_it_is(bench):
         err = with_all["instrument_errors"].iloc[0]
         assert err["bursts_truth"] == err["bursts_instrument"] == 1
         assert err["peak_error_rel"] == 0
-        # the egress clock counts microseconds: within one of the truth
-        assert -1000 < err["end_error_ns"] <= 0
-        assert abs(err["start_error_ns"]) < 1000 + 2 * mbx.plan_of(case).frame_size
+        # the engine's nanosecond egress clock: the end at the very dequeue,
+        # the start within a frame time of the truth
+        assert err["end_error_ns"] == 0
+        assert 0 <= err["start_error_ns"] <= frame_time_ns(mbx.plan_of(case).frame_size) + 1
 
 
 def test_without_the_collector_settings_reports_take_shared_buffer(bench):
@@ -72,6 +74,6 @@ def test_polled_registers_give_the_same_burst(bench, monkeypatch):
     err = out["instrument_errors"].iloc[0]
     assert err["bursts_truth"] == err["bursts_instrument"] == err["bursts_matched"] == 1
     assert err["peak_error_rel"] == 0
-    assert -1000 < err["end_error_ns"] <= 0
-    assert abs(err["start_error_ns"]) < 1000
+    assert err["end_error_ns"] == 0
+    assert 0 <= err["start_error_ns"] <= frame_time_ns(mbx.plan_of(cases[0]).frame_size) + 1
     assert set(out["instrument_series"]["kind"]) == {"interval_max"}
