@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import driver, traffic  # noqa: E402
+from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
 from p4scope.experiments.params import FairnessParams, MicroburstParams, default_profiles  # noqa: E402
 
 missing = traffic.missing_api()
@@ -59,10 +60,14 @@ def test_instrument_against_truth(run):
     e = pd.read_parquet(run.path / "instrument_errors.parquet")
     assert (e["peak_error_rel"].abs() <= 0.05).all(), e[["case_id", "peak_error_rel"]]
     # every burst starts and ends in the instrument's view as in the truth,
-    # to the microsecond of the egress clock (plus a frame or two at the start)
+    # on the engine's nanosecond clock: the end at the very dequeue, the
+    # start within about a frame time (of the largest frame: 1518 B)
     assert (e["bursts_matched"] == e["bursts_truth"]).all()
-    assert e["end_error_ns"].between(-1000, 0).all(), e[["case_id", "end_error_ns"]]
-    assert e["start_error_ns"].between(-1000, 1000).all(), e[["case_id", "start_error_ns"]]
+    assert (e["end_error_ns"] == 0).all(), e[["case_id", "end_error_ns"]]
+    limit = 1.2 * frame_time_ns(1518)
+    assert e["start_error_ns"].between(0, limit).all(), e[["case_id", "start_error_ns"]]
+    meta = json.loads((run.path / "run.json").read_text())
+    assert meta["instrument"]["clock_step_ns"] == 1
     sh = pd.read_parquet(run.path / "instrument_shares.parquet")
     assert (sh["err_pp_bw"].abs() <= 1.0).all()
 
