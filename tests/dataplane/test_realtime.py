@@ -321,3 +321,46 @@ def test_waiter_wakes_on_events_without_holding_the_engine(tmp_path):
     e.rt_stop()
     t0 = time.monotonic()
     assert w.wait(5.0) is False and time.monotonic() - t0 < 1.0, "a stopped loop: no wait"
+
+
+STORM_CHILD = PRELUDE + textwrap.dedent("""
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1")
+    e.rt_start(priority=2)
+    deadline = time.monotonic() + 2
+    while e.rt_stats()["priority"] != 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    before = e.rt_stats()["priority"]
+    # a0 and b0 bridged: what leaves port 2 comes back in on port 1, and
+    # the program sends it out of port 2 again, forever
+    sh("ip", "link", "add", "br0", "type", "bridge")
+    for d in ("a0", "b0", "br0"):
+        if d != "br0":
+            sh("ip", "link", "set", d, "master", "br0")
+        sh("ip", "link", "set", d, "up")
+    sock("a0").send(bytes.fromhex("0000000000bb0000000000aa88b5") + b"s" * 50)
+    deadline = time.monotonic() + 5
+    while e.rt_stats()["demotions"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    during = e.rt_stats()
+    sh("ip", "link", "del", "br0")  # the storm ends: the loop goes idle
+    deadline = time.monotonic() + 3
+    while e.rt_stats()["priority"] != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    after = e.rt_stats()
+    e.rt_stop()
+    print(json.dumps({"before": before, "during": [during["priority"], during["demotions"]],
+                      "looped": during["ports"][1]["rx_frames"],
+                      "after": [after["priority"], after["demotions"]]}))
+""")
+
+
+def test_a_loop_that_never_pauses_steps_down_from_real_time_priority(tmp_path):
+    """A frame circling forever (the switch's two ports bridged outside it)
+    keeps the loop busy: after 0.5 s it runs at normal scheduling, and back
+    at real-time priority once the storm is gone."""
+    res = in_netns(STORM_CHILD, l2_program(tmp_path))
+    assert res["before"] == 2
+    assert res["looped"] > 1000, "the frame went round and round"
+    assert res["during"] == [0, 1]
+    assert res["after"] == [2, 1]
