@@ -165,12 +165,16 @@ RATE_CHILD = PRELUDE + textwrap.dedent("""
     else:  # simple_switch's set_queue_rate / set_queue_depth
         e.set_queue_rate(2, rate)
         e.set_queue_depth(depth, 2)
-    e.rt_add_port(1, "a1")
-    e.rt_add_port(2, "b1", pcap_out=sys.argv[6])
-    e.rt_start()
+    # receive timestamps on before the loop runs: the kernel turns them on
+    # for everyone from a deferred work item, which a busy real-time loop
+    # can delay past the first frames (stamped when read, then)
     tx, rx = sock("a0"), sock("b0", timeout=1)
     rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     rx.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMPNS", 35), 1)
+    time.sleep(0.2)
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1", pcap_out=sys.argv[6])
+    e.rt_start()
     t0 = time.time()
     for i in range(n):  # a burst far above the rate
         tx.send(bytes.fromhex("0000000000bb0000000000aa88b5") + i.to_bytes(4, "big") + bytes(980))
