@@ -64,28 +64,26 @@ def parse_report_frames(frames: Sequence[bytes], udp_port: Optional[int] = None)
     """Parses every frame as parse_report_frame(frame, udp_port) would."""
     parts: list[dict[str, np.ndarray]] = []
     slow: list[int] = []
-    by_len: dict[int, list[int]] = {}
-    for i, f in enumerate(frames):
-        by_len.setdefault(len(f), []).append(i)
-    for length, idx in by_len.items():
+    lengths = np.fromiter(map(len, frames), dtype=np.int64, count=len(frames))
+    for length in np.unique(lengths).tolist():
+        pos = np.flatnonzero(lengths == length)
         if length < _OUTER + _HEADERS:
-            slow.extend(idx)
+            slow.extend(pos.tolist())
             continue
-        pos = np.asarray(idx, dtype=np.int64)
-        block = np.frombuffer(b"".join(frames[i] for i in idx), dtype=np.uint8).reshape(-1, length)
-        no_options = (block[:, 14] & 0xF) == 5
-        slow.extend(pos[~no_options].tolist())
-        pos, block = pos[no_options], block[no_options]
-        if not len(pos):
-            continue
+        every = len(pos) == len(frames)
+        joined = b"".join(frames if every else [frames[i] for i in pos.tolist()])
+        block = np.frombuffer(joined, dtype=np.uint8).reshape(-1, length)
         groups, rest = _groups(_key(block))
         slow.extend(pos[rest].tolist())
         for rows in groups:
-            layout = _queue_layout(bytes(frames[pos[rows[0]]]), udp_port)
+            layout = (_queue_layout(bytes(frames[pos[rows[0]]]), udp_port)
+                      if block[rows[0], 14] & 0xF == 5 else None)  # no IP options
             if layout is None:
                 slow.extend(pos[rows].tolist())
             else:
-                parts.append(_read_group(block[rows], pos[rows], *layout))
+                whole = len(rows) == len(block)
+                parts.append(_read_group(block if whole else block[rows],
+                                         pos if whole else pos[rows], *layout))
     out = ReportColumns({})
     for i in sorted(slow):
         try:
@@ -143,20 +141,35 @@ def _be(block: np.ndarray, off: int, width: int) -> np.ndarray:
 
 def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,
                 inner_at: int, inner_end: int) -> dict[str, np.ndarray]:
+    """Every field of rows of one layout, read through a structured dtype
+    with each field at its offset in the frame."""
     n = len(pos)
-    zero = np.zeros(n, dtype=np.int64)
-    w0 = _be(block, _OUTER, 4)
-    c = {"position": pos, "hw_id": (w0 >> 22) & 0x3F, "seq": w0 & 0x3FFFFF,
-         "node_id": _be(block, _OUTER + 4, 4)}
-    c["ingress_port"], c["egress_port"] = ((_be(block, md[1], 2), _be(block, md[1] + 2, 2))
-                                           if 1 in md else (zero, zero))
-    c["hop_latency_ns"] = _be(block, md[2], 4) if 2 in md else zero
-    q = _be(block, md[3], 4) if 3 in md else zero
-    c["queue_id"], c["queue_occupancy"] = q >> 24, q & 0xFFFFFF
-    c["ingress_ts_ns"] = _be(block, md[4], 8) if 4 in md else zero
-    c["egress_ts_ns"] = _be(block, md[5], 8) if 5 in md else zero
+    fields = {"w0": (_OUTER, 4), "node_id": (_OUTER + 4, 4)}
+    if 1 in md:
+        fields.update(ingress_port=(md[1], 2), egress_port=(md[1] + 2, 2))
+    if 2 in md:
+        fields["hop_latency_ns"] = (md[2], 4)
+    if 3 in md:
+        fields["queue"] = (md[3], 4)
+    if 4 in md:
+        fields["ingress_ts_ns"] = (md[4], 8)
+    if 5 in md:
+        fields["egress_ts_ns"] = (md[5], 8)
     for name, (o, w) in zip(QUEUE_BLOCK_COLUMNS, _QUEUE_BLOCK):
-        c[name] = _be(block, ds + o, w)
+        fields[name] = (ds + o, w)
+    rec = np.ascontiguousarray(block).view(np.dtype({
+        "names": list(fields), "formats": [f">u{w}" for _, w in fields.values()],
+        "offsets": [o for o, _ in fields.values()], "itemsize": block.shape[1]})).reshape(-1)
+    zero = np.zeros(n, dtype=np.int64)
+    get = lambda name: rec[name].astype(np.int64) if name in fields else zero  # noqa: E731
+    w0, q = get("w0"), get("queue")
+    c = {"position": pos, "hw_id": (w0 >> 22) & 0x3F, "seq": w0 & 0x3FFFFF,
+         "node_id": get("node_id"), "ingress_port": get("ingress_port"),
+         "egress_port": get("egress_port"), "hop_latency_ns": get("hop_latency_ns"),
+         "queue_id": q >> 24, "queue_occupancy": q & 0xFFFFFF,
+         "ingress_ts_ns": get("ingress_ts_ns"), "egress_ts_ns": get("egress_ts_ns")}
+    for name in QUEUE_BLOCK_COLUMNS:
+        c[name] = get(name)
     c.update(_flows(block[:, inner_at:inner_end]))
     return c
 
@@ -214,6 +227,9 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     if not parts:
         return {k: np.zeros(0, dtype=bool if k.startswith("has_") else np.int64)
                 for k in QUEUE_COLUMNS}
-    cols = {k: np.concatenate([p[k] for p in parts]) for k in QUEUE_COLUMNS}
+    cols = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts])
+                                             for k in QUEUE_COLUMNS}
+    if (np.diff(cols["position"]) > 0).all():
+        return cols
     order = np.argsort(cols["position"], kind="stable")
     return {k: v[order] for k, v in cols.items()}
