@@ -183,6 +183,18 @@ pub enum NExpr {
     TwoCompMod(Box<NExpr>, u32),
 }
 
+/// Where a [`Prim::SetField`] takes its value.
+#[derive(Debug, Clone)]
+pub enum SetSrc {
+    /// An action parameter (its low 128 bits, two's complement).
+    Param(u32),
+    /// A field whose stored bits are the value to copy (unsigned, or signed
+    /// and at least as wide as the destination).
+    Field(FieldId),
+    Const(u128),
+    Narrow(Box<NExpr>),
+}
+
 /// A writable location.
 #[derive(Debug, Clone)]
 pub enum LValue {
@@ -194,6 +206,10 @@ pub enum LValue {
 #[derive(Debug, Clone)]
 pub enum Prim {
     Assign(LValue, Expr),
+    /// An `Assign` to a field of at most 128 bits from a source that needs
+    /// no `Val` (made at load by `pipeline::narrow`): the value's low bits
+    /// under `mask` are what truncation to the field's width keeps.
+    SetField { dst: FieldId, mask: u128, src: SetSrc },
     AssignVL(LValue, LValue),
     AssignHeader(HdrX, HdrX),
     AssignUnion(UnionX, UnionX),

@@ -122,6 +122,7 @@ fn constants_are_folded() {
     let p = load_value(&v).unwrap();
     match &p.actions[0].prims[0] {
         Prim::Assign(_, Expr::Const(c)) => assert_eq!(*c, crate::value::Val::S(3)),
+        Prim::SetField { src: SetSrc::Const(c), .. } => assert_eq!(*c, 3),
         other => panic!("not folded: {other:?}"),
     }
 }

@@ -190,7 +190,8 @@ impl<'a> Exec<'a> {
                         continue;
                     }
                 }
-                // the common case, without a call into the big `prim`
+                // the common cases, without a call into the big `prim`
+                Prim::SetField { dst, mask, src } => self.set_field(pkt, params, *dst, *mask, src),
                 Prim::Assign(LValue::Field(f), e) if self.assign_narrow(pkt, params, *f, e) => {}
                 p => {
                     if let Flow::Stop = self.prim(pkt, params, p) {
@@ -215,6 +216,7 @@ impl<'a> Exec<'a> {
                 let v = self.eval(pkt, params, e);
                 self.assign(pkt, params, l, &v);
             }
+            Prim::SetField { dst, mask, src } => self.set_field(pkt, params, *dst, *mask, src),
             Prim::AssignVL(dst, src) => {
                 if let (Some(d), Some(s)) = (self.lvalue(pkt, params, dst), self.lvalue(pkt, params, src)) {
                     let v = pkt.phv.get(prog, s);
@@ -404,6 +406,21 @@ impl<'a> Exec<'a> {
         };
         pkt.phv.vals[f as usize] = v & m;
         true
+    }
+
+    /// Executes a `SetField` (see `assign_narrow` for why the low bits are
+    /// the value).
+    #[inline(always)]
+    fn set_field(&self, pkt: &mut Packet, params: &[Val], dst: FieldId, mask: u128, src: &SetSrc) {
+        let v = match src {
+            SetSrc::Param(i) => params.get(*i as usize).map(Val::low_u128).unwrap_or(0),
+            SetSrc::Field(g) => pkt.phv.vals.get(*g as usize).copied().unwrap_or(0),
+            SetSrc::Const(c) => *c,
+            SetSrc::Narrow(n) => self.eval_n(pkt, n) as u128,
+        };
+        if let Some(slot) = pkt.phv.vals.get_mut(dst as usize) {
+            *slot = v & mask;
+        }
     }
 
     /// BMv2's assign_header: an invalid source invalidates the destination.

@@ -65,6 +65,7 @@ pub fn narrow_program(p: &mut Program) {
                 Prim::Assign(_, e) | Prim::JumpIfZero(e, _) => cx.rewrite(e),
                 _ => {}
             }
+            cx.specialize(prim);
         }
     }
     for c in &mut p.conds {
@@ -79,7 +80,12 @@ pub fn narrow_program(p: &mut Program) {
         for op in &mut st.ops {
             match op {
                 ParserOp::Set(_, e) => cx.rewrite(e),
-                ParserOp::Primitive(Prim::Assign(_, e)) => cx.rewrite(e),
+                ParserOp::Primitive(prim @ Prim::Assign(..)) => {
+                    if let Prim::Assign(_, e) = prim {
+                        cx.rewrite(e);
+                    }
+                    cx.specialize(prim);
+                }
                 _ => {}
             }
         }
@@ -91,6 +97,33 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// Turns an assignment to a narrow field from a parameter, a field, a
+    /// constant or a narrow expression into a `SetField`.
+    fn specialize(&self, prim: &mut Prim) {
+        let Prim::Assign(LValue::Field(dst), e) = prim else { return };
+        let Some(d) = self.fmeta.get(*dst as usize) else { return };
+        if d.wide {
+            return;
+        }
+        let src = match e {
+            Expr::Param(i) => SetSrc::Param(*i),
+            Expr::Const(c) => SetSrc::Const(c.low_u128()),
+            Expr::Narrow(n) => match **n {
+                // a bare field: its stored bits, when they are the value's low bits
+                NExpr::Field(g) => SetSrc::Field(g),
+                NExpr::SField(g, w) if w >= d.width as u32 => SetSrc::Field(g),
+                NExpr::Const(c) => SetSrc::Const(c as u128),
+                _ => SetSrc::Narrow(n.clone()),
+            },
+            Expr::Field(g) => match self.fmeta.get(*g as usize) {
+                Some(s) if !s.wide && !(s.signed && s.width < d.width) => SetSrc::Field(*g),
+                _ => return,
+            },
+            _ => return,
+        };
+        *prim = Prim::SetField { dst: *dst, mask: crate::value::mask_u128(d.width as u32), src };
+    }
+
     /// Replaces `e` by its narrow form, or failing that its largest narrow
     /// subtrees.
     fn rewrite(&self, e: &mut Expr) {
@@ -323,6 +356,50 @@ mod tests {
                           {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
         });
         json::load_value(&doc).unwrap()
+    }
+
+    /// Assignments become `SetField`s and compute what `Val` arithmetic
+    /// and truncation to the destination give.
+    #[test]
+    fn specialized_assignments() {
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
+                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["s", 8, true], ["w", 32, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+            "actions": [{"name": "act", "id": 0, "runtime_data": [{"name": "p", "bitwidth": 16}], "primitives": [
+                {"op": "assign", "parameters": [{"type": "field", "value": ["h", "b"]}, {"type": "field", "value": ["h", "s"]}]},
+                {"op": "assign", "parameters": [{"type": "field", "value": ["h", "w"]}, {"type": "runtime_data", "value": 0}]},
+                {"op": "assign", "parameters": [{"type": "field", "value": ["h", "s"]}, {"type": "field", "value": ["h", "w"]}]},
+                {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]},
+                    {"type": "expression", "value": {"op": "&", "left": {"type": "expression", "value":
+                        {"op": "+", "left": {"type": "field", "value": ["h", "a"]}, "right": {"type": "hexstr", "value": "0xff"}}},
+                        "right": {"type": "hexstr", "value": "0xff"}}}]}]}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        let p = json::load_value(&doc).unwrap();
+        let prims = &p.actions[0].prims;
+        assert!(matches!(prims[0], Prim::SetField { src: SetSrc::Narrow(_), .. }), "a narrower signed source is sign-extended");
+        assert!(matches!(prims[1], Prim::SetField { src: SetSrc::Param(0), .. }));
+        assert!(matches!(prims[2], Prim::SetField { src: SetSrc::Field(_), .. }));
+        assert!(matches!(prims[3], Prim::SetField { src: SetSrc::Narrow(_), .. }));
+        let f = |n: &str| p.field_by_name("h", n).unwrap() as usize;
+        let mut rt = Runtime::new(&p, 1);
+        let mut pkt = Packet::new(&p);
+        pkt.phv.vals[f("a")] = 0;
+        pkt.phv.vals[f("s")] = 0x80; // -128
+        let mut ex = Exec::new(&p, &mut rt);
+        ex.run_action(&mut pkt, 0, &[Val::S(0x1_2345)]);
+        assert_eq!(pkt.phv.vals[f("b")], 0xff80, "int<8> -128 into bit<16>");
+        assert_eq!(pkt.phv.vals[f("w")], 0x1_2345, "the parameter's value as given, truncated to the 32-bit field");
+        assert_eq!(pkt.phv.vals[f("s")], 0x45);
+        assert_eq!(pkt.phv.vals[f("a")], 0xff, "0 - 1 wraps");
     }
 
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
