@@ -107,7 +107,8 @@ impl WordPlan {
         for &(base, end) in &self.words {
             let mut cur = base;
             for piece in &self.pieces[p..end as usize] {
-                let v = vals.get(piece.field as usize).copied().unwrap_or(0);
+                // plans are built from the program: every field is a PHV slot
+                let v = vals[piece.field as usize];
                 cur |= if piece.over64 { shifted(v, piece.shift as i32) } else { ((v as u64) << piece.l) >> piece.r };
             }
             p = end as usize;
@@ -185,7 +186,7 @@ impl CsumPlan {
             // a field of at most 64 bits, folded to 33 bits (2^32 = 1 modulo
             // 0xffff; zero only when it is), shifted by at most 15: every
             // term is below 2^48 and the sum cannot overflow
-            let v = vals.get(f as usize).copied().unwrap_or(0) as u64;
+            let v = vals[f as usize] as u64;
             sum += ((v & 0xffff_ffff) + (v >> 32)) << shift;
         }
         if let Some(p) = payload {
@@ -347,9 +348,7 @@ impl ExtractPlan {
                 let w = u64::from_be_bytes([win[o], win[o + 1], win[o + 2], win[o + 3], win[o + 4], win[o + 5], win[o + 6], win[o + 7]]);
                 ((w << t.l) >> t.r) as u128
             };
-            if let Some(slot) = vals.get_mut(t.field as usize) {
-                *slot = v;
-            }
+            vals[t.field as usize] = v;
         }
     }
 }
