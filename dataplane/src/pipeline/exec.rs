@@ -143,7 +143,11 @@ impl<'a> Exec<'a> {
     #[inline]
     pub fn truthy(&self, pkt: &Packet, params: &[Val], e: &Expr) -> bool {
         match e {
-            Expr::Narrow(n) => self.eval_n(pkt, n) != 0,
+            Expr::Narrow(n) => match **n {
+                // `isValid()`, the most common condition, without a call
+                NExpr::Valid(h) => pkt.phv.valid.get(h as usize).copied().unwrap_or(false),
+                _ => self.eval_n(pkt, n) != 0,
+            },
             _ => self.eval(pkt, params, e).truthy(),
         }
     }
