@@ -263,6 +263,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Extracts header `id` at the cursor (`vl_bits`: the varbit length).
+    #[inline]
     fn extract(&mut self, pkt: &mut Packet, id: HdrId, vl_bits: Option<u32>) -> Result<(), u32> {
         let prog = self.prog;
         let hd = &prog.headers[id as usize];
@@ -272,13 +273,23 @@ impl<'a> Exec<'a> {
         if pkt.data.len().saturating_sub(pkt.cursor) < total {
             return Err(prog.errors.packet_too_short);
         }
-        if let Some(plan) = &prog.extract_plans[id as usize] {
-            plan.extract(&pkt.data, pkt.cursor, &mut pkt.phv.vals);
-            pkt.phv.vl_bits[id as usize] = vl;
-            pkt.phv.set_valid(prog, id);
-            pkt.cursor += total;
-            return Ok(());
+        match &prog.extract_plans[id as usize] {
+            Some(plan) => plan.extract(&pkt.data, pkt.cursor, &mut pkt.phv.vals),
+            None => self.extract_fields(pkt, id, vl),
         }
+        pkt.phv.vl_bits[id as usize] = vl;
+        pkt.phv.set_valid(prog, id);
+        pkt.cursor += total;
+        Ok(())
+    }
+
+    /// Reads the fields of header `id` at the cursor one by one (headers
+    /// with wide or varbit fields); `vl`: the varbit's length in bits.
+    #[inline(never)]
+    fn extract_fields(&mut self, pkt: &mut Packet, id: HdrId, vl: u32) {
+        let prog = self.prog;
+        let hd = &prog.headers[id as usize];
+        let fixed_bytes = (hd.fixed_bits / 8) as usize;
         let base = pkt.cursor * 8;
         for f in hd.first_field..hd.first_field + hd.nfields {
             let fm = prog.fmeta[f as usize];
@@ -306,9 +317,5 @@ impl<'a> Exec<'a> {
                 }
             }
         }
-        pkt.phv.vl_bits[id as usize] = vl;
-        pkt.phv.set_valid(prog, id);
-        pkt.cursor += total;
-        Ok(())
     }
 }
