@@ -137,13 +137,17 @@ class Report:
     inner: bytes = b""
 
 
+_HEAD = struct.Struct("!III4H")
+_QUEUE = struct.Struct(QueueBlock.FORMAT)
+_TAP = struct.Struct(TapBlock.FORMAT)
+
+
 def parse_report(data: bytes) -> Report:
     """Parses the UDP payload of one report."""
     if len(data) < 20:
         raise ReportError(f"{len(data)} bytes: shorter than the 20 bytes of group, "
                           "individual and main headers")
-    w0, node_id, w2, rep_md_bits, domain_id, ds_bits, ds_status = struct.unpack(
-        "!III4H", data[:20])
+    w0, node_id, w2, rep_md_bits, domain_id, ds_bits, ds_status = _HEAD.unpack_from(data)
     ver = w0 >> 28
     if ver != VERSION:
         raise ReportError(f"report version {ver}, expected {VERSION}")
@@ -166,13 +170,12 @@ def parse_report(data: bytes) -> Report:
                dropped=bool(flags & 8), congested=bool(flags & 4), tracked=bool(flags & 2),
                intermediate=bool(flags & 1), rep_md_bits=rep_md_bits, domain_id=domain_id,
                ds_md_bits=ds_bits, ds_md_status=ds_status, md=md,
-               ds_words=[int.from_bytes(ds[i:i + 4], "big") for i in range(0, len(ds) - 3, 4)],
+               ds_words=list(struct.unpack_from(f"!{len(ds) // 4}I", ds)),
                inner=data[md_end:end])
-    if domain_id == DOMAIN_QUEUE and len(ds) >= struct.calcsize(QueueBlock.FORMAT):
-        v = struct.unpack(QueueBlock.FORMAT, ds[:struct.calcsize(QueueBlock.FORMAT)])
-        r.queue = QueueBlock(*v)
-    elif domain_id == DOMAIN_TAP and len(ds) >= struct.calcsize(TapBlock.FORMAT):
-        v = struct.unpack(TapBlock.FORMAT, ds[:struct.calcsize(TapBlock.FORMAT)])
+    if domain_id == DOMAIN_QUEUE and len(ds) >= _QUEUE.size:
+        r.queue = QueueBlock(*_QUEUE.unpack_from(ds))
+    elif domain_id == DOMAIN_TAP and len(ds) >= _TAP.size:
+        v = _TAP.unpack_from(ds)
         r.tap = TapBlock(v[0], v[1], *v[3:])
     return r
 
