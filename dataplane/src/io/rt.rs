@@ -7,9 +7,9 @@
 //! thread wakes it, or the switch's next event is due. It runs each frame
 //! through the same `Switch` the simulator uses, at the wall-clock time,
 //! lets the switch process everything due (egress services, line-rate
-//! shaping), and sends what left the switch in batches (sendmmsg). Frames for the CPU port and digests become events
-//! another thread takes; frames for ports without an interface are dropped
-//! and counted (as BMv2 does). The engine lock is held only while the
+//! shaping), and sends what left the switch in batches (sendmmsg). Frames
+//! for the CPU port and digests become events another thread takes; frames
+//! for ports without an interface are dropped and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
 //!
 //! The loop's thread runs at real-time priority (SCHED_FIFO, when the
