@@ -608,6 +608,9 @@ pub struct Program {
     pub deparse_plans: Vec<Option<WordPlan>>,
     pub extract_plans: Vec<Option<ExtractPlan>>,
     pub calc_plans: Vec<Option<CalcPlan>>,
+    /// Derived at load: each header's validity when a packet starts
+    /// (metadata headers are always valid), copied by `Phv::reset`.
+    pub valid_init: Vec<bool>,
     /// Name lookups for the control API (never used per packet).
     pub names: Names,
 }

@@ -141,6 +141,10 @@ pub struct Switch {
     /// The packet the last ingress or egress pass ran (for traces).
     last_id: u64,
     with_queueing_metadata: bool,
+    /// Per field id: its value mask when the field is a narrow unsigned PHV
+    /// slot (0 otherwise): the engine's standard-metadata reads and writes
+    /// are then one load or store, without looking at the field's layout.
+    narrow_mask: Vec<u128>,
 }
 
 impl Switch {
@@ -175,6 +179,7 @@ impl Switch {
             next_id: 0,
             last_id: 0,
             with_queueing_metadata: wq,
+            narrow_mask: narrow_masks(&prog),
             prog,
         }
     }
@@ -413,8 +418,15 @@ impl Switch {
     }
 
     /// Writes a p4scope queue field: saturating, not truncating.
+    #[inline(always)]
     fn set_sat(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
         if let Some(f) = f {
+            let m = self.narrow_mask[f as usize];
+            if m != 0 {
+                // the mask is 2^width - 1: the largest value the field holds
+                pkt.phv.vals[f as usize] = (v as u128).min(m);
+                return;
+            }
             let w = self.prog.fmeta[f as usize].width;
             let max = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
             pkt.phv.set_u(&self.prog, f, v.min(max) as u128);
@@ -424,6 +436,11 @@ impl Switch {
     #[inline(always)]
     fn set_std(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
         if let Some(f) = f {
+            let m = self.narrow_mask[f as usize];
+            if m != 0 {
+                pkt.phv.vals[f as usize] = v as u128 & m;
+                return;
+            }
             pkt.phv.set_u(&self.prog, f, v as u128);
         }
     }
@@ -431,8 +448,7 @@ impl Switch {
     #[inline(always)]
     fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
         let Some(f) = f else { return 0 };
-        let fm = self.prog.fmeta[f as usize];
-        if !fm.wide && !fm.signed {
+        if self.narrow_mask[f as usize] != 0 {
             // standard metadata is unsigned and narrow: the stored bits are the value
             return pkt.phv.vals[f as usize] as u64;
         }
@@ -691,6 +707,15 @@ impl Switch {
         let data = std::mem::replace(&mut pkt.data, buf);
         self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });
     }
+}
+
+/// `Switch::narrow_mask`: 2^width - 1 for each narrow unsigned field of
+/// 1 to 128 bits, 0 for the others (wide, varbit, signed, zero-width).
+fn narrow_masks(prog: &Program) -> Vec<u128> {
+    prog.fmeta
+        .iter()
+        .map(|fm| if fm.wide || fm.signed || fm.width == 0 || fm.width > 128 { 0 } else { crate::value::mask_u128(fm.width as u32) })
+        .collect()
 }
 
 #[cfg(test)]

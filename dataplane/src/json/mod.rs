@@ -378,12 +378,14 @@ pub fn load_value(root: &Value) -> R<Program> {
         deparse_plans: vec![],
         extract_plans: vec![],
         calc_plans: vec![],
+        valid_init: vec![],
         names,
     };
     narrow::narrow_program(&mut prog);
     prog.deparse_plans = words::header_plans(&prog);
     prog.extract_plans = words::extract_plans(&prog);
     prog.calc_plans = words::calc_plans(&prog);
+    prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
     Ok(prog)
 }
 

@@ -38,8 +38,12 @@ impl Phv {
         for w in &mut self.wide {
             w.iter_mut().for_each(|b| *b = 0);
         }
-        for (i, h) in p.headers.iter().enumerate() {
-            self.valid[i] = h.metadata;
+        if p.valid_init.len() == self.valid.len() {
+            self.valid.copy_from_slice(&p.valid_init);
+        } else {
+            for (i, h) in p.headers.iter().enumerate() {
+                self.valid[i] = h.metadata;
+            }
         }
         self.vl_bits.iter_mut().for_each(|v| *v = 0);
         self.stack_next.iter_mut().for_each(|v| *v = 0);

@@ -278,6 +278,10 @@ pub struct ExtractPlan {
     /// The header fits in [`WINDOW`] bytes: its fields are read from a
     /// zero-padded copy of them, without a length check per field.
     windowed: bool,
+    /// Bytes from the header's start that the one-load reads touch (each
+    /// reads 8 bytes): with that many bytes in the packet, the fields are
+    /// read in place, without the copy.
+    span: usize,
 }
 
 /// Bytes of a packet copied for a header's extraction (see `windowed`).
@@ -289,6 +293,7 @@ impl ExtractPlan {
     pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
         let mut takes = vec![];
         let mut end_bits = 0u32;
+        let mut span = 0usize;
         for &(field, bit, width) in fields {
             end_bits = end_bits.max(bit + width);
             if width > 128 {
@@ -300,9 +305,12 @@ impl ExtractPlan {
             let l = bit % 8;
             let slow = l + width > 64;
             let r = if slow { 0 } else { 64 - width };
+            if !slow {
+                span = span.max((bit / 8) as usize + 8);
+            }
             takes.push(Take { field, bit, width: width as u16, l: l as u8, r: r as u8, slow });
         }
-        Some(ExtractPlan { takes, windowed: (end_bits as usize).div_ceil(8) <= WINDOW })
+        Some(ExtractPlan { takes, windowed: (end_bits as usize).div_ceil(8) <= WINDOW, span })
     }
 
     /// Reads the fields of the header starting at byte `start` of `data`
@@ -310,6 +318,9 @@ impl ExtractPlan {
     /// has checked that the header fits).
     #[inline]
     pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
+        if let Some(d) = data.get(start..start + self.span) {
+            return self.extract_in_place(d, data, start, vals);
+        }
         if self.windowed {
             return self.extract_windowed(data, start, vals);
         }
@@ -327,6 +338,22 @@ impl ExtractPlan {
 }
 
 impl ExtractPlan {
+    /// `extract` when the packet holds `span` bytes from the header's start
+    /// (`d`, those bytes): every one-load read falls inside `d`.
+    #[inline]
+    fn extract_in_place(&self, d: &[u8], data: &[u8], start: usize, vals: &mut [u128]) {
+        for t in &self.takes {
+            let v = if t.slow {
+                read_bits(data, start * 8 + t.bit as usize, t.width as u32)
+            } else {
+                let o = (t.bit / 8) as usize;
+                let b: [u8; 8] = d[o..o + 8].try_into().expect("within span");
+                ((u64::from_be_bytes(b) << t.l) >> t.r) as u128
+            };
+            vals[t.field as usize] = v;
+        }
+    }
+
     /// `extract` for a header of at most `WINDOW` bytes: one copy of the
     /// bytes, then each field from the copy (offsets below `WINDOW`, masked
     /// so that no read can fall outside it).
