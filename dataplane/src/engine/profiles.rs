@@ -157,7 +157,7 @@ impl Switch {
     pub fn table_set_entry_ttl(&mut self, table: &str, handle: u32, ttl_ns: Option<u64>) -> Result<(), EngineError> {
         let now = self.now_ns();
         let e = self.entry_mut(table, handle)?;
-        e.ttl_ns = ttl_ns.filter(|t| *t > 0);
+        e.ttl_ns = ttl_ns.and_then(std::num::NonZeroU64::new);
         e.last_hit_ns = now;
         e.idle_notified = false;
         Ok(())
@@ -180,7 +180,7 @@ impl Switch {
             }
             for (h, e) in t.entries.iter_mut().enumerate() {
                 let Some(e) = e.as_mut() else { continue };
-                if let Some(ttl) = e.ttl_ns {
+                if let Some(ttl) = e.ttl_ns.map(|t| t.get()) {
                     let idle = now_ns.saturating_sub(e.last_hit_ns);
                     if idle >= ttl && !e.idle_notified {
                         e.idle_notified = true;

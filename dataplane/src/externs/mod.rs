@@ -36,7 +36,11 @@ pub struct Meter {
     pbs: u64,
     tc: f64,
     tp: f64,
-    last_ns: Option<u64>,
+    /// When it last ran, if `ran` since its rates were set (a flag, not an
+    /// `Option<u64>`: table entries hold a meter, and the option's tag would
+    /// become `Option<Entry>`'s, out of the entry's first cache line).
+    last_ns: u64,
+    ran: bool,
 }
 
 impl Meter {
@@ -50,7 +54,7 @@ impl Meter {
         self.pbs = pbs;
         self.tc = cbs as f64;
         self.tp = pbs as f64;
-        self.last_ns = None;
+        self.ran = false;
     }
 
     pub fn rates(&self) -> Option<[(f64, u64); 2]> {
@@ -65,12 +69,13 @@ impl Meter {
         if !self.configured {
             return GREEN;
         }
-        if let Some(last) = self.last_ns {
-            let dt = now_ns.saturating_sub(last) as f64;
+        if self.ran {
+            let dt = now_ns.saturating_sub(self.last_ns) as f64;
             self.tc = (self.tc + dt * self.cir).min(self.cbs as f64);
             self.tp = (self.tp + dt * self.pir).min(self.pbs as f64);
         }
-        self.last_ns = Some(now_ns);
+        self.last_ns = now_ns;
+        self.ran = true;
         let u = units as f64;
         if self.tp < u {
             RED

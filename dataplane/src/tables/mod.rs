@@ -19,8 +19,10 @@ use std::collections::HashMap;
 
 /// A table entry. What a hit reads and writes comes first and fills one
 /// cache line (`repr(C)`, 64-byte aligned; `Option<Entry>`'s tag is kept
-/// in `indirect`'s spare values, in that line too); the rest is for the
-/// control plane and direct meters.
+/// in the spare values of `data`'s capacity, in that line too: the compiler
+/// puts it in the field with the most spare values, so no later field may
+/// be an `Option` of an integer — see `ttl_ns` and `Meter`); the rest is for
+/// the control plane and direct meters.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Entry {
@@ -35,7 +37,9 @@ pub struct Entry {
     pub priority: i32,
     pub meter: Meter,
     /// Idle timeout (ns without a hit); `idle_notified`: it was reported.
-    pub ttl_ns: Option<u64>,
+    /// Non-zero: an `Option<u64>` here would take `Option<Entry>`'s tag,
+    /// and every hit would read a third cache line.
+    pub ttl_ns: Option<std::num::NonZeroU64>,
 }
 
 /// The handles of the entries that share one masked key, best first. The
