@@ -200,6 +200,15 @@ impl CsumPlan {
 /// The deparse plan of each header: its fixed fields when all are at most
 /// 128 bits wide (None for metadata and headers with wide or varbit fields).
 pub fn header_plans(p: &Program) -> Vec<Option<WordPlan>> {
+    narrow_headers(p, |fields| {
+        let slots: Vec<Slot> = fields.map(|f| Slot::Field { field: f, width: p.fmeta[f as usize].width as u32 }).collect();
+        Some(WordPlan::new(&slots))
+    })
+}
+
+/// `plan(fields)` for each header whose fields are all fixed and at most 128
+/// bits wide; None for metadata and headers with wide or varbit fields.
+fn narrow_headers<T>(p: &Program, plan: impl Fn(std::ops::Range<u32>) -> Option<T>) -> Vec<Option<T>> {
     p.headers
         .iter()
         .map(|h| {
@@ -207,8 +216,7 @@ pub fn header_plans(p: &Program) -> Vec<Option<WordPlan>> {
             if h.metadata || fields.clone().any(|f| p.fmeta[f as usize].wide) {
                 return None;
             }
-            let slots: Vec<Slot> = fields.map(|f| Slot::Field { field: f, width: p.fmeta[f as usize].width as u32 }).collect();
-            Some(WordPlan::new(&slots))
+            plan(fields)
         })
         .collect()
 }
@@ -397,17 +405,10 @@ fn load_be_u64(data: &[u8], off: usize) -> u64 {
 /// The extract plan of each header with only fixed fields of at most 128
 /// bits (None for metadata, wide or varbit fields, or long headers).
 pub fn extract_plans(p: &Program) -> Vec<Option<ExtractPlan>> {
-    p.headers
-        .iter()
-        .map(|h| {
-            let fields = h.first_field..h.first_field + h.nfields;
-            if h.metadata || fields.clone().any(|f| p.fmeta[f as usize].wide) {
-                return None;
-            }
-            let fs: Vec<(u32, u32, u32)> = fields.map(|f| (f, p.fields[f as usize].bit_off, p.fields[f as usize].width)).collect();
-            ExtractPlan::new(&fs)
-        })
-        .collect()
+    narrow_headers(p, |fields| {
+        let fs: Vec<(u32, u32, u32)> = fields.map(|f| (f, p.fields[f as usize].bit_off, p.fields[f as usize].width)).collect();
+        ExtractPlan::new(&fs)
+    })
 }
 
 /// `v` shifted left by `shift` (right when negative), low 64 bits.
