@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from conftest import assign, dp, eth, field, program
+from conftest import FWD, assign, dp, eth, ethernet_program, field, key, program, table
 
 REPORT = ["enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_qbytes", "deq_qbytes", "buffer_bytes",
           "deq_timedelta_ns", "ingress_timestamp_ns", "egress_timestamp_ns"]
@@ -193,3 +193,40 @@ def test_occupancy_per_ingress_port():
     assert e.tm_occupancy(2) == {"pkts": 2, "bytes": 16 + 114, "ingress": {5: (2, 130)}}
     assert e.tm_occupancy(2, 0)["pkts"] == 2
     assert e.tm_occupancy(7) == {"pkts": 0, "bytes": 0, "ingress": {}}
+
+
+def two_port_switch(tm_config):
+    """dst 0xAA leaves on port 2 (1 Gb/s), dst 0xCC on port 3."""
+    t = table("ingress.mac", 0, [key("ethernet", "dst")], [0], ["fwd"])
+    e = dp.Engine(ethernet_program([FWD], [t], "ingress.mac"))
+    e.table_add("ingress.mac", "fwd", [0xAA], [2])
+    e.table_add("ingress.mac", "fwd", [0xCC], [3])
+    e.tm_configure(tm_config)
+    return e
+
+
+def frames_through_congested_port(tm_config, idle_port_saw_a_packet):
+    e = two_port_switch(tm_config)
+    start = 0
+    if idle_port_saw_a_packet:
+        assert len(e.process([(1, eth(dst=0xCC, payload=bytes(86)), 0)])) == 1
+        start = 1000
+    out = e.process([(1, eth(dst=0xAA, payload=bytes(86)), start) for _ in range(100)])
+    return len(out), e.tm_buffer()["shared_size"]
+
+
+def test_a_reserved_port_leaves_the_shared_pool_when_configured():
+    # port 3 reserves 2000 of the 10000 bytes from tm_configure on, idle or not
+    cfg = {"buffer": {"size_bytes": 10000, "alpha": 1},
+           "ports": {"2": {"rate_bps": "1G"}, "3": {"reserved_bytes": 2000}}}
+    assert two_port_switch(cfg).tm_buffer()["shared_size"] == 8000
+    idle = frames_through_congested_port(cfg, False)
+    used = frames_through_congested_port(cfg, True)
+    assert idle == used and idle[1] == 8000
+    # a reserve given only through the defaults belongs to the ports named under "ports"
+    cfg = {"buffer": {"size_bytes": 10000, "alpha": 1, "reserved_bytes": 1000},
+           "ports": {"2": {"rate_bps": "1G"}}}
+    assert frames_through_congested_port(cfg, True) == frames_through_congested_port(cfg, False)
+    assert frames_through_congested_port(cfg, True)[1] == 9000
+    # more shared space: port 2's dynamic threshold lets more through
+    assert frames_through_congested_port(cfg, True)[0] > used[0]

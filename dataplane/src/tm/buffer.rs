@@ -3,7 +3,8 @@
 //!
 //! Space is taken in cells. A port first fills its reserved space; beyond
 //! it, packets take shared space, which is the buffer less the reserves of
-//! the ports the traffic manager knows. A queue (or an ingress port, with
+//! the ports the configuration names (carved when it is applied, not on a
+//! port's first packet). A queue (or an ingress port, with
 //! `ingress_alpha`) may hold at most alpha times the shared space still
 //! free: with one congested queue it settles at alpha/(1+alpha) of it, with
 //! N at alpha/(1+N*alpha) each.
@@ -13,7 +14,7 @@ use super::config::{BufferCfg, MAX_PORT};
 #[derive(Clone, Debug)]
 pub struct Buffer {
     pub cfg: BufferCfg,
-    /// Buffer less the known ports' reserves.
+    /// Buffer less the configured ports' reserves.
     pub shared_size: u64,
     pub shared_used: u64,
     /// Everything held, reserved and shared (cells, in bytes).
@@ -50,14 +51,19 @@ impl Buffer {
         (len as u64).div_ceil(c) * c
     }
 
-    /// A port appeared with `reserved` bytes of its own.
-    pub fn reserve(&mut self, reserved: u64) {
-        self.shared_size = self.shared_size.saturating_sub(reserved);
+    /// Sets aside `reserved` bytes, all the configured ports' reserves
+    /// together: the shared pool is what is left.
+    pub fn carve(&mut self, reserved: u64) {
+        self.shared_size = self.cfg.size_bytes.saturating_sub(reserved);
     }
 
-    /// A port's reserve changed from `old` to `new`.
-    pub fn re_reserve(&mut self, old: u64, new: u64) {
-        self.shared_size = (self.shared_size + old).saturating_sub(new).min(self.cfg.size_bytes);
+    /// A port holding `port_used` bytes had its reserve changed from `old`
+    /// to `new`: what it holds beyond the reserve moves in or out of the
+    /// shared pool's use. (The pool itself is re-carved by `carve`.)
+    pub fn re_reserve(&mut self, port_used: u64, old: u64, new: u64) {
+        let before = port_used.saturating_sub(old);
+        let after = port_used.saturating_sub(new);
+        self.shared_used = (self.shared_used + after).saturating_sub(before);
     }
 
     fn free_shared(&self) -> u64 {
@@ -147,7 +153,7 @@ mod tests {
     #[test]
     fn reserve_is_used_first_and_full_buffer_refuses() {
         let mut b = buf(None);
-        b.reserve(300);
+        b.carve(300);
         assert_eq!(b.shared_size, 700);
         // the first 300 bytes of the port come from its reserve
         assert_eq!(b.admit(100, 0, 300, 0, None, 1), Ok(0));

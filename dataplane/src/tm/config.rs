@@ -15,7 +15,21 @@
 //!  "ports": {"1-16": {"rate_bps": "100G"}, "31": {"queues": {"1": {"weight": 3}}}}}
 //! ```
 //!
-//! `ports` entries patch `defaults` (given keys only). The switch daemon's
+//! `ports` entries patch `defaults` (given keys only).
+//!
+//! Reserved space (`buffer.reserved_bytes`, `defaults.reserved_bytes` or a
+//! port's own) belongs to the ports the document names under `ports` (a
+//! range such as "1-32" names them all): their reserves leave the shared
+//! pool when the configuration is applied, whether or not they carry
+//! traffic, so the pool is the buffer less the named ports' reserves and
+//! never changes with traffic. A port not named follows the defaults but
+//! reserves nothing: the engine does not know which ports a switch has,
+//! and carving on a port's first packet would shrink the pool (and every
+//! congested queue's dynamic threshold) in the middle of a run. Runtime
+//! calls that set one port (set_queue_depth, set_queue_rate,
+//! set_port_rate) name it too, and carve its reserve then.
+//!
+//! The switch daemon's
 //! older keys are accepted too: top-level `queue_depth`, `queue_rate_pps`,
 //! and per port `queue_depth`, `rate_pps`. Errors name the offending path.
 
@@ -233,6 +247,20 @@ impl TmConfig {
         self.ports.get(&port).unwrap_or(&self.defaults)
     }
 
+    /// The settings a port runs with: a named port's own; for the others
+    /// the defaults without a reserve (see the module doc).
+    pub fn live_port(&self, port: u32) -> PortCfg {
+        match self.ports.get(&port) {
+            Some(p) => p.clone(),
+            None => PortCfg { reserved_bytes: 0, ..self.defaults.clone() },
+        }
+    }
+
+    /// Space the named ports reserve: the buffer less this is the shared pool.
+    pub fn reserved_total(&self) -> u64 {
+        self.ports.values().map(|p| p.reserved_bytes).sum()
+    }
+
     /// The settings of one port, created from the defaults if needed.
     pub fn port_mut(&mut self, port: u32) -> &mut PortCfg {
         let d = self.defaults.clone();
@@ -318,7 +346,7 @@ impl TmConfig {
             }
         }
         if let Some(b) = &cfg.buffer {
-            let reserved: u64 = reserved_total(&cfg);
+            let reserved: u64 = cfg.reserved_total();
             if reserved > b.size_bytes {
                 return err(
                     "buffer.size_bytes",
@@ -336,12 +364,6 @@ fn lift_default_depth(p: &mut PortCfg) {
             q.limit_pkts = None;
         }
     }
-}
-
-/// Reserved space of the ports named in the config (others reserve the
-/// default when they appear; checked again then).
-fn reserved_total(cfg: &TmConfig) -> u64 {
-    cfg.ports.values().map(|p| p.reserved_bytes).sum()
 }
 
 fn parse_buffer(v: &Value, path: &str) -> R<BufferCfg> {

@@ -203,7 +203,7 @@ impl TrafficManager {
         self.cfg = cfg;
         for (i, slot) in self.ports.iter_mut().enumerate() {
             if let Some(p) = slot {
-                let pc = self.cfg.port(i as u32).clone();
+                let pc = self.cfg.live_port(i as u32);
                 p.apply(&pc, self.cfg.nb_queues, now_ns);
             }
         }
@@ -211,11 +211,14 @@ impl TrafficManager {
         Ok(())
     }
 
+    /// A new buffer: the configured ports' reserves carved out now, and
+    /// what the live ports already hold taken.
     fn rebuild_buffer(&mut self) {
+        let reserved = self.cfg.reserved_total();
         self.buffer = self.cfg.buffer.clone().map(|bc| {
             let mut b = Buffer::new(bc);
+            b.carve(reserved);
             for p in self.ports.iter().flatten() {
-                b.reserve(p.cfg.reserved_bytes);
                 let shared = p.cells.saturating_sub(p.cfg.reserved_bytes);
                 b.shared_used += shared;
                 b.used += p.cells;
@@ -230,17 +233,22 @@ impl TrafficManager {
         });
     }
 
-    /// Re-applies the stored settings of one port to its live state.
+    /// Re-applies the stored settings of one port to its live state, and
+    /// re-carves the reserves (the port may have just been named).
     fn refresh_port(&mut self, port: u32, now_ns: u64) {
         let nb = self.cfg.nb_queues;
-        let pc = self.cfg.port(port).clone();
-        let mut old_reserve = None;
+        let pc = self.cfg.live_port(port);
+        let reserved = self.cfg.reserved_total();
+        let mut held = None;
         if let Some(Some(p)) = self.ports.get_mut(port as usize) {
-            old_reserve = Some(p.cfg.reserved_bytes);
+            held = Some((p.cells, p.cfg.reserved_bytes));
             p.apply(&pc, nb, now_ns);
         }
-        if let (Some(b), Some(old)) = (self.buffer.as_mut(), old_reserve) {
-            b.re_reserve(old, pc.reserved_bytes);
+        if let Some(b) = self.buffer.as_mut() {
+            b.carve(reserved);
+            if let Some((cells, old)) = held {
+                b.re_reserve(cells, old, pc.reserved_bytes);
+            }
         }
     }
 
@@ -253,17 +261,15 @@ impl TrafficManager {
         self.ports[i].as_mut().expect("created above")
     }
 
-    /// Creates the live state of a port on its first packet.
+    /// Creates the live state of a port on its first packet. Its reserve,
+    /// if it has one, left the shared pool when it was configured.
     #[cold]
     fn add_port(&mut self, port: u32, now_ns: u64) {
         let i = port as usize;
         if i >= self.ports.len() {
             self.ports.resize_with(i + 1, || None);
         }
-        let pc = self.cfg.port(port).clone();
-        if let Some(b) = self.buffer.as_mut() {
-            b.reserve(pc.reserved_bytes);
-        }
+        let pc = self.cfg.live_port(port);
         self.ports[i] = Some(Box::new(PortTm::new(&pc, self.cfg.nb_queues, now_ns)));
     }
 

@@ -126,6 +126,66 @@ fn shared_buffer_dynamic_threshold_and_reserve() {
     assert_eq!(tm.buffer.as_ref().unwrap().shared_used, 2500);
 }
 
+/// Packets of 100 bytes port 1 takes before its dynamic threshold drops
+/// one, with an idle port 2 that carried one packet first or not at all.
+fn congested_drop_point(doc: serde_json::Value, port2_saw_a_packet: bool) -> u32 {
+    let mut tm = tm_with(doc);
+    if port2_saw_a_packet {
+        tm.enqueue(0, 2, 0, pkt(0, 100)).unwrap();
+        tm.dequeue(0, 2).unwrap();
+    }
+    let mut n = 0;
+    while tm.enqueue(0, 1, 0, pkt(0, 100)).is_ok() {
+        n += 1;
+    }
+    assert_eq!(tm.enqueue(0, 1, 0, pkt(0, 100)).unwrap_err().1, DropReason::QueueThreshold);
+    n
+}
+
+#[test]
+fn an_idle_ports_reserve_is_carved_when_configured() {
+    // port 2 reserves 2000 of 10000 bytes: port 1 gets alpha 1 of the other 8000
+    let doc = json!({"buffer": {"size_bytes": 10000, "alpha": 1}, "ports": {"2": {"reserved_bytes": 2000}}});
+    let tm = tm_with(doc.clone());
+    assert_eq!(tm.buffer.as_ref().unwrap().shared_size, 8000, "carved before any packet");
+    assert_eq!(congested_drop_point(doc.clone(), false), 40);
+    assert_eq!(congested_drop_point(doc, true), 40);
+    // a reserve given through the defaults belongs to the named ports only
+    let doc = json!({"buffer": {"size_bytes": 10000, "alpha": 1, "reserved_bytes": 1000}, "ports": {"2-3": {}}});
+    assert_eq!(tm_with(doc.clone()).buffer.as_ref().unwrap().shared_size, 8000);
+    assert_eq!(congested_drop_point(doc.clone(), false), 40);
+    assert_eq!(congested_drop_point(doc, true), 40);
+    // ... and a port not named takes no reserve on its first packet
+    let doc = json!({"buffer": {"size_bytes": 10000, "alpha": 1}, "defaults": {"reserved_bytes": 1000}});
+    assert_eq!(congested_drop_point(doc.clone(), false), 50);
+    assert_eq!(congested_drop_point(doc, true), 50);
+}
+
+#[test]
+fn reconfiguring_and_naming_a_port_re_carve() {
+    let mut tm = tm_with(json!({"buffer": {"size_bytes": 10000, "alpha": 1}, "ports": {"2": {"reserved_bytes": 2000}}}));
+    let shared = |tm: &TrafficManager| tm.buffer.as_ref().unwrap().shared_size;
+    let cfg = TmConfig::parse(&json!({"ports": {"2": {"reserved_bytes": 500}}}), &tm.cfg).unwrap();
+    tm.configure(cfg, 0).unwrap();
+    assert_eq!(shared(&tm), 9500);
+    // a runtime call on an unnamed port names it: it takes the default reserve then
+    let cfg = TmConfig::parse(&json!({"defaults": {"reserved_bytes": 1000}}), &tm.cfg).unwrap();
+    tm.configure(cfg, 0).unwrap();
+    assert_eq!(shared(&tm), 9500);
+    tm.set_port_rate(7, Some(1_000_000_000));
+    assert_eq!(shared(&tm), 8500);
+    // a live port whose reserve grows moves what it holds out of the shared use
+    for _ in 0..5 {
+        tm.enqueue(0, 2, 0, pkt(0, 100)).unwrap();
+    }
+    assert_eq!(tm.buffer.as_ref().unwrap().shared_used, 0, "500 bytes in port 2's reserve");
+    tm.set_port_rate(2, None);
+    let cfg = TmConfig::parse(&json!({"ports": {"2": {"reserved_bytes": 200}}}), &tm.cfg).unwrap();
+    tm.configure(cfg, 0).unwrap();
+    assert_eq!(tm.buffer.as_ref().unwrap().shared_used, 300);
+    assert_eq!(shared(&tm), 8800);
+}
+
 #[test]
 fn cells_and_full_buffer() {
     let mut tm = tm_with(json!({"buffer": {"size_bytes": 1000, "cell_bytes": 200}}));
