@@ -149,20 +149,11 @@ class ActionProfileManager:
         self.backend.member_modified(p, mid, cur)
 
     def read_member(self, m, out, where: str = "action_profile_member") -> None:
-        if m.action_profile_id == 0:
-            profiles = list(self.profiles.values())
-        else:
-            profiles = [self._profile(m.action_profile_id, where)]
-        for p in profiles:
-            ids = [m.member_id] if m.member_id else sorted(p.members)
-            for mid in ids:
-                mem = p.members.get(mid)
-                if mem is None:
-                    continue
-                msg = out.add().action_profile_member
-                msg.action_profile_id = p.info.id
-                msg.member_id = mid
-                action_to_proto(self.schema, mem.action, msg.action)
+        for p, mid, mem in self._selected(m.action_profile_id, m.member_id, "members", where):
+            msg = out.add().action_profile_member
+            msg.action_profile_id = p.info.id
+            msg.member_id = mid
+            action_to_proto(self.schema, mem.action, msg.action)
 
     # ----- groups -------------------------------------------------------------
 
@@ -255,25 +246,32 @@ class ActionProfileManager:
         return b""
 
     def read_group(self, g, out, where: str = "action_profile_group") -> None:
-        if g.action_profile_id == 0:
-            profiles = [p for p in self.profiles.values() if p.info.with_selector]
+        for p, gid, grp in self._selected(g.action_profile_id, g.group_id, "groups", where):
+            msg = out.add().action_profile_group
+            msg.action_profile_id = p.info.id
+            msg.group_id = gid
+            if grp.max_size:
+                msg.max_size = grp.max_size
+            for mid, w, watch in grp.members:
+                gm = msg.members.add(member_id=mid, weight=w)
+                if watch:
+                    gm.watch_port = watch
+
+    def _selected(self, profile_id: int, item_id: int, kind: str, where: str):
+        """(profile, id, item) a read selects; 0 is the wildcard for the
+        profile id and the member or group id. A wildcard read of groups
+        covers only the profiles with a selector."""
+        if profile_id == 0:
+            profiles = [p for p in self.profiles.values()
+                        if kind == "members" or p.info.with_selector]
         else:
-            profiles = [self._profile(g.action_profile_id, where)]
+            profiles = [self._profile(profile_id, where)]
         for p in profiles:
-            ids = [g.group_id] if g.group_id else sorted(p.groups)
-            for gid in ids:
-                grp = p.groups.get(gid)
-                if grp is None:
-                    continue
-                msg = out.add().action_profile_group
-                msg.action_profile_id = p.info.id
-                msg.group_id = gid
-                if grp.max_size:
-                    msg.max_size = grp.max_size
-                for mid, w, watch in grp.members:
-                    gm = msg.members.add(member_id=mid, weight=w)
-                    if watch:
-                        gm.watch_port = watch
+            items = getattr(p, kind)
+            for iid in [item_id] if item_id else sorted(items):
+                item = items.get(iid)
+                if item is not None:
+                    yield p, iid, item
 
     # ----- table entries that use a profile --------------------------------
 
