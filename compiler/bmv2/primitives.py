@@ -677,15 +677,7 @@ class BodyLowerer:
         env = Env(ab.env, ab.env.blk)
         outs = self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
         fr = Frame(Label(), outs=outs, tail_return=_tail_return(d.body))
-        self.frames.append(fr)
-        self.ctx.inline_depth += 1
-        try:
-            self.stmts(d.body.stmts, env)
-        finally:
-            self.ctx.inline_depth -= 1
-            self.frames.pop()
-        self.out.place(fr.end)
-        self.copy_out(outs)
+        self.run_inlined(fr, d.body, env)
 
     def inline_function(self, fb: FunctionB, e: ast.Call, caller_env: Env) -> Optional[Value]:
         d = fb.decl
@@ -704,16 +696,22 @@ class BodyLowerer:
             if not isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
                 result = self.temp(rt, "retval", e.pos)
         fr = Frame(Label(), result, True, outs, tail_return=_tail_return(d.body))
+        self.run_inlined(fr, d.body, env)
+        return result
+
+    def run_inlined(self, fr: Frame, body: ast.Block, env: Env) -> None:
+        """Emits an inlined action's or function's body inside its frame
+        (the label `return` jumps to), then copies out its out/inout
+        arguments."""
         self.frames.append(fr)
         self.ctx.inline_depth += 1
         try:
-            self.stmts(d.body.stmts, env)
+            self.stmts(body.stmts, env)
         finally:
             self.ctx.inline_depth -= 1
             self.frames.pop()
         self.out.place(fr.end)
-        self.copy_out(outs)
-        return result
+        self.copy_out(fr.outs)
 
 
 def _tail_return(body: ast.Block) -> int:
