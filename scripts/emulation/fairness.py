@@ -30,14 +30,13 @@ from ..experiments import fairness as fx
 from ..experiments.params import combination_name
 from ..experiments.runner import Case
 from ..topologies import traffic as T
-from ..topologies.spec import Topology, parse_rate
-from .incast import ParamError, incast_topology
+from .incast import NTo1Shape, ParamError, check_kinds, check_rate
 
 TOLLY_MIX = ((64, 55.0), (78, 5.0), (576, 17.0), (1518, 23.0))
 
 
 @dataclass(frozen=True)
-class MnFairnessParams:
+class MnFairnessParams(NTo1Shape):
     n: tuple[int, ...] = (3, 6, 16)
     link_bw: str = "10M"
     load: float = 1.0
@@ -51,10 +50,7 @@ class MnFairnessParams:
     def check(self) -> "MnFairnessParams":
         if not self.n or any(not 2 <= k <= 32 for k in self.n):
             raise ParamError(f"--n {list(self.n)}: numbers of senders in 2..32")
-        try:
-            parse_rate(self.link_bw, "--link-bw")
-        except ValueError as e:
-            raise ParamError(str(e)) from None
+        check_rate(self.link_bw, "--link-bw")
         if not 0.05 <= self.load <= 1.0:
             raise ParamError(f"--load {self.load}: 0.05..1 of line rate")
         if not 0 < self.warmup_s < self.duration_s <= 120:
@@ -63,25 +59,13 @@ class MnFairnessParams:
             raise ParamError("the window (duration - warmup) must span 5 intervals or more")
         if any(not 64 <= s <= 9216 or w <= 0 for s, w in self.mix):
             raise ParamError("--mix: sizes 64..9216 with positive weights")
-        bad = [k for k in self.kinds if k not in ("p4scope", "bmv2")]
-        if bad or not self.kinds:
-            raise ParamError(f"switch kinds {list(self.kinds)}: p4scope and/or bmv2")
+        check_kinds(self.kinds)
         return self
 
     @property
     def senders(self) -> int:
         return max(self.n)
 
-    @property
-    def egress(self) -> int:
-        return self.senders + 1
-
-    @property
-    def rate_bps(self) -> int:
-        return parse_rate(self.link_bw, "bw")
-
-    def topology(self) -> Topology:
-        return incast_topology(self.senders, self.link_bw, self.queue_packets)
 
 
 def plan(p: MnFairnessParams) -> list[Case]:

@@ -53,6 +53,21 @@ class ParamError(ValueError):
     pass
 
 
+def check_rate(text: str, flag: str) -> None:
+    """A link rate the topology accepts (spec.parse_rate), else ParamError."""
+    try:
+        parse_rate(text, flag)
+    except ValueError as e:
+        raise ParamError(str(e)) from None
+
+
+def check_kinds(kinds: tuple[str, ...]) -> None:
+    """One or more switch kinds, each p4scope or bmv2."""
+    bad = [k for k in kinds if k not in ("p4scope", "bmv2")]
+    if bad or not kinds:
+        raise ParamError(f"switch kinds {list(kinds)}: p4scope and/or bmv2")
+
+
 def parse_size(text: str) -> int:
     """"256K" -> 262144, "1M" -> 1048576, "1500" -> 1500 (powers of 2)."""
     t = str(text).strip().upper().removesuffix("B")
@@ -99,10 +114,7 @@ class IncastParams:
             raise ParamError("--flow-bytes: one or more sizes >= 1 byte")
         for name, v in (("--link-bw", self.link_bw), ("--receiver-bw", self.receiver_bw)):
             if v is not None:
-                try:
-                    parse_rate(v, name)
-                except ValueError as e:
-                    raise ParamError(str(e)) from None
+                check_rate(v, name)
         if self.queue_packets is not None and not 1 <= self.queue_packets <= 100_000:
             raise ParamError(f"--queue-packets {self.queue_packets}: 1..100000")
         if not 4096 <= self.window_bytes <= 64 << 20:
@@ -111,9 +123,7 @@ class IncastParams:
             raise ParamError(f"--repeats {self.repeats}: 1..100")
         if not 1 <= self.bin_ms <= 1000:
             raise ParamError(f"--bin-ms {self.bin_ms}: 1..1000")
-        bad = [k for k in self.kinds if k not in ("p4scope", "bmv2")]
-        if bad or not self.kinds:
-            raise ParamError(f"switch kinds {list(self.kinds)}: p4scope and/or bmv2")
+        check_kinds(self.kinds)
         return self
 
     @property
@@ -140,6 +150,23 @@ def incast_topology(senders: int, link_bw: str, queue_packets: Optional[int],
     if queue_packets is not None:
         doc["links"][-1]["queue"] = queue_packets
     return from_dict(doc, doc["name"])
+
+
+class NTo1Shape:
+    """For the parameters of an N:1 run on incast_topology: senders h1..hN
+    on ports 1..N (the class's `senders`), the receiver on port N + 1, every
+    link at `link_bw`, the receiver link's queue `queue_packets`."""
+
+    @property
+    def egress(self) -> int:
+        return self.senders + 1
+
+    @property
+    def rate_bps(self) -> int:
+        return parse_rate(self.link_bw, "bw")
+
+    def topology(self) -> Topology:
+        return incast_topology(self.senders, self.link_bw, self.queue_packets)
 
 
 def case_id(p: IncastParams, size: int, kind: str, rep: int) -> str:

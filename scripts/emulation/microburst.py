@@ -35,13 +35,12 @@ from ..experiments.params import combination_name
 from ..experiments.runner import Case
 from ..topologies import traffic as T
 from ..topologies.qdisc import QdiscSampler
-from ..topologies.spec import Topology, parse_rate
 from ..topologies.tc import htb_burst_bytes
-from .incast import ParamError, incast_topology
+from .incast import NTo1Shape, ParamError, check_kinds, check_rate
 
 
 @dataclass(frozen=True)
-class MnBurstParams:
+class MnBurstParams(NTo1Shape):
     sizes_2to1: tuple[int, ...] = (256, 512, 1518)
     sizes_4to1: tuple[int, ...] = (512, 1518)
     link_bw: str = "10M"
@@ -57,10 +56,7 @@ class MnBurstParams:
         for s in (*self.sizes_2to1, *self.sizes_4to1):
             if not 64 <= s <= 1518:
                 raise ParamError(f"frame size {s}: 64..1518 (host links carry MTU 1500)")
-        try:
-            parse_rate(self.link_bw, "--link-bw")
-        except ValueError as e:
-            raise ParamError(str(e)) from None
+        check_rate(self.link_bw, "--link-bw")
         if not 4 <= self.queue_packets <= 10_000:
             raise ParamError(f"--queue-packets {self.queue_packets}: 4..10000")
         if self.burst_frames is not None and not 1 <= self.burst_frames <= 1_000_000:
@@ -69,25 +65,13 @@ class MnBurstParams:
             raise ParamError("skew_s: 0..5 s")
         if not 1.0 < self.margin <= 10:
             raise ParamError("--margin: above 1 (bursts must overflow the queue)")
-        bad = [k for k in self.kinds if k not in ("p4scope", "bmv2")]
-        if bad or not self.kinds:
-            raise ParamError(f"switch kinds {list(self.kinds)}: p4scope and/or bmv2")
+        check_kinds(self.kinds)
         return self
 
     @property
     def senders(self) -> int:
         return 4 if self.sizes_4to1 else 2
 
-    @property
-    def egress(self) -> int:
-        return self.senders + 1
-
-    @property
-    def rate_bps(self) -> int:
-        return parse_rate(self.link_bw, "bw")
-
-    def topology(self) -> Topology:
-        return incast_topology(self.senders, self.link_bw, self.queue_packets)
 
     def capacity_frames(self, size: int) -> int:
         """What the path is configured to hold: the receiver link's queue
