@@ -17,6 +17,7 @@ from ..experiments.rundir import RunDir, load_table
 from ..experiments.runner import Case
 from . import fairness as F
 from .driver import EmuResult, TestbedPool, available_kinds, execute
+from .incast import ping_receiver
 from .testbed import DutBuild, Testbed
 
 CSV_FILES = {
@@ -57,15 +58,7 @@ def measure(p: F.MnFairnessParams, case: Case, tick: Callable[[float], None],
 
 def warm_up(tb: Testbed, p: F.MnFairnessParams) -> None:
     """ARP and learning before the first case: a ping from every sender."""
-    import subprocess
-
-    rcv = tb.host(f"h{p.egress}")
-    procs = [tb.host(f"h{i}").popen(["ping", "-c", "2", "-i", "0.2", "-W", "2", rcv.IP()],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for i in range(1, p.senders + 1)]
-    failed = [i + 1 for i, pr in enumerate(procs) if pr.wait(timeout=30) != 0]
-    if failed:
-        raise RuntimeError(f"senders {failed} cannot reach the receiver through the DUT")
+    ping_receiver(tb, p.senders, f"h{p.egress}")
 
 
 def execute_fairness(p: F.MnFairnessParams, results: Path, run_id: Optional[str],

@@ -241,10 +241,16 @@ def _wait_ready(proc: subprocess.Popen, what: str, timeout: float = 10.0) -> Non
 def warm_up(tb: Any, p: IncastParams) -> None:
     """One ping from every sender to the receiver: ARP is resolved and the
     controller has learnt every MAC before a job starts."""
-    rcv = tb.host(p.receiver)
+    ping_receiver(tb, p.senders, p.receiver)
+
+
+def ping_receiver(tb: Any, senders: int, receiver: str) -> None:
+    """Two pings from each of h1..h`senders` to host `receiver`, all at
+    once; RuntimeError naming the senders that got no answer."""
+    rcv = tb.host(receiver)
     procs = [tb.host(f"h{i}").popen(["ping", "-c", "2", "-i", "0.2", "-W", "2", rcv.IP()],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for i in range(1, p.senders + 1)]
+             for i in range(1, senders + 1)]
     failed = [i + 1 for i, pr in enumerate(procs) if pr.wait(timeout=30) != 0]
     if failed:
         raise RuntimeError(f"senders {failed} cannot reach the receiver through the DUT")
