@@ -237,3 +237,15 @@ mod tests {
         assert_eq!((h.hash(b""), h.hash(b""), h.hash(b"x")), (0, 1, 2));
     }
 }
+
+/// xorshift64* (Vigna): the engine's deterministic random numbers, one
+/// state word per user (seeded, never 0).
+#[inline]
+pub fn xorshift64star(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}

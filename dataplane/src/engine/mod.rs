@@ -481,6 +481,18 @@ impl Switch {
         self.ingress(p);
     }
 
+    /// A new packet holding `pkt` as it was received (I2E clone, resubmit):
+    /// its bytes, id, ingress port and length; the PHV is the caller's.
+    fn received_copy(&mut self, pkt: &Packet, ingress_len: usize) -> Box<Packet> {
+        let mut c = self.alloc();
+        c.data.extend_from_slice(&pkt.data);
+        c.id = pkt.id;
+        c.ingress_port = pkt.ingress_port;
+        c.ingress_len = ingress_len;
+        c.len_reg = ingress_len;
+        c
+    }
+
     fn ingress(&mut self, mut pkt: Box<Packet>) {
         self.rt.now_ns = self.now;
         self.last_id = pkt.id;
@@ -502,12 +514,7 @@ impl Switch {
 
         if let Some((session, fl)) = pkt.clone.take() {
             if let Some(cfg) = self.mirror.get(&session).copied() {
-                let mut c = self.alloc();
-                c.data.extend_from_slice(&pkt.data);
-                c.id = pkt.id;
-                c.ingress_port = pkt.ingress_port;
-                c.ingress_len = ingress_len;
-                c.len_reg = ingress_len;
+                let mut c = self.received_copy(&pkt, ingress_len);
                 self.set_std(&mut c, s.ingress_port, pkt.ingress_port as u64);
                 {
                     let mut ex = Exec::new(&self.prog, &mut self.rt);
@@ -527,12 +534,7 @@ impl Switch {
         pkt.learn_id = 0;
         if pkt.resubmit_fl != 0 {
             let fl = pkt.resubmit_fl;
-            let mut c = self.alloc();
-            c.data.extend_from_slice(&pkt.data);
-            c.id = pkt.id;
-            c.ingress_port = pkt.ingress_port;
-            c.ingress_len = ingress_len;
-            c.len_reg = ingress_len;
+            let mut c = self.received_copy(&pkt, ingress_len);
             c.phv.reset_metadata(&self.prog);
             Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, &pkt, &mut c);
             self.set_std(&mut c, s.instance_type, INSTANCE_RESUBMIT);

@@ -190,6 +190,17 @@ impl<'a> BitWriter<'a> {
         }
     }
 
+    /// Appends the low `width` (<= 128) bits of `v`.
+    #[inline]
+    pub fn put_u128(&mut self, v: u128, width: u32) {
+        if width > 64 {
+            self.put((v >> 64) as u64, width - 64);
+            self.put(v as u64, 64);
+        } else {
+            self.put(v as u64, width);
+        }
+    }
+
     /// Appends `width` bits held right-aligned in big-endian `src`.
     pub fn put_wide(&mut self, src: &[u8], width: u32) {
         let pad = (src.len() * 8) as u32 - width;

@@ -28,12 +28,7 @@ impl<'a> Exec<'a> {
                 if !fm.wide {
                     let v = pkt.phv.vals[f as usize];
                     let width = fm.width as u32;
-                    if width > 64 {
-                        w.put((v >> 64) as u64, width - 64);
-                        w.put(v as u64, 64);
-                    } else {
-                        w.put(v as u64, width);
-                    }
+                    w.put_u128(v, width);
                     continue;
                 }
                 let fd = &prog.fields[f as usize];
@@ -48,12 +43,7 @@ impl<'a> Exec<'a> {
                 match fd.wide {
                     None => {
                         let v = pkt.phv.vals[f as usize];
-                        if fd.width > 64 {
-                            w.put((v >> 64) as u64, fd.width - 64);
-                            w.put(v as u64, 64);
-                        } else {
-                            w.put(v as u64, fd.width);
-                        }
+                        w.put_u128(v, fd.width);
                     }
                     Some(x) => w.put_wide(&pkt.phv.wide[x as usize], fd.width),
                 }

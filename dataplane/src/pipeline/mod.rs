@@ -204,12 +204,7 @@ impl Runtime {
 
     /// xorshift64*: deterministic per seed.
     pub fn random_u64(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        crate::hash::xorshift64star(&mut self.rng)
     }
 }
 

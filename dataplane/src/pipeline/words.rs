@@ -435,12 +435,7 @@ mod tests {
                 Slot::Field { field, width } => (vals[field as usize], width),
                 Slot::Const { value, width } => (value, width),
             };
-            if width > 64 {
-                w.put((v >> 64) as u64, width - 64);
-                w.put(v as u64, 64);
-            } else {
-                w.put(v as u64, width);
-            }
+            w.put_u128(v, width);
         }
         w.flush();
         out

@@ -135,13 +135,7 @@ impl Source {
     }
 
     fn random(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        crate::hash::xorshift64star(&mut self.rng)
     }
 
     fn draw_size(&mut self) -> u32 {

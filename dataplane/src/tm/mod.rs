@@ -180,12 +180,7 @@ impl TrafficManager {
     }
 
     fn uniform(&mut self) -> f64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+        (crate::hash::xorshift64star(&mut self.rng) >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Replaces the configuration. Queued packets stay; a new buffer starts
