@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 from finsy.proto import p4r
 
 from . import values as V
-from .client import Client, P4RuntimeClientError
+from .client import Client, P4RuntimeClientError, WriteError
 from .entities import (CloneSession, DigestMessage, Group, Member, MulticastGroup, TableEntry,
                        decode_digest_list)
 from .pipeline import Pipeline
@@ -141,6 +141,14 @@ class Switch:
 
     def delete(self, *objs: Writable) -> None:
         self.write(DELETE, _flatten(objs))
+
+    def insert_or_modify(self, *objs: Writable) -> None:
+        """Inserts; modifies instead when the switch refuses the insert (the
+        entries are already there, e.g. from an earlier controller run)."""
+        try:
+            self.insert(*objs)
+        except WriteError:
+            self.modify(*objs)
 
     # ----- handles ---------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from ..client import WriteError
 from ..device import Switch
 from ..entities import TableEntry
 
@@ -64,10 +63,7 @@ class Flooding:
         if port in self.ports:
             self.sw.modify(e)
         else:
-            try:
-                self.sw.insert(e)
-            except WriteError:
-                self.sw.modify(e)
+            self.sw.insert_or_modify(e)
         self.ports[port] = new
         return new
 

@@ -72,11 +72,8 @@ class L2Learning:
             return False
         smac, dmac = self._entries(mac, port)
         if old is None:
-            try:
-                self.sw.insert(smac, dmac)
-            except WriteError:
-                # learnt by another controller run, or a digest raced: overwrite
-                self.sw.modify(smac, dmac)
+            # learnt by another controller run, or a digest raced: overwrite
+            self.sw.insert_or_modify(smac, dmac)
             self.stats.learnt += 1
         else:
             self.sw.modify(smac, dmac)

@@ -21,7 +21,6 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ..client import WriteError
 from ..device import CounterValue, Switch
 from ..entities import TableEntry
 
@@ -102,10 +101,7 @@ class Telemetry:
         if port in self.ports:
             self.sw.modify(e)
         else:
-            try:
-                self.sw.insert(e)
-            except WriteError:
-                self.sw.modify(e)
+            self.sw.insert_or_modify(e)
         self.ports[port] = cfg
         return cfg
 
@@ -173,10 +169,7 @@ class Tap:
         `direction` (0: towards the DUT, 1: from the DUT)."""
         e = TableEntry("tap_ports", {"ingress_port": in_port}, "tap_forward",
                        {"out_port": out_port, "direction": direction})
-        try:
-            self.sw.insert(e)
-        except WriteError:
-            self.sw.modify(e)
+        self.sw.insert_or_modify(e)
 
     def in_path(self, tester_tx: int, dut_in: int, dut_out: int, tester_rx: int) -> None:
         """tester -> tester_tx | tap | dut_in -> DUT -> dut_out | tap | tester_rx -> tester."""
