@@ -46,11 +46,14 @@ def kinds_option(switch: str, bmv2: bool) -> tuple[str, ...]:
     return tuple(kinds)
 
 
-def finish(res) -> None:
+def finish(res, skipped: Optional[dict[str, str]] = None) -> None:
+    """Print how a run ended (and the switch kinds it `skipped`), where its
+    results and report are; exit 1 when it failed or is partial, 130 after
+    Ctrl-C. Virtual-time runs (experiments.cli) end here too."""
     o = res.outcome
     state = "complete" if o.complete else f"partial ({o.reason})"
     typer.echo(f"p4scope run: {o.done}/{o.planned} cases, {state}")
-    for kind, why in res.skipped.items():
+    for kind, why in (skipped or {}).items():
         typer.echo(f"skipped {kind}: {why}")
     typer.echo(f"results: {res.path}")
     if res.report is not None:
@@ -78,7 +81,7 @@ def execute_in_mininet(name: str, execute, params, results: Path, run_id, progre
                       echo=lambda s: typer.echo(s, err=True))
     except ValueError as e:
         _fail(str(e))
-    finish(res)
+    finish(res, res.skipped)
 
 
 MININET_PANEL = "Mininet (--mode mininet)"

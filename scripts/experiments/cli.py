@@ -101,16 +101,7 @@ def _execute(experiment: str, profiles, mb, fp, seed, results, run_id, program, 
         raise typer.Exit(3)
     except (FileNotFoundError, ParamError, ValueError) as e:
         _fail(str(e))
-    o = res.outcome
-    state = "complete" if o.complete else f"partial ({o.reason})"
-    typer.echo(f"p4scope run: {o.done}/{o.planned} cases, {state}")
-    typer.echo(f"results: {res.path}")
-    if res.report is not None:
-        typer.echo(f"report:  {res.report}")
-    if o.error is not None and not isinstance(o.error, KeyboardInterrupt):
-        raise typer.Exit(1)
-    if not o.complete:
-        raise typer.Exit(130 if o.reason and "Ctrl-C" in o.reason else 1)
+    E.finish(res)
 
 
 # shared options
