@@ -424,12 +424,7 @@ class Device:
         cpu = self.opts.cpu_port
         for copy, (port, data, _t) in enumerate(outs):
             if cpu and port == cpu:
-                msg = p4r.StreamMessageResponse()
-                if parse_packet_in(packet_in_info, data, msg.packet):
-                    if self.arb.send_to_primary(msg):
-                        self.stats.packet_ins += 1
-                    else:
-                        self.stats.packet_in_drops += 1
+                self.send_packet_in(packet_in_info, data)
                 if tracing:
                     traces.sent(pid, copy, port, len(data), data, 0, cpu)
                 continue
@@ -455,12 +450,18 @@ class Device:
                 elif ev[0] == "packet_in":
                     packet_ins.append(ev[2])
         for data in packet_ins:  # outside the lock, as `receive` sends them
-            msg = p4r.StreamMessageResponse()
-            if parse_packet_in(packet_in_info, data, msg.packet):
-                if self.arb.send_to_primary(msg):
-                    self.stats.packet_ins += 1
-                else:
-                    self.stats.packet_in_drops += 1
+            self.send_packet_in(packet_in_info, data)
+
+    def send_packet_in(self, packet_in_info, data: bytes) -> None:
+        """Sends one CPU-port frame to the primary as a PacketIn, counting it
+        as sent or dropped (no primary); frames shorter than the packet_in
+        header are not sent."""
+        msg = p4r.StreamMessageResponse()
+        if parse_packet_in(packet_in_info, data, msg.packet):
+            if self.arb.send_to_primary(msg):
+                self.stats.packet_ins += 1
+            else:
+                self.stats.packet_in_drops += 1
 
     # ----- packet traces (BMv2's --log-console style; texts in traces.py) ------
 
