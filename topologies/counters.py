@@ -10,10 +10,11 @@ host command instead.)
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
+
+from .sampler import PeriodicSampler
 
 FIELDS = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_dropped", "tx_dropped")
 
@@ -46,7 +47,7 @@ class Series:
         return out
 
 
-class CounterSampler:
+class CounterSampler(PeriodicSampler):
     """Samples root-namespace interfaces every `period` s in a thread.
 
         with CounterSampler(["s1-eth17"], 0.01) as cs:
@@ -54,35 +55,16 @@ class CounterSampler:
         cs.series.rates("s1-eth17")
     """
 
-    def __init__(self, ifnames: Sequence[str], period: float = 0.05) -> None:
-        self.ifnames, self.period = list(ifnames), period
-        self.series = Series(samples={i: [] for i in self.ifnames})
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+    sample_on_stop = True
 
-    def _sample(self, t0: float) -> None:
-        now = time.monotonic() - t0
+    def __init__(self, ifnames: Sequence[str], period: float = 0.05) -> None:
+        super().__init__(period)
+        self.ifnames = list(ifnames)
+        self.series = Series(samples={i: [] for i in self.ifnames})
+
+    def _sample(self) -> None:
+        now = time.monotonic() - self._t0
         vals = {i: read_counters(i) for i in self.ifnames}
         self.series.t.append(now)
         for i, v in vals.items():
             self.series.samples[i].append(v)
-
-    def _run(self) -> None:
-        nxt = self._t0
-        while True:
-            nxt += self.period
-            if self._stop.wait(max(0.0, nxt - time.monotonic())):
-                break
-            self._sample(self._t0)
-        self._sample(self._t0)
-
-    def __enter__(self) -> "CounterSampler":
-        # the first sample before returning: nothing the caller starts next is missed
-        self._t0 = time.monotonic()
-        self._sample(self._t0)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()

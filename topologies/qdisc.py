@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
+
+from .sampler import PeriodicSampler
 
 
 @dataclass(frozen=True)
@@ -53,36 +54,16 @@ def read_qdisc(ifname: str) -> Optional[tuple[int, int, int, int]]:
     return int(root.get("backlog", 0)), int(root.get("qlen", 0)), drops, int(root.get("packets", 0))
 
 
-class QdiscSampler:
+class QdiscSampler(PeriodicSampler):
     """Samples root-namespace interfaces' qdiscs every `period` s in a thread."""
 
     def __init__(self, ifnames: Sequence[str], period: float = 0.02) -> None:
-        self.ifnames, self.period = list(ifnames), period
+        super().__init__(period, "qdisc-sampler")
+        self.ifnames = list(ifnames)
         self.samples: list[QdiscSample] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="qdisc-sampler", daemon=True)
-        self._t0 = 0.0
 
     def _sample(self) -> None:
         for i in self.ifnames:
             v = read_qdisc(i)
             if v is not None:
                 self.samples.append(QdiscSample(time.monotonic() - self._t0, time.time_ns(), i, *v))
-
-    def _run(self) -> None:
-        nxt = self._t0
-        while True:
-            nxt += self.period
-            if self._stop.wait(max(0.0, nxt - time.monotonic())):
-                break
-            self._sample()
-
-    def __enter__(self) -> "QdiscSampler":
-        self._t0 = time.monotonic()
-        self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
