@@ -95,8 +95,26 @@ class QueueBlock:
         return [n for b, n in EVENT_NAMES.items() if self.events & b]
 
 
+class TapOccupancy:
+    """What the tap saw in the DUT: bytes (or packets) towards it minus
+    bytes (or packets) from it; for records with the tap's counter fields."""
+
+    bytes_to_dut: int
+    bytes_from_dut: int
+    pkts_to_dut: int
+    pkts_from_dut: int
+
+    @property
+    def occupancy_bytes(self) -> int:
+        return self.bytes_to_dut - self.bytes_from_dut
+
+    @property
+    def occupancy_pkts(self) -> int:
+        return self.pkts_to_dut - self.pkts_from_dut
+
+
 @dataclass
-class TapBlock:
+class TapBlock(TapOccupancy):
     """p4scope's DOMAIN_TAP metadata (report_tap_ds_t)."""
     event: int
     direction: int
@@ -107,10 +125,6 @@ class TapBlock:
     frame_bytes: int
 
     FORMAT = "!BBHQQIII"
-
-    @property
-    def occupancy_bytes(self) -> int:
-        return self.bytes_to_dut - self.bytes_from_dut
 
 
 @dataclass

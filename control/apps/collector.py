@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ..packets import parse_frame
 from ..reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL,
-                       Report, ReportError, parse_report, parse_report_frame)
+                       Report, ReportError, TapOccupancy, parse_report, parse_report_frame)
 
 
 @dataclass
@@ -113,7 +113,7 @@ class IntervalMax:
 
 
 @dataclass
-class TapSample:
+class TapSample(TapOccupancy):
     node_id: int
     time_ns: int
     direction: int
@@ -122,14 +122,6 @@ class TapSample:
     pkts_to_dut: int
     pkts_from_dut: int
     frame_bytes: int
-
-    @property
-    def occupancy_bytes(self) -> int:
-        return self.bytes_to_dut - self.bytes_from_dut
-
-    @property
-    def occupancy_pkts(self) -> int:
-        return self.pkts_to_dut - self.pkts_from_dut
 
 
 @dataclass
