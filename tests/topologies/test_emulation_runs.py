@@ -5,7 +5,6 @@ leave nothing behind."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pandas as pd
 import pytest
@@ -15,19 +14,10 @@ from p4scope.emulation import microburst as M
 from p4scope.emulation.fairness_run import execute_fairness
 from p4scope.emulation.microburst_run import execute_microburst
 
+from mn_namespaces import netns as _netns
+from mn_namespaces import run_namespaces as _run_namespaces
+
 pytestmark = pytest.mark.usefixtures("mininet_ok")
-
-
-def _netns() -> set[str]:
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {l.split()[0] for l in r.stdout.splitlines() if l.strip()}
-
-
-def _run_namespaces(run) -> set[str]:
-    """The namespaces the run's testbeds made (other runs on the machine
-    make their own meanwhile)."""
-    return {ns for m in (run / "mininet").glob("*/manifest.json")
-            for ns in json.loads(m.read_text())["namespaces"]}
 
 
 def _cleaned(run) -> None:

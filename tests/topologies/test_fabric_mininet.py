@@ -16,6 +16,8 @@ from p4scope.emulation.testbed import Testbed, build_dut
 from p4scope.topologies import builders, procs, tcp
 from p4scope.topologies import traffic as T
 
+from mn_namespaces import netns as _netns
+
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 
 
@@ -38,11 +40,6 @@ def _children() -> set[int]:
         if fields[1] == me and fields[0] != "Z":
             out.add(int(pid))
     return out
-
-
-def _netns() -> set[str]:
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
 
 
 def leftovers(tb: Testbed, children_before: set[int]) -> list[str]:

@@ -22,19 +22,10 @@ from p4scope.emulation.incast_run import execute_incast
 from p4scope.emulation.testbed import bmv2_missing
 from p4scope.topologies import procs
 
+from mn_namespaces import netns as _netns
+from mn_namespaces import run_namespaces as _run_namespaces
+
 pytestmark = pytest.mark.usefixtures("mininet_ok")
-
-
-def _netns() -> set[str]:
-    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {l.split()[0] for l in r.stdout.splitlines() if l.strip()}
-
-
-def _run_namespaces(run) -> set[str]:
-    """The namespaces the run's testbeds made (other runs on the machine
-    make their own meanwhile)."""
-    return {ns for m in (run / "mininet").glob("*/manifest.json")
-            for ns in json.loads(m.read_text())["namespaces"]}
 
 
 def test_small_incast_writes_results_and_a_report(tmp_path):
