@@ -226,22 +226,11 @@ class P4InfoBuilder:
                 mf = msg.match_fields.add()
                 mf.id = fid
                 mf.name = annotation_string(k.annotations, "name") or expr_text(k.expr)
-                kt = self.c.type_of(k.expr)
-                mf.bitwidth = control_plane_width(kt)
-                if isinstance(kt, T.Enum) and kt.base is not None:
-                    self._enum_info(kt)
                 if k.match_kind in MATCH_TYPES:
                     mf.match_type = MATCH_TYPES[k.match_kind]
                 else:
                     mf.other_match_type = k.match_kind
-                for a in k.annotations:
-                    if a.name not in HIDDEN_ANNOTATIONS:
-                        mf.annotations.append(annotation_text(a))
-                _docs(mf, k.annotations)
-                tn = _type_name(kt)
-                if tn:
-                    mf.type_name.name = tn
-                    self._new_type(kt)
+                self._typed_field(mf, self.c.type_of(k.expr), k.annotations)
         # actions
         action_refs: list[tuple[str, ast.ActionRef]] = []
         if "actions" in props:
@@ -387,18 +376,8 @@ class P4InfoBuilder:
             pm = ent.msg.params.add()
             pm.id = pid
             pm.name = annotation_string(p.annotations, "name") or p.name
-            pt = self.c.resolve_type(p.type, sym.scope or self.c.glob)
-            pm.bitwidth = control_plane_width(pt)
-            if isinstance(pt, T.Enum) and pt.base is not None:
-                self._enum_info(pt)
-            for a in p.annotations:
-                if a.name not in HIDDEN_ANNOTATIONS:
-                    pm.annotations.append(annotation_text(a))
-            _docs(pm, p.annotations)
-            tn = _type_name(pt)
-            if tn:
-                pm.type_name.name = tn
-                self._new_type(pt)
+            self._typed_field(pm, self.c.resolve_type(p.type, sym.scope or self.c.glob),
+                              p.annotations)
         return name
 
     # ------------------------------------------------------------- externs
@@ -649,6 +628,22 @@ class P4InfoBuilder:
                 m = s.members.add()
                 m.name = n
                 self._type_spec(m.type_spec, ft)
+
+    def _typed_field(self, msg, t: T.Type, annotations) -> None:
+        """A match field's or action parameter's bitwidth, annotations, doc
+        and type_name, registering the serializable enum or named type it
+        uses in type_info."""
+        msg.bitwidth = control_plane_width(t)
+        if isinstance(t, T.Enum) and t.base is not None:
+            self._enum_info(t)
+        for a in annotations:
+            if a.name not in HIDDEN_ANNOTATIONS:
+                msg.annotations.append(annotation_text(a))
+        _docs(msg, annotations)
+        tn = _type_name(t)
+        if tn:
+            msg.type_name.name = tn
+            self._new_type(t)
 
     def _enum_info(self, t: T.Enum) -> None:
         key = f"enum:{t.name}"
