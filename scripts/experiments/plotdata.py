@@ -119,6 +119,41 @@ def burst_panels(micro: pd.DataFrame, truth: pd.DataFrame) -> list[Panel]:
     return panels
 
 
+def absorption_theory(micro: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Per scenario, its rows by frame size (one per size): the configured
+    buffer (expected_mb) the measured points are set against."""
+    return [(scen, g.drop_duplicates("frame_size").sort_values("frame_size"))
+            for scen, g in micro.groupby("scenario", sort=False)]
+
+
+@dataclass
+class AbsorptionGroup:
+    """One profile's cases of one scenario and port combination."""
+    profile_index: int
+    """Among the profiles in order: 0 is drawn filled, the others as rings."""
+    color: str
+    combo_index: int
+    """Among all (scenario, combination) pairs: picks the marker."""
+    label: str
+    rows: pd.DataFrame
+    """By frame size."""
+
+
+def absorption_groups(micro: pd.DataFrame) -> tuple[list[AbsorptionGroup], int]:
+    """The measured points of the absorption plot, and how many
+    (scenario, combination) pairs there are."""
+    profiles = ordered(micro["profile"])
+    combos = ordered(micro["scenario"] + " " + micro["combination"])
+    out = []
+    for pi, prof in enumerate(profiles):
+        col = profile_color(prof, profiles)
+        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"],
+                                                              sort=False):
+            out.append(AbsorptionGroup(pi, col, combos.index(f"{key[0]} {key[1]}"),
+                                       f"{prof} · {key[0]} {key[1]}", g.sort_values("frame_size")))
+    return out, len(combos)
+
+
 def representative_cases(micro: pd.DataFrame, sizes: Sequence[int] = (64, 1518, 9216)) -> list[str]:
     """A few microburst cases to show in detail: for each profile, the first
     combination of the 2:1 scenario at the sizes present (nearest)."""

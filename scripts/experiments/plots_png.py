@@ -67,27 +67,20 @@ def absorption_vs_size(micro: pd.DataFrame) -> plt.Figure:
     top of each other: the first profile filled, the others as rings."""
     fig, (a_mb, a_err) = plt.subplots(1, 2, figsize=(11.5, 3.9),
                                       gridspec_kw={"width_ratios": [1.35, 1]})
-    profiles = pdt.ordered(micro["profile"])
-    combos = pdt.ordered(micro["scenario"] + " " + micro["combination"])
-    for scen, g in micro.groupby("scenario", sort=False):
-        t = g.drop_duplicates("frame_size").sort_values("frame_size")
+    for scen, t in pdt.absorption_theory(micro):
         a_mb.plot(t["frame_size"], t["expected_mb"], "-" if scen == "2:1" else "--",
                   color="#bbbbbb", lw=5, alpha=0.7, zorder=1,
                   label=f"configured buffer, {scen} (theory)")
-    for pi, prof in enumerate(profiles):
-        col = pdt.profile_color(prof, profiles)
-        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"],
-                                                              sort=False):
-            g = g.sort_values("frame_size")
-            ci = combos.index(f"{key[0]} {key[1]}")
-            m = _marker(ci)
-            # dodge: each combination a little to the side, so equal values stay visible
-            x = g["frame_size"] * (1 + 0.045 * (ci - (len(combos) - 1) / 2))
-            style = dict(marker=m, ms=5 if pi == 0 else 9, ls="none", color=col,
-                         mfc=col if pi == 0 else "none", mew=1.3, zorder=3 + (pi == 0),
-                         label=f"{prof} · {key[0]} {key[1]}")
-            a_mb.plot(x, g["buffered_mb"], **style)
-            a_err.plot(x, g["error_rel"] * 100, **style)
+    groups, ncombos = pdt.absorption_groups(micro)
+    for gr in groups:
+        g, ci, pi, col = gr.rows, gr.combo_index, gr.profile_index, gr.color
+        # dodge: each combination a little to the side, so equal values stay visible
+        x = g["frame_size"] * (1 + 0.045 * (ci - (ncombos - 1) / 2))
+        style = dict(marker=_marker(ci), ms=5 if pi == 0 else 9, ls="none", color=col,
+                     mfc=col if pi == 0 else "none", mew=1.3, zorder=3 + (pi == 0),
+                     label=gr.label)
+        a_mb.plot(x, g["buffered_mb"], **style)
+        a_err.plot(x, g["error_rel"] * 100, **style)
     a_err.axhspan(-2, 2, color="#2e7d32", alpha=0.08, label="±2%")
     a_err.axhline(0, color="black", lw=0.7)
     lim = max(2.5, float(np.nanmax(np.abs(micro["error_rel"]))) * 100 * 1.3)

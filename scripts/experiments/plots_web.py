@@ -30,28 +30,20 @@ def absorption_vs_size(micro: pd.DataFrame) -> go.Figure:
     """Measured buffer in use over the configured buffer, and the error."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.57, 0.43], subplot_titles=(
         "buffered = forwarded − N (MB = 2^20 B)", "measured − configured (%)"))
-    profiles = pdt.ordered(micro["profile"])
-    combos = pdt.ordered(micro["scenario"] + " " + micro["combination"])
     symbols = ["circle", "square", "diamond", "triangle-down", "cross", "x"]
-    for scen, g in micro.groupby("scenario", sort=False):
-        t = g.drop_duplicates("frame_size").sort_values("frame_size")
+    for scen, t in pdt.absorption_theory(micro):
         fig.add_trace(go.Scatter(x=t["frame_size"], y=t["expected_mb"], mode="lines",
                                  name=f"configured buffer, {scen} (theory)",
                                  line=dict(color="rgba(150,150,150,0.45)", width=9,
                                            dash="solid" if scen == "2:1" else "dash")), 1, 1)
-    for pi, prof in enumerate(profiles):
-        col = pdt.profile_color(prof, profiles)
-        for key, g in micro[micro["profile"] == prof].groupby(["scenario", "combination"],
-                                                              sort=False):
-            g = g.sort_values("frame_size")
-            ci = combos.index(f"{key[0]} {key[1]}")
-            marker = dict(symbol=symbols[ci % len(symbols)] + ("" if pi == 0 else "-open"),
-                          size=7 if pi == 0 else 12, color=col, line=dict(width=1.5, color=col))
-            name = f"{prof} · {key[0]} {key[1]}"
-            for c, y in ((1, g["buffered_mb"]), (2, g["error_rel"] * 100)):
-                fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name=name, legendgroup=name,
-                                         showlegend=c == 1, mode="markers", marker=marker,
-                                         text=g["case_id"]), 1, c)
+    for gr in pdt.absorption_groups(micro)[0]:
+        g, ci, pi, col, name = gr.rows, gr.combo_index, gr.profile_index, gr.color, gr.label
+        marker = dict(symbol=symbols[ci % len(symbols)] + ("" if pi == 0 else "-open"),
+                      size=7 if pi == 0 else 12, color=col, line=dict(width=1.5, color=col))
+        for c, y in ((1, g["buffered_mb"]), (2, g["error_rel"] * 100)):
+            fig.add_trace(go.Scatter(x=g["frame_size"], y=y, name=name, legendgroup=name,
+                                     showlegend=c == 1, mode="markers", marker=marker,
+                                     text=g["case_id"]), 1, c)
     fig.add_hrect(y0=-2, y1=2, fillcolor="green", opacity=0.08, line_width=0, row=1, col=2)
     fig.update_xaxes(type="log", title="frame size (bytes)")
     lim = max(2.5, float(np.nanmax(np.abs(micro["error_rel"]))) * 130)
