@@ -29,6 +29,7 @@ from .actions import ActionSpec, action_to_proto, check_action
 from .codec import to_port
 from .errors import exhausted, exists, invalid, not_found, precondition
 from .schema import ActionProfileInfo, TableInfo
+from .wildcard import selected
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -267,11 +268,8 @@ class ActionProfileManager:
         else:
             profiles = [self._profile(profile_id, where)]
         for p in profiles:
-            items = getattr(p, kind)
-            for iid in [item_id] if item_id else sorted(items):
-                item = items.get(iid)
-                if item is not None:
-                    yield p, iid, item
+            for iid, item in selected(getattr(p, kind), item_id):
+                yield p, iid, item
 
     # ----- table entries that use a profile --------------------------------
 

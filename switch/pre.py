@@ -17,6 +17,7 @@ from finsy.proto import p4r
 
 from .codec import to_port
 from .errors import exists, invalid, not_found, out_of_range, unimplemented
+from .wildcard import selected
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -160,10 +161,7 @@ class PreManager:
             if gid >= CLONE_GROUP_BASE:
                 raise out_of_range(f"{where}.multicast_group_entry.multicast_group_id: {gid} is "
                                    "too high")
-            for g in ([gid] if gid else sorted(self.groups)):
-                grp = self.groups.get(g)
-                if grp is None:
-                    continue
+            for g, grp in selected(self.groups, gid):
                 msg = out.add().packet_replication_engine_entry.multicast_group_entry
                 msg.multicast_group_id = g
                 self._replicas_to_proto(grp.replicas, msg.replicas)
@@ -171,10 +169,7 @@ class PreManager:
                     msg.metadata = grp.metadata
         elif kind == "clone_session_entry":
             sid = pre.clone_session_entry.session_id
-            for s in ([sid] if sid else sorted(self.clones)):
-                cs = self.clones.get(s)
-                if cs is None:
-                    continue
+            for s, cs in selected(self.clones, sid):
                 msg = out.add().packet_replication_engine_entry.clone_session_entry
                 msg.session_id = s
                 self._replicas_to_proto(cs.replicas, msg.replicas)
