@@ -268,11 +268,7 @@ class TableManager:
         info = st.map.info
         if info.is_const:
             raise denied(f"{where}: table '{info.name}' is const: entries cannot be deleted")
-        key = self._key(st, te, where)
-        e = st.entries.get(key)
-        if e is None:
-            raise not_found(f"{where}: table '{info.name}' has no entry with this match key and "
-                            "priority")
+        key, e = self._existing(st, te, where)
         if e.is_const:
             raise denied(f"{where}: this entry of table '{info.name}' is const")
         self.engine.table_delete(st.map.name, e.handle)
@@ -339,12 +335,16 @@ class TableManager:
         st = self.state(te.table_id, where)
         if te.is_default_action:
             raise unimplemented(f"{where}: default entries have no direct resources here (as PI)")
+        return st, self._existing(st, te, where)[1]
+
+    def _existing(self, st: TableState, te, where: str) -> tuple[tuple, Entry]:
+        """The key a TableEntry names and its entry; NOT_FOUND without one."""
         key = self._key(st, te, where)
         e = st.entries.get(key)
         if e is None:
             raise not_found(f"{where}: table '{st.map.info.name}' has no entry with this match "
                             "key and priority")
-        return st, e
+        return key, e
 
     # ----- reads ------------------------------------------------------------
 
