@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +45,13 @@ def ptf_names() -> list[str]:
     """module.Class of every PTF test, as `ptf --list-test-names` gives them."""
     if not PTF.exists():
         return ["<ptf is not installed: bash scripts/setup.sh>"]
-    # ptf writes a log file even to list tests: not into the work tree
-    r = subprocess.run([sys.executable, str(PTF), "--test-dir", str(TEST_DIR),
-                        "--list-test-names", "--log-file", os.devnull],
-                       capture_output=True, text=True, timeout=120)
+    # ptf writes a log file even to list tests, and deletes it first: give it
+    # a file in a folder of its own (never /dev/null: as root ptf would
+    # replace the device node with a regular file)
+    with tempfile.TemporaryDirectory(prefix="p4scope-ptf-list-") as tmp:
+        r = subprocess.run([sys.executable, str(PTF), "--test-dir", str(TEST_DIR),
+                            "--list-test-names", "--log-file", str(Path(tmp) / "ptf.log")],
+                           capture_output=True, text=True, timeout=120)
     names = [ln.strip() for ln in r.stdout.splitlines() if re.fullmatch(r"\w+\.\w+", ln.strip())]
     if r.returncode != 0 or not names:
         return [f"<listing the PTF tests failed: {(r.stderr or r.stdout).strip()[-300:]}>"]
@@ -102,6 +107,15 @@ def suite(lab_ok, tmp_path_factory) -> SuiteRun:
         status = -1
     return SuiteRun(status, out if isinstance(out, str) else out.decode(),
                     time.monotonic() - t0, run_dir, parse(out if isinstance(out, str) else ""))
+
+
+def test_listing_leaves_dev_null_a_device():
+    """Listing the PTF tests (as collection does) must not replace /dev/null
+    with a regular file, as handing it to ptf's --log-file did."""
+    names = ptf_names()
+    assert names and not names[0].startswith("<"), names
+    mode = os.stat("/dev/null").st_mode
+    assert stat.S_ISCHR(mode), "/dev/null is no longer a character device"
 
 
 @pytest.mark.parametrize("name", ptf_names())
