@@ -9,9 +9,13 @@ only the one that sent the update; the primary's status is OK "Is
 primary", a backup's ALREADY_EXISTS "Is backup". Roles are ignored, as
 PI ignores them. At most 16 connections (RESOURCE_EXHAUSTED beyond).
 
-Write and SetForwardingPipelineConfig are allowed when the request's
-election id is the primary's; with no connection at all, a request
-without an election id is allowed (PI's convenience for grpc_cli).
+Write and SetForwardingPipelineConfig are allowed only when the request's
+election id is the primary's (spec "Write RPC", check 2): a request
+without an election id, or made while no controller is primary, is
+PERMISSION_DENIED, before any other check on its content. PI accepts a
+request without an election id while no stream is open (a convenience for
+grpc_cli); the spec does not, and any local process could then replace
+the pipeline, so p4scope follows the spec.
 """
 
 from __future__ import annotations
@@ -97,17 +101,16 @@ class Arbitration:
     def check_writer(self, request, what: str) -> None:
         """PERMISSION_DENIED unless the request comes from the primary."""
         with self.lock:
-            has = request.HasField("election_id")
-            eid = (request.election_id.high << 64) | request.election_id.low
-            if not self.connections:
-                if has:
-                    raise denied(f"{what}: not primary (no controller has opened a stream "
-                                 "channel with this election id)")
-                return
             p = self.primary
-            if p is None or p.election_id != eid:
+            if p is None:
+                raise denied(f"{what}: not primary (no controller is primary: open a "
+                             "StreamChannel and arbitrate first)")
+            if not request.HasField("election_id"):
+                raise denied(f"{what}: not primary (the request has no election_id)")
+            eid = (request.election_id.high << 64) | request.election_id.low
+            if p.election_id != eid:
                 raise denied(f"{what}: not primary (election id {eid}; the primary's is "
-                             f"{p.election_id if p else None})")
+                             f"{p.election_id})")
 
     def send_to_primary(self, msg: p4r.StreamMessageResponse) -> bool:
         p = self.primary

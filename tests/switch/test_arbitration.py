@@ -120,16 +120,30 @@ def test_at_most_16_controllers(client_factory):
     assert extra.stream_error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-def test_write_without_any_stream(switch, client_factory, schema):
-    # PI: with no controller connected, a request without election id passes
+def test_no_stream_no_election_id_is_denied(switch, client_factory, schema):
+    # spec (not PI's grpc_cli convenience): with no primary, nobody may write,
+    # and the primary check comes before the missing-pipeline one
     c = client_factory(None, arbitrate=False)
-    c.set_pipeline(program.p4info(), program.json_text().encode())
-    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 1},
-                                                     "drop")))
-    # ... but one with an election id is refused: nobody is primary
+    with pytest.raises(grpc.RpcError) as e:
+        c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 1},
+                                                         "drop")))
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert switch.device.pipeline is None
+    # ... and one with an election id too: nobody is primary
     c.election_id = 1
     with pytest.raises(grpc.RpcError) as e:
-        c.write(update("delete", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 1})))
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_request_without_election_id_is_denied_with_a_primary(ctl, client_factory, schema):
+    other = client_factory(None, arbitrate=False)
+    with pytest.raises(grpc.RpcError) as e:
+        other.write(update("insert", table_entry=table_entry(
+            schema, "fwd", {"hdr.ethernet.dst": 1}, "drop")))
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
