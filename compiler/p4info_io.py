@@ -18,6 +18,7 @@ reader never sees half a P4Info.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from google.protobuf import json_format, text_format
 P4Info = p4i.P4Info
 
 TEXT, BINARY, JSON = "text", "binary", "json"
+FORMATS = (TEXT, BINARY, JSON)
 _FORMAT_ALIASES = {
     "text": TEXT, "txt": TEXT, "txtpb": TEXT, "text_protobuf": TEXT,
     "binary": BINARY, "bin": BINARY,
@@ -88,7 +90,14 @@ def write_p4info(msg, path: str | os.PathLike, fmt: str | None = None) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file next to `path`, then rename it over `path`."""
+    """Write to a temporary file next to `path`, then rename it over `path`.
+
+    An existing non-regular file (/dev/null, a FIFO) is written in place, as
+    p4c does: renaming over it would replace the device node or pipe."""
+    if _is_special(path):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
@@ -102,6 +111,15 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _is_special(path: Path) -> bool:
+    """An existing device, FIFO or socket (links followed)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _read_umask() -> int:

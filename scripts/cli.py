@@ -36,9 +36,9 @@ def _root(
 @app.command("compile", context_settings={"allow_interspersed_args": True})
 def compile_cmd(
     program: Path = typer.Argument(..., help="P4-16 source file."),
-    output: Optional[Path] = typer.Option(
+    output: Optional[str] = typer.Option(
         None, "-o", "--output",
-        help="BMv2 JSON output file, or a directory (as p4c's driver takes it)."),
+        help="BMv2 JSON output file, or an existing directory (as p4c's driver takes it)."),
     p4info: Optional[Path] = typer.Option(
         None, "--p4info", "--p4runtime-files", "--p4runtime-file",
         help="P4Info output; the format follows the extension (.txt/.txtpb text, .bin binary, .json JSON)."),

@@ -11,6 +11,9 @@ from typing import Optional
 
 from rich.console import Console
 
+from .compile_paths import (PathProblem, cannot_write, check_output, json_output_path,
+                            read_program)
+
 
 def eprint(text: str) -> None:
     """Write a diagnostic to stderr unwrapped (rich would fold long lines)."""
@@ -37,30 +40,52 @@ def _check_compat(p4v, std, target, arch) -> Optional[str]:
     return None
 
 
-def json_output_path(program: Path, output: Optional[Path]) -> Path:
-    """Where the BMv2 JSON goes: -o FILE, -o DIR/ (p4c driver style), or
-    next to nothing given: PROGRAM's stem + .json in the current directory."""
-    if output is None:
-        return Path(program.stem + ".json")
-    if output.is_dir() or str(output).endswith("/"):
-        return output / (program.stem + ".json")
-    return output
+def _check_p4info_options(p4info: Optional[Path], fmt: Optional[str]) -> Optional[str]:
+    """A bad --p4runtime-format value, or a P4Info file whose kind is neither
+    given nor implied by its suffix (p4c: "unknown file kind")."""
+    from p4scope.compiler.p4info_io import FORMATS, P4InfoFormatError, format_for
+
+    if fmt is not None:
+        try:
+            format_for("", fmt)
+        except P4InfoFormatError:
+            return f"--p4runtime-format {fmt}: must be one of {', '.join(FORMATS)}"
+    if p4info is not None and fmt is None:
+        try:
+            format_for(p4info)
+        except P4InfoFormatError as e:
+            return f"--p4info {e} (or give --p4runtime-format)"
+    return None
+
+
+def _outputs(program: Path, output: "str | Path | None", p4info: Optional[Path]) -> Path:
+    """The JSON output path, after refusing unusable output paths."""
+    out = json_output_path(program, output)
+    check_output("-o", out, program)
+    if p4info is not None:
+        check_output("--p4info", p4info, program)
+    return out
 
 
 def run_compile(program: Path, output, p4info, p4runtime_format, include, define,
                 *, p4v=None, std=None, target=None, arch=None) -> int:
-    from p4scope.compiler import CompileError, compile_file
+    from p4scope.compiler import CompileError, compile_text
     from p4scope.compiler.p4info_io import write_p4info
 
-    problem = _check_compat(p4v, std, target, arch)
+    problem = _check_compat(p4v, std, target, arch) or _check_p4info_options(
+        p4info, p4runtime_format)
     if problem:
         eprint(f"p4scope compile: error: {problem}")
         return 2
-    if not program.is_file():
-        eprint(f"p4scope compile: error: {program}: no such file")
-        return 1
     try:
-        result = compile_file(program, [str(i) for i in include], _parse_defines(define))
+        source = read_program(program)
+        out = _outputs(program, output, p4info)
+    except PathProblem as e:
+        eprint(f"p4scope compile: error: {e}")
+        return 2 if e.usage else 1
+    try:
+        result = compile_text(source, str(program), [str(i) for i in include],
+                              _parse_defines(define))
     except CompileError as e:
         eprint(e.render())
         return 1
@@ -72,19 +97,22 @@ def run_compile(program: Path, output, p4info, p4runtime_format, include, define
         return 3
     for w in result.diagnostics.warnings:
         eprint(w.render(result.diagnostics.sources))
-    out = json_output_path(program, output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result.bmv2_json, indent=2) + "\n")
-    if p4info is not None:
-        p4info.parent.mkdir(parents=True, exist_ok=True)
-        write_p4info(result.p4info, p4info, p4runtime_format)
+    writing = out
+    try:
+        write_text_atomic(out, json.dumps(result.bmv2_json, indent=2) + "\n")
+        if p4info is not None:
+            writing = p4info
+            write_p4info(result.p4info, p4info, p4runtime_format)
+    except OSError as e:
+        eprint(f"p4scope compile: error: {cannot_write(writing, e)}")
+        return 1
     return 0
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from p4scope.compiler.p4info_io import write_bytes_atomic
+
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def compile_all(src_dir: Path, build_dir: Path) -> int:
@@ -96,6 +124,8 @@ def compile_all(src_dir: Path, build_dir: Path) -> int:
     if not programs:
         eprint(f"no P4 programs in {src_dir}/")
         return 1
+    # build/ is the project's own folder: made here, whereas `p4scope compile`
+    # (like p4c) never creates an output folder.
     build_dir.mkdir(parents=True, exist_ok=True)
     out = Console(highlight=False, soft_wrap=True)
     failed = 0
