@@ -102,12 +102,14 @@ class Traffic:
         self._capture_api = next(((a, b) for a, b in CAPTURE
                                   if hasattr(vs.engine, a) and hasattr(vs.engine, b)), None)
         self._t = 0
+        self._tracing = False
 
     # ----- set-up ----------------------------------------------------------------
 
     def trace(self, ports: Sequence[int]) -> None:
         with self.vs.locked() as e:
             e.tm_trace_start(False, list(ports), 0)
+        self._tracing = True
 
     def capture(self, port: int) -> bool:
         """Keeps the frames leaving `port`; False when the engine cannot."""
@@ -118,7 +120,10 @@ class Traffic:
         self._captured.setdefault(port, [])
         return True
 
-    def _add(self, ingress: int, egress: int, **kw: Any) -> int:
+    def add(self, ingress: int, egress: int, **kw: Any) -> int:
+        """A stream from `ingress` meant for `egress`, with the engine's
+        `add_stream` arguments; addresses default to the hosts behind the
+        two ports. Returns the engine's stream id."""
         kw.setdefault("dst_mac", host_mac(egress))
         kw.setdefault("src_mac", host_mac(ingress))
         kw.setdefault("src_ip", host_ip(ingress))
@@ -131,8 +136,8 @@ class Traffic:
     def burst(self, stream: int, ingress: int, egress: int, frame_size: int, frames: int,
               start_ns: int = 0) -> int:
         """N frames of one size at line rate from `ingress` to `egress`."""
-        return self._add(ingress, egress, size=int(frame_size), frames=int(frames), rate_pct=100.0,
-                         start_ns=int(start_ns), name=f"burst{stream}-p{ingress}")
+        return self.add(ingress, egress, size=int(frame_size), frames=int(frames), rate_pct=100.0,
+                        start_ns=int(start_ns), name=f"burst{stream}-p{ingress}")
 
     def stream(self, stream: int, ingress: int, egress: int, mix: Mapping[int, float],
                load: float = 1.0, start_ns: int = 0, stop_ns: Optional[int] = None) -> int:
@@ -141,7 +146,7 @@ class Traffic:
                               "start_ns": int(start_ns), "name": f"stream{stream}-p{ingress}"}
         if stop_ns is not None:
             kw["duration_ns"] = int(stop_ns - start_ns)
-        return self._add(ingress, egress, **kw)
+        return self.add(ingress, egress, **kw)
 
     # ----- virtual time ------------------------------------------------------------
 
@@ -152,11 +157,12 @@ class Traffic:
         self._t = until_ns
 
     def _take(self, e: Any) -> None:
-        cols = e.tm_trace_take()
-        if len(cols["time_ns"]):
-            self._trace.append({k: np.asarray(v) for k, v in cols.items() if k != "overflow"})
-        if cols.get("overflow"):
-            raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
+        if self._tracing:
+            cols = e.tm_trace_take()
+            if len(cols["time_ns"]):
+                self._trace.append({k: np.asarray(v) for k, v in cols.items() if k != "overflow"})
+            if cols.get("overflow"):
+                raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
         for port, buf in self._captured.items():
             buf.extend(getattr(e, self._capture_api[1])(port))
 

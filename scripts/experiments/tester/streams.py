@@ -1,0 +1,123 @@
+"""What a tester offers: streams between ports at a rate, with a frame size
+or a size mix and the headers of their frames.
+
+Rates are a tester's: a percentage of the port's line rate, layer-1 bits
+per second (preamble and gap counted) or frames per second. Frame sizes
+include the FCS (64..9216 B), as testers count them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Optional
+
+from ..linerate import frames_per_second, mix_mean_size, wire_bits
+
+MIN_FRAME, MAX_FRAME = 64, 16_384
+
+
+class StreamError(ValueError):
+    """A stream that no tester could send."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A stream's rate: `pct` of line rate, `bps` (layer 1) or `fps`."""
+
+    value: float
+    unit: str = "pct"  # pct | bps | fps
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("pct", "bps", "fps"):
+            raise StreamError(f"rate unit {self.unit!r}: use pct, bps or fps")
+        if not (self.value > 0 and self.value < float("inf")):
+            raise StreamError(f"rate {self.value!r} {self.unit}: must be positive and finite")
+        if self.unit == "pct" and self.value > 100:
+            raise StreamError(f"rate {self.value:g} %: a port cannot send above its line rate")
+
+    @classmethod
+    def pct(cls, value: float) -> "Rate":
+        return cls(float(value), "pct")
+
+    def pct_of(self, line_bps: float, mean_size: float) -> float:
+        """This rate as a percentage of `line_bps` for frames of `mean_size`."""
+        if self.unit == "pct":
+            return self.value
+        if self.unit == "bps":
+            return 100.0 * self.value / line_bps
+        return 100.0 * self.value / frames_per_second(mean_size, line_bps)
+
+    def fps(self, line_bps: float, mean_size: float) -> float:
+        """Frames per second this rate offers for frames of `mean_size`."""
+        return self.pct_of(line_bps, mean_size) / 100.0 * line_bps / wire_bits(mean_size)
+
+    def engine_args(self) -> dict[str, float]:
+        return {{"pct": "rate_pct", "bps": "rate_bps", "fps": "rate_fps"}[self.unit]: self.value}
+
+    def __str__(self) -> str:
+        return {"pct": f"{self.value:g} %", "bps": f"{self.value / 1e9:g} Gbit/s",
+                "fps": f"{self.value:g} frames/s"}[self.unit]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Frames from `tx_port` meant for `rx_port` (None: any port, e.g. a
+    broadcast), `size` bytes each or drawn from `mix` {size: weight}.
+    `frames` ends the stream after that many frames (a burst); otherwise it
+    lasts the trial. `headers` go to the frame template (dst_mac, src_mac,
+    src_ip, dst_ip, sport, dport, dscp as integers); the testbed fills in
+    its own addressing for what is not given."""
+
+    tx_port: int
+    rx_port: Optional[int]
+    rate: Rate = Rate(100.0)
+    size: Optional[int] = 64
+    mix: Optional[tuple[tuple[int, float], ...]] = None
+    frames: Optional[int] = None
+    start_ns: int = 0
+    name: str = ""
+    headers: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        sizes = [s for s, _ in self.mix] if self.mix else [self.size]
+        if not sizes or any(s is None for s in sizes):
+            raise StreamError(f"stream {self.label}: give a frame size or a mix")
+        for s in sizes:
+            if not MIN_FRAME <= int(s) <= MAX_FRAME:
+                raise StreamError(f"stream {self.label}: frame size {s} is outside "
+                                  f"{MIN_FRAME}..{MAX_FRAME} bytes")
+        if self.mix and (any(w < 0 for _, w in self.mix) or sum(w for _, w in self.mix) <= 0):
+            raise StreamError(f"stream {self.label}: mix weights must be >= 0 with a positive total")
+        if self.frames is not None and self.frames < 1:
+            raise StreamError(f"stream {self.label}: a burst has at least one frame")
+        if self.start_ns < 0:
+            raise StreamError(f"stream {self.label}: start before time 0")
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.tx_port}->{self.rx_port if self.rx_port is not None else '*'}"
+
+    @property
+    def mean_size(self) -> float:
+        return mix_mean_size(dict(self.mix)) if self.mix else float(self.size)
+
+    def at(self, rate: Rate) -> "Stream":
+        """The same stream at another rate."""
+        return replace(self, rate=rate)
+
+
+def pair(a: int, b: int, size: int, pct: float, *, bidirectional: bool = True) -> list[Stream]:
+    """RFC 2544's port pair: a -> b (and b -> a), each at `pct` of line rate."""
+    out = [Stream(a, b, Rate.pct(pct), size)]
+    if bidirectional:
+        out.append(Stream(b, a, Rate.pct(pct), size))
+    return out
+
+
+def full_mesh(ports: list[int], size: int, pct: float) -> list[Stream]:
+    """Every port to every other, the port's `pct` spread evenly over its
+    N-1 destinations (RFC 2889 full mesh)."""
+    n = len(ports)
+    if n < 2:
+        raise StreamError("a mesh needs at least two ports")
+    return [Stream(a, b, Rate.pct(pct / (n - 1)), size) for a in ports for b in ports if a != b]

@@ -1,0 +1,19 @@
+"""A started embedded switch with the reference DUT, shared by the tester's
+engine tests (compiling and starting it once)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
+
+
+@pytest.fixture(scope="module")
+def virtual_switch():
+    from p4scope.experiments.params import default_profiles
+    from p4scope.experiments.testbed import VirtualSwitch, compile_dut
+    from p4scope.experiments.traffic import apply_profile
+
+    with VirtualSwitch(compile_dut(), default_profiles()["fair"], 1,
+                       apply_profile=apply_profile) as vs:
+        yield vs
