@@ -342,7 +342,7 @@ class Device:
                                 f"switch (its device id is {self.device_id})")
             if registered and arb.role.name != conn.role:
                 raise precondition("arbitration.role: a stream cannot change its role")
-            eid = from_u128(arb.election_id) if arb.HasField("election_id") else 0
+            eid = from_u128(arb.election_id) if arb.HasField("election_id") else None
             self.arb.update(conn, eid, arb.role.name)
         elif kind == "packet":
             if self.arb.primary is not conn:

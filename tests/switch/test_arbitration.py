@@ -12,7 +12,7 @@ import sw_program as program
 from sw_client import StreamClosed, update
 from sw_entities import eth, table_entry
 
-OK, ALREADY_EXISTS = rpc_code.Code.OK, rpc_code.Code.ALREADY_EXISTS
+OK, ALREADY_EXISTS, NOT_FOUND = rpc_code.Code.OK, rpc_code.Code.ALREADY_EXISTS, rpc_code.Code.NOT_FOUND
 
 
 def eid(msg) -> int:
@@ -51,23 +51,53 @@ def test_higher_id_takes_over_and_everyone_is_told(client_factory):
     assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 7
 
 
-def test_primary_leaves_next_takes_over(client_factory, schema, switch):
+def test_primary_leaves_no_primary_until_one_arbitrates(client_factory, schema, switch):
+    # spec (since 1.1): the server does not promote the next highest id
     a = client_factory(9)
     a.set_pipeline(program.p4info(), program.json_text().encode())
     a.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
                                                      "forward", {"port": 2})))
     b = client_factory(4)
     c = client_factory(2)
+    b.drain(0.1)
+    c.drain(0.1)
     a.close()
-    msg = b.expect("arbitration")
-    assert msg.arbitration.status.code == OK and eid(msg) == 4
-    told = c.expect("arbitration")
-    assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 4
-    # forwarding never stopped; the new primary writes
+    for told in (b.expect("arbitration"), c.expect("arbitration")):
+        assert told.arbitration.status.code == NOT_FOUND and eid(told) == 9
+    with pytest.raises(grpc.RpcError) as e:
+        b.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 6},
+                                                         "forward", {"port": 3})))
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # forwarding never stopped
     switch.inject(1, eth(5))
     assert [p for p, _ in switch.sent] == [2]
+    # repeating its own (lower) id changes nothing and is not answered
+    b.arbitrate(4, wait=False)
+    assert not [m for m in b.drain(0.2) if m.WhichOneof("update") == "arbitration"]
+    assert switch.device.arb.primary is None
+    # an id at least the highest seen makes a primary; everyone is told
+    msg = b.arbitrate(10)
+    assert msg.arbitration.status.code == OK and eid(msg) == 10
+    told = c.expect("arbitration")
+    assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 10
     b.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 6},
                                                      "forward", {"port": 3})))
+
+
+def test_primary_reconnects_with_its_id(client_factory):
+    a = client_factory(9)
+    a.close()
+    deadline = time.monotonic() + 3
+    while True:  # the old stream may still hold id 9 for a moment
+        again = client_factory(arbitrate=False)
+        again.arbitrate(9, wait=False)
+        try:
+            msg = again.expect("arbitration")
+            break
+        except StreamClosed:  # INVALID_ARGUMENT: id 9 still in use
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert msg.arbitration.status.code == OK and eid(msg) == 9
 
 
 def test_primary_demotes_itself(client_factory):
@@ -76,8 +106,22 @@ def test_primary_demotes_itself(client_factory):
     a.drain()
     a.arbitrate(3, wait=False)
     msgs = [a.expect("arbitration"), b.expect("arbitration")]
-    assert msgs[0].arbitration.status.code == ALREADY_EXISTS
-    assert msgs[1].arbitration.status.code == OK and eid(msgs[1]) == 4
+    # no primary until an id of at least 9 arbitrates
+    assert [m.arbitration.status.code for m in msgs] == [NOT_FOUND, NOT_FOUND]
+    assert [eid(m) for m in msgs] == [9, 9]
+
+
+def test_arbitration_without_election_id_is_never_primary(client_factory):
+    a = client_factory(None, arbitrate=False)
+    msg = a.arbitrate()
+    assert msg.arbitration.status.code == NOT_FOUND
+    assert not msg.arbitration.HasField("election_id")  # there never was a primary
+    b = client_factory(None, arbitrate=False)  # no id: no clash with a's
+    assert b.arbitrate().arbitration.status.code == NOT_FOUND
+    c = client_factory(arbitrate=False)
+    assert c.arbitrate(1).arbitration.status.code == OK
+    told = a.expect("arbitration")
+    assert told.arbitration.status.code == ALREADY_EXISTS and eid(told) == 1
 
 
 def test_same_update_again_is_answered(client_factory):
