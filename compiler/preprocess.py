@@ -16,6 +16,15 @@ Errors (missing include, #error, unbalanced conditionals, bad macro calls)
 are reported through `Diagnostics` with the file, line and column; pcpp never
 prints anything.
 
+Macro expansion is bounded, so that exponential macros (``#define A1
+(A0+A0)`` ... ``#define A30 (A29+A29)``, 2**30 tokens) end in an error
+instead of a hang: one macro use may produce at most
+`MAX_EXPANSION_TOKENS` tokens and all uses of one compilation together
+`MAX_PROGRAM_EXPANSION_TOKENS`, counting the output of every nesting level
+(that is the work done).  Past a limit preprocessing stops with an error at
+the macro use being expanded.  cpp has no such limit; ordinary programs
+stay far below it.
+
 Speed: the bundled core.p4/v1model.p4 are the bulk of a typical input, so the
 token output and macro effects of an include are memoised per (file text,
 macro state on entry) and replayed on the next compilation.
@@ -41,6 +50,10 @@ BUNDLED_INCLUDE_DIR = str(Path(__file__).resolve().parent / "p4include")
 _MAX_NEWLINE_GAP = 8
 _MAX_INCLUDE_DEPTH = 200   # as GCC
 _NOT_NEWLINE = re.compile(r"[^\n]")
+# Tokens macro expansion may produce for one macro use, and for all uses in
+# one compilation (see the module doc); about 0.5 s and 2 s of work.
+MAX_EXPANSION_TOKENS = 1_000_000
+MAX_PROGRAM_EXPANSION_TOKENS = 4_000_000
 
 
 def preprocess(
@@ -143,6 +156,10 @@ class _P4Preprocessor(Preprocessor):
         # abspath -> [(physical line, new line, new display name)] from #line
         self.remaps: dict[str, list[tuple[int, int, str]]] = {}
         self._recording: list[_Recorder] = []
+        self._expansion_depth = 0     # nesting of expand_macros calls
+        self._expanded_tokens = 0     # tokens produced by nested expansions
+        self._use_tokens = 0          # the same, for the current macro use
+        self._expansion_stopped = False
 
     # -- driver ---------------------------------------------------------------
 
@@ -292,6 +309,58 @@ class _P4Preprocessor(Preprocessor):
         self.include_once.update(hit.include_once)
         self.countermacro += hit.counter
         yield from hit.tokens
+
+    # -- bounded macro expansion ---------------------------------------------
+
+    def expand_macros(self, tokens, expanding_from=[]):  # noqa: B006 (pcpp's signature)
+        """pcpp's expansion, stopped with an error once one macro use, or all
+        of them together, produced more tokens than the limits allow.  pcpp
+        recurses through this method, so every nested expansion is counted
+        when it returns."""
+        depth = self._expansion_depth
+        if depth == 0:
+            if self._expansion_stopped:
+                return tokens
+            try:
+                return self._expand_counted(tokens, expanding_from)
+            except _ExpansionTooLarge as e:
+                self._expansion_stopped = True
+                use = self._expanding_use(tokens)
+                self._error_at(use, f"expansion of macro '{use.value}' is too large: {e}")
+                return tokens
+        if depth == 1:   # called from the top level: a new macro use (or argument)
+            self._use_tokens = 0
+        out = self._expand_counted(tokens, expanding_from)
+        self._use_tokens += len(out)
+        self._expanded_tokens += len(out)
+        if self._use_tokens > MAX_EXPANSION_TOKENS:
+            raise _ExpansionTooLarge(f"over {MAX_EXPANSION_TOKENS} tokens")
+        if self._expanded_tokens > MAX_PROGRAM_EXPANSION_TOKENS:
+            raise _ExpansionTooLarge(f"the program's macro expansions exceed "
+                                     f"{MAX_PROGRAM_EXPANSION_TOKENS} tokens in all")
+        return out
+
+    def _expand_counted(self, tokens, expanding_from):
+        self._expansion_depth += 1
+        try:
+            return super().expand_macros(tokens, expanding_from)
+        finally:
+            self._expansion_depth -= 1
+
+    def _expanding_use(self, tokens):
+        """The macro use pcpp was expanding in the top-level `tokens` when it
+        gave up: pcpp replaces each use by its expansion in place, so it is
+        the first macro name still there as written."""
+        for i, t in enumerate(tokens):
+            if t.type != self.t_ID or t.expanded_from or t.value not in self.macros:
+                continue
+            if self.macros[t.value].arglist is None:
+                return t
+            nxt = next((u for u in tokens[i + 1:]
+                        if u.type not in self.t_WS and u.type not in self.t_COMMENT), None)
+            if nxt is not None and nxt.value == "(":
+                return t
+        return tokens[0]
 
     # -- hooks ----------------------------------------------------------------
 
@@ -445,6 +514,10 @@ class _P4Preprocessor(Preprocessor):
         flush()
         self.parser = None
         return "".join(out)
+
+
+class _ExpansionTooLarge(Exception):
+    """Macro expansion went over MAX_EXPANSION_TOKENS (caught at the top)."""
 
 
 class _Recorder:
