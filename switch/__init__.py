@@ -29,7 +29,9 @@ BMv2's run-time Thrift API (simple_switch_CLI, `p4scope switch-cli`):
 
     bmv2_runtime.thrift, rtidl
                  the services' IDL and its run-time loading (thriftpy2)
-    rt_server    the TCP server on --thrift-port (loopback unless asked)
+    rt_server    the TCP server on --thrift-port (loopback unless asked;
+                 connection cap, idle reclaim, one log line per bad peer)
+    rt_mux       the multiplexed processor, answering as Thrift's C++ one
     rt_handler   the Thrift handlers: locking, BMv2 error codes
     rt_target    which engine and table shadow the API acts on
     rt_tables, rt_externs, rt_pre
