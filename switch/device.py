@@ -60,6 +60,8 @@ class Stats:
     packet_ins: int = 0
     packet_outs: int = 0
     packet_in_drops: int = 0
+    packet_out_drops: int = 0
+    """Packet-outs not injected: from a backup, or refused (bad metadata, no pipeline)."""
     digests: int = 0
 
 
@@ -346,6 +348,7 @@ class Device:
             self.arb.update(conn, eid, arb.role.name)
         elif kind == "packet":
             if self.arb.primary is not conn:
+                self.stats.packet_out_drops += 1
                 return  # PI drops packet-outs from backups silently
             self.packet_out(req.packet, conn)
         elif kind == "digest_ack":
@@ -376,12 +379,19 @@ class Device:
             else:
                 self.receive([(self.opts.cpu_port, data)])
         except P4RuntimeError as e:
+            self._packet_out_dropped(e.message)
             if conn is not None:
                 err = p4r.StreamMessageResponse()
                 err.error.canonical_code = e.code
                 err.error.message = e.message
                 err.error.packet_out.packet_out.CopyFrom(pkt)
                 conn.send(err)
+
+    def _packet_out_dropped(self, why: str) -> None:
+        self.stats.packet_out_drops += 1
+        n = self.stats.packet_out_drops
+        if n & (n - 1) == 0:  # the 1st, 2nd, 4th, ...: a flood of bad packet-outs is no log flood
+            log.warning("packet-out dropped (%d so far): %s", n, why)
 
     def receive(self, batch: list[tuple[int, bytes]]) -> None:
         """Packets arriving on ports: run them and deliver what comes out.

@@ -3,8 +3,11 @@
 Packet-out: the `packet_out` controller header (P4Info
 controller_packet_metadata) is built from the PacketOut metadata, fields
 packed MSB first in P4Info order, and prepended to the payload; the packet
-enters the switch on the CPU port. A missing metadata field is zero (as PI);
-an unknown id or a value wider than its field is an error.
+enters the switch on the CPU port. Every field of the header must be given
+(spec "Packet I/O": as many values as the P4Info lists; PI zeroes missing
+ones, but a packet-out without `egress_port` would then leave on port 0);
+a missing field, an unknown id or a value wider than its field is an
+INVALID_ARGUMENT and the packet is dropped.
 
 Packet-in: a packet the switch sends to the CPU port loses its first
 `packet_in` header bytes, which become the PacketIn metadata. Without such
@@ -38,6 +41,10 @@ def build_packet_out(info: Optional[PacketMetadataInfo], msg, where: str = "pack
             raise invalid(f"{where}.metadata[{i}]: field '{info.fields[p].name}' given twice")
         seen.add(p)
         vals[p] = to_uint(md.value, info.fields[p].bitwidth, f"{where}.metadata[{i}].value")
+    missing = [f.name for k, f in enumerate(info.fields) if k not in seen]
+    if missing:
+        raise invalid(f"{where}.metadata: field(s) {', '.join(repr(m) for m in missing)} of the "
+                      "packet_out header missing (every field must be given)")
     return pack_header(info, vals) + bytes(msg.payload)
 
 

@@ -33,10 +33,12 @@ def wait_for(path, proc, timeout=20.0):
 
 
 def start(tmp_path, *extra, general=()):
+    """The daemon on free ports (gRPC and Thrift): (process, gRPC address, ready file)."""
     prog = tmp_path / "basic.json"
     prog.write_text(program.json_text())
     ready = tmp_path / "ready"
-    cmd = [sys.executable, "-m", "p4scope.switch.daemon", *general, str(prog), "--",
+    cmd = [sys.executable, "-m", "p4scope.switch.daemon", "--thrift-port", "0", *general,
+           str(prog), "--",
            "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255", "--ready-file", str(ready),
            *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -55,7 +57,8 @@ def test_start_serve_stop(tmp_path, sig):
         c.set_pipeline(program.p4info(), program.json_text().encode())
         req = p4r.StreamMessageRequest()
         req.packet.payload = eth(1)
-        req.packet.metadata.add(metadata_id=1, value=b"\x02")
+        req.packet.metadata.add(metadata_id=1, value=b"\x02")  # egress_port
+        req.packet.metadata.add(metadata_id=2, value=b"\x00")  # _pad
         c.send(req)
         time.sleep(0.3)
         c.close()
@@ -81,6 +84,80 @@ def test_cannot_bind_exits_1(tmp_path):
                        capture_output=True, text=True, timeout=30)
     s.close()
     assert r.returncode == 1 and "cannot start" in r.stderr
+
+
+def _listening() -> socket.socket:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s
+
+
+def test_thrift_port_in_use_exits_1_unless_no_thrift(tmp_path):
+    """As simple_switch: the run-time port taken is fatal (BMv2's message);
+    -- --no-thrift starts without the Thrift API."""
+    taken = _listening()
+    port = taken.getsockname()[1]
+    prog = tmp_path / "basic.json"
+    prog.write_text(program.json_text())
+    try:
+        r = subprocess.run([sys.executable, "-m", "p4scope.switch.daemon", "--thrift-port",
+                            str(port), str(prog), "--", "--grpc-server-addr", "127.0.0.1:0"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1, r.stderr
+        assert (f"p4scope switch: error: cannot start: Thrift returned an exception when "
+                f"trying to bind to port {port}") in r.stderr
+        assert "another instance of bmv2" in r.stderr and "--no-thrift" in r.stderr
+        assert "ready:" not in r.stderr and "Traceback" not in r.stderr
+        proc, addr, _ = start(tmp_path, "--no-thrift", general=("--thrift-port", str(port)))
+        try:
+            c = Client(addr)
+            assert c.stub.Capabilities(p4r.CapabilitiesRequest()).p4runtime_api_version
+            c.close()
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=15)
+        ready = next(ln for ln in err.splitlines() if "ready:" in ln)
+        assert "Thrift" not in ready
+    finally:
+        taken.close()
+
+
+def test_bad_thrift_peers_are_one_line_each(tmp_path):
+    """On the daemon's stderr: one line per malformed connection, one when
+    the 64 connections are all taken; no traceback."""
+    proc, _addr, _ = start(tmp_path)
+    socks = []
+    try:
+        # the ready line names the Thrift address
+        err_lines = []
+        while True:
+            line = proc.stderr.readline()
+            err_lines.append(line)
+            if "ready:" in line or not line:
+                break
+        port = int(re.search(r"Thrift on 127\.0\.0\.1:(\d+)", line)[1])
+        for junk in (b"GET / HTTP/1.1\r\n\r\n", b"\x80\x01\x00\x01\x00\x00\x00\x02\xff\xfe"):
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(junk + bytes(8))
+                s.settimeout(5)
+                assert s.recv(1) == b""
+        socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(66)]
+        for s in socks[64:]:
+            s.settimeout(5)
+            assert s.recv(1) == b""  # beyond the limit: closed at once
+    finally:
+        for s in socks:
+            s.close()
+        proc.terminate()
+        _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    thrift = [ln for ln in err.splitlines() if "thrift: peer" in ln]
+    assert len(thrift) == 3, err
+    assert all(ln.startswith("p4scope switch: WARNING: thrift: peer 127.0.0.1:") for ln in thrift)
+    assert sum("malformed message" in ln for ln in thrift) == 2
+    assert "refused: 64 connections open, the limit" in thrift[2]
+    assert "Traceback" not in err
 
 
 def test_bad_json_exits_1(tmp_path):
@@ -133,7 +210,8 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
     (a0, b0), (a1, b1) = veths
     pcap = tmp_path / "pcap"
     pcap.mkdir()
-    o = parse_args(["-i", f"1@{a0}", "-i", f"2@{a1}", "--pcap", str(pcap), "--no-p4", "--",
+    o = parse_args(["-i", f"1@{a0}", "-i", f"2@{a1}", "--pcap", str(pcap), "--no-p4",
+                    "--thrift-port", "0", "--",
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"])
     sw = Switch(o)
     sw.start()
@@ -181,7 +259,7 @@ def test_tm_config_is_applied(tmp_path):
                                                                    "rate_pps": 1000}}}))
     prog = tmp_path / "basic.json"
     prog.write_text(program.json_text())
-    o = parse_args([str(prog), "--", "--grpc-server-addr", "127.0.0.1:0",
+    o = parse_args([str(prog), "--thrift-port", "0", "--", "--grpc-server-addr", "127.0.0.1:0",
                     "--tm-config", str(tm)])
     sw = Switch(o)
     sw.start()
@@ -206,8 +284,8 @@ def test_line_rate_tm_config_reaches_the_engine(tmp_path):
                                "defaults": {"rate_bps": "10G", "scheduler": "drr"}}))
     prog = tmp_path / "basic.json"
     prog.write_text(program.json_text())
-    sw = Switch(parse_args([str(prog), "--", "--grpc-server-addr", "127.0.0.1:0",
-                            "--tm-config", str(tm)]))
+    sw = Switch(parse_args([str(prog), "--thrift-port", "0", "--",
+                            "--grpc-server-addr", "127.0.0.1:0", "--tm-config", str(tm)]))
     sw.start()
     try:
         buf = sw.device.dataplane.raw.tm_buffer()

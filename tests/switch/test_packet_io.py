@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 
-from finsy.proto import p4r
+import pytest
+from finsy.proto import p4r, rpc_code
 
 from sw_client import update
 from sw_entities import eth, table_entry
 
+from p4scope.switch.errors import P4RuntimeError
 from p4scope.switch.packetio import build_packet_out, pack_header, parse_packet_in
 from p4scope.switch.schema import PacketMetadataInfo, ParamInfo
 
@@ -23,7 +25,21 @@ def test_header_packing():
     assert not parse_packet_in(info, b"\x01", p4r.PacketIn())
     out = p4r.PacketOut(payload=b"x")
     out.metadata.add(metadata_id=1, value=b"\x00\x03")
+    out.metadata.add(metadata_id=2, value=b"\x00")
     assert build_packet_out(info, out) == b"\x01\x80x"
+
+
+def test_every_packet_out_field_is_required():
+    # spec: as many metadata values as the P4Info's packet_out header has (PI zeroes them)
+    info = PacketMetadataInfo(1, "packet_out", (ParamInfo(1, "egress_port", 9),
+                                                ParamInfo(2, "_pad", 7)))
+    out = p4r.PacketOut(payload=b"x")
+    out.metadata.add(metadata_id=2, value=b"\x00")
+    with pytest.raises(P4RuntimeError, match="'egress_port'") as e:
+        build_packet_out(info, out)
+    assert e.value.code == rpc_code.Code.INVALID_ARGUMENT
+    with pytest.raises(P4RuntimeError, match="'egress_port', '_pad'"):
+        build_packet_out(info, p4r.PacketOut(payload=b"x"))
 
 
 def packet_out(schema, port: int, payload: bytes) -> p4r.StreamMessageRequest:
@@ -72,6 +88,23 @@ def test_bad_packet_out_reports_stream_error(ctl, schema, switch):
     assert err.canonical_code == 3 and "metadata_id" in err.message  # INVALID_ARGUMENT
     assert err.packet_out.packet_out.payload == b"x"
     assert switch.sent == []
+
+
+def test_packet_out_without_egress_port_is_dropped_and_counted(ctl, schema, switch):
+    req = packet_out(schema, 3, b"x")
+    del req.packet.metadata[0]  # egress_port
+    ctl.send(req)
+    err = ctl.expect("error").error
+    assert err.canonical_code == rpc_code.Code.INVALID_ARGUMENT and "egress_port" in err.message
+    bare = p4r.StreamMessageRequest()
+    bare.packet.payload = eth(1)  # no metadata at all
+    ctl.send(bare)
+    err = ctl.expect("error").error
+    assert err.canonical_code == rpc_code.Code.INVALID_ARGUMENT
+    assert err.packet_out.packet_out.payload == eth(1)
+    time.sleep(0.1)
+    assert switch.sent == []
+    assert switch.device.stats.packet_out_drops == 2 and switch.device.stats.packet_outs == 0
 
 
 def digest_entry(schema, timeout_ns=0, size=0, ack_ns=0):
