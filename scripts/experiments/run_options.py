@@ -5,11 +5,28 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Optional
 
 import typer
 
+from .rundir import MAX_RUN_ID, check_run_id
+
+
+def _run_id(value: Optional[str]) -> Optional[str]:
+    """--run-id is checked while the command line is read (exit 2)."""
+    if value is None:
+        return None
+    try:
+        return check_run_id(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--run-id ")) from None
+
+
 RESULTS = typer.Option(Path("results"), "--results", help="Folder the run folder is made in.")
-RUN_ID = typer.Option(None, "--run-id", help="Name of the run folder (default: UTC time + experiment).")
+RUN_ID = typer.Option(None, "--run-id", callback=_run_id,
+                      help="Name of the run folder under --results (default: UTC time + "
+                           f"experiment): up to {MAX_RUN_ID} letters, digits, . _ - +; "
+                           "not a path.")
 PROGRESS = typer.Option(True, "--progress/--no-progress", help="Show progress while the run goes.")
 REPORT = typer.Option(True, "--report/--no-report", help="Render report.html when done.")
 

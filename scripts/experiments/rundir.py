@@ -32,6 +32,8 @@ PARTS = "parts"
 STATUS_COMPLETE = "complete"
 STATUS_PARTIAL = "partial"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+_RUN_ID = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+\-]*")
+MAX_RUN_ID = 128
 
 
 def utc_now() -> str:
@@ -88,6 +90,18 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_run_id(run_id: str) -> str:
+    """A run id names one folder under the results folder; it is never a
+    path, so a run cannot write anywhere else (no separators, no . or ..,
+    no leading -, only letters, digits and . _ - +)."""
+    if (not isinstance(run_id, str) or len(run_id) > MAX_RUN_ID or run_id in (".", "..")
+            or not _RUN_ID.fullmatch(run_id)):
+        raise ValueError(f"--run-id {run_id!r}: a run id is a folder name, not a path "
+                         f"(1..{MAX_RUN_ID} letters, digits, '.', '_', '-' or '+', "
+                         "not starting with '-', not '.' or '..')")
+    return run_id
+
+
 def new_run_id(experiment: str, now: Optional[datetime] = None) -> str:
     """<UTC time>-<experiment>, e.g. 20261121T070102Z-microburst."""
     now = now or datetime.now(timezone.utc)
@@ -106,8 +120,8 @@ class RunDir:
     def create(cls, root: Path, experiment: str, run_id: Optional[str] = None) -> "RunDir":
         """A new, empty run folder under `root` (a suffix keeps ids unique)."""
         root = Path(root)
+        base = new_run_id(experiment) if run_id is None else check_run_id(run_id)
         root.mkdir(parents=True, exist_ok=True)
-        base = run_id or new_run_id(experiment)
         for i in range(1, 1000):
             name = base if i == 1 else f"{base}-{i}"
             try:

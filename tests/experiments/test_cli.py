@@ -41,6 +41,20 @@ def test_help_names_both_modes(command):
     assert "--mode" in r.output and "virtual|mininet" in r.output
 
 
+@pytest.mark.parametrize("command", [["microburst"], ["fairness"], ["all"],
+                                     ["fairness", "--mode", "mininet"], ["tcp-incast"]])
+@pytest.mark.parametrize("run_id", ["../../escaped", "ABSOLUTE", "a/b", "..", ".", "",
+                                    "-x", "a\0b", "a b", "x" * 129])
+def test_run_id_is_a_name_not_a_path(tmp_path, command, run_id):
+    results = tmp_path / "a" / "results"
+    run_id = str(tmp_path / "abs") if run_id == "ABSOLUTE" else run_id
+    r = runner.invoke(app, ["run", *command, "--results", str(results), f"--run-id={run_id}"],
+                      env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert "--run-id" in r.output and "not a path" in r.output
+    assert list(tmp_path.iterdir()) == []  # nothing made, inside or outside --results
+
+
 def test_report_needs_a_run_folder(tmp_path):
     r = runner.invoke(app, ["report", str(tmp_path)])
     assert r.exit_code == 2 and "not a run folder" in r.output

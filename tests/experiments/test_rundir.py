@@ -39,6 +39,15 @@ def test_run_id_unique_and_names_checked(tmp_path):
     assert rd.new_run_id("fairness").endswith("Z-fairness")
 
 
+@pytest.mark.parametrize("run_id", ["../x", "/abs", "a/b", "a\\b", "..", ".", "", "-x", "a\0b"])
+def test_run_id_is_never_a_path(tmp_path, run_id):
+    root = tmp_path / "results"
+    with pytest.raises(ValueError, match="--run-id"):
+        rd.RunDir.create(root, "microburst", run_id=run_id)
+    assert list(tmp_path.iterdir()) == []
+    assert rd.RunDir.create(root, "microburst", run_id="r1.v2_a-b+c").run_id == "r1.v2_a-b+c"
+
+
 def test_complete_run(tmp_path):
     run = rd.RunDir.create(tmp_path, "g")
     run.start({"experiment": "g", "parameters": {"x": 1}, "seed": 7})
