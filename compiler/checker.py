@@ -20,6 +20,7 @@ from . import ast
 from . import types as T
 from .diagnostics import Diagnostics, ErrorKind
 from .scope import Scope, Symbol
+from .widths import type_width_error
 
 
 class ConstError(Exception):
@@ -121,12 +122,18 @@ class Checker:
             w = self.const_int(t.width, scope, "bit width")
             if w is None:
                 return T.Unknown()
+            if (too_wide := type_width_error(t, w)) is not None:
+                self.err(ErrorKind.WIDTH, *too_wide)
+                return T.Unknown()
             if w <= 0 and not (w == 0 and not t.signed):
                 self.err(ErrorKind.WIDTH, t, f"invalid width {w} for {'int' if t.signed else 'bit'}")
                 return T.Unknown()
             return T.Bits(w, t.signed)
         if isinstance(t, ast.TypeVarbit):
             w = self.const_int(t.width, scope, "varbit width")
+            if w is not None and (too_wide := type_width_error(t, w)) is not None:
+                self.err(ErrorKind.WIDTH, *too_wide)
+                return T.Unknown()
             return T.Varbit(w) if w is not None else T.Unknown()
         if isinstance(t, ast.TypeBool):
             return T.Bool()

@@ -31,6 +31,9 @@ def int_text(e: ast.IntLit) -> str:
         digits = f"0b{v:b}" if v >= 0 else f"-0b{-v:b}"
     elif low.startswith("0o"):
         digits = f"0o{v:o}" if v >= 0 else f"-0o{-v:o}"
+    elif low.startswith("0d") or (v >= 0 and body.isdigit()):
+        # the literal's own digits: str() refuses values over 4300 digits
+        digits = (body[2:] if low.startswith("0d") else body).lstrip("0") or "0"
     else:
         digits = str(v)
     if e.width is not None:

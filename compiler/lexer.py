@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .diagnostics import Pos
+from .widths import literal_width_error
 
 KEYWORDS = frozenset(
     """abstract action actions apply bool bit break const continue control
@@ -139,7 +140,7 @@ class LexError(Exception):
 
 def tokenize(text: str, filename: str) -> list[RawToken]:
     """Cut `text` into tokens; raises LexError on an unterminated comment or
-    string.  A character P4 has no use for becomes an UNEXPECTED_CHAR token."""
+    string, or a literal wider than p4c supports (``4096w1``).  A character P4 has no use for becomes an UNEXPECTED_CHAR token."""
     tokens: list[RawToken] = []
     append = tokens.append
     file = filename
@@ -180,6 +181,11 @@ def tokenize(text: str, filename: str) -> list[RawToken]:
             append(RawToken(_OPERATORS[value], value, pos, pp_line, start))
             continue
         if kind == "integer":
+            width = _WIDTH_RE.match(value)
+            if width is not None:
+                too_wide = literal_width_error(value, width.group(1))
+                if too_wide is not None:
+                    raise LexError(pos, too_wide)
             append(RawToken("INTEGER", value, pos, pp_line, start))
             continue
         if kind == "string":
@@ -239,5 +245,19 @@ def parse_integer(text: str) -> tuple[int, int | None, bool]:
         base = {"x": 16, "d": 10, "o": 8, "b": 2}[body[1].lower()]
         body = body[2:]
     digits = body.replace("_", "")
-    value = int(digits, base) if digits else 0
+    value = _digits_value(digits, base) if digits else 0
     return value, width, signed
+
+
+# Python refuses to convert more decimal digits than this at once
+# (sys.get_int_max_str_digits, 4300 by default).
+_DECIMAL_CHUNK = 4000
+
+
+def _digits_value(digits: str, base: int) -> int:
+    """int(digits, base) for literals of any length: long decimal ones are
+    split in halves (p4c takes integers of any size)."""
+    if base != 10 or len(digits) <= _DECIMAL_CHUNK:
+        return int(digits, base)
+    low = len(digits) // 2
+    return _digits_value(digits[:-low], 10) * 10 ** low + _digits_value(digits[-low:], 10)
