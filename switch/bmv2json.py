@@ -90,6 +90,9 @@ def parse_program(text: str) -> Bmv2Program:
         doc = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:
         raise invalid(f"p4_device_config: not valid JSON: {e}") from None
+    except RecursionError:
+        raise invalid("p4_device_config: the JSON is nested too deeply (a BMv2 JSON is a few "
+                      "levels deep; the engine refuses more than 128)") from None
     if not isinstance(doc, dict):
         raise invalid("p4_device_config: the BMv2 JSON must be an object")
     try:

@@ -12,7 +12,9 @@ selector, a table in dead code), so a P4Info object without a JSON
 counterpart is tolerated and only refused when a request uses it; but a
 P4Info of which no table matches the JSON, or whose keys, match kinds or
 action parameters differ, is refused with INVALID_ARGUMENT: that is the
-wrong JSON for this P4Info.
+wrong JSON for this P4Info. So is a P4Info that declares nothing at all
+(at most pkg_info and type_info) for a JSON with tables or externs: the
+controller could use none of them, and such a config is a mistake.
 """
 
 from __future__ import annotations
@@ -56,6 +58,21 @@ def _find(name: str, names, what: str) -> str:
                   + (f" (candidates: {', '.join(sorted(tails))})" if tails else ""))
 
 
+def _check_not_empty(schema: P4Schema, prog: Bmv2Program) -> None:
+    """INVALID_ARGUMENT for a P4Info without any object when the JSON has some."""
+    if any(f.name not in ("pkg_info", "type_info") for f, _ in schema.p4info.ListFields()):
+        return
+    found = {
+        "table": [n for n in prog.tables if not n.startswith("tbl_")],  # tbl_*: p4c's hidden tables
+        "action profile": prog.action_profiles, "counter": prog.counters, "meter": prog.meters,
+        "register": prog.registers, "digest": prog.learn_lists, "value set": prog.value_sets,
+    }
+    has = [f"{len(v)} {kind}(s)" for kind, v in found.items() if v]
+    if has:
+        raise invalid(f"config.p4info: empty (no table, action, extern or controller header), but "
+                      f"the BMv2 JSON has {', '.join(has)}: give this program's P4Info")
+
+
 class Translation:
     """Every P4Info object resolved to its BMv2 JSON name, checked once."""
 
@@ -72,6 +89,7 @@ class Translation:
         self.value_sets: dict[int, str] = {}
         self.absent: dict[int, str] = {}
         """P4Info id -> why the object is not usable (not in the JSON)."""
+        _check_not_empty(schema, prog)
         for t in schema.tables:
             m = self._optional(t.id, lambda t=t: self._table(t))
             if m is not None:

@@ -179,9 +179,23 @@ def test_p4info_not_matching_json(client_factory, schema):
     assert "no table of the P4Info" in e.value.details()
 
 
-def test_empty_p4info_is_accepted(client_factory):
+@pytest.mark.parametrize("p4info", [p4i.P4Info(), p4i.P4Info(pkg_info=p4i.PkgInfo(arch="v1model"))])
+def test_empty_p4info_is_refused(client_factory, switch, p4info):
     c = client_factory(1)
-    c.set_pipeline(p4i.P4Info(), program.json_text().encode())
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(p4info, program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "p4info: empty" in e.value.details() and "table(s)" in e.value.details()
+    assert switch.device.pipeline is None
+
+
+def test_deeply_nested_device_config_is_refused(client_factory):
+    c = client_factory(1)
+    depth = 100_000
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(program.p4info(), b'{"a":' * depth + b"1" + b"}" * depth)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "nested too deeply" in e.value.details()
 
 
 def test_backup_cannot_set_pipeline(client_factory):
