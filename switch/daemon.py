@@ -172,7 +172,13 @@ class Switch:
             self.device.transmit = self.ports.send
         self.device.start()
         from .server import make_server
-        self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
+        try:
+            self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
+        except RuntimeError as e:  # grpc's "Failed to bind": with TLS, often the PEM pair
+            if not o.grpc_server_ssl:
+                raise
+            raise RuntimeError(f"{e} (with --grpc-server-ssl: are --grpc-server-cert and "
+                               "--grpc-server-key a certificate chain and its own key?)") from None
         self._start_runtime_server()
         if self.ports is not None:
             self.ports.start(self.device.receive)
@@ -180,16 +186,21 @@ class Switch:
             self.rt_ports.start()
 
     def _start_runtime_server(self) -> None:
-        """BMv2's Thrift API on --thrift-port; a busy port costs only the API."""
+        """BMv2's Thrift API on --thrift-port; a port in use ends the start
+        as in BMv2 (bm_runtime's serve()), unless -- --no-thrift."""
         from .rt_server import RuntimeServer
         o = self.o
+        if o.no_thrift:
+            return
         srv = RuntimeServer(self.runtime_api, o.thrift_ip, o.thrift_port, allow_remote=True)
         try:
             srv.start()
         except OSError as e:
-            log.warning("run-time API (Thrift) not served: cannot listen on %s:%d: %s",
-                        o.thrift_ip, o.thrift_port, e.strerror or e)
-            return
+            raise RuntimeError(
+                f"Thrift returned an exception when trying to bind to port {o.thrift_port} "
+                f"({o.thrift_ip}): {e.strerror or e}. You may have another process already "
+                "using this port, maybe another instance of bmv2 (-- --no-thrift runs without "
+                "the Thrift API)") from None
         self.runtime_server = srv
 
     @property

@@ -13,6 +13,7 @@ is an error with exit status 2. Unlike BMv2, the gRPC server listens on
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class SwitchOptions:
     thrift_port: int = 9090
     thrift_ip: str = "127.0.0.1"
     """p4scope: address of the run-time (Thrift) server; BMv2 listens on all."""
+    no_thrift: bool = False
+    """p4scope: serve no Thrift API (as simple_switch_grpc built without Thrift)."""
     max_port_count: int = 512
     dump_packet_data: int = 0
     # target options
@@ -120,6 +123,7 @@ _TARGET = {
     "--tm-config": ("tm", "tm_config_path"),
     "--ready-file": ("str", "ready_file"),
     "--thrift-ip": ("str", "thrift_ip"),
+    "--no-thrift": ("flag", "no_thrift"),
     "--seed": ("u64", "seed"),
 }
 
@@ -135,6 +139,17 @@ def _int(opt: str, text: str, lo: int, hi: int, what: str = "an integer") -> int
     if not lo <= v <= hi:
         raise UsageError(f"{opt}: {v} is out of range ({lo}..{hi})")
     return v
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address, "[v6]" or "localhost") is this machine only."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_address(opt: str, addr: str) -> str:
@@ -332,6 +347,10 @@ def _check(o: SwitchOptions) -> None:
             raise UsageError("--grpc-server-ssl needs --grpc-server-cert")
         if not o.grpc_server_key:
             raise UsageError("--grpc-server-ssl needs --grpc-server-key")
+        _check_pem("--grpc-server-cert", o.grpc_server_cert, "CERTIFICATE")
+        _check_pem("--grpc-server-key", o.grpc_server_key, "PRIVATE KEY")
+        if o.grpc_server_cacert:
+            _check_pem("--grpc-server-cacert", o.grpc_server_cacert, "CERTIFICATE")
     else:
         if o.grpc_server_cacert or o.grpc_server_cert or o.grpc_server_key:
             o.warnings.append("SSL/TLS is disabled for the gRPC server (no --grpc-server-ssl), "
@@ -340,6 +359,42 @@ def _check(o: SwitchOptions) -> None:
             o.warnings.append("SSL/TLS is disabled for the gRPC server, so client "
                               "authentication cannot be requested")
             o.grpc_server_with_client_auth = False
+    if o.grpc_server_with_client_auth and not o.grpc_server_cacert:
+        raise UsageError("--grpc-server-with-client-auth needs --grpc-server-cacert (the CA "
+                         "that client certificates are checked against)")
+    _warn_plaintext(o)
+
+
+def _check_pem(opt: str, path: str, what: str) -> None:
+    """A PEM file holding `what`, so a wrong file is named here rather than
+    turning into gRPC's "Failed to bind" at start-up."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError as e:
+        raise UsageError(f"{opt}: cannot read '{path}': {e.strerror}") from None
+    if f"-----BEGIN {what}-----" not in text and not (
+            what == "PRIVATE KEY" and "PRIVATE KEY-----" in text):
+        raise UsageError(f"{opt}: '{path}' holds no PEM {what.lower()} "
+                         f"('-----BEGIN {what}-----')")
+
+
+def _warn_plaintext(o: SwitchOptions) -> None:
+    """Servers other hosts can reach, without TLS, are said out loud."""
+    host = o.grpc_server_addr.rpartition(":")[0]
+    if not o.grpc_server_ssl and not is_loopback(host):
+        o.warnings.append(
+            f"the P4Runtime server on {o.grpc_server_addr} is reachable from other hosts in "
+            "plaintext: anyone who reaches it can control the switch; encrypt it with "
+            "'-- --grpc-server-ssl --grpc-server-cert FILE --grpc-server-key FILE' (and "
+            "--grpc-server-cacert FILE --grpc-server-with-client-auth to admit only clients "
+            "with a certificate), or listen on 127.0.0.1")
+    if not o.no_thrift and not is_loopback(o.thrift_ip):
+        o.warnings.append(
+            f"the Thrift run-time API on {o.thrift_ip}:{o.thrift_port} is reachable from other "
+            "hosts in plaintext and without authentication (Thrift has no TLS here): anyone "
+            "who reaches it can control the switch; keep it on loopback (-- --thrift-ip "
+            "127.0.0.1) or run without it (-- --no-thrift)")
 
 
 HELP = f"""\
@@ -356,7 +411,8 @@ General options:
   --pcap [DIR]               write <port>_in.pcap / <port>_out.pcap in DIR (default .)
   --use-files WAIT_S         read/write packets from pcap files instead of interfaces
   --thrift-port N            BMv2's run-time API (simple_switch_CLI, p4scope switch-cli)
-                             on 127.0.0.1:N (default 9090; 0: any free port)
+                             on 127.0.0.1:N (default 9090; 0: any free port; in use:
+                             exit 1 as BMv2, unless -- --no-thrift)
   --device-id N              P4Runtime device id (default 0)
   --log-console              log (and trace packets) on stdout
   --log-file FILE            log to FILE
@@ -375,6 +431,7 @@ General options:
 Target options (after --):
   --grpc-server-addr H:P     gRPC address (default {DEFAULT_GRPC_ADDR}, loopback)
   --grpc-server-ssl          serve TLS; needs --grpc-server-cert and --grpc-server-key
+                             (without it, a non-loopback address gets a warning)
   --grpc-server-cacert FILE  CA certificate to verify clients against
   --grpc-server-cert FILE    server certificate (PEM)
   --grpc-server-key FILE     server key (PEM)
@@ -394,7 +451,10 @@ p4scope target options:
                              (see dataplane/README.md)
   --ready-file FILE          write FILE (the gRPC address) once the server accepts
   --thrift-ip IP             address of the run-time server (default 127.0.0.1; BMv2
-                             listens on all interfaces: give 0.0.0.0 to do the same)
+                             listens on all interfaces: give 0.0.0.0 to do the same,
+                             plaintext and unauthenticated: a warning says so)
+  --no-thrift                serve no Thrift API (as simple_switch_grpc built without
+                             Thrift); otherwise a --thrift-port in use is an error
   --seed N                   seed of the engine's random numbers (default 0)
 
 Exit status: 0 after a clean stop (SIGINT/SIGTERM), 2 for a command-line

@@ -25,13 +25,13 @@ Hostile or broken peers (BMv2's TThreadedServer has no limits here):
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import threading
 import time
 from typing import Optional
 
+from .options import is_loopback
 from .rt_handler import RuntimeApi
 from .rt_mux import MuxProcessor, Refused
 from .rtidl import SERVICES, bm
@@ -42,16 +42,6 @@ MAX_CONNECTIONS = 64
 IDLE_RECLAIM_S = 30.0
 MESSAGE_TIMEOUT_S = 30.0
 RECV_BYTES = 65536
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]")
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class PeerTransport:

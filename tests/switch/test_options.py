@@ -53,8 +53,9 @@ def test_every_general_option(prog, tmp_path):
 
 
 def test_every_target_option(tmp_path):
-    cert = tmp_path / "c.pem"
-    cert.write_text("x")
+    cert = tmp_path / "c.pem"  # only parsed here: PEM armour is all it needs
+    cert.write_text("-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"
+                    "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n")
     tm = tmp_path / "tm.json"
     tm.write_text('{"queue_depth": 100}')
     o = parse_args(["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:50001",
