@@ -25,9 +25,6 @@ from . import plotdata as pdt
 from . import seedtables as st
 from .rundir import atomic_write_text, list_tables, load_meta, load_table
 
-TABLES = ("microburst", "streams", "fairness", "ground_truth", "ground_truth_ingress",
-          "instrument_series", "burst_events", "instrument_shares", "instrument_errors", "cases")
-
 # Acceptance bars (issue "Done means").
 FAIR_JAIN = 0.99
 FAIR_SHARE_DEV = 0.02
@@ -49,8 +46,7 @@ class Run:
 def load_run(path: Path) -> Run:
     path = Path(path)
     meta = load_meta(path)
-    names = set(list_tables(path))
-    t = {n: df for n in TABLES if n in names and (df := load_table(path, n)) is not None}
+    t = {n: df for n in list_tables(path) if (df := load_table(path, n)) is not None}
     return Run(path, meta, t)
 
 
@@ -604,6 +600,7 @@ def render(run_dir: Path, out: Optional[Path] = None) -> Path:
 # run.json's "renderer": the function that renders the run's report
 VIRTUAL_RENDERER = "p4scope.experiments.report.render"
 MININET_RENDERER = "p4scope.emulation.report.render"
+RFC2544_RENDERER = "p4scope.experiments.rfc2544.section.render"
 
 
 def renderer_name(meta: dict[str, Any]) -> str:
@@ -617,6 +614,10 @@ def render_stored(run_dir: Path, out: Optional[Path] = None) -> Path:
     """`p4scope report`: renders a stored run with the renderer it was made
     with. Raises ValueError for a renderer this p4scope does not have."""
     name = renderer_name(load_meta(Path(run_dir)))
+    if name == RFC2544_RENDERER:
+        from .rfc2544.section import render as render_rfc2544
+
+        return render_rfc2544(run_dir, out)
     if name == VIRTUAL_RENDERER:
         return render(run_dir, out)
     if name == MININET_RENDERER:

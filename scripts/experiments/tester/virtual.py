@@ -60,6 +60,8 @@ class VirtualTestbed:
         self.vs = vs
         self.line_rate_bps = float(line_rate_bps)
         self.profile = profile
+        self.last_records: Optional[dict[str, np.ndarray]] = None
+        """The last trial's per-frame records (when it kept them)."""
         self.setup: Optional[Callable[[Any], None]] = None
         """Called with the engine (under the switch's lock) after each
         reset and before any frame is sent, e.g. to limit a queue's rate."""
@@ -114,6 +116,7 @@ class VirtualTestbed:
             hist = {sid: e.latency_histogram(sid) for sid in ids}
             recs = ({k: np.asarray(v) for k, v in e.rx_records().items()} if records else None)
             e.record_rx(False)
+        self.last_records = recs
         table = stream_rows(streams, rows, ids, self.line_rate_bps, int(duration_ns), recs)
         return Trial(table, int(duration_ns), settle, self.line_rate_bps, queued,
                      histogram_rows(ids, [s.label for s in streams], hist),

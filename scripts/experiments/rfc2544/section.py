@@ -1,0 +1,138 @@
+"""The RFC 2544 section of a run's report: the tables beside what the
+DUT's configuration predicts, and three plots (throughput against the
+line-rate curve, latency histograms, loss against offered load), each
+as an interactive plotly figure and a PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from .. import report as rp
+from ..linerate import frames_per_second
+from . import tables as tb
+
+
+def _throughput_figs(r: pd.DataFrame, rate_bps: float):
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    sizes = np.unique(np.concatenate([np.geomspace(64, max(9216, r["frame_size"].max()), 60),
+                                      r["frame_size"].to_numpy(float)]))
+    line = [frames_per_second(s, rate_bps) / 1e6 for s in sizes]
+    meas = r["throughput_fps_per_port"] / 1e6
+    web = go.Figure()
+    web.add_scatter(x=sizes, y=line, mode="lines", name="line rate", line=dict(color="#999"))
+    web.add_scatter(x=r["frame_size"], y=meas, mode="markers+lines", name="measured throughput",
+                    text=[f"{p:g} % of line rate" for p in r["throughput_pct"]])
+    web.update_layout(**rp_layout("Throughput per port vs the line-rate curve",
+                                  "frame size (B)", "Mframes/s"))
+    web.update_xaxes(type="log")
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    ax.plot(sizes, line, color="#999", label="line rate")
+    ax.plot(r["frame_size"], meas, "o-", label="measured throughput")
+    ax.set_xscale("log")
+    ax.set_xlabel("frame size (B)")
+    ax.set_ylabel("Mframes/s per port")
+    ax.set_title("Throughput vs the line-rate curve")
+    ax.legend()
+    return web, fig
+
+
+def _latency_figs(hist: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    h = hist.groupby(["frame_size", "lo_ns", "hi_ns"], as_index=False)["frames"].sum()
+    h = h[h["frames"] > 0]
+    labels = lambda d: [f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}"  # noqa: E731
+                        for lo, hi in zip(d["lo_ns"], d["hi_ns"])]
+    web = go.Figure()
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    bins = sorted(set(zip(h["lo_ns"], h["hi_ns"])))
+    names = [f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}" for lo, hi in bins]
+    width = 0.8 / max(1, h["frame_size"].nunique())
+    for i, (size, d) in enumerate(h.groupby("frame_size")):
+        share = d["frames"] / d["frames"].sum() * 100
+        web.add_bar(x=labels(d), y=share, name=f"{size:g} B")
+        pos = [bins.index(b) + i * width for b in zip(d["lo_ns"], d["hi_ns"])]
+        ax.bar(pos, share, width=width, label=f"{size:g} B")
+    web.update_layout(**rp_layout("FIFO latency histogram per frame size (all latency trials)",
+                                  "latency bin (ns)", "% of frames"), barmode="group")
+    ax.set_xticks(range(len(bins)))
+    ax.set_xticklabels(names, rotation=30, fontsize=7)
+    ax.set_xlabel("FIFO latency bin (ns)")
+    ax.set_ylabel("% of frames")
+    ax.set_title("Latency histogram per frame size")
+    ax.legend(fontsize=7)
+    return web, fig
+
+
+def _loss_figs(trials: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    t = trials[trials["test"] == "frame_loss"].sort_values("value")
+    web = go.Figure()
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for size, d in t.groupby("frame_size"):
+        web.add_scatter(x=d["value"], y=d["loss_pct"], mode="markers+lines", name=f"{size:g} B")
+        ax.plot(d["value"], d["loss_pct"], "o-", label=f"{size:g} B")
+        if "theory_loss_pct" in d:
+            ax.plot(d["value"], d["theory_loss_pct"], ":", color="#999")
+    if "theory_loss_pct" in t:
+        th = t.groupby("value", as_index=False)["theory_loss_pct"].first()
+        web.add_scatter(x=th["value"], y=th["theory_loss_pct"], mode="lines", name="predicted",
+                        line=dict(dash="dot", color="#999"))
+    web.update_layout(**rp_layout("Frame loss vs offered load", "offered load (% line rate)",
+                                  "frame loss (%)"))
+    ax.set_xlabel("offered load (% line rate)")
+    ax.set_ylabel("frame loss (%)")
+    ax.set_title("Frame loss vs offered load (dotted: predicted)")
+    ax.legend(fontsize=7)
+    return web, fig
+
+
+def rp_layout(title: str, x: str, y: str) -> dict:
+    return dict(template="plotly_white", title=title, xaxis_title=x, yaxis_title=y,
+                margin=dict(l=60, r=20, t=50, b=50), height=380)
+
+
+def section(page: rp.Page) -> None:
+    run = page.run
+    results = run.t.get("rfc2544_results")
+    trials = run.t.get("rfc2544_trials")
+    if results is None and trials is None:
+        return
+    s = page.section("rfc2544", "RFC 2544: throughput, latency, frame loss, back-to-back, recovery")
+    params = run.meta.get("parameters", {}).get("rfc2544", {})
+    rate = float(params.get("rate_bps", 100e9))
+    s.parts.append(rp.para(
+        f"Port pairs {', '.join(f'{a}&harr;{b}' for a, b in params.get('pairs', []))}, every pair "
+        f"sending both ways at once; loss tolerance {params.get('tolerance_pct', 0):g} %, search "
+        f"resolution {params.get('resolution_pct', 0.1):g} % of line rate. Each trial starts from a "
+        "fresh switch (counters, queues and clock reset). Frames still in the switch a few frame "
+        "times after the sources stop count as not forwarded, so the buffer cannot hide an "
+        "overload (METHODS.md, virtual-time caveat). Latency is FIFO as stamped (first bit in to "
+        "first bit out, 1 ns clock); LIFO is FIFO less the frame's time in."))
+    made = tb.all_tables(results, trials)
+    for name, df in made.items():
+        s.parts.append(f"<h3>{rp.esc(tb.CSV_FILES[name].split(':')[0])}</h3>")
+        s.parts.append(rp.para(rp.esc(tb.CSV_FILES[name]) + f" (<code>{name}.csv</code>)"))
+        s.parts.append(rp.html_table(df))
+    if results is not None and (results["test"] == "throughput").any():
+        page.plot(s, "rfc2544_throughput", *_throughput_figs(
+            results[results["test"] == "throughput"].sort_values("frame_size"), rate))
+    hist = run.t.get("rfc2544_latency_hist")
+    if hist is not None and not hist.empty:
+        page.plot(s, "rfc2544_latency_histogram", *_latency_figs(hist))
+    if trials is not None and (trials["test"] == "frame_loss").any():
+        page.plot(s, "rfc2544_frame_loss", *_loss_figs(trials))
+
+
+def render(run_dir: Path, out: Optional[Path] = None) -> Path:
+    """The report of an RFC 2544 run."""
+    return rp.render_page(run_dir, out, (rp.overview, rp.checks, section))

@@ -1,0 +1,223 @@
+"""How each RFC 2544 case is measured on a testbed: one case is one test at
+one frame size (a search is one case of many trials). Every trial is
+stored the moment it ends (table `rfc2544_trials`, its streams in
+`rfc2544_streams`), so Ctrl-C in the middle of a search keeps it; the
+case's answer is one row of `rfc2544_results`.
+
+All pairs send at once, both ways, at the same share of line rate.
+Latency and system recovery use the throughput measured for the same
+size earlier in the run (cases are planned in that order); without a
+throughput case they run at line rate and say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pandas as pd
+
+from ..runner import Case, Tables, Tick
+from ..linerate import frame_time_ns, frames_per_second, wire_bits
+from ..params import Profile
+from ..tester import search
+from ..tester.streams import Rate, Stream, pair
+from ..tester.trial import Trial
+from ..tester.virtual import VirtualTestbed, trial_frames
+from . import EXPERIMENT
+from . import theory as th
+from .params import TESTS, Rfc2544Params
+
+Store = Callable[[str, pd.DataFrame], None]
+
+
+def plan(p: Rfc2544Params, profile: str) -> list[Case]:
+    """Per size, the tests in RFC order (throughput first: latency and
+    recovery use it). Weights follow the frames a case sends."""
+    cases = []
+    for size in p.sizes:
+        for test in TESTS:
+            if test not in p.tests:
+                continue
+            cases.append(Case(f"{EXPERIMENT}/{test}/{size}", EXPERIMENT,
+                              f"RFC 2544 {test.replace('_', '-')} {size} B",
+                              {"test": test, "size": size, "profile": profile},
+                              weight={"throughput": 6.0, "latency": 10.0, "frame_loss": 3.0,
+                                      "back_to_back": 4.0, "recovery": 4.0}[test]))
+    return cases
+
+
+class Rfc2544Measure:
+    """The measure function of a run: `measure(case, tick) -> tables`."""
+
+    def __init__(self, bed: VirtualTestbed, p: Rfc2544Params, profile: Profile, store: Store):
+        self.bed, self.p, self.prof, self.store = bed, p, profile, store
+        self.rates: dict[int, float] = {}
+        shaped = p.dut_rate_pct < 100.0
+        if shaped:
+            rate = int(p.rate_bps * p.dut_rate_pct / 100.0)
+            ports = p.ports
+            bed.setup = lambda e: [e.set_port_rate(q, rate) for q in ports]
+
+    # ----- helpers -----------------------------------------------------------------
+
+    def _duration(self, size: int) -> int:
+        n = self.p.trial_frames or trial_frames(self.p.resolution_pct)
+        return int(n / frames_per_second(size, self.p.rate_bps) * 1e9) + 1
+
+    def _streams(self, size: int, pct: float, frames: Optional[int] = None) -> list[Stream]:
+        out: list[Stream] = []
+        for a, b in self.p.pairs:
+            out += [Stream(s.tx_port, s.rx_port, s.rate, size, frames=frames)
+                    for s in pair(a, b, size, pct)]
+        return out
+
+    def _keep(self, case: Case, step: search.Step, extra: Optional[dict[str, Any]] = None) -> None:
+        t = step.trial
+        row = {"case_id": case.case_id, "test": case.params["test"], "frame_size": case.params["size"],
+               "trial": step.index, "procedure": step.procedure, "value": step.value,
+               "passed": step.passed, **t.summary(), **(extra or {})}
+        self.store("rfc2544_trials", pd.DataFrame([row]))
+        streams = t.streams.assign(case_id=case.case_id, test=case.params["test"],
+                                   frame_size_case=case.params["size"], trial=step.index)
+        self.store("rfc2544_streams", streams.astype({"duplicated": "Int64"}))
+
+    def _result(self, case: Case, **fields: Any) -> Tables:
+        row = {"case_id": case.case_id, "experiment": EXPERIMENT, "test": case.params["test"],
+               "frame_size": case.params["size"], "profile": case.params["profile"],
+               "line_rate_bps": self.p.rate_bps, **fields}
+        return {"rfc2544_results": pd.DataFrame([row])}
+
+    def _rate_for(self, size: int) -> tuple[float, str]:
+        if size in self.rates:
+            return self.rates[size], "the throughput measured for this size"
+        return 100.0, "line rate (no throughput measured for this size)"
+
+    # ----- the tests --------------------------------------------------------------------
+
+    def __call__(self, case: Case, tick: Tick) -> Tables:
+        test, size = case.params["test"], int(case.params["size"])
+        return getattr(self, test)(case, size, tick)
+
+    def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
+        dur = self._duration(size)
+        steps = max(1, int(np.ceil(np.log2(100.0 / self.p.resolution_pct))) + 1)
+
+        def each(step: search.Step) -> None:
+            self._keep(case, step)
+            tick(min(1.0, (step.index + 1) / steps))
+
+        r = search.throughput(lambda pct: self.bed.trial(self._streams(size, pct), dur),
+                              self.p.tolerance_pct, self.p.resolution_pct, each=each)
+        pct = r.value or 0.0
+        self.rates[size] = pct
+        fps = pct / 100.0 * frames_per_second(size, self.p.rate_bps)
+        best = r.best.trial.summary() if r.best else {}
+        return self._result(case, throughput_pct=pct, throughput_fps_per_port=fps,
+                            throughput_gbps_per_port=fps * wire_bits(size) / 1e9,
+                            trials=len(r.steps), note=r.note,
+                            rx_fps_total=best.get("rx_fps", 0.0),
+                            theory_throughput_pct=th.throughput_pct(self.p))
+
+    def latency(self, case: Case, size: int, tick: Tick) -> Tables:
+        pct, why = self._rate_for(size)
+        if pct <= 0:
+            return self._result(case, note="no rate passed the throughput test: no latency")
+        dur = self._duration(size)
+        rows = []
+        for i in range(self.p.latency_trials):
+            t = self.bed.trial(self._streams(size, pct), dur, records=True)
+            self._keep(case, search.Step("latency", i, pct, t, t.passed(self.p.tolerance_pct)))
+            rows.append(t.streams)
+            self.store("rfc2544_latency_hist", t.histogram.assign(case_id=case.case_id,
+                                                                  frame_size=size, trial=i))
+            tick((i + 1) / self.p.latency_trials)
+        s = pd.concat(rows, ignore_index=True)
+        w = s["rx_frames"].clip(lower=1)
+        return self._result(
+            case, offered_pct=pct, rate_from=why, trials=self.p.latency_trials,
+            fifo_min_ns=float(s["lat_min_ns"].min()),
+            fifo_avg_ns=float(np.average(s["lat_avg_ns"], weights=w)),
+            fifo_max_ns=float(s["lat_max_ns"].max()),
+            lifo_min_ns=float(s["lifo_min_ns"].min()),
+            lifo_avg_ns=float(np.average(s["lifo_avg_ns"], weights=w)),
+            lifo_max_ns=float(s["lifo_max_ns"].max()),
+            jitter_ns=float(np.average(s["jitter_ns"].fillna(0.0), weights=w)),
+            p99_ns=float(s["lat_p99_ns"].max()), p999_ns=float(s["lat_p999_ns"].max()),
+            theory_fifo_min_ns=th.fifo_latency_ns(size, self.p.rate_bps))
+
+    def frame_loss(self, case: Case, size: int, tick: Tick) -> Tables:
+        dur = self._duration(size)
+
+        def each(step: search.Step) -> None:
+            self._keep(case, step, {"theory_loss_pct": th.loss_pct(self.p, step.value)})
+            tick(min(1.0, (step.index + 1) / 10))
+
+        r = search.frame_loss(lambda pct: self.bed.trial(self._streams(size, pct), dur), each=each)
+        return self._result(case, clean_from_pct=r.value, trials=len(r.steps),
+                            loss_at_100_pct=r.steps[0].trial.loss_pct if r.steps else np.nan)
+
+    def back_to_back(self, case: Case, size: int, tick: Tick) -> Tables:
+        prof = self.prof
+        most = self.p.b2b_max_frames or max(1, 2 * prof.shared_bytes // prof.footprint(size))
+        steps = max(1, int(np.ceil(np.log2(most))) + 1)
+
+        def each(step: search.Step) -> None:
+            self._keep(case, step)
+            tick(min(1.0, (step.index + 1) / steps))
+
+        # a burst lasts its frames at line rate; what the DUT buffered is
+        # not lost, so the trial waits until the DUT, forwarding at its
+        # throughput (measured, else line rate), has sent the whole burst
+        drain_pct = max(self._rate_for(size)[0], 1.0)
+
+        def run_burst(n: int) -> Trial:
+            burst_ns = n * frame_time_ns(size, self.p.rate_bps)
+            return self.bed.trial(self._streams(size, 100.0, frames=n), int(burst_ns) + 1,
+                                  settle_ns=int(burst_ns * 100.0 / drain_pct) + 10_000)
+
+        r = search.back_to_back(run_burst, most, 1, each=each)
+        frames = r.value or 0.0
+        theory = th.back_to_back_frames(self.p, prof, size)
+        return self._result(case, b2b_frames=frames, b2b_max_tried=most,
+                            buffer_time_ns=th.buffer_time_ns(frames, size, self.p.rate_bps),
+                            trials=len(r.steps), note=r.note,
+                            theory_b2b_frames=np.nan if theory is None else float(theory))
+
+    def recovery(self, case: Case, size: int, tick: Tick) -> Tables:
+        pct, why = self._rate_for(size)
+        over = round(pct * self.p.recovery_overload, 6)
+        if pct <= 0 or over > 100.0:
+            return self._result(case, recovery_ns=np.nan, rate_from=why,
+                                note=f"not applicable: {self.p.recovery_overload:g} x the "
+                                     f"throughput ({pct:g} %) is more than one port can send")
+        prof = self.prof
+        excess_bps = (over - pct) / 100.0 * self.p.rate_bps
+        fill_ns = int(1.5 * prof.shared_bytes * 8 / excess_bps * 1e9)
+        drain_ns = int(2.0 * prof.shared_bytes * 8 / (0.5 * pct / 100.0 * self.p.rate_bps) * 1e9)
+        streams = []
+        for s in self._streams(size, over):
+            streams.append(Stream(s.tx_port, s.rx_port, s.rate, size, name=f"over {s.label}",
+                                  frames=int(fill_ns / 1e9 * s.rate.fps(self.p.rate_bps, size))))
+        half = [Stream(s.tx_port, s.rx_port, Rate.pct(pct / 2), size, start_ns=fill_ns,
+                       name=f"reduced {s.label}") for s in self._streams(size, pct)]
+        t = self.bed.trial(streams + half, fill_ns + drain_ns, records=True,
+                           tick=lambda f: tick(0.95 * f))
+        self._keep(case, search.Step("recovery", 0, over, t, True))
+        rec = self.bed.last_records
+        worst = 0.0
+        slot = wire_bits(size) / (pct / 2 / 100.0 * self.p.rate_bps) * 1e9
+        for sid in t.streams["stream"].iloc[len(streams):]:
+            sent = int(t.streams.loc[t.streams["stream"] == sid, "tx_frames"].iloc[0])
+            got = np.zeros(sent, bool)
+            seq = rec["seq"][rec["stream"] == sid].astype(np.int64)
+            got[seq[seq < sent]] = True
+            tx = fill_ns + np.arange(sent) * slot
+            worst = max(worst, search.recovery_time(tx, got, fill_ns))
+        tick(1.0)
+        return self._result(case, recovery_ns=worst, overload_pct=round(over, 6),
+                            reduced_pct=round(pct / 2, 6), overload_lost=t.streams["lost"].iloc[
+                                :len(streams)].sum(),
+                            overload_ns=fill_ns, rate_from=why,
+                            note="overload phase long enough to fill the buffer 1.5 times "
+                                 "(RFC 2544 asks 60 s; virtual time needs only the fill)")
