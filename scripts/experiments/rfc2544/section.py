@@ -54,11 +54,12 @@ def _latency_figs(hist: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     bins = sorted(set(zip(h["lo_ns"], h["hi_ns"])))
     names = [f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}" for lo, hi in bins]
-    width = 0.8 / max(1, h["frame_size"].nunique())
+    n = max(1, h["frame_size"].nunique())
+    width = 0.8 / n
     for i, (size, d) in enumerate(h.groupby("frame_size")):
         share = d["frames"] / d["frames"].sum() * 100
         web.add_bar(x=labels(d), y=share, name=f"{size:g} B")
-        pos = [bins.index(b) + i * width for b in zip(d["lo_ns"], d["hi_ns"])]
+        pos = [bins.index(b) + (i - (n - 1) / 2) * width for b in zip(d["lo_ns"], d["hi_ns"])]
         ax.bar(pos, share, width=width, label=f"{size:g} B")
     web.update_layout(**rp_layout("FIFO latency histogram per frame size (all latency trials)",
                                   "latency bin (ns)", "% of frames"), barmode="group")
