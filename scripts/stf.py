@@ -7,6 +7,7 @@ An STF file is a list of commands, one per line (`#` starts a comment):
     packet <port> <hex bytes>
     expect <port> [<hex bytes, * for any nibble> [$]]
     wait | remove all | check_counter ...      (accepted, no effect, as in p4c)
+    no_packet                                  (likewise)
     mirroring_add <session> <port>, mirroring_add_mc <session> <mgid>,
     mc_mgrp_create <mgid>, mc_node_create <rid> <port>..., mc_node_associate
     <mgid> <node>, counter_write, register_write, register_reset,
@@ -18,7 +19,12 @@ value&&&mask; lpm values without `/len` get a length from their digits; STF
 priorities p become BMv2 priority 10000 - p (lower wins); outputs are
 compared per port in order, only on ports the test mentions; an `expect`
 without data accepts anything on that port; `$` asks for an exact length,
-otherwise the expected bytes are a prefix.
+otherwise the expected bytes are a prefix.  Key and argument values must
+fit their field's bytes, as simple_switch_CLI requires ("Parameter is too
+large"); BMv2 drops the bits above the width within the last byte.
+
+A malformed line (see stf_syntax) or a command the program cannot satisfy
+stops the test with an error naming its line: ``FILE:LINE: error: ...``.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from .stf_syntax import StfError, parse_stf, read_stf
+from .stf_syntax import number as _num
 
-class StfError(Exception):
-    """A malformed STF line or a command the program cannot satisfy."""
+__all__ = ["StfError", "StfRunner", "Result", "parse_stf", "run_stf", "run_program",
+           "compare_packet", "conformance", "compiled_conformance"]
 
 
 @dataclass
@@ -38,70 +46,10 @@ class Result:
     passed: bool
     messages: List[str] = field(default_factory=list)
     unsupported: bool = False
+    error: Optional[StfError] = None   # the test could not run: bad file or command
 
 
-# ---------------------------------------------------------------- parsing
-
-_ACTION = re.compile(r"^(?P<name>[A-Za-z_.$\[\]0-9]+)\s*\((?P<args>.*)\)\s*(=\s*\S+)?$")
-
-
-def _strip_comment(line: str) -> str:
-    i = line.find("#")
-    return (line[:i] if i >= 0 else line).strip()
-
-
-def parse_stf(text: str) -> List[Tuple[int, str, list]]:
-    """Returns (line number, command, arguments) for each statement."""
-    out = []
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = _strip_comment(raw)
-        if not line:
-            continue
-        cmd, _, rest = line.partition(" ")
-        cmd = cmd.lower()
-        rest = rest.strip()
-        if cmd in ("packet", "expect"):
-            parts = rest.split(None, 1)
-            if not parts:
-                raise StfError(f"line {no}: '{cmd}' needs a port")
-            data = "".join(parts[1].split()) if len(parts) > 1 else ""
-            out.append((no, cmd, [parts[0], data]))
-        elif cmd in ("add", "setdefault"):
-            m = re.search(r"([A-Za-z_.$\[\]0-9]+)\s*\(", rest)
-            if not m:
-                raise StfError(f"line {no}: no action call in '{line}'")
-            head = rest[: m.start()].split()
-            am = _ACTION.match(rest[m.start():].strip())
-            if not am:
-                raise StfError(f"line {no}: bad action call in '{line}'")
-            args = []
-            for a in filter(None, (x.strip() for x in am.group("args").split(","))):
-                k, sep, v = a.partition(":")
-                if not sep:
-                    raise StfError(f"line {no}: bad action argument '{a}'")
-                args.append((k.strip(), v.strip()))
-            if not head:
-                raise StfError(f"line {no}: '{cmd}' needs a table")
-            table, rest_head = head[0], head[1:]
-            prio = None
-            if rest_head and re.fullmatch(r"\d+", rest_head[0]):
-                prio = int(rest_head[0])
-                rest_head = rest_head[1:]
-            keys = []
-            for kv in rest_head:
-                k, sep, v = kv.rpartition(":")
-                if not sep:
-                    raise StfError(f"line {no}: bad key '{kv}'")
-                keys.append((k, v))
-            out.append((no, cmd, [table, prio, keys, am.group("name"), args]))
-        else:
-            out.append((no, cmd, rest.split()))
-    return out
-
-
-def _num(s: str) -> int:
-    s = s.replace("_", "")
-    return int(s, 0) if not re.fullmatch(r"0\d+", s) else int(s, 10)
+# ---------------------------------------------------------------- values
 
 
 def _ternary(value: str) -> Tuple[int, int]:
@@ -119,7 +67,7 @@ def _ternary(value: str) -> Tuple[int, int]:
 def _lpm(value: str) -> Tuple[int, int]:
     if "/" in value:
         v, _, n = value.partition("/")
-        return _num(v), int(n, 0)
+        return _num(v), _num(n)
     v = value.replace("_", "")
     for prefix, bits in (("0x", 4), ("0b", 1), ("0o", 3)):
         if v.lower().startswith(prefix):
@@ -127,6 +75,15 @@ def _lpm(value: str) -> Tuple[int, int]:
             return int(digits.replace("*", "0"), {4: 16, 1: 2, 3: 8}[bits]), (len(digits) - digits.count("*")) * bits
     h = hex(int(v))[2:]
     return int(v), len(h) * 4
+
+
+def _fitting(value: int, width: int, what: str, text: str) -> int:
+    """`value` for a field of `width` bits, checked as simple_switch_CLI
+    checks it: it must fit the field's whole bytes ("Parameter is too
+    large"); bits above the width within them are dropped, as BMv2 does."""
+    if value >> (8 * ((width + 7) // 8)):
+        raise StfError(f"{what}: {text} does not fit in bit<{width}>")
+    return value & ((1 << width) - 1)
 
 
 # ---------------------------------------------------------------- running
@@ -175,7 +132,8 @@ class StfRunner:
         missing = [p[0] for p in params if p[0] not in given]
         if missing:
             raise StfError(f"action {action}: missing argument(s) {', '.join(missing)}")
-        return [_num(given[p[0]]) for p in params]
+        return [_fitting(_num(given[name]), width, f"action argument {name}", given[name])
+                for name, width in params]
 
     @staticmethod
     def _key_name(fields: List[str], key: str) -> str:
@@ -202,27 +160,15 @@ class StfRunner:
         table = self._table(table_name)
         fields = [k[0] for k in table[2]]
         kinds = {k[0]: k[1] for k in table[2]}
+        widths = {k[0]: k[2] for k in table[2]}
         values: Dict[str, tuple] = {}
         for k, v in keys:
             name = self._key_name(fields, k)
-            kind = kinds[name]
-            if kind == "ternary" or kind == "optional":
-                val, mask = _ternary(v) if not re.fullmatch(r"\d+", v) else (_num(v), (1 << 128) - 1)
-                values[name] = ("ternary", val, mask)
-            elif kind == "lpm":
-                val, plen = _lpm(v)
-                values[name] = ("lpm", val, plen)
-            elif kind == "range":
-                lo, _, hi = v.partition("..")
-                values[name] = ("range", _num(lo), _num(hi or lo))
-            else:
-                values[name] = ("exact", _num(v))
+            values[name] = self._key_value(name, kinds[name], widths[name], v)
         key = []
         for name, kind, width in table[2]:
             if name in values:
                 val = values[name]
-                if val[0] == "ternary":
-                    val = ("ternary", val[1], val[2] & ((1 << width) - 1))
                 key.append(val)
             elif kind in ("ternary", "optional"):
                 key.append(("ternary", 0, 0))
@@ -238,6 +184,25 @@ class StfRunner:
             priority = 10000 - prio if prio is not None else 10000 + self.adds
         self.adds += 1
         self.engine.table_add(table[0], action, key, self._args(action, args), priority)
+
+    @staticmethod
+    def _key_value(name: str, kind: str, width: int, text: str) -> tuple:
+        """The engine's form of one key value, checked against its width."""
+        what = f"key {name}"
+        if kind in ("ternary", "optional"):
+            if re.fullmatch(r"\d+", text):  # decimal: every bit counts
+                return ("ternary", _fitting(_num(text), width, what, text), (1 << width) - 1)
+            val, mask = _ternary(text)
+            return ("ternary", _fitting(val, width, what, text), _fitting(mask, width, what, text))
+        if kind == "lpm":
+            val, plen = _lpm(text)
+            if plen > width:
+                raise StfError(f"{what}: prefix length {plen} of {text} is longer than bit<{width}>")
+            return ("lpm", _fitting(val, width, what, text), plen)
+        if kind == "range":
+            lo, _, hi = text.partition("..")
+            return ("range", _fitting(_num(lo), width, what, text), _fitting(_num(hi or lo), width, what, text))
+        return ("exact", _fitting(_num(text), width, what, text))
 
     def setdefault(self, table_name, action_name, args) -> None:
         table = self._table(table_name)
@@ -306,9 +271,9 @@ class StfRunner:
                 else:
                     self.direct(cmd, a)
             except StfError as e:
-                raise StfError(f"line {no}: {e}") from None
+                raise e.at(no) from None
             except Exception as e:  # engine errors: name the line
-                raise StfError(f"line {no}: {type(e).__name__}: {e}") from None
+                raise StfError(f"{type(e).__name__}: {e}", no) from None
 
     def check(self) -> List[str]:
         """Compares outputs with expectations; returns the failures."""
@@ -355,20 +320,28 @@ def run_stf(json_text: str, stf_text: str) -> Result:
     import p4scope_dataplane as dp
 
     try:
+        statements = parse_stf(stf_text)
+    except StfError as e:
+        return Result(False, [str(e)], error=e)
+    try:
         engine = dp.Engine(json_text)
     except dp.LoadError as e:
         return Result(False, [f"unsupported: {e}"], unsupported=True)
     runner = StfRunner(engine)
     try:
-        runner.run(parse_stf(stf_text))
+        runner.run(statements)
     except StfError as e:
-        return Result(False, [str(e)])
+        return Result(False, [str(e)], error=e)
     errors = runner.check()
     return Result(not errors, errors)
 
 
 def run_files(json_path: Path, stf_path: Path) -> Result:
-    return run_stf(json_path.read_text(), stf_path.read_text())
+    try:
+        stf_text = read_stf(stf_path)
+    except StfError as e:
+        return Result(False, [str(e)], error=e)
+    return run_stf(json_path.read_text(errors="replace"), stf_text)
 
 
 def compile_program(p4_path: Path) -> Tuple[Optional[str], Optional[Result]]:
@@ -394,12 +367,17 @@ def compile_program(p4_path: Path) -> Tuple[Optional[str], Optional[Result]]:
 
 def run_program(program: Path, stf_path: Path) -> Result:
     """Run an STF test against a program given as BMv2 JSON or as P4 source."""
+    try:
+        stf_text = read_stf(stf_path)
+        parse_stf(stf_text)   # a malformed test fails before any compiling
+    except StfError as e:
+        return Result(False, [str(e)], error=e)
     if program.suffix == ".json":
-        return run_files(program, stf_path)
+        return run_stf(program.read_text(errors="replace"), stf_text)
     json_text, failure = compile_program(program)
     if failure is not None:
         return failure
-    return run_stf(json_text, stf_path.read_text())
+    return run_stf(json_text, stf_text)
 
 
 def compiled_conformance(samples: Path, pattern: str = "*-bmv2") -> Dict[str, Result]:
@@ -448,9 +426,19 @@ def cli_stf(program: Path, test: Path) -> None:
     if program.suffix not in (".json", ".p4"):
         typer.echo("p4scope stf: give the program as P4 source (.p4) or BMv2 JSON (.json)", err=True)
         raise typer.Exit(2)
+    try:
+        with open(program, "rb"):
+            pass
+    except OSError as e:
+        typer.echo(f"p4scope stf: error: {program}: {e.strerror}", err=True)
+        raise typer.Exit(1)
     r = run_program(program, test)
-    for m in r.messages:
-        typer.echo(f"{test}: {m}", err=True)
+    if r.error is not None:   # FILE:LINE: error: ..., as compile errors read
+        where = f"{test}:{r.error.line}" if r.error.line is not None else str(test)
+        typer.echo(f"{where}: error: {r.error.message}", err=True)
+    else:
+        for m in r.messages:
+            typer.echo(f"{test}: {m}", err=True)
     typer.echo(f"{test}: {'PASS' if r.passed else 'UNSUPPORTED' if r.unsupported else 'FAIL'}")
     raise typer.Exit(0 if r.passed else 1)
 
