@@ -279,5 +279,12 @@ def json_text() -> str:
     return _compiled()[1]
 
 
+def huge_field_json(bits: int) -> str:
+    """basic.p4's JSON with a metadata field of `bits` bits (hostile input)."""
+    doc = json.loads(json_text())
+    doc["header_types"][0]["fields"].append(["huge", bits, False])
+    return json.dumps(doc)
+
+
 def p4c_style_json_text() -> str:
     return json.dumps(p4c_style_json(), indent=1)

@@ -168,6 +168,18 @@ def test_bad_json_exits_1(tmp_path):
     assert r.returncode == 1 and "cannot start" in r.stderr
 
 
+def test_json_with_a_huge_header_exits_1(tmp_path):
+    # `p4scope switch x.json`: the engine refuses it before allocating (no panic, no 256 MiB)
+    prog = tmp_path / "huge.json"
+    prog.write_text(program.huge_field_json(2**31))
+    p4scope = os.path.join(os.path.dirname(sys.executable), "p4scope")
+    r = subprocess.run([p4scope, "switch", str(prog), "--", "--grpc-server-addr", "127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert "cannot start" in r.stderr and "at most 65536 bytes" in r.stderr
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+
+
 def test_usage_error_exits_2():
     r = subprocess.run([sys.executable, "-m", "p4scope.switch.daemon", "--nope"],
                        capture_output=True, text=True, timeout=30)

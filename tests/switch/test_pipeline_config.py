@@ -204,3 +204,15 @@ def test_backup_cannot_set_pipeline(client_factory):
     with pytest.raises(grpc.RpcError) as e:
         backup.set_pipeline(program.p4info(), program.json_text().encode())
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+@pytest.mark.parametrize("bits", [2**31, 2**32 - 1])
+def test_header_wider_than_64_kib_is_refused(client_factory, switch, bits):
+    # BMv2 has no bound of its own; p4scope refuses headers over 64 KiB before laying them out
+    c = client_factory(1)
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(program.p4info(), program.huge_field_json(bits).encode())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "at most 65536 bytes" in e.value.details()
+    assert switch.device.pipeline is None
+

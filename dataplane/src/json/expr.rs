@@ -87,7 +87,7 @@ impl Ctx {
                 if arr.len() != 2 {
                     return err(path, "expected [bit offset, width]");
                 }
-                Ok(Expr::Lookahead { off: as_u32(&arr[0], path)?, width: as_u32(&arr[1], path)? })
+                Ok(Expr::Lookahead { off: as_u32(&arr[0], path)?, width: super::layout::lookahead_width(&arr[1], path)? })
             }
             "header" => err(path, "a header is not a value here"),
             other => err(path, format!("operand type '{other}' is not supported here")),

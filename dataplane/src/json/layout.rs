@@ -2,6 +2,18 @@
 
 use super::*;
 
+/// The longest header type the engine accepts, in bytes (fixed fields plus
+/// a varbit's `max_length`). BMv2 itself has no bound (a JSON width is read
+/// with `asInt`, so anything below 2^31 bits is taken, and every header
+/// instance then holds that many bits in each packet's PHV: one 2^31-bit
+/// field is 256 MiB per packet). 64 KiB is chosen because a header is
+/// extracted from a packet and no packet is longer (the IPv4 and IPv6
+/// length fields are 16 bits), and p4c never comes near it (it refuses
+/// `bit<W>` wider than 2048 bits). Checked on the header types, before any
+/// header instance or PHV is laid out.
+pub const MAX_HEADER_BYTES: u32 = 64 * 1024;
+const MAX_HEADER_BITS: u64 = MAX_HEADER_BYTES as u64 * 8;
+
 struct FieldSpec {
     name: String,
     width: Option<u32>, // None: varbit
@@ -19,6 +31,7 @@ pub(super) fn load_layout(cx: &mut Ctx, root: &Value) -> R<()> {
         let p = elem_path("", "header_types", i, t);
         let name = get_str(t, "name", &p)?;
         let mut fields = vec![];
+        let mut fixed_bits = 0u64;
         for (j, f) in as_arr(get(t, "fields", &p)?, &p)?.iter().enumerate() {
             let fp = format!("{p}.fields[{j}]");
             let arr = as_arr(f, &fp)?;
@@ -32,6 +45,10 @@ pub(super) fn load_layout(cx: &mut Ctx, root: &Value) -> R<()> {
                 let w = as_u32(&arr[1], &fp)?;
                 if w == 0 {
                     return err(&fp, "a field must be at least 1 bit wide");
+                }
+                fixed_bits += u64::from(w);
+                if fixed_bits > MAX_HEADER_BITS {
+                    return err(&fp, too_long(fixed_bits));
                 }
                 Some(w)
             };
@@ -51,6 +68,11 @@ pub(super) fn load_layout(cx: &mut Ctx, root: &Value) -> R<()> {
         };
         if nvar == 1 && max_length.is_none() {
             return err(&p, "a header type with a varbit field needs 'max_length'");
+        }
+        if let Some(ml) = max_length {
+            if ml > MAX_HEADER_BYTES {
+                return err(&format!("{p}.max_length"), too_long(u64::from(ml) * 8));
+            }
         }
         types.insert(name.to_string(), TypeSpec { fields, max_length });
     }
@@ -166,4 +188,21 @@ pub(super) fn load_layout(cx: &mut Ctx, root: &Value) -> R<()> {
         cx.union_stacks.push(UnionStackDef { name: name.to_string(), unions: us });
     }
     Ok(())
+}
+
+fn too_long(bits: u64) -> String {
+    format!(
+        "the header type is at least {bits} bits long; headers of at most {MAX_HEADER_BYTES} \
+         bytes ({MAX_HEADER_BITS} bits) are supported"
+    )
+}
+
+/// A lookahead's width: it reads the packet, so it is bounded as a header
+/// is (a wider one would allocate its width in bytes for every packet).
+pub(super) fn lookahead_width(v: &Value, path: &str) -> R<u32> {
+    let width = as_u32(v, path)?;
+    if u64::from(width) > MAX_HEADER_BITS {
+        return err(path, format!("a lookahead of {width} bits; at most {MAX_HEADER_BITS} are supported"));
+    }
+    Ok(width)
 }

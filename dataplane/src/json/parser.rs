@@ -174,7 +174,7 @@ fn key_part(cx: &Ctx, v: &Value, path: &str) -> R<(KeyPart, u32)> {
                 return err(path, "expected [bit offset, width]");
             }
             let off = as_u32(&arr[0], path)?;
-            let width = as_u32(&arr[1], path)?;
+            let width = super::layout::lookahead_width(&arr[1], path)?;
             Ok((KeyPart::Lookahead { off, width }, width))
         }
         other => err(path, format!("transition key type '{other}' is not supported")),

@@ -126,3 +126,38 @@ fn constants_are_folded() {
         other => panic!("not folded: {other:?}"),
     }
 }
+
+#[test]
+fn header_wider_than_64_kib_is_refused_before_layout() {
+    // BMv2 would take a 2^31-bit field (256 MiB in every packet's PHV)
+    let mut v = base();
+    v["header_types"][1]["fields"] = json!([["a", 8, false], ["huge", 2147483648u64, false]]);
+    let e = load_err(&v);
+    assert_eq!(e.path, "header_types[1] ('h_t').fields[1]");
+    assert!(e.msg.contains("65536 bytes"), "{}", e.msg);
+    // many fields that add up to more than 64 KiB: no u32 overflow either
+    v["header_types"][1]["fields"] = json!([["a", 4294967295u64, false], ["b", 4294967295u64, false]]);
+    assert!(load_err(&v).msg.contains("65536 bytes"));
+    // exactly 64 KiB is fine
+    v["header_types"][1]["fields"] = json!([["a", 524280, false], ["b", 8, false]]);
+    load_value(&v).unwrap();
+}
+
+#[test]
+fn varbit_max_length_beyond_64_kib_is_refused() {
+    let mut v = base();
+    v["header_types"][1]["fields"] = json!([["a", 8, false], ["v", "*"]]);
+    v["header_types"][1]["max_length"] = json!(4294967295u64);
+    let e = load_err(&v);
+    assert!(e.path.ends_with(".max_length") && e.msg.contains("65536 bytes"), "{e}");
+}
+
+#[test]
+fn lookahead_wider_than_64_kib_is_refused() {
+    let mut v = base();
+    v["parsers"][0]["init_state"] = json!("start");
+    v["parsers"][0]["parse_states"] = json!([{"name": "start", "id": 0, "parser_ops": [],
+        "transition_key": [{"type": "lookahead", "value": [0, 4294967295u64]}],
+        "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]);
+    assert!(load_err(&v).msg.contains("lookahead of 4294967295 bits"));
+}
