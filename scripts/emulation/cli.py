@@ -92,17 +92,17 @@ BMV2 = typer.Option(False, "--bmv2", rich_help_panel=MININET_PANEL,
                     help="Also run every case with BMv2 (simple_switch_grpc) in the nodes; "
                          "skipped, saying why, where it is not installed.")
 LINK_BW = typer.Option("10M", "--link-bw", rich_help_panel=MININET_PANEL,
-                       help="Rate of every host link (htb).")
+                       help="Rate of every host link (htb), 1k..400G.")
 FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=MININET_PANEL,
-                         help="Fraction of line rate each sender offers.")
+                         help="Fraction of line rate each sender offers, 0.05..1.")
 FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=MININET_PANEL,
-                               help="Seconds each case's streams last.")
+                               help="Seconds each case's streams last, up to 120.")
 FAIR_WARMUP_S = typer.Option(1.5, "--warmup-s", rich_help_panel=MININET_PANEL,
-                             help="Seconds before the measurement window.")
+                             help="Seconds before the measurement window, below --duration-s.")
 FAIR_QUEUE = typer.Option(200, "--queue-packets", rich_help_panel=MININET_PANEL,
-                          help="Packets the receiver link's queue holds (0: the kernel's default).")
+                          help="Packets the receiver link's queue holds, 1..100000 (0: the kernel's default).")
 BURST_QUEUE = typer.Option(100, "--queue-packets", rich_help_panel=MININET_PANEL,
-                           help="Packets the receiver link's queue holds (the buffer measured).")
+                           help="Packets the receiver link's queue holds (the buffer measured), 4..10000.")
 MB_SIZES = "256,512,1518"
 MB_SIZES_4TO1 = "512,1518"
 
@@ -112,15 +112,15 @@ def run_tcp_incast(
     mode: Mode = typer.Option(Mode.mininet, "--mode",
                               help="mininet, the only mode of this run: the virtual-time engine "
                                    "has no TCP stacks."),
-    senders: int = typer.Option(16, "--senders", help="Sending hosts (seed 001: 16)."),
-    flows: int = typer.Option(16, "--flows", help="TCP flows per sender (seed 001: 16)."),
-    flow_bytes: str = typer.Option("256K", "--flow-bytes", help="Bytes per flow; a comma list runs one job per size (seed 001: 200M..10G at 100GbE; scale to the link)."),
-    link_bw: str = typer.Option("100M", "--link-bw", help="Rate of every host link (htb)."),
+    senders: int = typer.Option(16, "--senders", help="Sending hosts, 1..64 (seed 001: 16)."),
+    flows: int = typer.Option(16, "--flows", help="TCP flows per sender, 1..64 (seed 001: 16)."),
+    flow_bytes: str = typer.Option("256K", "--flow-bytes", help="Bytes per flow, 1..64G; a comma list runs one job per size (seed 001: 200M..10G at 100GbE; scale to the link)."),
+    link_bw: str = typer.Option("100M", "--link-bw", help="Rate of every host link (htb), 1k..400G."),
     receiver_bw: Optional[str] = typer.Option(None, "--receiver-bw", help="Rate of the receiver's link (default: --link-bw)."),
-    queue_packets: int = typer.Option(200, "--queue-packets", help="Packets the receiver link's queue holds (0: the kernel's default)."),
-    window: str = typer.Option("256K", "--window", help="Socket buffer of every flow (seed 001: 256KB TCP window)."),
-    repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch."),
-    bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms)."),
+    queue_packets: int = typer.Option(200, "--queue-packets", help="Packets the receiver link's queue holds, 1..100000 (0: the kernel's default)."),
+    window: str = typer.Option("256K", "--window", help="Socket buffer of every flow, 4K..64M (seed 001: 256KB TCP window)."),
+    repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch, 1..100."),
+    bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms), 1..1000."),
     switch: str = without_panel(SWITCH), bmv2: bool = without_panel(BMV2), results: Path = RESULTS,
     run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT,
 ) -> None:
@@ -136,9 +136,9 @@ def run_tcp_incast(
     try:
         p = I.IncastParams(
             senders=senders, flows=flows,
-            flow_bytes=tuple(I.parse_size(x) for x in flow_bytes.split(",") if x.strip()),
+            flow_bytes=tuple(I.parse_size(x, "--flow-bytes") for x in flow_bytes.split(",") if x.strip()),
             link_bw=link_bw, receiver_bw=receiver_bw,
-            queue_packets=queue_packets or None, window_bytes=I.parse_size(window),
+            queue_packets=queue_packets or None, window_bytes=I.parse_size(window, "--window"),
             repeats=repeats, bin_ms=bin_ms, kinds=kinds_option(switch, bmv2)).check()
     except I.ParamError as e:
         _fail(str(e))

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..control.apps.telemetry import Telemetry
 from ..experiments import fairness as fx
-from ..experiments.params import combination_name
+from ..experiments.params import check_mix_weights, check_number, combination_name
 from ..experiments.runner import Case
 from ..topologies import traffic as T
 from .incast import NTo1Shape, ParamError, check_kinds, check_rate
@@ -51,14 +51,19 @@ class MnFairnessParams(NTo1Shape):
         if not self.n or any(not 2 <= k <= 32 for k in self.n):
             raise ParamError(f"--n {list(self.n)}: numbers of senders in 2..32")
         check_rate(self.link_bw, "--link-bw")
-        if not 0.05 <= self.load <= 1.0:
-            raise ParamError(f"--load {self.load}: 0.05..1 of line rate")
-        if not 0 < self.warmup_s < self.duration_s <= 120:
-            raise ParamError("--warmup-s must be below --duration-s (<= 120 s)")
+        check_number(self.load, 0.05, 1.0, "--load", where="a fraction of line rate")
+        check_number(self.duration_s, 0, 120, "--duration-s", above=True, unit="s")
+        check_number(self.warmup_s, 0, 120, "--warmup-s", above=True, unit="s")
+        if self.warmup_s >= self.duration_s:
+            raise ParamError("--warmup-s must be below --duration-s")
+        if self.queue_packets is not None and not 1 <= self.queue_packets <= 100_000:
+            raise ParamError(f"--queue-packets {self.queue_packets}: 0 (the kernel's default) "
+                             "or 1..100000")
         if self.duration_s - self.warmup_s < 5 * self.interval_ms / 1e3:
             raise ParamError("the window (duration - warmup) must span 5 intervals or more")
-        if any(not 64 <= s <= 9216 or w <= 0 for s, w in self.mix):
-            raise ParamError("--mix: sizes 64..9216 with positive weights")
+        if any(not 64 <= s <= 9216 for s, _ in self.mix):
+            raise ParamError("--mix: frame sizes 64..9216")
+        check_mix_weights(self.mix)
         check_kinds(self.kinds)
         return self
 

@@ -38,6 +38,7 @@ import pandas as pd
 
 from ..control.apps.collector import Collector
 from ..control.apps.telemetry import pair_index
+from ..experiments.params import ParamError, check_number
 from ..experiments.runner import Case
 from ..topologies import builders
 from ..topologies.counters import CounterSampler
@@ -47,10 +48,7 @@ from ..topologies.spec import Topology, from_dict, parse_rate
 EXPERIMENT = "tcp-incast"
 PORT = 5001
 TEL_INTERVAL_LOG2_US = 13   # 8.192 ms intervals of the instrument
-
-
-class ParamError(ValueError):
-    pass
+MAX_FLOW_BYTES = 64 << 30   # seed 001 went up to 10G
 
 
 def check_rate(text: str, flag: str) -> None:
@@ -68,17 +66,18 @@ def check_kinds(kinds: tuple[str, ...]) -> None:
         raise ParamError(f"switch kinds {list(kinds)}: p4scope and/or bmv2")
 
 
-def parse_size(text: str) -> int:
-    """"256K" -> 262144, "1M" -> 1048576, "1500" -> 1500 (powers of 2)."""
+def parse_size(text: str, option: str = "size") -> int:
+    """"256K" -> 262144, "1M" -> 1048576, "1500" -> 1500 (powers of 2);
+    errors name `option`."""
     t = str(text).strip().upper().removesuffix("B")
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
     num = t[:-1] if t[-1:] in "KMG" else t
     try:
         v = float(num) * mult
     except ValueError:
-        raise ParamError(f"{text!r} is not a size (e.g. 256K, 1M, 65536)") from None
-    if v < 1 or v != int(v):
-        raise ParamError(f"{text!r} is not a whole number of bytes >= 1")
+        raise ParamError(f"{option} {text!r}: not a size (e.g. 256K, 1M, 65536)") from None
+    if not math.isfinite(v) or v < 1 or v != int(v):
+        raise ParamError(f"{option} {text!r}: not a whole number of bytes >= 1")
     return int(v)
 
 
@@ -110,8 +109,8 @@ class IncastParams:
             raise ParamError(f"--senders {self.senders}: 1..64")
         if not 1 <= self.flows <= 64:
             raise ParamError(f"--flows {self.flows}: 1..64 per sender")
-        if not self.flow_bytes or any(b < 1 for b in self.flow_bytes):
-            raise ParamError("--flow-bytes: one or more sizes >= 1 byte")
+        if not self.flow_bytes or any(not 1 <= b <= MAX_FLOW_BYTES for b in self.flow_bytes):
+            raise ParamError(f"--flow-bytes: one or more sizes of 1 byte..{size_label(MAX_FLOW_BYTES)}")
         for name, v in (("--link-bw", self.link_bw), ("--receiver-bw", self.receiver_bw)):
             if v is not None:
                 check_rate(v, name)
@@ -121,8 +120,7 @@ class IncastParams:
             raise ParamError(f"--window {self.window_bytes}: 4K..64M")
         if not 1 <= self.repeats <= 100:
             raise ParamError(f"--repeats {self.repeats}: 1..100")
-        if not 1 <= self.bin_ms <= 1000:
-            raise ParamError(f"--bin-ms {self.bin_ms}: 1..1000")
+        check_number(self.bin_ms, 1, 1000, "--bin-ms", unit="ms")
         check_kinds(self.kinds)
         return self
 

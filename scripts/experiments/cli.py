@@ -19,9 +19,10 @@ from typing import Optional
 import typer
 
 from ..emulation import cli as E
-from .params import (ESG_4TO1_SIZES, TABLE3_COMBINATIONS, TABLE4_SIZES, FairnessParams,
-                     MicroburstParams, Mode, ParamError, default_profiles, parse_int_list,
-                     parse_mix)
+from .params import (ESG_4TO1_SIZES, MAX_BUFFER_MB, MAX_BURST_FRAMES, MAX_CELL,
+                     MAX_DURATION_US, MAX_FRAME, MIN_BUFFER_MB, MIN_CELL, MIN_FRAME,
+                     TABLE3_COMBINATIONS, TABLE4_SIZES, EngineOptions, FairnessParams,
+                     MicroburstParams, Mode, ParamError, ns_from_us, parse_int_list, parse_mix)
 from .run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 
 run_app = typer.Typer(help="Run an experiment on the reference DUT: in virtual time on the "
@@ -37,16 +38,9 @@ def _fail(msg: str) -> None:
     raise typer.Exit(2)
 
 
-def _profiles(names: str, buffer_mb: float, alpha: float, cell_bytes: int):
-    all_p = default_profiles(int(buffer_mb * 1024 * 1024), alpha, cell_bytes)
-    chosen = {}
-    for n in [x.strip() for x in names.split(",") if x.strip()]:
-        if n not in all_p:
-            _fail(f"unknown profile {n!r} (known: {', '.join(all_p)})")
-        chosen[n] = all_p[n].check()
-    if not chosen:
-        _fail("no profiles")
-    return chosen
+def _profiles(names: str, buffer_mb: float, alpha: float, cell_bytes: int, seed: int):
+    """The profiles chosen, once the engine options (seed too) are checked."""
+    return EngineOptions(buffer_mb, alpha, cell_bytes, seed).profiles(names)
 
 
 def _only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, ...]]) -> None:
@@ -85,11 +79,12 @@ def _fairness(n: str, ports: list[str], duration_us: float, warmup_us: float, mi
             # port groups (where Table 3's Broadcom was unfair)
             combos += list(cs[1:2] if quick else cs)
     return FairnessParams(combinations=tuple(combos), mix=parse_mix(mix),
-                          duration_ns=int(duration_us * 1000),
-                          warmup_ns=int(warmup_us * 1000)).check()
+                          duration_ns=ns_from_us(duration_us, "--duration-us", above=True),
+                          warmup_ns=ns_from_us(warmup_us, "--warmup-us")).check()
 
 
 def _execute(experiment: str, profiles, mb, fp, seed, results, run_id, program, progress, report):
+    from ..compiler.diagnostics import CompileError
     from .driver import RunRequest, execute
     from .testbed import MissingEngineAPI
 
@@ -99,6 +94,8 @@ def _execute(experiment: str, profiles, mb, fp, seed, results, run_id, program, 
     except MissingEngineAPI as e:
         typer.echo(f"p4scope run: {e}", err=True)
         raise typer.Exit(3)
+    except CompileError as e:
+        _fail(f"--program {program}: {e}")
     except (FileNotFoundError, ParamError, ValueError) as e:
         _fail(str(e))
     E.finish(res)
@@ -109,25 +106,25 @@ VIRTUAL_PANEL = "Virtual time (--mode virtual)"
 _MODE = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in virtual "
                      "time at 100GbE; mininet: real traffic through the DUT in Mininet (root).")
 _PROFILES = typer.Option("fair,unfair", "--profiles", rich_help_panel=VIRTUAL_PANEL, help="Traffic-manager profiles, comma-separated.")
-_BUFFER = typer.Option(16.0, "--buffer-mb", rich_help_panel=VIRTUAL_PANEL, help="Shared buffer in MB (2^20 bytes).")
-_ALPHA = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL, help="Dynamic-threshold factor of the shared buffer.")
-_CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help="Buffer cell size in bytes (1: exact bytes).")
-_SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources (runs are deterministic).")
+_BUFFER = typer.Option(16.0, "--buffer-mb", rich_help_panel=VIRTUAL_PANEL, help=f"Shared buffer in MB (2^20 bytes), {MIN_BUFFER_MB:g}..{MAX_BUFFER_MB:g}.")
+_ALPHA = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL, help="Dynamic-threshold factor of the shared buffer, 1/128..64.")
+_CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help=f"Buffer cell size in bytes, {MIN_CELL}..{MAX_CELL} (1: exact bytes).")
+_SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources, 0..2^64-1 (runs are deterministic).")
 _PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", rich_help_panel=VIRTUAL_PANEL, help="The reference DUT's P4 source.")
 _QUICK = typer.Option(False, "--quick", rich_help_panel=VIRTUAL_PANEL, help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
-_SIZES = typer.Option("table4", "--sizes", help="2:1 frame sizes: 'table4' (the 18 of seed 000) or a list.")
-_SIZES4 = typer.Option("esg", "--sizes-4to1", help="4:1 frame sizes: 'esg' (seed 001), a list, or 'none'.")
-_BURST = typer.Option(None, "--burst-frames", help="Frames per port per burst (default: from the buffer, 1.5x).")
+_SIZES = typer.Option("table4", "--sizes", help=f"2:1 frame sizes: 'table4' (the 18 of seed 000) or a list ({MIN_FRAME}..{MAX_FRAME} B).")
+_SIZES4 = typer.Option("esg", "--sizes-4to1", help=f"4:1 frame sizes: 'esg' (seed 001), a list ({MIN_FRAME}..{MAX_FRAME} B), or 'none'.")
+_BURST = typer.Option(None, "--burst-frames", help=f"Frames per port per burst, 1..{MAX_BURST_FRAMES:,} (default: from the buffer, 1.5x).")
 _N = typer.Option("3,6,16", "--n", help="Numbers of source ports (Table 3's combinations of each).")
 # the same for the commands with --mode
-_SIZES_MODES = typer.Option(None, "--sizes", show_default=False, help="2:1 frame sizes: 'table4' (the 18 of seed 000; the default in virtual time) or a list (default in Mininet: 256,512,1518).")
+_SIZES_MODES = typer.Option(None, "--sizes", show_default=False, help=f"2:1 frame sizes: 'table4' (the 18 of seed 000; the default in virtual time) or a list ({MIN_FRAME}..{MAX_FRAME} B; Mininet: 64..1518, default 256,512,1518).")
 _SIZES4_MODES = typer.Option(None, "--sizes-4to1", show_default=False, help="4:1 frame sizes: 'esg' (seed 001; the default in virtual time), a list (default in Mininet: 512,1518), or 'none'.")
-_BURST_MODES = typer.Option(None, "--burst-frames", help="Frames per port per burst (default: 1.5x what the buffer holds; in Mininet, the link queue).")
+_BURST_MODES = typer.Option(None, "--burst-frames", help=f"Frames per port per burst, 1..{MAX_BURST_FRAMES:,} (default: 1.5x what the buffer holds; in Mininet, the link queue; there 1..1,000,000).")
 _N_MODES = typer.Option("3,6,16", "--n", help="Numbers of source ports (virtual time: Table 3's combinations of each; Mininet: senders).")
 _PORTS = typer.Option([], "--ports", rich_help_panel=VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
-_DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=VIRTUAL_PANEL, help="Virtual time each incast lasts (us).")
-_WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=VIRTUAL_PANEL, help="Time before the measurement window (us).")
-_MIX = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help="Frame-size mix SIZE:WEIGHT,... (Tolly iMIX).")
+_DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=VIRTUAL_PANEL, help=f"Virtual time each incast lasts (us), up to {MAX_DURATION_US:,.0f}.")
+_WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=VIRTUAL_PANEL, help="Time before the measurement window (us), 0 up to below --duration-us.")
+_MIX = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help=f"Frame-size mix SIZE:WEIGHT,... (Tolly iMIX; sizes {MIN_FRAME}..{MAX_FRAME}, weights >= 0).")
 
 
 _VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick")
@@ -158,7 +155,7 @@ def run_microburst(ctx: typer.Context, mode: Mode = _MODE, profiles: str = _PROF
                                  progress, report)
         return
     try:
-        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
+        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         mb = _microburst(sizes or "table4", sizes_4to1 or "esg", burst_frames, quick)
     except ParamError as e:
         _fail(str(e))
@@ -187,7 +184,7 @@ def run_fairness(ctx: typer.Context, mode: Mode = _MODE, profiles: str = _PROFIL
                                switch, bmv2, results, run_id, progress, report)
         return
     try:
-        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
+        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         fp = _fairness(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
         _fail(str(e))
@@ -209,7 +206,7 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = _SIZES, sizes_4to1: str 
             progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _ALL.quick) -> None:
     """Microburst and fairness in virtual time, one run folder, one report."""
     try:
-        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes)
+        profs = _profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         mb = _microburst(sizes, sizes_4to1, burst_frames, quick)
         fp = _fairness(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
@@ -222,7 +219,7 @@ def main_run() -> int:
     the seed reports ran them, both profiles, one run folder and report.
     Returns the exit status."""
     try:
-        _execute("all", _profiles("fair,unfair", 16.0, 1.0, 256),
+        _execute("all", _profiles("fair,unfair", 16.0, 1.0, 256, 1),
                  _microburst("table4", "esg", None, False),
                  _fairness("3,6,16", [], 2000.0, 1000.0, "64:55,78:5,576:17,1518:23", False),
                  1, Path("results"), None, Path("p4src/dut.p4"), True, True)

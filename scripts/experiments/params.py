@@ -15,6 +15,7 @@ is wrong, before any switch is started.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Optional, Sequence
@@ -28,6 +29,17 @@ ESG_4TO1_SIZES = (192, 512, 1024, 1518, 2048, 4096, 9216)
 MIN_FRAME, MAX_FRAME = 64, 9216
 MAX_PORT = 63  # the instrument measures ports 0..63 (telemetry.p4 TEL_MAX_PORTS)
 EGRESS = 31
+
+# What the options take (shown in --help). Wide enough for every switch
+# buffer and ASIC setting in use, narrow enough that a run never plans for
+# hours without a word.
+MIB = 1 << 20
+MIN_BUFFER_MB, MAX_BUFFER_MB = 0.125, 1024.0
+MIN_ALPHA, MAX_ALPHA = 1 / 128, 64.0  # ASICs: powers of two, 1/128 .. 8 and more
+MIN_CELL, MAX_CELL = 1, 16384  # 1: the buffer counts exact bytes
+MAX_BURST_FRAMES = 100_000_000
+MAX_DURATION_US = 1_000_000.0  # one second of virtual time per incast
+MAX_SEED = 2**64 - 1  # the engine's seed is 64 bits
 
 # seed 000, microburst: (name, ingress ports)
 MICROBURST_2TO1 = (("Test 1", (1, 2)), ("Test 2", (1, 9)))
@@ -55,6 +67,45 @@ class ParamError(ValueError):
     """An experiment parameter is out of range or inconsistent."""
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def check_number(value: Any, lo: float, hi: float, option: str, *, above: bool = False,
+                 unit: str = "", where: str = "") -> None:
+    """ParamError naming `option` unless `value` is a finite number in
+    [lo, hi] ((lo, hi] with `above`); `where` says whose it is."""
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and not (isinstance(value, float) and not math.isfinite(value))
+          and (value > lo if above else value >= lo) and value <= hi)
+    if not ok:
+        rng = f"{'(' if above else '['}{_num(lo)}, {_num(hi)}]"
+        raise ParamError(f"{option} {value}: must be a finite number in {rng}"
+                         f"{' ' + unit if unit else ''}{f' ({where})' if where else ''}")
+
+
+def check_int(value: Any, lo: int, hi: int, option: str, *, unit: str = "",
+              where: str = "") -> None:
+    """ParamError naming `option` unless `value` is an integer in lo..hi."""
+    if not (isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi):
+        raise ParamError(f"{option} {value}: must be an integer in {lo}..{hi}"
+                         f"{' ' + unit if unit else ''}{f' ({where})' if where else ''}")
+
+
+def check_seed(seed: Any) -> int:
+    """The engine's and the sources' seed: 64 bits, unsigned."""
+    check_int(seed, 0, MAX_SEED, "--seed")
+    return seed
+
+
+def ns_from_us(us: Any, option: str, *, above: bool = False) -> int:
+    """A virtual-time option in microseconds as whole nanoseconds, checked
+    to be a finite number in [0, MAX_DURATION_US] ((0, ...] with `above`)
+    first."""
+    check_number(us, 0, MAX_DURATION_US, option, above=above, unit="us")
+    return round(us * 1000)
+
+
 def combination_name(ports: Sequence[int]) -> str:
     """'9-14' for a run of consecutive ports, else '2,3,10,...'."""
     p = list(ports)
@@ -80,7 +131,7 @@ def _check_sizes(sizes: Sequence[int], what: str) -> None:
     if not sizes:
         raise ParamError(f"{what}: no frame sizes")
     for s in sizes:
-        if not MIN_FRAME <= s <= MAX_FRAME:
+        if not (isinstance(s, int) and MIN_FRAME <= s <= MAX_FRAME):
             raise ParamError(f"{what}: frame size {s} is outside {MIN_FRAME}..{MAX_FRAME} bytes")
 
 
@@ -119,15 +170,14 @@ class Profile:
         return self.buffer_bytes - self.reserved_bytes
 
     def check(self) -> "Profile":
-        if self.buffer_bytes <= 0:
-            raise ParamError(f"profile {self.name}: buffer must be positive")
+        where = f"profile {self.name}"
+        check_int(self.buffer_bytes, 1, int(MAX_BUFFER_MB * MIB), "buffer_bytes (--buffer-mb)",
+                  where=where)
         if self.shared_bytes <= 0:
-            raise ParamError(f"profile {self.name}: the ports' reserves ({self.reserved_bytes} "
+            raise ParamError(f"{where}: the ports' reserves ({self.reserved_bytes} "
                              f"bytes) leave no shared buffer")
-        if self.alpha <= 0:
-            raise ParamError(f"profile {self.name}: alpha must be positive")
-        if self.cell_bytes < 1:
-            raise ParamError(f"profile {self.name}: cells are at least one byte")
+        check_number(self.alpha, MIN_ALPHA, MAX_ALPHA, "--alpha", where=where)
+        check_int(self.cell_bytes, MIN_CELL, MAX_CELL, "--cell-bytes", where=where)
         return self
 
     def tm_config(self, rate_bps: float) -> dict[str, Any]:
@@ -193,6 +243,41 @@ def default_profiles(buffer_bytes: int = 16 * 1024 * 1024, alpha: float = 1.0,
 
 
 @dataclass(frozen=True)
+class EngineOptions:
+    """The engine options of a virtual-time run: the shared buffer
+    (--buffer-mb), its dynamic-threshold factor (--alpha) and cell size
+    (--cell-bytes) of every traffic-manager profile, and the seed."""
+
+    buffer_mb: float = 16.0
+    alpha: float = 1.0
+    cell_bytes: int = 256
+    seed: int = 1
+
+    def check(self) -> "EngineOptions":
+        check_number(self.buffer_mb, MIN_BUFFER_MB, MAX_BUFFER_MB, "--buffer-mb", unit="MB")
+        check_seed(self.seed)
+        for p in self._all().values():
+            p.check()
+        return self
+
+    def _all(self) -> dict[str, Profile]:
+        return default_profiles(int(self.buffer_mb * MIB), self.alpha, self.cell_bytes)
+
+    def profiles(self, names: str) -> dict[str, Profile]:
+        """The profiles `names` (comma-separated) with these options."""
+        self.check()
+        known = self._all()
+        chosen = {}
+        for n in [x.strip() for x in names.split(",") if x.strip()]:
+            if n not in known:
+                raise ParamError(f"--profiles: unknown profile {n!r} (known: {', '.join(known)})")
+            chosen[n] = known[n]
+        if not chosen:
+            raise ParamError("--profiles: no profiles")
+        return chosen
+
+
+@dataclass(frozen=True)
 class MicroburstParams:
     sizes_2to1: tuple[int, ...] = TABLE4_SIZES
     sizes_4to1: tuple[int, ...] = ESG_4TO1_SIZES
@@ -207,9 +292,9 @@ class MicroburstParams:
         if not self.sizes_2to1 and not self.sizes_4to1:
             raise ParamError("microburst: no frame sizes for either scenario")
         if self.sizes_2to1:
-            _check_sizes(self.sizes_2to1, "microburst 2:1")
+            _check_sizes(self.sizes_2to1, "--sizes (microburst 2:1)")
         if self.sizes_4to1:
-            _check_sizes(self.sizes_4to1, "microburst 4:1")
+            _check_sizes(self.sizes_4to1, "--sizes-4to1 (microburst 4:1)")
         for name, ports in self.combos_2to1:
             _check_ports(ports, self.egress, f"microburst 2:1 {name}")
             if len(ports) != 2:
@@ -218,12 +303,10 @@ class MicroburstParams:
             _check_ports(ports, self.egress, f"microburst 4:1 {name}")
             if len(ports) != 4:
                 raise ParamError(f"microburst 4:1 {name}: needs four ingress ports")
-        if self.burst_frames is not None and self.burst_frames < 1:
-            raise ParamError("microburst: --burst-frames must be at least 1")
-        if self.margin < 1.0:
-            raise ParamError("microburst: the margin must be >= 1 (bursts longer than the buffer)")
-        if self.rate_bps <= 0:
-            raise ParamError("microburst: the line rate must be positive")
+        if self.burst_frames is not None:
+            check_int(self.burst_frames, 1, MAX_BURST_FRAMES, "--burst-frames")
+        check_number(self.margin, 1.0, 100.0, "margin", where="bursts longer than the buffer")
+        check_number(self.rate_bps, 0, 1e12, "rate_bps", above=True, where="the line rate")
         return self
 
 
@@ -243,14 +326,26 @@ class FairnessParams:
             raise ParamError("fairness: no port combinations")
         for ports in self.combinations:
             _check_ports(ports, self.egress, f"fairness {combination_name(ports)}")
-        _check_sizes([s for s, _ in self.mix], "fairness mix")
-        if any(w < 0 for _, w in self.mix) or sum(w for _, w in self.mix) <= 0:
-            raise ParamError("fairness: mix weights must be >= 0 with a positive total")
-        if self.duration_ns <= 0 or not 0 <= self.warmup_ns < self.duration_ns:
-            raise ParamError("fairness: need 0 <= warm-up < duration")
-        if not 0 < self.load <= 1.0:
-            raise ParamError("fairness: load is a fraction of line rate in (0, 1]")
+        _check_sizes([s for s, _ in self.mix], "--mix")
+        check_mix_weights(self.mix)
+        max_ns = int(MAX_DURATION_US * 1000)
+        check_int(self.duration_ns, 1, max_ns, "duration_ns (--duration-us)")
+        check_int(self.warmup_ns, 0, max_ns, "warmup_ns (--warmup-us)")
+        if self.warmup_ns >= self.duration_ns:
+            raise ParamError("fairness: need 0 <= warm-up < duration (--warmup-us below "
+                             "--duration-us)")
+        check_number(self.load, 0, 1.0, "load", above=True, where="a fraction of line rate")
+        check_number(self.rate_bps, 0, 1e12, "rate_bps", above=True, where="the line rate")
         return self
+
+
+def check_mix_weights(mix: Sequence[tuple[int, float]]) -> None:
+    """A frame-size mix's weights: finite, >= 0, with a positive total."""
+    ws = [w for _, w in mix]
+    if any(not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0) for w in ws) \
+            or not 0 < sum(ws) < math.inf:
+        raise ParamError(f"--mix: weights must be finite numbers >= 0 with a positive total, "
+                         f"got {', '.join(str(w) for w in ws)}")
 
 
 def parse_int_list(text: str, what: str) -> tuple[int, ...]:

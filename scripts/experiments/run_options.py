@@ -22,7 +22,21 @@ def _run_id(value: Optional[str]) -> Optional[str]:
         raise typer.BadParameter(str(e).removeprefix("--run-id ")) from None
 
 
-RESULTS = typer.Option(Path("results"), "--results", help="Folder the run folder is made in.")
+def _results(value: Path) -> Path:
+    """--results must be a folder, or a path where one can be made: its
+    nearest existing ancestor is a folder (exit 2 otherwise)."""
+    p = Path(value)
+    for q in (p, *p.parents):
+        if q.exists() or q.is_symlink():
+            if not q.is_dir():
+                what = "is not a folder" if q == p else f"is inside {q}, which is not a folder"
+                raise typer.BadParameter(f"{str(value)!r} {what}")
+            break
+    return value
+
+
+RESULTS = typer.Option(Path("results"), "--results", callback=_results,
+                       help="Folder the run folder is made in.")
 RUN_ID = typer.Option(None, "--run-id", callback=_run_id,
                       help="Name of the run folder under --results (default: UTC time + "
                            f"experiment): up to {MAX_RUN_ID} letters, digits, . _ - +; "

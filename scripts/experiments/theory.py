@@ -62,8 +62,12 @@ def dt_admitted_frames(buffer_bytes: float, alpha: float, footprint_bytes: int,
     in_reserve = int(reserved_bytes // c)
     if voqs == 1:
         return in_reserve + max(0, math.floor(alpha * (buffer_bytes + c) / ((1 + alpha) * c) + 1e-9))
-    q = [0] * voqs
-    used = 0
+    # whole rounds in which every VOQ takes a frame, skipped in one step:
+    # round r + 1 is whole while (r + 1) c <= alpha (B - (voqs (r + 1) - 1) c);
+    # two rounds fewer than the closed form, so rounding cannot overshoot
+    rounds = max(0, math.floor(alpha * (buffer_bytes + c) / ((1 + voqs * alpha) * c)) - 2)
+    q = [rounds * c] * voqs
+    used = voqs * rounds * c
     progress = True
     while progress:
         progress = False

@@ -34,6 +34,61 @@ def test_bad_options_exit_2_with_a_message(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == []  # no run folder was made
 
 
+_HOSTILE = ("nan", "inf", "-inf", "-1", "1e9")
+_VIRTUAL_NUMBERS = [(c, o, v) for c in ("microburst", "fairness", "all")
+                    for o in ("--buffer-mb", "--alpha") for v in _HOSTILE]
+_VIRTUAL_NUMBERS += [(c, o, v) for c in ("fairness", "all")
+                     for o in ("--duration-us", "--warmup-us") for v in _HOSTILE]
+_OTHERS = [
+    (["microburst"], "--cell-bytes", "0"), (["all"], "--cell-bytes", "16385"),
+    (["microburst"], "--burst-frames", "0"), (["all"], "--burst-frames", "1000000000000"),
+    (["microburst"], "--seed", "-1"), (["fairness"], "--seed", str(2**64)),
+    (["all"], "--seed", "-1"),
+    (["fairness"], "--mix", "64:nan"), (["all"], "--mix", "64:inf,128:1"),
+    (["fairness"], "--mix", "64:1e308,128:1e308"),
+    (["fairness", "--mode", "mininet"], "--mix", "64:nan"),
+    (["fairness", "--mode", "mininet"], "--load", "nan"),
+    (["fairness", "--mode", "mininet"], "--duration-s", "inf"),
+    (["fairness", "--mode", "mininet"], "--warmup-s", "nan"),
+    (["fairness", "--mode", "mininet"], "--queue-packets", "-3"),
+    (["tcp-incast"], "--flow-bytes", "nan"), (["tcp-incast"], "--flow-bytes", "inf"),
+    (["tcp-incast"], "--flow-bytes", "1e30"), (["tcp-incast"], "--window", "nan"),
+    (["tcp-incast"], "--bin-ms", "nan"),
+]
+
+
+@pytest.mark.parametrize("command, option, value",
+                         [([c], o, v) for c, o, v in _VIRTUAL_NUMBERS] + _OTHERS)
+def test_every_number_is_checked_before_the_run(tmp_path, command, option, value):
+    """nan, inf, negative and huge values exit 2 at once, naming the option:
+    no traceback, no run folder, no minute of planning."""
+    r = runner.invoke(app, ["run", *command, f"{option}={value}", "--results", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    assert option in r.output and "Traceback" not in r.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ranges_are_in_the_help():
+    r = runner.invoke(app, ["run", "all", "--help"], env={"COLUMNS": "300"})
+    assert r.exit_code == 0
+    for text in ("0.125..1024", "1/128..64", "1..16384", "0..2^64-1", "64..9216"):
+        assert text in r.output
+
+
+def test_a_bad_program_or_results_path_exits_2(tmp_path):
+    bad = tmp_path / "bad.p4"
+    bad.write_text("garbage {\n")
+    r = runner.invoke(app, ["run", "microburst", "--program", str(bad),
+                            "--results", str(tmp_path / "r")])
+    assert r.exit_code == 2 and "--program" in r.output and "syntax error" in r.output
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    r = runner.invoke(app, ["run", "microburst", "--results", str(a_file / "sub")],
+                      env={"COLUMNS": "300"})
+    assert r.exit_code == 2 and "--results" in r.output and "not a folder" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.p4", "file"]
+
+
 @pytest.mark.parametrize("command", ["fairness", "microburst", "tcp-incast"])
 def test_help_names_both_modes(command):
     r = runner.invoke(app, ["run", command, "--help"], env={"COLUMNS": "200"})
