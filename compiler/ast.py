@@ -434,8 +434,16 @@ class Continue(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class Decl(Node):
+    """`name_pos` is where the declared name is written (p4c reports most
+    errors about a declaration there); NOWHERE when not recorded."""
+
     name: str
     annotations: Annotations = ()
+    name_pos: Pos = field(default=NOWHERE, kw_only=True)
+
+    @property
+    def where_named(self) -> Pos:
+        return self.name_pos if self.name_pos.line > 0 else self.pos
 
 
 @dataclass(frozen=True, slots=True)
@@ -612,6 +620,10 @@ class TableProperty(Node):
     value: object = None
     const: bool = False
     annotations: Annotations = ()
+    # where the property's name is written, and for a key where p4c places
+    # the list of key elements (just after its "{")
+    name_pos: Pos = field(default=NOWHERE, kw_only=True)
+    list_pos: Pos = field(default=NOWHERE, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

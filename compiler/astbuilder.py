@@ -29,6 +29,10 @@ def _tok_pos(tok) -> Pos:
     return p if isinstance(p, Pos) else NOWHERE
 
 
+# annotations whose body p4c parses with a rule of its own (grammar.lark's name)
+_STRUCTURED_BODIES = {"p4runtime_translation": "anno_p4rt"}
+
+
 def _annos(a) -> ast.Annotations:
     return a if a is not None else ()
 
@@ -45,7 +49,7 @@ class AstBuilder(Transformer):
     """`bodies` maps id() of each ANNOTATION_BODY token to its tokens;
     `parse_body` parses such tokens as an expression list (or returns None)."""
 
-    def __init__(self, bodies: dict[int, list[Token]], parse_body: Callable[[list[Token]], Optional[Tree]]):
+    def __init__(self, bodies: dict[int, list[Token]], parse_body: Callable[..., Optional[Tree]]):
         super().__init__(visit_tokens=False)
         self._bodies = bodies
         self._parse_body = parse_body
@@ -83,7 +87,9 @@ class AstBuilder(Transformer):
     def anno_body(self, m, at, name, body):
         exprs: tuple = ()
         tokens = self._bodies.get(id(body), [])
-        tree = self._parse_body(tokens)
+        # p4c parses @p4runtime_translation's body by its own grammar
+        structured = _STRUCTURED_BODIES.get(str(name))
+        tree = self._parse_body(tokens, structured) if structured else self._parse_body(tokens)
         if tree is not None:
             exprs = self.transform(tree)
         return ast.Annotation(str(name), body=exprs, tokens=str(body), pos=_pos(m))
@@ -194,7 +200,8 @@ class AstBuilder(Transformer):
 
     def param(self, m, annos, direction, typ, name, default):
         return ast.Param(
-            str(name), _annos(annos), direction=direction or "", type=typ, default=default, pos=_pos(m)
+            str(name), _annos(annos), direction=direction or "", type=typ, default=default, pos=_pos(m),
+            name_pos=_tok_pos(name),
         )
 
     def direction(self, m, tok):
@@ -276,7 +283,8 @@ class AstBuilder(Transformer):
         return ast.FunctionDecl(proto.name, _annos(annos), proto=proto, body=body, pos=_pos(m))
 
     def action_decl(self, m, annos, kw, name, params, body):
-        return ast.ActionDecl(str(name), _annos(annos), params=params or (), body=body, pos=_pos(m))
+        return ast.ActionDecl(str(name), _annos(annos), params=params or (), body=body, pos=_pos(m),
+                              name_pos=_tok_pos(name))
 
     # ------------------------------------------------------------ parsers
 
@@ -295,6 +303,7 @@ class AstBuilder(Transformer):
             locals=tuple(d for d in body if not isinstance(d, ast.ParserState)),
             states=tuple(d for d in body if isinstance(d, ast.ParserState)),
             pos=_pos(m),
+            name_pos=_tok_pos(name),
         )
 
     def ctor_params(self, m, params):
@@ -354,19 +363,27 @@ class AstBuilder(Transformer):
             locals=tuple(locals_),
             body=body,
             pos=_pos(m),
+            name_pos=_tok_pos(name),
         )
 
     def table_decl(self, m, annos, kw, name, *props):
-        return ast.TableDecl(str(name), _annos(annos), properties=props, pos=_pos(m))
+        return ast.TableDecl(str(name), _annos(annos), properties=props, pos=_pos(m),
+                             name_pos=_tok_pos(name))
 
-    def key_prop(self, m, kw, *elems):
-        return ast.TableProperty("key", "key", value=elems, pos=_pos(m))
+    def key_prop(self, m, kw, brace, *elems):
+        return ast.TableProperty("key", "key", value=elems, pos=_pos(m), name_pos=_tok_pos(kw),
+                                 list_pos=brace)
+
+    def key_open(self, m):
+        # p4c places the key element list just after the "{"
+        p = _pos(m)
+        return Pos(p.file, p.line, p.col + 1) if p.line > 0 else p
 
     def key_element(self, m, expr, match_kind, annos):
         return ast.KeyElement(expr, str(match_kind), _annos(annos), pos=_pos(m))
 
     def actions_prop(self, m, kw, *refs):
-        return ast.TableProperty("actions", "actions", value=refs, pos=_pos(m))
+        return ast.TableProperty("actions", "actions", value=refs, pos=_pos(m), name_pos=_tok_pos(kw))
 
     def action_item(self, m, annos, ref):
         return dataclasses.replace(ref, annotations=_annos(annos), pos=_pos(m))
@@ -376,16 +393,19 @@ class AstBuilder(Transformer):
 
     def entries_prop(self, m, annos, const, kw, *entries):
         return ast.TableProperty(
-            "entries", "entries", value=entries, const=const is not None, annotations=_annos(annos), pos=_pos(m)
+            "entries", "entries", value=entries, const=const is not None, annotations=_annos(annos), pos=_pos(m),
+            name_pos=_tok_pos(kw),
         )
 
     def value_prop(self, m, annos, const, name, value):
+        name_pos = _tok_pos(name)
         name = str(name)
         kind = "value"
         if name == "default_action":
             kind = "default_action"
             value = _action_ref(value)
-        return ast.TableProperty(name, kind, value=value, const=const is not None, annotations=_annos(annos), pos=_pos(m))
+        return ast.TableProperty(name, kind, value=value, const=const is not None, annotations=_annos(annos),
+                                 pos=_pos(m), name_pos=name_pos)
 
     def entry(self, m, const, priority, keyset, action, annos):
         keys = keyset.elems if isinstance(keyset, ast.ListExpr) else (keyset,)
@@ -455,8 +475,16 @@ class AstBuilder(Transformer):
         value, width, signed = parse_integer(str(tok))
         return ast.IntLit(value, width, signed, str(tok), pos=_tok_pos(tok))
 
+    def paren(self, m, e):
+        # p4c's position of a parenthesized expression is its "("
+        return dataclasses.replace(e, pos=_pos(m))
+
     def string(self, m, tok):
-        return ast.StringLit(str(tok)[1:-1], pos=_tok_pos(tok))
+        # p4c places a string literal at its closing quote
+        pos, text = _tok_pos(tok), str(tok)
+        if pos.line > 0 and "\n" not in text:
+            pos = Pos(pos.file, pos.line, pos.col + len(text) - 1)
+        return ast.StringLit(text[1:-1], pos=pos)
 
     def true(self, m, tok):
         return ast.BoolLit(True, pos=_pos(m))

@@ -20,7 +20,8 @@ from . import ast
 from . import types as T
 from .diagnostics import Diagnostics, ErrorKind
 from .scope import Scope, Symbol
-from .widths import type_width_error
+from .exprtext import expr_text
+from .widths import MAX_WIDTH, shortened, type_width_error
 
 
 class ConstError(Exception):
@@ -350,8 +351,10 @@ class Checker:
             return self.const_value(e.then if self.const_value(e.cond, scope) else e.else_, scope)
         if isinstance(e, ast.Slice):
             v = self.const_value(e.expr, scope)
-            hi = self.const_value(e.hi, scope)
-            lo = self.const_value(e.lo, scope)
+            bounds = self._slice_bounds(e, scope)
+            if bounds is None or not isinstance(v, int) or isinstance(v, bool):
+                raise ConstError("invalid slice")
+            hi, lo = bounds
             return (v >> lo) & ((1 << (hi - lo + 1)) - 1)
         if isinstance(e, ast.ListExpr):
             return tuple(self.const_value(x, scope) for x in e.elems)
@@ -367,6 +370,33 @@ class Checker:
                 raise ConstError("size of a type without fixed width")
             return w if e.callee.name.endswith("Bits") else (w + 7) // 8
         raise ConstError(f"{type(e).__name__} is not constant")
+
+    def _slice_bounds(self, e: ast.Slice, scope: Scope) -> Optional[tuple[int, int]]:
+        """(msb, lsb) of a slice, checked in p4c's order (constant folding):
+        both integers, msb >= lsb, lsb >= 0, a result width p4c supports.
+        None after an error."""
+        ends = []
+        for x in (e.hi, e.lo):
+            try:
+                v = self.const_value(x, scope)
+            except ConstError as exc:
+                self.err(ErrorKind.EXPECTED, x, f"slice bound must be a compile-time constant ({exc})")
+                return None
+            if isinstance(v, bool) or not isinstance(v, int):
+                self.err(ErrorKind.EXPECTED, x, f"{shortened(expr_text(x))}: expected an integer value")
+                return None
+            ends.append(v)
+        hi, lo = ends
+        if hi < lo:
+            self.err(ErrorKind.EXPECTED, e, f"{shortened(expr_text(e))}: bit slicing should be specified as [msb:lsb]")
+            return None
+        if lo < 0:
+            self.err(ErrorKind.EXPECTED, e.lo, f"{shortened(expr_text(e.lo))}: expected slice indexes to be non-negative")
+            return None
+        if hi - lo + 1 > MAX_WIDTH:
+            self.err(ErrorKind.WIDTH, e, f"{shortened(expr_text(e))}: Compiler only supports widths up to {MAX_WIDTH}")
+            return None
+        return hi, lo
 
     def _fit(self, v: int, t: T.Type) -> int:
         bt = T.bits_of(t)
@@ -497,20 +527,18 @@ class Checker:
             return T.Unknown()
         if isinstance(e, ast.Slice):
             bt = self.check_expr(e.expr, scope)
-            hi = self.const_int(e.hi, scope, "slice bound")
-            lo = self.const_int(e.lo, scope, "slice bound")
+            bounds = self._slice_bounds(e, scope)
             b = T.bits_of(bt)
             if isinstance(bt, T.InfInt):
-                if hi is not None and lo is not None:
-                    return T.Bits(hi - lo + 1)
-                return T.Unknown()
+                return T.Bits(bounds[0] - bounds[1] + 1) if bounds else T.Unknown()
             if b is None or isinstance(T.strip_newtype(bt), T.Bool):
                 if not isinstance(bt, T.Unknown):
                     self.err(ErrorKind.TYPE, e, f"cannot slice a value of type {bt}")
                 return T.Unknown()
-            if hi is None or lo is None:
+            if bounds is None:
                 return T.Unknown()
-            if not (0 <= lo <= hi < b.width):
+            hi, lo = bounds
+            if hi >= b.width:
                 self.err(ErrorKind.WIDTH, e, f"slice [{hi}:{lo}] out of range for {bt}")
                 return T.Unknown()
             return T.Bits(hi - lo + 1)
@@ -628,6 +656,19 @@ class Checker:
             return T.Void()
         return T.Unknown()
 
+    def check_param(self, p: ast.Param, scope: Scope, in_action: bool) -> None:
+        """p4c: a parameter of type int must be directionless, and an
+        action cannot have one at all."""
+        sym = scope.local(p.name)
+        if sym is None or sym.decl is not p:
+            return
+        if not isinstance(self.symbol_value_type(sym, p), T.InfInt):
+            return
+        if p.direction:
+            self.diags.error(ErrorKind.TYPE, p.where_named, f"{p.name}: parameters with type int must be directionless")
+        elif in_action:
+            self.diags.error(ErrorKind.TYPE, p.where_named, f"{p.name}: actions cannot have parameters with type int")
+
     def _decl_scope(self, sym: Symbol) -> Scope:
         return sym.scope or self.glob
 
@@ -699,16 +740,8 @@ class Checker:
                     self.err(ErrorKind.TYPE, side, f"operator {op} needs bool operands, not {t}")
             return T.Bool()
         if op in ("<<", ">>"):
-            lt = self.check_expr(e.left, scope, expected)
-            rt = self.check_expr(e.right, scope)
-            if isinstance(T.strip_newtype(lt), T.Bool):
-                self.err(ErrorKind.TYPE, e, f"cannot shift a bool")
-            rb = T.bits_of(rt)
-            if isinstance(T.strip_newtype(rt), T.Bool) or (rb is None and not isinstance(rt, (T.InfInt, T.Unknown))):
-                self.err(ErrorKind.TYPE, e.right, f"cannot shift by a value of type {rt}")
-            elif rb is not None and rb.signed:
-                self.err(ErrorKind.TYPE, e.right, "shift amount must be unsigned")
-            return lt
+            self._check_shift(e, scope)
+            return self.check_expr(e.left, scope, expected)
         if op == "++":
             lt = self.check_expr(e.left, scope)
             rt = self.check_expr(e.right, scope)
@@ -732,6 +765,42 @@ class Checker:
         if isinstance(t, T.Enum):
             return t.base or t
         return t
+
+    def _check_shift(self, e: ast.Binary, scope: Scope) -> None:
+        """p4c's rules for `<<` and `>>`: the amount is a bit<S> (or a
+        serializable enum of one) or a constant; an unsized left operand
+        needs a constant amount (the result would be an int of unknown
+        width)."""
+        lt = self.check_expr(e.left, scope)
+        rt = self.check_expr(e.right, scope)
+        if isinstance(T.strip_newtype(lt), T.Bool):
+            self.err(ErrorKind.TYPE, e, "cannot shift a bool")
+        amount = rt.base if isinstance(rt, T.Enum) and rt.base is not None else rt
+        if isinstance(amount, (T.Unknown, T.TypeVar)):
+            return
+        if isinstance(amount, T.Bool):
+            self.err(ErrorKind.TYPE, e.right, f"cannot shift by a value of type {rt}")
+        elif isinstance(amount, T.Bits):
+            if amount.signed:
+                self.err(ErrorKind.TYPE, e.right, "shift amount must be unsigned")
+        elif not (isinstance(amount, T.InfInt) and self._is_constant(e.right, scope)):
+            self.err(ErrorKind.TYPE, e.right,
+                     f"{shortened(expr_text(e.right))}: The right operand of shift must be either an "
+                     "expression of type bit<S> or a compile-time known value that is a non-negative "
+                     f"integer, but is {rt}")
+            return
+        if isinstance(lt, T.InfInt) and not isinstance(rt, T.InfInt) and not self._is_constant(e.right, scope):
+            self.err(ErrorKind.TYPE, e,
+                     f"{shortened(expr_text(e))}: shift result type is arbitrary-precision int, but right "
+                     "operand is not constant; width of left operand of shift needs to be specified or "
+                     "both operands need to be constant")
+
+    def _is_constant(self, e: ast.Expr, scope: Scope) -> bool:
+        try:
+            self.const_value(e, scope)
+        except ConstError:
+            return False
+        return True
 
     def _unify(self, a: T.Type, b: T.Type, e: ast.Node, op: str) -> T.Type:
         if isinstance(a, T.Unknown) or isinstance(b, T.Unknown):
@@ -777,7 +846,7 @@ class Checker:
                 return T.Unknown()
             if sym.kind == "action":
                 self.expr_types[id(callee)] = T.Action(sym.decl)  # type: ignore[arg-type]
-                self._check_args(e, sym.decl.params, scope, {}, callee.name, allow_fewer=True)  # type: ignore[union-attr]
+                self._check_action_call(e, sym.decl, scope)  # type: ignore[arg-type]
                 return T.Void()
             if sym.kind == "function":
                 proto = self._pick_overload(sym.decls, e, callee.name)
@@ -822,6 +891,20 @@ class Checker:
             self.err(ErrorKind.TYPE, e, "expression is not callable")
         self._check_args_loose(e, scope)
         return T.Unknown()
+
+    def _check_action_call(self, e: ast.Call, decl: ast.ActionDecl, scope: Scope) -> None:
+        """A direct action call: not in a parser, and every parameter gets
+        an argument (only a table's action list may leave some to the
+        control plane)."""
+        if _inside_parser(scope):
+            self.err(ErrorKind.TYPE, e, f"{shortened(expr_text(e))}: Action calls are not allowed within parsers")
+        self._check_args(e, decl.params, scope, {}, decl.name, allow_fewer=True)
+        named = {a.name for a in e.args if a.name is not None}
+        positional = sum(1 for a in e.args if a.name is None)
+        for i, p in enumerate(decl.params):
+            if i >= positional and p.name not in named and p.default is None and not _is_optional(p):
+                self.err(ErrorKind.TYPE, e, f"{shortened(expr_text(e))}: No argument supplied for {p.name}")
+                break
 
     def _expect_args(self, e: ast.Call, n: int, what: str) -> None:
         if len(e.args) != n:
@@ -996,6 +1079,15 @@ def _proto_of(d: ast.Node) -> ast.FunctionProto:
     if isinstance(d, (ast.ExternFunctionDecl, ast.FunctionDecl)):
         return d.proto
     raise TypeError(d)
+
+
+def _inside_parser(scope: Scope) -> bool:
+    s: Optional[Scope] = scope
+    while s is not None:
+        if isinstance(s.owner, ast.ParserDecl):
+            return True
+        s = s.parent
+    return False
 
 
 def _is_optional(p: ast.Param) -> bool:

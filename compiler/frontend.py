@@ -22,7 +22,9 @@ from . import ast
 from . import types as T
 from .checker import Checker, ConstError
 from .diagnostics import Diagnostics, ErrorKind
+from .exprtext import expr_text
 from .scope import Scope, Symbol
+from .tablerules import check_table_rules
 
 
 @dataclass(eq=False)
@@ -56,6 +58,9 @@ class ProgramIR:
 
 
 def run_frontend(program: ast.Program, diags: Diagnostics) -> ProgramIR:
+    from .programchecks import check_program, v1model_version
+
+    v1model_version(program, diags)
     checker = Checker(program, diags)
     body = BodyChecker(checker)
     for d in program.decls:
@@ -63,6 +68,8 @@ def run_frontend(program: ast.Program, diags: Diagnostics) -> ProgramIR:
     diags.check()
     ir = ProgramIR(program, checker)
     Elaborator(ir, body, diags).run()
+    diags.check()
+    check_program(ir, diags)
     diags.check()
     return ir
 
@@ -112,6 +119,7 @@ class BodyChecker:
     def _params(self, scope: Scope, params: tuple[ast.Param, ...]) -> None:
         for p in params:
             self.c.declare(scope, p)
+            self.c.check_param(p, scope, in_action=False)
 
     # --------------------------------------------------------------- controls
 
@@ -179,7 +187,7 @@ class BodyChecker:
                 self.err(ErrorKind.DIRECTION, p,
                          f"action {d.name}: parameter {p.name} with a direction follows a directionless one")
             self.c.declare(scope, p)
-            self.c.symbol_value_type(scope.local(p.name), p)  # type: ignore[arg-type]
+            self.c.check_param(p, scope, in_action=True)
         self.check_stmt(d.body, scope)
         return scope
 
@@ -265,6 +273,7 @@ class BodyChecker:
                 v = prop.value
                 if isinstance(v, ast.Expr):
                     c.check_expr(v, scope)
+        check_table_rules(c, d, scope)
 
     def _table_key_types(self, d: ast.TableDecl, scope: Scope) -> list[T.Type]:
         for prop in d.properties:
@@ -342,13 +351,33 @@ class BodyChecker:
             if case.state not in valid:
                 self.err(ErrorKind.UNDEFINED, case, f"state {st.name}: transition to undeclared state {case.state}")
             ks = case.keyset
-            if isinstance(ks, ast.ListExpr) and len(key_types) > 1:
+            if isinstance(ks, ast.ListExpr) and (len(key_types) > 1 or len(ks.elems) == 1):
                 if len(ks.elems) != len(key_types):
                     self.err(ErrorKind.TYPE, ks, f"select has {len(key_types)} key(s), case has {len(ks.elems)}")
                 for x, kt in zip(ks.elems, key_types):
                     self.c.check_expr(x, scope, kt)
+                    self._check_case_value(tr, x, kt)
             else:
-                self.c.check_expr(ks, scope, key_types[0] if len(key_types) == 1 else None)
+                kt = key_types[0] if len(key_types) == 1 else None
+                self.c.check_expr(ks, scope, kt)
+                if kt is not None:
+                    self._check_case_value(tr, ks, kt)
+
+    def _check_case_value(self, select: ast.Select, x: ast.Expr, key_type: T.Type) -> None:
+        """A select case value of a sized type must have the key's type
+        (p4c reports the mismatch at the select expression)."""
+        if isinstance(x, ast.Mask):
+            parts: tuple[ast.Expr, ...] = (x.value, x.mask)
+        elif isinstance(x, ast.Range):
+            parts = (x.lo, x.hi)
+        else:
+            parts = (x,)
+        for p in parts:
+            t = self.c.type_of(p)
+            if isinstance(t, T.Bits) and isinstance(key_type, T.Bits) and t != key_type:
+                self.err(ErrorKind.TYPE, select, f"select: case value {expr_text(p)} has type {t}, "
+                                                 f"which does not match the key type {key_type}")
+                return
 
     # ------------------------------------------------------------- statements
 
@@ -378,6 +407,7 @@ class BodyChecker:
             self.check_stmt(s.then, scope)
             self.check_stmt(s.else_, scope)
         elif isinstance(s, ast.Switch):
+            self._check_default_last(s)
             st = c.check_expr(s.expr, scope)
             for case in s.cases:
                 if not isinstance(case.label, (ast.Default, ast.DontCare)):
@@ -434,6 +464,19 @@ class BodyChecker:
             self.check_stmt(s.body, inner)
         else:
             self.err(ErrorKind.UNSUPPORTED, s, f"unsupported statement {type(s).__name__}")
+
+    def _check_default_last(self, s: ast.Switch) -> None:
+        """p4c: `default` is the last label of a switch."""
+        seen_default = False
+        for case in s.cases:
+            if seen_default:
+                if isinstance(case.label, ast.Default):
+                    self.err(ErrorKind.INVALID, s, "switch has multiple 'default' labels")
+                else:
+                    self.err(ErrorKind.INVALID, s, f"switch label {expr_text(case.label)} follows "
+                                                   "'default' label, which is not allowed")
+                return
+            seen_default = isinstance(case.label, ast.Default)
 
     def _check_switch_action_label(self, label: ast.Expr, scope: Scope) -> None:
         if isinstance(label, ast.Name):

@@ -113,11 +113,15 @@ def _run(tokens: list[Token], start: str, where: Pos) -> Tree:
         raise SyntaxErrorAt(where, f"syntax error: {e}") from None
 
 
-def _parse_annotation_body(tokens: list[Token]) -> Tree | None:
+def _parse_annotation_body(tokens: list[Token], start: str | None = None) -> Tree | None:
     """The parse tree of an annotation body as an expression list (or as
-    p4runtime_translation's ``"uri", bit<W>``), None if it is neither."""
+    p4runtime_translation's ``"uri", bit<W>``), None if it is neither.
+    With `start` (a rule p4c parses that annotation's body with), the body
+    must be one: a syntax error is raised as p4c reports it."""
     if not tokens:
         return None
+    if start is not None:
+        return _run(tokens, start, tokens[0].start_pos)
     for start in ("anno_exprs", "anno_p4rt"):
         try:
             return _run(tokens, start, tokens[0].start_pos)

@@ -352,7 +352,9 @@ class ParserLowering:
             if not widths and isinstance(ks, (ast.Default, ast.DontCare)):
                 trans.append(_default(nxt))
                 break
-            comps = list(ks.elems) if isinstance(ks, ast.ListExpr) and len(widths) > 1 else [ks]
+            # a tuple key set; `{v}` is one for a single key too
+            comps = list(ks.elems) if isinstance(ks, ast.ListExpr) and (
+                len(widths) > 1 or len(ks.elems) == 1) else [ks]
             if len(comps) == 1 and len(widths) > 1 and isinstance(comps[0], (ast.Default, ast.DontCare)):
                 comps = [comps[0]] * len(widths)
             vset = self.value_set(comps, env)
@@ -438,6 +440,8 @@ class ParserLowering:
         try:
             v = body.ex.const(x, env)
         except Exception:
+            v = None
+        if not isinstance(v, int):
             self.ctx.unsupported(x.pos, "a select case value that is not a constant")
             return 0
         return int(v)

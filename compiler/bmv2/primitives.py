@@ -26,6 +26,7 @@ from typing import Any, Optional
 from .. import ast
 from .. import types as T
 from ..checker import ConstError
+from ..diagnostics import ErrorKind
 from ..scope import Symbol
 from .primlist import Frame, Label, PrimitiveList
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
@@ -180,6 +181,11 @@ class BodyLowerer:
             return
         if self.mode != "action":
             self.unsupported(s, f"switch statement in a {self.mode}")
+            return
+        if any(not f.is_function for f in self.frames):
+            # p4c's BMv2 mid end (EliminateSwitch) refuses them in actions
+            self.ctx.diags.error(ErrorKind.UNSUPPORTED, s.pos,
+                                 "switch statements not supported in actions on this target")
             return
         sel = self.ex.leaf(s.expr, env)
         if not sel.is_const and not sel.is_field:
