@@ -21,6 +21,7 @@ counted with the first line of its error; the run itself never crashes.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import signal
@@ -449,3 +450,32 @@ def stf_cmd(
                    "(give p4c's testdata folder)", err=True)
         raise typer.Exit(2)
     report_results(compiled_conformance(samples, pattern))
+
+
+@app.command("errors")
+def errors_cmd(
+    testdata: Path = typer.Argument(..., help="p4c's testdata folder (with p4_16_errors/ "
+                                              "and p4_16_errors_outputs/)."),
+    filter_glob: Optional[str] = typer.Option(None, "--filter",
+                                              help="Only programs whose file name matches this glob."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds allowed per program."),
+) -> None:
+    """Compile p4c's negative tests: each must be rejected, and its first
+    error is compared with the position p4c reports.  Exits 1 if any
+    program is accepted or crashes the compiler."""
+    from .conformance_errors import ACCEPTED, CRASHED, run_errors_conformance, summarize
+
+    if not (timeout > 0 and math.isfinite(timeout)):
+        typer.echo("p4scope conformance: error: --timeout must be a positive number of seconds",
+                   err=True)
+        raise typer.Exit(2)
+    if not (testdata / "p4_16_errors").is_dir():
+        typer.echo(f"p4scope conformance: error: {testdata}/p4_16_errors: no such folder "
+                   "(give p4c's testdata folder)", err=True)
+        raise typer.Exit(2)
+    results = run_errors_conformance(testdata, filter_glob, timeout)
+    if not results:
+        typer.echo("p4scope conformance: no p4_16_errors programs matched", err=True)
+        raise typer.Exit(2)
+    summarize(results, testdata)
+    raise typer.Exit(1 if any(r.status in (ACCEPTED, CRASHED) for r in results) else 0)
