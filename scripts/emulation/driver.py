@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from ..experiments.report import MININET_RENDERER
 from ..experiments.rundir import RunDir
-from ..experiments.runner import Case, Outcome, run_cases
+from ..experiments.runner import Case, Outcome, abandon, run_cases
 from .testbed import DutBuild, Testbed, bmv2_missing, build_dut
 
 
@@ -111,7 +111,11 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
             "cases": {"planned": len(cases), "done": 0}}
     run.start(meta)
     echo(f"p4scope run: {len(cases)} case(s) into {run.path}")
-    dut = build_dut(run.path / "build")
+    try:
+        dut = build_dut(run.path / "build")
+    except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
+        return EmuResult(run.path, abandon(run, len(cases), e, "before the first case"), None,
+                         dict(meta.get("skipped", {})))
     run.update(program={"source": "p4src/dut.p4", "json": str(dut.json_path.relative_to(run.path)),
                         "compiler": "p4scope"})
     pool = TestbedPool(lambda kind, d: make_testbed(kind, d, dut), run.path / "mininet")

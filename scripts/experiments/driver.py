@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from . import fairness, microburst, theory
-from .params import FairnessParams, MicroburstParams, Profile, as_dict
+from .params import FairnessParams, MicroburstParams, Profile, as_dict, check_seed
 from .report import VIRTUAL_RENDERER
 from .rundir import RunDir
-from .runner import Case, Outcome, run_cases
+from .runner import Case, Outcome, abandon, run_cases
 from .seedcsv import write_seed_csvs
 
 RESULTS = Path("results")
@@ -162,6 +162,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     own; by default the experiments' and traffic.apply_profile)."""
     from . import testbed, traffic
 
+    check_seed(req.seed)
     cases = req.plan()
     if not cases:
         raise ValueError("nothing to measure: no cases")
@@ -176,10 +177,18 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     run.start(start_meta(req, program.info, cases))
     echo(f"p4scope run: {len(cases)} cases into {run.path}")
     first = next(iter(req.profiles.values()))
-    vs = testbed.VirtualSwitch(program, first, req.seed, apply_profile=apply_profile)
-    with vs:
-        measure = measure_factory(vs, req.profiles)
-        outcome = run_cases(run, cases, measure, derive=write_seed_csvs, progress=req.progress)
+    outcome: Optional[Outcome] = None
+    try:
+        with testbed.VirtualSwitch(program, first, req.seed, apply_profile=apply_profile) as vs:
+            measure = measure_factory(vs, req.profiles)
+            outcome = run_cases(run, cases, measure, derive=write_seed_csvs,
+                                progress=req.progress)
+    except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
+        if outcome is not None:  # the cases are stored; only stopping the switch failed
+            echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")
+        else:
+            outcome = abandon(run, len(cases), e, "before the first case")
+            return RunResult(run.path, outcome, None)
     rep = None
     if req.report:
         from .report import render

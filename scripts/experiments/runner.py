@@ -12,7 +12,8 @@ the seed-shaped tables derived from what is there, and run.json says
 "partial" with the reason. A second Ctrl-C while the folder is being
 finished is held until it is done, so the folder is never left half-written.
 An error in a case ends the run the same way (partial, with the error),
-and is raised again for the caller.
+and is handed to the caller in Outcome.error; `abandon` ends a run the same
+way when it stops outside its cases (e.g. the switch failed to start).
 """
 
 from __future__ import annotations
@@ -182,6 +183,22 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                 error = error or e
         rundir.finish(complete, reason)
     return Outcome(complete, done, planned, reason, error)
+
+
+def abandon(rundir: RunDir, planned: int, exc: BaseException, when: str) -> Outcome:
+    """Ends a run that stopped outside its cases (`when`: e.g. "before the
+    first case"): run.json says partial and why, as for a failed case."""
+    error: Optional[BaseException] = None
+    if isinstance(exc, KeyboardInterrupt):
+        reason = "interrupted by the user (Ctrl-C)"
+    else:
+        error = exc
+        reason = f"failed {when}: {type(exc).__name__}: {exc}"
+        rundir.update(error_traceback="".join(traceback.format_exception(exc)))
+    done = int(rundir.meta.get("cases", {}).get("done", 0))
+    with _hold_sigint():
+        rundir.finish(False, reason)
+    return Outcome(False, done, planned, reason, error)
 
 
 def _case_row(case: Case, status: str, wall_s: float, error: Optional[str]) -> pd.DataFrame:

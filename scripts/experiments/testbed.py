@@ -160,22 +160,34 @@ class VirtualSwitch:
                 self.apply_profile(eng.raw, self.profile)
             return eng
 
-        self.device = Device(DeviceOptions(cpu_port=CPU_PORT, seed=self.seed),
-                             engine_factory=factory)
-        self.server, port = make_server(self.device, "127.0.0.1:0", max_workers=8)
-        self.address = f"127.0.0.1:{port}"
-        self.sw = Switch.connect(self.address, pipeline=self.program.pipeline)
-        self._configure()
+        try:
+            self.device = Device(DeviceOptions(cpu_port=CPU_PORT, seed=self.seed),
+                                 engine_factory=factory)
+            self.server, port = make_server(self.device, "127.0.0.1:0", max_workers=8)
+            self.address = f"127.0.0.1:{port}"
+            self.sw = Switch.connect(self.address, pipeline=self.program.pipeline)
+            self._configure()
+        except BaseException:
+            # a started server whose stream RPC stays open keeps a worker of
+            # its thread pool busy, and Python waits for it at exit: stop it
+            self.close()
+            raise
 
     def close(self) -> None:
-        if self.sw is not None:
-            self.sw.close()
-            self.sw = None
-        if self.server is not None:
-            self.server.stop(grace=0).wait(2)
-            self.server = None
-        if self.device is not None:
-            self.device.stop()
+        """Stops the client, the server and the device, each even when an
+        earlier one fails to stop."""
+        sw, server, device = self.sw, self.server, self.device
+        self.sw = self.server = self.device = None
+        try:
+            if sw is not None:
+                sw.close()
+        finally:
+            try:
+                if server is not None:
+                    server.stop(grace=0).wait(2)
+            finally:
+                if device is not None:
+                    device.stop()
 
     def reset(self, profile: Optional[Profile] = None, flows: Optional[Sequence[Flow]] = None,
               watch: Optional[dict[int, TelemetryConfig]] = None) -> None:

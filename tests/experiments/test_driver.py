@@ -3,13 +3,21 @@ a stand-in for the measurement; the real measurement is tested end to end
 in test_end_to_end.py once the engine offers sources and sinks."""
 
 import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import driver  # noqa: E402
-from p4scope.experiments.params import FairnessParams, MicroburstParams, default_profiles  # noqa: E402
+from p4scope.experiments.params import (FairnessParams, MicroburstParams, ParamError,  # noqa: E402
+                                        default_profiles)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _req(tmp_path, **kw):
@@ -53,4 +61,79 @@ def test_no_cases_is_an_error(tmp_path):
                             progress=False)
     with pytest.raises(ValueError):
         driver.execute(req, measure_factory=lambda vs, p: None, echo=lambda s: None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _p4rt_stream_threads():
+    return {t for t in threading.enumerate() if t.name.startswith("p4rt-stream")}
+
+
+def test_a_failed_case_ends_the_run_partial_and_returns(tmp_path):
+    before = _p4rt_stream_threads()
+
+    def factory(vs, profiles):
+        def measure(case, tick):
+            if case.case_id.endswith("/unfair"):
+                raise RuntimeError("injected failure")
+            return {}
+        return measure
+
+    res = driver.execute(_req(tmp_path), measure_factory=factory, echo=lambda s: None)
+    o = res.outcome
+    assert not o.complete and isinstance(o.error, RuntimeError)
+    assert "microburst/2to1-test1/64B/unfair" in o.reason and "injected failure" in o.reason
+    meta = json.loads((res.path / "run.json").read_text())
+    assert meta["status"] == "partial" and meta["partial_reason"] == o.reason
+    assert meta["ended"] and meta["cases"]["done"] == o.done == 2  # 64 and 1518 B, fair
+    assert _p4rt_stream_threads() <= before  # the embedded server was stopped
+
+
+def test_a_switch_that_fails_to_start_ends_the_run_and_stops_its_server(tmp_path):
+    """The embedded switch failing while it starts (here: its traffic
+    manager cannot be configured) ends the run partial with the reason, and
+    stops the server it started: its open stream would keep a worker thread
+    busy and the process would never exit."""
+    before = _p4rt_stream_threads()
+
+    def bad_profile(engine, profile):
+        raise RuntimeError("no such traffic manager")
+
+    res = driver.execute(_req(tmp_path), measure_factory=lambda vs, p: None,
+                         echo=lambda s: None, apply_profile=bad_profile)
+    o = res.outcome
+    assert not o.complete and o.done == 0 and o.error is not None
+    assert o.reason.startswith("failed before the first case") and "no such traffic manager" in o.reason
+    meta = json.loads((res.path / "run.json").read_text())
+    assert meta["status"] == "partial" and meta["partial_reason"] == o.reason
+    assert "error_traceback" in meta
+    deadline = time.monotonic() + 5
+    while _p4rt_stream_threads() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _p4rt_stream_threads() - before
+
+
+def test_a_process_whose_switch_fails_to_start_exits(tmp_path):
+    """The same failure in a real `p4scope run`: exit 1 within seconds (it
+    hung after the traceback before)."""
+    script = (
+        "from p4scope.experiments import testbed\n"
+        "def boom(self):\n"
+        "    raise RuntimeError('injected at start')\n"
+        "testbed.VirtualSwitch._configure = boom\n"
+        "from p4scope.cli import app\n"
+        "app(['run', 'microburst', '--sizes', '64', '--sizes-4to1', 'none', '--profiles',"
+        " 'fair', '--no-progress', '--no-report', '--run-id', 'r', '--results', "
+        f"{str(tmp_path)!r}])\n")
+    p = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "injected at start" in p.stdout
+    meta = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert meta["status"] == "partial" and "injected at start" in meta["partial_reason"]
+
+
+def test_a_bad_seed_is_refused_before_anything_starts(tmp_path):
+    with pytest.raises(ParamError, match="--seed -1"):
+        driver.execute(_req(tmp_path, seed=-1), measure_factory=lambda vs, p: None,
+                       echo=lambda s: None)
     assert list(tmp_path.iterdir()) == []
