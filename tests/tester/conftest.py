@@ -1,15 +1,15 @@
 """A started embedded switch with the reference DUT, shared by the tester's
-engine tests (compiling and starting it once)."""
+engine tests (compiling and starting it once). Tests that need no engine
+(the Mininet testbed's, the searches') run without it."""
 
 from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
-
 
 @pytest.fixture(scope="module")
 def virtual_switch():
+    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
     from p4scope.experiments.params import default_profiles
     from p4scope.experiments.testbed import VirtualSwitch, compile_dut
     from p4scope.experiments.traffic import apply_profile
