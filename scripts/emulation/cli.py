@@ -22,13 +22,11 @@ from ..experiments.run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without
 def sigterm_as_interrupt() -> None:
     """`kill PID` ends a run as Ctrl-C does: the cases measured so far are
     kept, the run folder says partial, and the Mininet testbed is removed
-    (a SIGKILL leaves that to the next run's start or `p4scope clean --stale`)."""
-    import signal
+    (a SIGKILL leaves that to the next run's start or `p4scope clean --stale`).
+    For the rest of the process; `runner.sigterm_interrupts()` for a block."""
+    from ..experiments.runner import install_sigterm_interrupt
 
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
+    install_sigterm_interrupt()
 
 
 def _fail(msg: str, code: int = 2) -> None:
@@ -48,8 +46,9 @@ def kinds_option(switch: str, bmv2: bool) -> tuple[str, ...]:
 
 def finish(res, skipped: Optional[dict[str, str]] = None) -> None:
     """Print how a run ended (and the switch kinds it `skipped`), where its
-    results and report are; exit 1 when it failed or is partial, 130 after
-    Ctrl-C. Virtual-time runs (experiments.cli) end here too."""
+    results and report are; exit 1 when it failed or is partial, 128 + the
+    signal when one ended it (Ctrl-C: 130, SIGTERM: 143). Virtual-time runs
+    (experiments.cli) end here too."""
     o = res.outcome
     state = "complete" if o.complete else f"partial ({o.reason})"
     typer.echo(f"p4scope run: {o.done}/{o.planned} cases, {state}")
@@ -61,7 +60,7 @@ def finish(res, skipped: Optional[dict[str, str]] = None) -> None:
     if o.error is not None and not isinstance(o.error, KeyboardInterrupt):
         raise typer.Exit(1)
     if not o.complete:
-        raise typer.Exit(130 if o.reason and "Ctrl-C" in o.reason else 1)
+        raise typer.Exit(128 + o.signal if o.signal else 1)
 
 
 def execute_in_mininet(name: str, execute, params, results: Path, run_id, progress: bool,
@@ -69,16 +68,17 @@ def execute_in_mininet(name: str, execute, params, results: Path, run_id, progre
     """The common tail of every Mininet run: check that this host can run
     Mininet (exit 3 if not), make SIGTERM an interrupt, run, print where the
     results are."""
+    from ..experiments.runner import sigterm_interrupts
     from .driver import NeedsRoot, check_host
 
     try:
         check_host()
     except NeedsRoot as e:
         _fail(f"{e} ({name} runs in Mininet)", 3)
-    sigterm_as_interrupt()
     try:
-        res = execute(params, results, run_id, progress, report,
-                      echo=lambda s: typer.echo(s, err=True))
+        with sigterm_interrupts():
+            res = execute(params, results, run_id, progress, report,
+                          echo=lambda s: typer.echo(s, err=True))
     except ValueError as e:
         _fail(str(e))
     finish(res, res.skipped)

@@ -6,8 +6,9 @@ of its own, and giving one of the other mode's is an error.
 
 Every option is checked before anything starts; a bad value exits with
 status 2 and says what is wrong. A run exits 0 when it completed, 1 when
-it ended partial (Ctrl-C: 130), and prints where the results and the
-report are.
+it ended partial (Ctrl-C: 130; SIGTERM, e.g. from `timeout` or a
+scheduler, ends it the same way: 143), and prints where the results and
+the report are.
 """
 
 from __future__ import annotations
@@ -86,11 +87,16 @@ def _fairness(n: str, ports: list[str], duration_us: float, warmup_us: float, mi
 def _execute(experiment: str, profiles, mb, fp, seed, results, run_id, program, progress, report):
     from ..compiler.diagnostics import CompileError
     from .driver import RunRequest, execute
+    from .runner import interrupt_signal, sigterm_interrupts
     from .testbed import MissingEngineAPI
 
     req = RunRequest(experiment, profiles, mb, fp, seed, results, run_id, program, progress, report)
     try:
-        res = execute(req, echo=lambda s: typer.echo(s, err=True))
+        with sigterm_interrupts():
+            res = execute(req, echo=lambda s: typer.echo(s, err=True))
+    except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
+        typer.echo("p4scope run: interrupted before the run started", err=True)
+        raise typer.Exit(128 + interrupt_signal(e))
     except MissingEngineAPI as e:
         typer.echo(f"p4scope run: {e}", err=True)
         raise typer.Exit(3)

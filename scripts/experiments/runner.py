@@ -9,8 +9,10 @@ case being measured; measurements report progress inside a case through
 Ctrl-C (KeyboardInterrupt) ends the run after the cases already measured:
 the case in flight is recorded as interrupted, the tables are consolidated,
 the seed-shaped tables derived from what is there, and run.json says
-"partial" with the reason. A second Ctrl-C while the folder is being
-finished is held until it is done, so the folder is never left half-written.
+"partial" with the reason. SIGTERM (a scheduler, `timeout`, `kill`) does the
+same under `sigterm_interrupts()`, which raises it as `Terminated`. A second
+signal while the folder is being written is held until it is done, so the
+folder is never left half-written.
 An error in a case ends the run the same way (partial, with the error),
 and is handed to the caller in Outcome.error; `abandon` ends a run the same
 way when it stops outside its cases (e.g. the switch failed to start).
@@ -52,22 +54,78 @@ class Outcome:
     planned: int
     reason: Optional[str] = None
     error: Optional[BaseException] = field(default=None, repr=False)
+    signal: Optional[int] = None  # SIGINT or SIGTERM when one ended the run
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt, so a run ends
+    the same way (see `sigterm_interrupts`)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated
+
+
+def install_sigterm_interrupt() -> Callable[[], None]:
+    """Makes SIGTERM raise Terminated in the main thread; returns what puts
+    the handler from before back (nothing to do off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old = signal.signal(signal.SIGTERM, _raise_terminated)
+    return lambda: signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM ends what runs in the block as Ctrl-C does."""
+    restore = install_sigterm_interrupt()
+    try:
+        yield
+    finally:
+        restore()
+
+
+def interrupt_signal(exc: KeyboardInterrupt) -> int:
+    return signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+
+
+def interrupt_reason(signum: int) -> str:
+    if signum == signal.SIGTERM:
+        return "terminated (SIGTERM)"
+    return "interrupted by the user (Ctrl-C)"
+
+
+@contextmanager
+def _hold_signals() -> Iterator[list[int]]:
+    """Delays SIGINT, and SIGTERM when Python handles it, until the block
+    is done (main thread only); yields the list of the signals that came."""
+    pending: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield pending
+        return
+    sigs = [signal.SIGINT]
+    if callable(signal.getsignal(signal.SIGTERM)):
+        sigs.append(signal.SIGTERM)
+    old = {s: signal.signal(s, lambda n, f: pending.append(n)) for s in sigs}
+    try:
+        yield pending
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _interrupt_of(pending: list[int]) -> KeyboardInterrupt:
+    return Terminated() if signal.SIGTERM in pending else KeyboardInterrupt()
 
 
 @contextmanager
 def _hold_sigint() -> Iterator[None]:
-    """Delays SIGINT until the block is done (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Delays SIGINT and SIGTERM until the block is done, then raises the
+    interrupt (KeyboardInterrupt, or Terminated for SIGTERM)."""
+    with _hold_signals() as pending:
         yield
-        return
-    pending: list[int] = []
-    old = signal.signal(signal.SIGINT, lambda s, f: pending.append(s))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-        if pending:
-            raise KeyboardInterrupt
+    if pending:
+        raise _interrupt_of(pending)
 
 
 class _Progress:
@@ -137,6 +195,7 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     done = 0
     reason: Optional[str] = None
     error: Optional[BaseException] = None
+    stopped_by: Optional[int] = None
     rundir.update(cases={"planned": planned, "done": 0})
     total = sum(c.weight for c in cases)
     try:
@@ -147,8 +206,9 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                 status, err_text = "complete", None
                 try:
                     tables = measure(case, lambda f, c=case: bar.tick(c, f))
-                except KeyboardInterrupt:
-                    status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
+                except KeyboardInterrupt as e:
+                    stopped_by = interrupt_signal(e)
+                    status, reason = "interrupted", interrupt_reason(stopped_by)
                     tables = {}
                 except Exception as e:  # noqa: BLE001 - recorded, then raised again
                     status, err_text = "failed", f"{type(e).__name__}: {e}"
@@ -169,10 +229,14 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                         rundir.update(error_traceback="".join(
                             traceback.format_exception(error)))
                     break
-    except KeyboardInterrupt:
-        reason = reason or "interrupted by the user (Ctrl-C)"
+    except KeyboardInterrupt as e:
+        if reason is None:
+            stopped_by = interrupt_signal(e)
+            reason = interrupt_reason(stopped_by)
     complete = done == planned and reason is None
-    with _hold_sigint():
+    # the folder is finished whatever comes now; a signal that comes while
+    # it is only makes the outcome say so
+    with _hold_signals() as pending:
         rundir.consolidate()
         if derive is not None:
             try:
@@ -182,23 +246,27 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                 reason = reason or f"deriving the seed tables failed: {type(e).__name__}: {e}"
                 error = error or e
         rundir.finish(complete, reason)
-    return Outcome(complete, done, planned, reason, error)
+    if pending and stopped_by is None:
+        stopped_by = signal.SIGTERM if signal.SIGTERM in pending else signal.SIGINT
+    return Outcome(complete, done, planned, reason, error, stopped_by)
 
 
 def abandon(rundir: RunDir, planned: int, exc: BaseException, when: str) -> Outcome:
     """Ends a run that stopped outside its cases (`when`: e.g. "before the
     first case"): run.json says partial and why, as for a failed case."""
     error: Optional[BaseException] = None
+    stopped_by: Optional[int] = None
     if isinstance(exc, KeyboardInterrupt):
-        reason = "interrupted by the user (Ctrl-C)"
+        stopped_by = interrupt_signal(exc)
+        reason = interrupt_reason(stopped_by)
     else:
         error = exc
         reason = f"failed {when}: {type(exc).__name__}: {exc}"
         rundir.update(error_traceback="".join(traceback.format_exception(exc)))
     done = int(rundir.meta.get("cases", {}).get("done", 0))
-    with _hold_sigint():
+    with _hold_signals():
         rundir.finish(False, reason)
-    return Outcome(False, done, planned, reason, error)
+    return Outcome(False, done, planned, reason, error, stopped_by)
 
 
 def _case_row(case: Case, status: str, wall_s: float, error: Optional[str]) -> pd.DataFrame:

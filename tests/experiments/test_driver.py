@@ -3,6 +3,7 @@ a stand-in for the measurement; the real measurement is tested end to end
 in test_end_to_end.py once the engine offers sources and sinks."""
 
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -137,3 +138,33 @@ def test_a_bad_seed_is_refused_before_anything_starts(tmp_path):
         driver.execute(_req(tmp_path, seed=-1), measure_factory=lambda vs, p: None,
                        echo=lambda s: None)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_ends_a_real_run_as_ctrl_c_does(tmp_path):
+    """`timeout` and schedulers send SIGTERM: the cases stored are kept, the
+    folder is finished (partial, with the reason) and the exit status is
+    143. (SIGTERM killed the process at once before, leaving parts.)"""
+    run = tmp_path / "r"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "p4scope.cli", "run", "microburst", "--quick", "--profiles",
+         "fair", "--sizes-4to1", "none", "--no-report", "--no-progress", "--run-id", "r",
+         "--results", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((run / "parts" / "cases").glob("*.parquet")):
+            assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    assert "terminated (SIGTERM)" in out
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "partial" and meta["partial_reason"] == "terminated (SIGTERM)"
+    assert meta["ended"] and 1 <= meta["cases"]["done"] < meta["cases"]["planned"] == 8
+    assert not (run / "parts").exists()  # consolidated
+    assert "microburst" in meta["tables"] and (run / "microburst.parquet").is_file()

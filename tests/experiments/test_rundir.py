@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from p4scope.experiments import rundir as rd
-from p4scope.experiments.runner import Case, run_cases
+from p4scope.experiments.runner import Case, run_cases, sigterm_interrupts
 
 
 def _cases(n):
@@ -112,6 +112,26 @@ def test_real_sigint_during_a_case(tmp_path):
     # or was dropped; never half-stored
     df = pd.read_parquet(run.path / "streams.parquet")
     assert len(df) in (2, 4)
+
+
+def test_sigterm_during_a_case_ends_the_run_as_ctrl_c_does(tmp_path):
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({"experiment": "g"})
+    before = signal.getsignal(signal.SIGTERM)
+
+    def measure(case, tick):
+        if case.params["i"] == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return _measure(case, tick)
+
+    with sigterm_interrupts():
+        out = run_cases(run, _cases(4), measure, progress=False)
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert not out.complete and out.signal == signal.SIGTERM and out.error is None
+    meta = rd.load_meta(run.path)
+    assert meta["status"] == "partial" and meta["partial_reason"] == "terminated (SIGTERM)"
+    assert meta["ended"] and not (run.path / "parts").exists()
+    assert list(pd.read_parquet(run.path / "cases.parquet")["status"])[0] == "complete"
 
 
 def test_failed_case_is_recorded(tmp_path):
