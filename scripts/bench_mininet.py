@@ -66,7 +66,7 @@ def _wire(kind: str, program: str, seconds: float, parallel: int, run_dir: Path)
 
 
 def _dut(kind: str, dut, seconds: float, parallel: int, run_dir: Path) -> dict:
-    from p4scope.emulation.testbed import Testbed
+    from p4scope.experiments.mininet.testbed import Testbed
 
     with Testbed(builders.port_pairs(1), run_dir, dut, kind=kind, log="off",
                  watch_links=False) as tb:
@@ -86,7 +86,7 @@ def bench_mininet_tcp(
                                   "(0: normal scheduling; default: the switch's own, 1)."),
 ) -> None:
     """TCP throughput through one switch in Mininet (root)."""
-    from p4scope.emulation.testbed import bmv2_missing, build_dut
+    from p4scope.experiments.mininet.testbed import bmv2_missing, build_dut
 
     if os.geteuid() != 0:
         typer.echo("bench mininet-tcp needs root (Mininet)", err=True)

@@ -14,22 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import fairness, microburst, theory
-from .params import FairnessParams, MicroburstParams, Profile, as_dict, check_seed
-from .report import VIRTUAL_RENDERER
+from . import registry, theory
+from .params import Profile, as_dict, check_seed
+from .report import RENDERER
 from .rundir import RunDir
 from .runner import Case, Outcome, abandon, run_cases
-from .seedcsv import write_seed_csvs
+from .seedcsv import derive_csvs
 
 RESULTS = Path("results")
 
 
 @dataclass
 class RunRequest:
-    experiment: str  # microburst | fairness | all
+    """A run on the reference DUT in virtual time: `parts` maps each
+    registered experiment to run (registry.VirtualDut) to its checked
+    parameters; `experiment` names the run (one part's name, or `all`)."""
+
+    experiment: str
     profiles: dict[str, Profile]
-    microburst: Optional[MicroburstParams] = None
-    fairness: Optional[FairnessParams] = None
+    parts: dict[str, Any]
     seed: int = 1
     results: Path = RESULTS
     run_id: Optional[str] = None
@@ -39,11 +42,16 @@ class RunRequest:
 
     def plan(self) -> list[Case]:
         cases: list[Case] = []
-        if self.microburst is not None:
-            cases += microburst.plan(self.microburst, self.profiles)
-        if self.fairness is not None:
-            cases += fairness.plan(self.fairness, self.profiles)
+        for name, params in self.parts.items():
+            cases += _virtual(name).plan(params, self.profiles)
         return cases
+
+
+def _virtual(name: str) -> "registry.VirtualDut":
+    v = registry.get(name).virtual
+    if v is None:
+        raise ValueError(f"{name} does not run on the reference DUT in virtual time")
+    return v
 
 
 @dataclass
@@ -67,9 +75,10 @@ def versions() -> dict[str, str]:
             "platform": platform.platform()}
 
 
-def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
-                 fp: Optional[FairnessParams]) -> list[dict[str, Any]]:
-    """What each profile predicts, stated with its numbers (run.json, report)."""
+def theory_lines(profiles: dict[str, Profile], parts: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each profile predicts, stated with its numbers (run.json, report):
+    the shared pool and the dynamic threshold's limits, then what each
+    experiment of the run adds."""
     out = []
     for p in profiles.values():
         B, a = p.shared_bytes, p.alpha
@@ -90,20 +99,8 @@ def theory_lines(profiles: dict[str, Profile], mb: Optional[MicroburstParams],
             out.append({"profile": p.name, "what": "one congested queue's limit",
                         "formula": f"α·B/(1+α) = {a:g}·{B:,}/(1+{a:g})",
                         "value": round(theory.dt_queue_limit(B, a)), "unit": "bytes"})
-        voqs = 2 if p.per_ingress_admission else 1
-        for size in (64, 1518, 9216):
-            fpb = p.footprint(size)
-            k = theory.dt_admitted_frames(B, a, fpb, voqs=voqs)
-            out.append({"profile": p.name, "what": f"2:1 burst of {size} B frames: buffered",
-                        "formula": f"frames of c = {fpb} B ({size} − 4 B FCS in {p.cell_bytes} B "
-                                   "cells) under the threshold",
-                        "value": k, "unit": f"frames = {k * size / 2**20:.2f} MB"})
-        if fp is not None:
-            arb = p.arbitration.get("mode", "?")
-            out.append({"profile": p.name, "what": "per-stream share in N:1 incast",
-                        "formula": "1/N" if arb != "groups" else
-                        "1/(active groups × ports of the group)",
-                        "value": "", "unit": p.description})
+        for name, params in parts.items():
+            out += _virtual(name).theory(p, params)
     return out
 
 
@@ -130,27 +127,29 @@ def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case])
         "profiles": {n: {**as_dict(p), "tm_config": p.tm_config(_rate(req))}
                      for n, p in req.profiles.items()},
     }
-    if req.microburst is not None:
-        params["microburst"] = as_dict(req.microburst)
-    if req.fairness is not None:
-        params["fairness"] = as_dict(req.fairness)
+    for name, p in req.parts.items():
+        params[name] = as_dict(p)
     return {
-        "experiment": req.experiment, "mode": "virtual", "renderer": VIRTUAL_RENDERER,
+        "experiment": req.experiment, "mode": "virtual", "renderer": RENDERER,
         "parameters": params, "seed": req.seed,
         "program": program_info, "versions": versions(),
         "instrument": instrument_meta(program_info),
         "clock": "virtual time (the engine's event clock; no wall-clock dependence)",
-        "command": " ".join(sys.argv), "theory": theory_lines(req.profiles, req.microburst,
-                                                              req.fairness),
+        "command": " ".join(sys.argv), "theory": theory_lines(req.profiles, req.parts),
         "cases": {"planned": len(cases), "done": 0},
     }
 
 
 def _rate(req: RunRequest) -> float:
-    for p in (req.microburst, req.fairness):
-        if p is not None:
-            return p.rate_bps
-    return 100e9
+    return next((p.rate_bps for p in req.parts.values()), 100e9)
+
+
+def measure_case(vs: Any, profiles: dict[str, Profile]) -> Callable[[Case, Any], dict]:
+    """The per-case measure function: the case's experiment measures it
+    under the case's profile."""
+    def measure(case: Case, tick: Any) -> dict:
+        return _virtual(case.experiment).measure(vs, profiles[case.params["profile"]], case, tick)
+    return measure
 
 
 def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
@@ -168,9 +167,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
         raise ValueError("nothing to measure: no cases")
     if measure_factory is None:
         traffic.check_engine()
-        from .measure import make_measure
-
-        measure_factory = make_measure
+        measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile
     program = testbed.compile_dut(req.program)
     run = RunDir.create(req.results, req.experiment, req.run_id)
@@ -181,7 +178,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     try:
         with testbed.VirtualSwitch(program, first, req.seed, apply_profile=apply_profile) as vs:
             measure = measure_factory(vs, req.profiles)
-            outcome = run_cases(run, cases, measure, derive=write_seed_csvs,
+            outcome = run_cases(run, cases, measure, derive=derive_csvs,
                                 progress=req.progress)
     except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
         if outcome is not None:  # the cases are stored; only stopping the switch failed

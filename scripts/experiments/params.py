@@ -1,16 +1,11 @@
-"""The experiments' parameters, as in the seed reports, and their checks.
+"""What the experiments' parameters share, and their checks: numbers in
+range (finite, with the option named), ports and frame sizes, frame-size
+mixes, the seed, and the reference DUT's traffic-manager profiles (at
+100GbE: fair and unfair). Each experiment's own parameters live in its
+folder (e.g. microburst/params.py) and use these checks.
 
-Defaults reproduce the seed methods:
-
-* microburst 2:1 (seed 000, Table 4): the 18 frame sizes 64..9216 B, two
-  port combinations, Test 1 = ports 1 and 2 -> 31, Test 2 = ports 1 and 9
-  -> 31; 4:1 (seed 001, Figure 10): 192..9216 B, ports 1, 2, 3, 4 -> 31;
-* fairness N:1 (seed 000, Table 3): the ten port combinations of 3, 6 and
-  16 source ports, destination port 31, the Tolly iMIX at 100% line rate;
-* at 100GbE, under the traffic-manager profiles named (fair, unfair).
-
-Everything a user passes is checked here, with a message that says what
-is wrong, before any switch is started.
+Everything a user passes is checked before any switch is started, with a
+message that says what is wrong.
 """
 
 from __future__ import annotations
@@ -21,11 +16,8 @@ from enum import Enum
 from typing import Any, Optional, Sequence
 
 from . import collector_port
-from .linerate import FCS, GBPS_100, TOLLY_IMIX
+from .linerate import FCS, GBPS_100
 
-TABLE4_SIZES = (64, 82, 100, 118, 128, 146, 164, 182, 200, 218, 236, 256, 512, 1024, 1518,
-                2048, 4096, 9216)
-ESG_4TO1_SIZES = (192, 512, 1024, 1518, 2048, 4096, 9216)
 MIN_FRAME, MAX_FRAME = 64, 9216
 MAX_PORT = 63  # the instrument measures ports 0..63 (telemetry.p4 TEL_MAX_PORTS)
 EGRESS = 31
@@ -41,18 +33,6 @@ MAX_BURST_FRAMES = 100_000_000
 MAX_DURATION_US = 1_000_000.0  # one second of virtual time per incast
 MAX_SEED = 2**64 - 1  # the engine's seed is 64 bits
 
-# seed 000, microburst: (name, ingress ports)
-MICROBURST_2TO1 = (("Test 1", (1, 2)), ("Test 2", (1, 9)))
-MICROBURST_4TO1 = (("Test 1", (1, 2, 3, 9)),)
-
-# seed 000, Table 3: the source ports of each scenario (destination 31)
-TABLE3_COMBINATIONS: dict[int, tuple[tuple[int, ...], ...]] = {
-    3: ((25, 26, 27), (24, 25, 26)),
-    6: (tuple(range(9, 15)), tuple(range(7, 13)), tuple(range(8, 14))),
-    16: (tuple(range(9, 25)), tuple(range(8, 24)), (2, 3, 4) + tuple(range(9, 22)),
-         (2, 3, 10, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 28, 29, 30),
-         (1, 2, 4, 5, 6, 7, 8, 16, 24, 25, 26, 27, 28, 29, 30, 32)),
-}
 
 
 class Mode(str, Enum):
@@ -114,7 +94,7 @@ def combination_name(ports: Sequence[int]) -> str:
     return ",".join(str(x) for x in p)
 
 
-def _check_ports(ports: Sequence[int], egress: int, what: str) -> None:
+def check_ports(ports: Sequence[int], egress: int, what: str) -> None:
     if len(ports) < 2:
         raise ParamError(f"{what}: an incast needs at least two ingress ports, got {list(ports)}")
     if len(set(ports)) != len(ports):
@@ -127,7 +107,7 @@ def _check_ports(ports: Sequence[int], egress: int, what: str) -> None:
         raise ParamError(f"{what}: the egress port {egress} is also an ingress port")
 
 
-def _check_sizes(sizes: Sequence[int], what: str) -> None:
+def check_sizes(sizes: Sequence[int], what: str) -> None:
     if not sizes:
         raise ParamError(f"{what}: no frame sizes")
     for s in sizes:
@@ -275,68 +255,6 @@ class EngineOptions:
         if not chosen:
             raise ParamError("--profiles: no profiles")
         return chosen
-
-
-@dataclass(frozen=True)
-class MicroburstParams:
-    sizes_2to1: tuple[int, ...] = TABLE4_SIZES
-    sizes_4to1: tuple[int, ...] = ESG_4TO1_SIZES
-    combos_2to1: tuple[tuple[str, tuple[int, ...]], ...] = MICROBURST_2TO1
-    combos_4to1: tuple[tuple[str, tuple[int, ...]], ...] = MICROBURST_4TO1
-    egress: int = EGRESS
-    burst_frames: Optional[int] = None  # None: from the configured buffer, with margin
-    margin: float = 1.5
-    rate_bps: float = GBPS_100
-
-    def check(self) -> "MicroburstParams":
-        if not self.sizes_2to1 and not self.sizes_4to1:
-            raise ParamError("microburst: no frame sizes for either scenario")
-        if self.sizes_2to1:
-            _check_sizes(self.sizes_2to1, "--sizes (microburst 2:1)")
-        if self.sizes_4to1:
-            _check_sizes(self.sizes_4to1, "--sizes-4to1 (microburst 4:1)")
-        for name, ports in self.combos_2to1:
-            _check_ports(ports, self.egress, f"microburst 2:1 {name}")
-            if len(ports) != 2:
-                raise ParamError(f"microburst 2:1 {name}: needs two ingress ports")
-        for name, ports in self.combos_4to1:
-            _check_ports(ports, self.egress, f"microburst 4:1 {name}")
-            if len(ports) != 4:
-                raise ParamError(f"microburst 4:1 {name}: needs four ingress ports")
-        if self.burst_frames is not None:
-            check_int(self.burst_frames, 1, MAX_BURST_FRAMES, "--burst-frames")
-        check_number(self.margin, 1.0, 100.0, "margin", where="bursts longer than the buffer")
-        check_number(self.rate_bps, 0, 1e12, "rate_bps", above=True, where="the line rate")
-        return self
-
-
-@dataclass(frozen=True)
-class FairnessParams:
-    combinations: tuple[tuple[int, ...], ...] = tuple(
-        c for n in (3, 6, 16) for c in TABLE3_COMBINATIONS[n])
-    egress: int = EGRESS
-    mix: tuple[tuple[int, float], ...] = tuple(TOLLY_IMIX.items())
-    duration_ns: int = 2_000_000
-    warmup_ns: int = 1_000_000
-    rate_bps: float = GBPS_100
-    load: float = 1.0  # fraction of line rate each source offers
-
-    def check(self) -> "FairnessParams":
-        if not self.combinations:
-            raise ParamError("fairness: no port combinations")
-        for ports in self.combinations:
-            _check_ports(ports, self.egress, f"fairness {combination_name(ports)}")
-        _check_sizes([s for s, _ in self.mix], "--mix")
-        check_mix_weights(self.mix)
-        max_ns = int(MAX_DURATION_US * 1000)
-        check_int(self.duration_ns, 1, max_ns, "duration_ns (--duration-us)")
-        check_int(self.warmup_ns, 0, max_ns, "warmup_ns (--warmup-us)")
-        if self.warmup_ns >= self.duration_ns:
-            raise ParamError("fairness: need 0 <= warm-up < duration (--warmup-us below "
-                             "--duration-us)")
-        check_number(self.load, 0, 1.0, "load", above=True, where="a fraction of line rate")
-        check_number(self.rate_bps, 0, 1e12, "rate_bps", above=True, where="the line rate")
-        return self
 
 
 def check_mix_weights(mix: Sequence[tuple[int, float]]) -> None:

@@ -129,7 +129,7 @@ def seed_table(rows: st.Rows) -> str:
     return "\n".join(out)
 
 
-def _ok(v: Optional[bool]) -> str:
+def verdict(v: Optional[bool]) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return '<span class="na">n/a</span>'
     return '<span class="pass">pass</span>' if v else '<span class="fail">fail</span>'
@@ -178,6 +178,10 @@ def _pretty(obj: Any) -> str:
 
 
 def _theory(page: Page) -> None:
+    """The shared buffer's theory, for runs on the reference DUT's traffic
+    manager profiles (their run.json states the theory lines)."""
+    if not page.run.meta.get("theory"):
+        return
     s = page.section("theory", "Theory: what the configuration predicts")
     s.parts.append(para(
         "The traffic manager admits a frame into an egress queue while the queue's occupancy "
@@ -214,173 +218,6 @@ def _theory(page: Page) -> None:
     if th:
         df = pd.DataFrame(th)
         s.parts.append(html_table(df))
-
-
-def microburst(page: Page) -> None:
-    run = page.run
-    if not run.has("microburst"):
-        return
-    from . import plots_png as pp
-    from . import plots_web as pw
-
-    micro = run.t["microburst"]
-    s = page.section("microburst", "Microburst absorption")
-    s.parts.append(para(
-        "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
-        "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "
-        "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
-        "Figure 10. Grey: what the configured buffer predicts."))
-    page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro), pp.absorption_vs_size(micro))
-    rows = st.table4_microburst(micro)
-    if rows:
-        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + seed_table(rows))
-        s.parts.append("<h3>The same in frames</h3>"
-                       + seed_table(st.table4_microburst(micro, "buffered_frames", digits=0)))
-    rows4 = st.burst_4to1(micro)
-    if rows4:
-        s.parts.append("<h3>4:1 burst absorption (seed 001, Figure 10 shape), MB</h3>"
-                       + seed_table(rows4))
-    cols = [c for c in ("scenario", "combination", "profile", "frame_size", "burst_frames",
-                        "forwarded_total", "buffered_frames", "expected_frames", "error_rel",
-                        "buffered_mb", "peak_truth_bytes") if c in micro]
-    chk = micro[cols].copy()
-    if "error_rel" in chk:
-        chk["within_2pct"] = chk["error_rel"].abs() <= ABSORPTION_TOL
-    s.parts.append("<details><summary>every burst: forwarded, buffered, expected</summary>"
-                   + html_table(chk) + "</details>")
-
-    if run.has("ground_truth"):
-        truth = run.t["ground_truth"]
-        panels = pdt.burst_panels(micro, truth)
-        if panels:
-            s.parts.append("<h3>Queue occupancy over time during each burst</h3>")
-            s.parts.append(para("Ground truth from the traffic manager's occupancy trace; one "
-                              "line per frame size (PNG: all panels; HTML: pick a panel)."))
-            page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
-                      pp.burst_occupancy_grid(panels))
-        labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()}
-        groups = {r["case_id"]: pdt.case_group(r) for _, r in micro.iterrows()}
-        h = pdt.queue_heatmap(truth, labels, groups=groups)
-        if h is not None:
-            s.parts.append("<h3>Time × egress queue</h3>")
-            page.plot(s, "microburst_heatmap", pw.queue_heatmap(h, "Occupancy per egress queue"),
-                      pp.queue_heatmap(h, "Microburst: occupancy per egress queue (each row one "
-                                          "queue of one case)"))
-        reps = pdt.representative_cases(micro)
-        if run.has("ground_truth_ingress"):
-            ti = run.t["ground_truth_ingress"]
-            stacks = []
-            for cid in _stack_cases(micro):
-                r = micro[micro["case_id"] == cid].iloc[0]
-                sk = pdt.stacked_by_ingress(ti, cid, pdt.short_case(r))
-                if sk is not None:
-                    stacks.append(sk)
-            if stacks:
-                s.parts.append("<h3>Occupancy stacked by ingress port</h3>")
-                page.plot(s, "microburst_by_ingress", pw.stacked_by_ingress(stacks),
-                          pp.stacked_by_ingress(stacks))
-        views = []
-        for cid in reps:
-            r = micro[micro["case_id"] == cid].iloc[0]
-            v = pdt.instrument_view(truth, run.t.get("instrument_series"),
-                                    run.t.get("burst_events"), cid, pdt.short_case(r))
-            if v is not None:
-                views.append(v)
-        if views:
-            s.parts.append("<h3>What the instrument saw</h3>")
-            page.plot(s, "microburst_instrument", pw.instrument_vs_truth(views),
-                      pp.instrument_vs_truth(views))
-
-
-def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:
-    """One case per (scenario, combination, profile) at the size nearest
-    `size`, the profiles of one combination side by side."""
-    out = []
-    for _, gc in micro.groupby(["scenario", "combination"], sort=False):
-        for prof in pdt.ordered(gc["profile"]):
-            g = gc[gc["profile"] == prof]
-            sizes = g["frame_size"].to_numpy()
-            best = sizes[np.argmin(np.abs(sizes - size))]
-            out.append(g[g["frame_size"] == best]["case_id"].iloc[0])
-    return out
-
-
-@dataclass(frozen=True)
-class FairnessView:
-    """What the fairness section says about how the run was made: its title,
-    the method paragraph (HTML), and Table 3's heading and rows from the
-    fairness streams."""
-
-    title: str
-    intro: str
-    table3_heading: str
-    table3: Callable[[pd.DataFrame], st.Rows]
-
-
-VIRTUAL_FAIRNESS = FairnessView(
-    "Fairness: N:1 incast with iMIX",
-    "N source ports each send 100% line rate of the Tolly iMIX (64:55, 78:5, 576:17, "
-    "1518:23) to one egress port. Per-stream Gbps (layer 1) at the sink over the "
-    "steady-state window, in the shape of seed 000's Table 3; bandwidth share vs "
-    "packet-rate share per stream; Jain's index and max/min share per case.",
-    "Table 3 shape: throughput of each stream (Gbps)", st.table3_fairness)
-
-
-def fairness(page: Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
-    run = page.run
-    if not run.has("streams") or "n" not in run.t["streams"]:
-        return
-    from . import plots_png as pp
-    from . import plots_web as pw
-
-    streams = run.t["streams"]
-    streams = streams[streams["experiment"] == "fairness"]
-    if streams.empty:
-        return
-    s = page.section("fairness", view.title)
-    s.parts.append(para(view.intro))
-    s.parts.append(f"<h3>{esc(view.table3_heading)}</h3>" + seed_table(view.table3(streams)))
-    if run.has("fairness"):
-        fair = run.t["fairness"]
-        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
-        s.parts.append("<h3>Per case</h3>" + html_table(st.fairness_summary(fair)))
-    cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
-    for n in sorted({c.n for c in cases}):
-        cn = [c for c in cases if c.n == n]
-        title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
-        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
-    if run.has("ground_truth_ingress") and run.has("fairness"):
-        fair = run.t["fairness"]
-        stacks = []
-        for _, g in fair.groupby(["n", "profile"], sort=False):
-            r = g.iloc[0]
-            sk = pdt.stacked_by_ingress(run.t["ground_truth_ingress"], r["case_id"],
-                                        pdt.short_case(r))
-            if sk is not None:
-                stacks.append(sk)
-        if stacks:
-            s.parts.append("<h3>Occupancy of the congested queue, stacked by ingress port</h3>")
-            page.plot(s, "fairness_by_ingress", pw.stacked_by_ingress(stacks),
-                      pp.stacked_by_ingress(stacks))
-        if run.has("ground_truth"):
-            views = []
-            for _, g in fair.groupby(["n", "profile"], sort=False):
-                r = g.iloc[-1]
-                v = pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
-                                        run.t.get("burst_events"), r["case_id"],
-                                        pdt.short_case(r))
-                if v is not None:
-                    views.append(v)
-            if views:
-                s.parts.append("<h3>What the instrument saw during the incasts</h3>")
-                page.plot(s, "fairness_instrument", pw.instrument_vs_truth(views),
-                          pp.instrument_vs_truth(views))
-            labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
-            groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
-            h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
-            if h is not None:
-                page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
-                          pp.queue_heatmap(h, "Fairness: occupancy per egress queue"))
 
 
 def _instrument(page: Page) -> None:
@@ -535,7 +372,7 @@ def checks(page: Page) -> None:
     if not rows:
         return
     s = page.section("checks", "Checks")
-    body = "".join(f"<tr><td>{esc(a)}</td><td>{esc(b)}</td><td>{_ok(c)}</td></tr>"
+    body = "".join(f"<tr><td>{esc(a)}</td><td>{esc(b)}</td><td>{verdict(c)}</td></tr>"
                    for a, b, c in rows)
     s.parts.append('<table class="data"><tr><th>bar</th><th>measured</th><th></th></tr>'
                    + body + "</table>")
@@ -591,38 +428,29 @@ def render_page(run_dir: Path, out: Optional[Path],
 
 
 def render(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """Writes report.html (and figures/*.png) for a stored virtual-time run;
-    returns its path."""
-    return render_page(run_dir, out, (overview, checks, _theory, microburst, fairness,
+    """Writes report.html (and figures/*.png) for a stored run, virtual time
+    or Mininet: the run, the checks, the theory, every registered
+    experiment's sections (each draws what the run has), the instrument's
+    error; returns its path."""
+    from . import registry
+
+    return render_page(run_dir, out, (overview, checks, _theory, *registry.sections(),
                                       _instrument))
 
 
-# run.json's "renderer": the function that renders the run's report
-VIRTUAL_RENDERER = "p4scope.experiments.report.render"
-MININET_RENDERER = "p4scope.emulation.report.render"
-RFC2544_RENDERER = "p4scope.experiments.rfc2544.section.render"
-
-
-def renderer_name(meta: dict[str, Any]) -> str:
-    """The renderer run.json names; runs stored before it named one go by
-    their mode."""
-    return meta.get("renderer") or (
-        MININET_RENDERER if meta.get("mode") == "mininet" else VIRTUAL_RENDERER)
+# run.json's "renderer": the function that renders the run's report. Runs
+# stored by earlier versions name the renderers that were merged into it.
+RENDERER = "p4scope.experiments.report.render"
+RFC2544_RENDERER = RENDERER  # (until rfc2544/run.py names RENDERER)
+FORMER_RENDERERS = ("p4scope.emulation.report.render",
+                    "p4scope.experiments.rfc2544.section.render")
 
 
 def render_stored(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """`p4scope report`: renders a stored run with the renderer it was made
-    with. Raises ValueError for a renderer this p4scope does not have."""
-    name = renderer_name(load_meta(Path(run_dir)))
-    if name == RFC2544_RENDERER:
-        from .rfc2544.section import render as render_rfc2544
-
-        return render_rfc2544(run_dir, out)
-    if name == VIRTUAL_RENDERER:
-        return render(run_dir, out)
-    if name == MININET_RENDERER:
-        from ..emulation.report import render as render_mininet
-
-        return render_mininet(run_dir, out)
-    raise ValueError(f"run.json names the report renderer {name!r}, which this p4scope "
-                     f"does not have ({VIRTUAL_RENDERER}, {MININET_RENDERER})")
+    """`p4scope report`: renders a stored run. Raises ValueError when its
+    run.json names a renderer this p4scope does not have."""
+    name = load_meta(Path(run_dir)).get("renderer") or RENDERER
+    if name != RENDERER and name not in FORMER_RENDERERS:
+        raise ValueError(f"run.json names the report renderer {name!r}, which this p4scope "
+                         f"does not have ({RENDERER})")
+    return render(run_dir, out)

@@ -15,9 +15,11 @@ from p4scope.control.apps.collector import Collector  # noqa: E402
 from p4scope.control.report_columns import parse_report_frames  # noqa: E402
 from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame  # noqa: E402
 from p4scope.experiments import measure, traffic  # noqa: E402
-from p4scope.experiments import microburst as mbx  # noqa: E402
+from p4scope.experiments.microburst import plan as mbx  # noqa: E402
+from p4scope.experiments.microburst import virtual as mbv  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402
-from p4scope.experiments.params import MicroburstParams, default_profiles  # noqa: E402
+from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
+from p4scope.experiments.params import default_profiles  # noqa: E402
 
 pytestmark = pytest.mark.skipif(bool(traffic.missing_api()) or not traffic.can_capture(),
                                 reason="the engine cannot capture the collector port")
@@ -33,16 +35,16 @@ def capture():
                     {"unfair": profs["unfair"]})[0]
     frames: list[bytes] = []
     mp = pytest.MonkeyPatch()
-    real = measure._collector
+    real = measure.collector_view
 
     def keep(tr):
         frames.extend(d for _, d in tr.outputs(tb.COLLECTOR_PORT))
         return real(tr)
 
-    mp.setattr(measure, "_collector", keep)
+    mp.setattr(measure, "collector_view", keep)
     with tb.VirtualSwitch(tb.compile_dut(), profs["unfair"], 3,
                           apply_profile=traffic.apply_profile) as vs:
-        measure.measure_burst(vs, profs["unfair"], case, lambda f: None)
+        mbv.measure_burst(vs, profs["unfair"], case, lambda f: None)
     mp.undo()
     assert len(frames) > 1000
     return frames

@@ -15,8 +15,9 @@ import pytest
 pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import driver  # noqa: E402
-from p4scope.experiments.params import (FairnessParams, MicroburstParams, ParamError,  # noqa: E402
-                                        default_profiles)
+from p4scope.experiments.fairness.params import FairnessParams  # noqa: E402
+from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
+from p4scope.experiments.params import ParamError, default_profiles  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,8 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _req(tmp_path, **kw):
     return driver.RunRequest(
         "all", default_profiles(1 << 20),
-        MicroburstParams(sizes_2to1=(64, 1518), sizes_4to1=(), combos_2to1=(("Test 1", (1, 2)),)),
-        FairnessParams(combinations=((1, 2, 3),), duration_ns=20_000, warmup_ns=10_000),
+        {"microburst": MicroburstParams(sizes_2to1=(64, 1518), sizes_4to1=(),
+                                        combos_2to1=(("Test 1", (1, 2)),)),
+         "fairness": FairnessParams(combinations=((1, 2, 3),), duration_ns=20_000,
+                                    warmup_ns=10_000)},
         results=tmp_path, run_id="r", progress=False, **kw)
 
 
@@ -58,7 +61,7 @@ def test_driver_writes_run_folder_and_report(tmp_path):
 
 
 def test_no_cases_is_an_error(tmp_path):
-    req = driver.RunRequest("microburst", default_profiles(), None, None, results=tmp_path,
+    req = driver.RunRequest("microburst", default_profiles(), {}, results=tmp_path,
                             progress=False)
     with pytest.raises(ValueError):
         driver.execute(req, measure_factory=lambda vs, p: None, echo=lambda s: None)

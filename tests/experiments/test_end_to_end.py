@@ -10,7 +10,9 @@ pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import driver, traffic  # noqa: E402
 from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
-from p4scope.experiments.params import FairnessParams, MicroburstParams, default_profiles  # noqa: E402
+from p4scope.experiments.fairness.params import FairnessParams  # noqa: E402
+from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
+from p4scope.experiments.params import default_profiles  # noqa: E402
 
 missing = traffic.missing_api()
 pytestmark = pytest.mark.skipif(bool(missing), reason="engine lacks: " + "; ".join(missing))
@@ -20,9 +22,9 @@ pytestmark = pytest.mark.skipif(bool(missing), reason="engine lacks: " + "; ".jo
 def run(tmp_path_factory):
     req = driver.RunRequest(
         "all", default_profiles(buffer_bytes=256 * 1024, cell_bytes=256),
-        MicroburstParams(sizes_2to1=(64, 1518), sizes_4to1=(1518,)),
-        FairnessParams(combinations=((25, 26, 27), (7, 8, 9, 10, 11, 12)),
-                       duration_ns=300_000, warmup_ns=150_000),
+        {"microburst": MicroburstParams(sizes_2to1=(64, 1518), sizes_4to1=(1518,)),
+         "fairness": FairnessParams(combinations=((25, 26, 27), (7, 8, 9, 10, 11, 12)),
+                                    duration_ns=300_000, warmup_ns=150_000)},
         seed=3, results=tmp_path_factory.mktemp("results"), run_id="e2e", progress=False,
         report=False)  # rendering is tested from stored results in test_report.py
     return driver.execute(req, echo=lambda s: None)
@@ -77,7 +79,7 @@ def test_runs_are_deterministic(run, tmp_path):
     digest of every frame that left the switch) and the same tables."""
     req = driver.RunRequest(
         "microburst", default_profiles(buffer_bytes=256 * 1024, cell_bytes=256),
-        MicroburstParams(sizes_2to1=(64,), sizes_4to1=()), None, seed=3, results=tmp_path,
+        {"microburst": MicroburstParams(sizes_2to1=(64,), sizes_4to1=())}, seed=3, results=tmp_path,
         run_id="again", progress=False, report=False)
     again = driver.execute(req, echo=lambda s: None)
     a = pd.read_parquet(run.path / "microburst.parquet").set_index("case_id")

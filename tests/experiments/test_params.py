@@ -6,8 +6,10 @@ import math
 import pytest
 
 from p4scope.experiments import theory
-from p4scope.experiments.params import (EngineOptions, FairnessParams, MicroburstParams,
-                                        ParamError, Profile, default_profiles, ns_from_us)
+from p4scope.experiments.fairness.params import FairnessParams
+from p4scope.experiments.microburst.params import MicroburstParams
+from p4scope.experiments.params import (EngineOptions, ParamError, Profile, default_profiles,
+                                        ns_from_us)
 
 
 @pytest.mark.parametrize("kw, option", [

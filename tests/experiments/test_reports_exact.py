@@ -9,11 +9,13 @@ import pytest
 
 pytest.importorskip("p4scope_dataplane")
 
-from p4scope.experiments import collector_port, measure, traffic  # noqa: E402
-from p4scope.experiments import microburst as mbx  # noqa: E402
+from p4scope.experiments import collector_port, traffic  # noqa: E402
+from p4scope.experiments.microburst import plan as mbx  # noqa: E402
+from p4scope.experiments.microburst import virtual as mbv  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402
 from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
-from p4scope.experiments.params import MicroburstParams, default_profiles  # noqa: E402
+from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
+from p4scope.experiments.params import default_profiles  # noqa: E402
 
 missing = traffic.missing_api()
 pytestmark = pytest.mark.skipif(bool(missing) or not traffic.can_capture(),
@@ -31,7 +33,7 @@ def bench():
 
 
 def _run(vs, prof, case, per_packet):
-    return measure.measure_burst(vs, prof, case, lambda f: None, per_packet=per_packet)
+    return mbv.measure_burst(vs, prof, case, lambda f: None, per_packet=per_packet)
 
 
 def test_per_packet_reports_leave_the_burst_as_it_is(bench):
@@ -68,7 +70,7 @@ def test_polled_registers_give_the_same_burst(bench, monkeypatch):
     16 us interval ends: the burst's start and end come from the time
     registers, as exact as with reports, and the peak from the maxima."""
     vs, prof, cases = bench
-    monkeypatch.setattr(measure, "can_capture", lambda: False)
+    monkeypatch.setattr(mbv, "can_capture", lambda: False)
     monkeypatch.setattr(traffic.Traffic, "capture", lambda self, port: False)
     out = _run(vs, prof, cases[0], False)
     err = out["instrument_errors"].iloc[0]

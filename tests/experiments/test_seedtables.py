@@ -7,7 +7,9 @@ import pandas as pd
 
 from p4scope.experiments import seedtables as st
 from p4scope.experiments.rundir import RunDir, load_meta
-from p4scope.experiments.seedcsv import write_seed_csvs
+from p4scope.experiments.fairness import tables as ft
+from p4scope.experiments.microburst import tables as mt
+from p4scope.experiments.seedcsv import derive_csvs
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fixture_run import make_run  # noqa: E402
@@ -23,7 +25,7 @@ def _streams():
 
 
 def test_table3_shape():
-    rows = st.table3_fairness(_streams())
+    rows = ft.table3_fairness(_streams())
     assert rows[0] == ["Three Source Ports Test"]
     assert rows[1] == ["Stream (Source Port)", "Port 25", "Port 26", "Port 27"]
     assert rows[2] == ["p4scope fair", 33.3, 33.3, 33.4]
@@ -39,21 +41,21 @@ def test_table4_shape():
                 rows.append({"scenario": "2:1", "profile": prof, "combination": comb,
                              "ingress_ports": ports, "egress_port": 31, "frame_size": size,
                              "buffered_mb": mb, "buffered_frames": 100})
-    t = st.table4_microburst(pd.DataFrame(rows))
+    t = mt.table4_microburst(pd.DataFrame(rows))
     assert t[0] == ["Frame Size (Bytes)", "", 64, 9216]
     assert t[1] == ["p4scope fair", "Test 1", 4.99, 9.25]
     assert t[2] == ["", "Test 2", 4.99, 9.25]
     assert t[3][0] == "p4scope unfair"
     assert "Port 1 --> Port 31 and Port 9 --> Port 31" in t[-1][0]
-    f = st.table4_microburst(pd.DataFrame(rows), "buffered_frames", digits=0)
+    f = mt.table4_microburst(pd.DataFrame(rows), "buffered_frames", digits=0)
     assert f[1] == ["p4scope fair", "Test 1", 100, 100]
-    assert st.burst_4to1(pd.DataFrame(rows)) == []
+    assert mt.burst_4to1(pd.DataFrame(rows)) == []
 
 
 def test_seed_csvs_from_a_stored_run(tmp_path):
     run = RunDir(make_run(tmp_path))
     run.meta = load_meta(run.path)
-    names = write_seed_csvs(run)
+    names = derive_csvs(run)
     assert set(names) == {"table3_fairness_gbps", "fairness_summary", "table4_microburst_mb",
                           "table4_microburst_frames", "burst_4to1_mb"}
     text = (run.path / "table4_microburst_mb.csv").read_text().splitlines()

@@ -9,10 +9,10 @@ import json
 import pandas as pd
 import pytest
 
-from p4scope.emulation import fairness as F
-from p4scope.emulation import microburst as M
-from p4scope.emulation.fairness_run import execute_fairness
-from p4scope.emulation.microburst_run import execute_microburst
+from p4scope.experiments.fairness import mininet as F
+from p4scope.experiments.fairness.mininet import execute_fairness
+from p4scope.experiments.microburst import mininet as M
+from p4scope.experiments.microburst.mininet import execute_microburst
 
 from mn_namespaces import netns as _netns
 from mn_namespaces import run_namespaces as _run_namespaces

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from p4scope.emulation.testbed import Testbed, build_dut
+from p4scope.experiments.mininet.testbed import Testbed, build_dut
 from p4scope.topologies import builders, procs, tcp
 from p4scope.topologies import traffic as T
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from p4scope.emulation import incast as I
-from p4scope.emulation.incast_run import execute_incast
-from p4scope.emulation.testbed import bmv2_missing
+from p4scope.experiments.mininet.testbed import bmv2_missing
+from p4scope.experiments.tcp_incast import job as I
+from p4scope.experiments.tcp_incast.mininet import execute_incast
 from p4scope.topologies import procs
 
 from mn_namespaces import netns as _netns
@@ -108,7 +108,7 @@ def test_incast_killed_halfway_is_removed_by_clean_and_nothing_else(tmp_path):
             if (testbed / "manifest.json").exists():
                 nss = json.loads((testbed / "manifest.json").read_text())["namespaces"]
                 apps = [pid for ns in nss for pid in _netns_pids(ns)
-                        if "incast_app" in _cmdline(pid)]
+                        if "tcp_incast.app" in _cmdline(pid)]
         assert len(apps) == 4, (p.poll(), p.stderr.read() if p.poll() is not None else "")
         p.send_signal(signal.SIGKILL)
         p.wait()

@@ -50,7 +50,7 @@ def run_rfc2544(
     """RFC 2544 throughput, latency (FIFO and LIFO), frame loss rate,
     back-to-back frames and system recovery per frame size, in virtual time
     at 100GbE against the reference DUT."""
-    from ...emulation.cli import finish
+    from ..mininet.cli import finish
     from .run import execute
 
     try:

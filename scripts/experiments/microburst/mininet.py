@@ -30,13 +30,17 @@ from typing import Any, Callable, Optional
 
 import pandas as pd
 
-from ..experiments import microburst as mbx
-from ..experiments.params import combination_name
-from ..experiments.runner import Case
-from ..topologies import traffic as T
-from ..topologies.qdisc import QdiscSampler
-from ..topologies.tc import htb_burst_bytes
-from .incast import NTo1Shape, ParamError, check_kinds, check_rate
+from . import plan as mbx
+from ..params import combination_name
+from ..mininet.driver import EmuResult, TestbedPool, available_kinds, execute
+from ..mininet.testbed import Testbed
+from ..runner import Case
+from ..seedcsv import derive_csvs
+from ...topologies import traffic as T
+from ...topologies.qdisc import QdiscSampler
+from ...topologies.tc import htb_burst_bytes
+from ..mininet.shape import NTo1Shape, check_kinds, check_rate
+from ..params import ParamError
 
 
 @dataclass(frozen=True)
@@ -166,3 +170,36 @@ def measure(p: MnBurstParams, case: Case, tick: Callable[[float], None], tb: Any
                            frame_size=bp.frame_size)
     time.sleep(0.2)  # the queue is empty before the next burst
     return {"microburst": pd.DataFrame([row]), "streams": streams}
+
+
+# ----- the run --------------------------------------------------------------------
+
+def measure_case(p: MnBurstParams, case: Case, tick: Callable[[float], None],
+            pool: TestbedPool) -> dict[str, pd.DataFrame]:
+    tb = pool.get(case.params["profile"])
+    if pool.fresh:
+        rcv = tb.host(f"h{p.egress}")
+        for i in range(1, p.senders + 1):
+            out = tb.host(f"h{i}").cmd(f"ping -c 2 -i 0.2 -W 2 {rcv.IP()}")
+            if " 0% packet loss" not in out and " 50% packet loss" not in out:
+                raise RuntimeError(f"h{i} cannot reach the receiver through the DUT: {out}")
+    return measure(p, case, tick, tb)
+
+
+def execute_microburst(p: MnBurstParams, results: Path, run_id: Optional[str],
+                       progress: bool, report: bool,
+                       echo: Callable[[str], None] = print) -> EmuResult:
+    p.check()
+    kinds, skipped = available_kinds(p.kinds, echo)
+    runnable = MnBurstParams(**{**p.__dict__, "kinds": kinds}) if kinds else p
+    cases = plan(runnable) if kinds else []
+    meta: dict[str, Any] = {
+        "parameters": {"microburst_mininet": params_dict(p)}, "skipped": skipped,
+        "topology": p.topology().to_dict(),
+        "method": ("seed 000 (2:1) and seed 001 (4:1): k senders each burst N frames at line "
+                   "rate to one port; buffered = forwarded - N (Tolly)"),
+    }
+    return execute("microburst-mininet", cases, meta, results, run_id,
+                   lambda kind, d, dut: Testbed(runnable.topology(), d, dut, kind=kind),
+                   lambda c, tick, pool: measure_case(runnable, c, tick, pool),
+                   derive_csvs, progress, report, echo)

@@ -18,10 +18,11 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from . import figures as fg
-from . import theory as th
-from .params import MicroburstParams, Profile
-from .runner import Case
+from .. import figures as fg
+from .. import theory as th
+from ..params import Profile
+from .params import MicroburstParams
+from ..runner import Case
 
 EXPERIMENT = "microburst"
 
@@ -56,7 +57,7 @@ class BurstPlan:
     @property
     def duration_ns(self) -> float:
         """Bursts plus the drain of a full queue, at line rate."""
-        from .linerate import frame_time_ns
+        from ..linerate import frame_time_ns
 
         t = frame_time_ns(self.frame_size, self.rate_bps)
         return self.burst_frames * t + self.expected_frames * t

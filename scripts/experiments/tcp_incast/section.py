@@ -1,28 +1,24 @@
-"""The report of a Mininet run: the shared report (experiments.report: its
-page, overview, checks, microburst and fairness sections) plus what only
-Mininet runs have (TCP incast, fairness in Mbit/s). Reads the stored
-tables only.
-
-    render(RUN_DIR) -> RUN_DIR/report.html (+ figures/*.png)
-"""
+"""The TCP incast section of a run's report: the jobs, the aggregate rate
+into the receiver over time, flow completion times, and the queues
+alongside (the DUT instrument, the receiver link's qdisc, each sender's
+delivered share)."""
 
 from __future__ import annotations
 
 import html
-from pathlib import Path
-from typing import Optional
 
 import pandas as pd
 
-from ..experiments import report as R
-from ..experiments.rundir import load_table
-from . import incast_plots as IP
+from .. import report as R
+from ..rundir import load_table
+from . import plots
+
 
 INCAST_TABLES = ("incast_jobs", "incast_flows", "incast_rate", "instrument_series",
                  "instrument_delivered", "link_queue")
 
 
-def _incast(page: "R.Page") -> None:
+def section(page: R.Page) -> None:
     run = page.run
     t = {n: load_table(run.path, n) for n in INCAST_TABLES}
     jobs = t["incast_jobs"]
@@ -46,12 +42,12 @@ def _incast(page: "R.Page") -> None:
     s.parts.append("<h3>Jobs</h3>" + R.html_table(jobs[[c for c in show if c in jobs]]))
     rates = t["incast_rate"]
     if rates is not None and not rates.empty:
-        page.plot(s, "incast_aggregate_rate", *IP.aggregate_rate(rates, jobs))
+        page.plot(s, "incast_aggregate_rate", *plots.aggregate_rate(rates, jobs))
     flows = t["incast_flows"]
     if flows is not None and not flows.empty:
-        page.plot(s, "incast_fct_cdf", *IP.fct_cdf(flows))
+        page.plot(s, "incast_fct_cdf", *plots.fct_cdf(flows))
     if jobs["flow_bytes"].nunique() > 1 or jobs["switch"].nunique() > 1:
-        page.plot(s, "incast_completion", *IP.completion_by_size(jobs))
+        page.plot(s, "incast_completion", *plots.completion_by_size(jobs))
     series = t["instrument_series"] if t["instrument_series"] is not None else pd.DataFrame()
     link = t["link_queue"] if t["link_queue"] is not None else pd.DataFrame()
     deliv = t["instrument_delivered"] if t["instrument_delivered"] is not None else pd.DataFrame()
@@ -67,29 +63,7 @@ def _incast(page: "R.Page") -> None:
             "(polled over P4Runtime every 100 ms)."))
         for cid in list(dict.fromkeys(jobs["case_id"]))[:6]:
             name = "incast_queues_" + cid.replace("/", "_")
-            page.plot(s, name, *IP.queues(cid, series, link, deliv, port))
+            page.plot(s, name, *plots.queues(cid, series, link, deliv, port))
     skipped = run.meta.get("skipped") or {}
     for kind, why in skipped.items():
         s.parts.append(R.para(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))
-
-
-def _fairness(page: "R.Page") -> None:
-    """The shared fairness section, at Mininet's rates: Table 3's shape in
-    Mbit/s and the method as run."""
-    from .fairness_run import table3_mbps
-
-    params = page.run.meta.get("parameters", {}).get("fairness_mininet", {})
-    R.fairness(page, R.FairnessView(
-        "Fairness: N:1 incast with iMIX, in Mininet",
-        "N senders each offer line rate of the Tolly iMIX (64:55, 78:5, 576:17, 1518:23) "
-        f"on {html.escape(str(params.get('link_bw', '?')))}bit/s links (htb) to one receiver "
-        "port through the reference DUT; per-stream layer-1 rate at the receiver over the "
-        "steady-state window, in the shape of seed 000's Table 3 (Mbit/s here), "
-        "bandwidth share vs packet-rate share, Jain's index; the instrument's per-ingress "
-        "shares (tel_delivered) against the receiver's.",
-        "Table 3 shape: throughput of each stream (Mbit/s)", table3_mbps))
-
-
-def render(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """Writes report.html (and figures/*.png) for a stored Mininet run."""
-    return R.render_page(run_dir, out, (R.overview, R.checks, _incast, R.microburst, _fairness))

@@ -30,12 +30,13 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from ..control.fabric import FabricOptions, TelemetryOptions
-from ..experiments.rundir import RunDir, load_table
-from ..experiments.runner import Case
-from . import incast as I
-from .driver import EmuResult, TestbedPool, available_kinds, execute
-from .testbed import DutBuild, Testbed
+from ...control.fabric import FabricOptions, TelemetryOptions
+from ..rundir import RunDir, load_table
+from ..runner import Case
+from ..seedcsv import derive_csvs
+from . import job as I
+from ..mininet.driver import EmuResult, TestbedPool, available_kinds, execute
+from ..mininet.testbed import DutBuild, Testbed
 
 CSV_FILES = {
     "incast_summary": "one row per job: completion times, rates, retransmissions",
@@ -99,7 +100,6 @@ def write_csvs(run: RunDir) -> list[str]:
     if rates is not None and not rates.empty:
         run.write_csv("incast_rate_mbps", rate_columns(rates))
         written.append("incast_rate_mbps")
-    run.meta["seed_tables"] = {k: CSV_FILES[k] for k in written}
     return written
 
 
@@ -118,4 +118,4 @@ def execute_incast(p: I.IncastParams, results: Path, run_id: Optional[str], prog
     return execute(I.EXPERIMENT, cases, meta, results, run_id,
                    lambda kind, d, dut: make_testbed(runnable, kind, d, dut),
                    lambda c, tick, pool: measure(runnable, c, tick, pool),
-                   write_csvs, progress, report, echo)
+                   derive_csvs, progress, report, echo)

@@ -36,56 +36,20 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from ..control.apps.collector import Collector
-from ..control.apps.telemetry import pair_index
-from ..experiments.params import ParamError, check_number
-from ..experiments.runner import Case
-from ..topologies import builders
-from ..topologies.counters import CounterSampler
-from ..topologies.qdisc import QdiscSampler
-from ..topologies.spec import Topology, from_dict, parse_rate
+from ...control.apps.collector import Collector
+from ...control.apps.telemetry import pair_index
+from ..mininet.shape import (check_kinds, check_rate, incast_topology, ping_receiver,
+                             size_label)
+from ..params import ParamError, check_number
+from ..runner import Case
+from ...topologies.counters import CounterSampler
+from ...topologies.qdisc import QdiscSampler
+from ...topologies.spec import Topology, parse_rate
 
 EXPERIMENT = "tcp-incast"
 PORT = 5001
 TEL_INTERVAL_LOG2_US = 13   # 8.192 ms intervals of the instrument
 MAX_FLOW_BYTES = 64 << 30   # seed 001 went up to 10G
-
-
-def check_rate(text: str, flag: str) -> None:
-    """A link rate the topology accepts (spec.parse_rate), else ParamError."""
-    try:
-        parse_rate(text, flag)
-    except ValueError as e:
-        raise ParamError(str(e)) from None
-
-
-def check_kinds(kinds: tuple[str, ...]) -> None:
-    """One or more switch kinds, each p4scope or bmv2."""
-    bad = [k for k in kinds if k not in ("p4scope", "bmv2")]
-    if bad or not kinds:
-        raise ParamError(f"switch kinds {list(kinds)}: p4scope and/or bmv2")
-
-
-def parse_size(text: str, option: str = "size") -> int:
-    """"256K" -> 262144, "1M" -> 1048576, "1500" -> 1500 (powers of 2);
-    errors name `option`."""
-    t = str(text).strip().upper().removesuffix("B")
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
-    num = t[:-1] if t[-1:] in "KMG" else t
-    try:
-        v = float(num) * mult
-    except ValueError:
-        raise ParamError(f"{option} {text!r}: not a size (e.g. 256K, 1M, 65536)") from None
-    if not math.isfinite(v) or v < 1 or v != int(v):
-        raise ParamError(f"{option} {text!r}: not a whole number of bytes >= 1")
-    return int(v)
-
-
-def size_label(n: int) -> str:
-    for unit, m in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n % m == 0:
-            return f"{n // m}{unit}"
-    return str(n)
 
 
 @dataclass(frozen=True)
@@ -140,33 +104,6 @@ class IncastParams:
         return incast_topology(self.senders, self.link_bw, self.queue_packets, self.receiver_bw)
 
 
-def incast_topology(senders: int, link_bw: str, queue_packets: Optional[int],
-                    receiver_bw: Optional[str] = None) -> Topology:
-    """builders.incast (senders h1..hN, receiver on the last port) with the
-    receiver link's queue set to `queue_packets` (None: the kernel's)."""
-    doc = builders.incast(senders, bw=link_bw, receiver_bw=receiver_bw).to_dict()
-    if queue_packets is not None:
-        doc["links"][-1]["queue"] = queue_packets
-    return from_dict(doc, doc["name"])
-
-
-class NTo1Shape:
-    """For the parameters of an N:1 run on incast_topology: senders h1..hN
-    on ports 1..N (the class's `senders`), the receiver on port N + 1, every
-    link at `link_bw`, the receiver link's queue `queue_packets`."""
-
-    @property
-    def egress(self) -> int:
-        return self.senders + 1
-
-    @property
-    def rate_bps(self) -> int:
-        return parse_rate(self.link_bw, "bw")
-
-    def topology(self) -> Topology:
-        return incast_topology(self.senders, self.link_bw, self.queue_packets)
-
-
 def case_id(p: IncastParams, size: int, kind: str, rep: int) -> str:
     r = f"-r{rep + 1}" if p.repeats > 1 else ""
     return f"{EXPERIMENT}/{p.senders}x{p.flows}/{size_label(size)}{r}/{kind}"
@@ -199,7 +136,7 @@ def params_dict(p: IncastParams) -> dict[str, Any]:
 # ----- one job ------------------------------------------------------------------------
 
 def _app(*args: str) -> list[str]:
-    return [sys.executable, "-m", "p4scope.emulation.incast_app", *args]
+    return [sys.executable, "-m", "p4scope.experiments.tcp_incast.app", *args]
 
 
 def _json_out(proc: subprocess.Popen, what: str, timeout: float) -> dict:
@@ -240,18 +177,6 @@ def warm_up(tb: Any, p: IncastParams) -> None:
     """One ping from every sender to the receiver: ARP is resolved and the
     controller has learnt every MAC before a job starts."""
     ping_receiver(tb, p.senders, p.receiver)
-
-
-def ping_receiver(tb: Any, senders: int, receiver: str) -> None:
-    """Two pings from each of h1..h`senders` to host `receiver`, all at
-    once; RuntimeError naming the senders that got no answer."""
-    rcv = tb.host(receiver)
-    procs = [tb.host(f"h{i}").popen(["ping", "-c", "2", "-i", "0.2", "-W", "2", rcv.IP()],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for i in range(1, senders + 1)]
-    failed = [i + 1 for i, pr in enumerate(procs) if pr.wait(timeout=30) != 0]
-    if failed:
-        raise RuntimeError(f"senders {failed} cannot reach the receiver through the DUT")
 
 
 @dataclass

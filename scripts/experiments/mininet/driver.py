@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..experiments.report import MININET_RENDERER
-from ..experiments.rundir import RunDir
-from ..experiments.runner import Case, Outcome, abandon, run_cases
+from ..report import RENDERER
+from ..rundir import RunDir
+from ..runner import Case, Outcome, abandon, run_cases
 from .testbed import DutBuild, Testbed, bmv2_missing, build_dut
 
 
@@ -37,7 +37,7 @@ class EmuResult:
 
 def check_host() -> None:
     """Raises NeedsRoot saying what is missing for a Mininet run."""
-    from ..topologies.run import NetworkError, check_environment
+    from ...topologies.run import NetworkError, check_environment
 
     try:
         check_environment()
@@ -46,7 +46,7 @@ def check_host() -> None:
 
 
 def versions() -> dict[str, str]:
-    from .. import __version__
+    from ... import __version__
 
     return {"p4scope": __version__, "python": platform.python_version(),
             "platform": platform.platform(), "cpus": str(os.cpu_count()),
@@ -107,7 +107,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     meta = {**meta, "experiment": experiment, "versions": versions(),
             "command": " ".join(sys.argv), "mode": "mininet",
             "clock": "wall clock (Mininet: real host stacks, real time)",
-            "renderer": MININET_RENDERER,
+            "renderer": RENDERER,
             "cases": {"planned": len(cases), "done": 0}}
     run.start(meta)
     echo(f"p4scope run: {len(cases)} case(s) into {run.path}")
@@ -126,7 +126,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
         pool.close()
     rep = None
     if report:
-        from .report import render
+        from ..report import render
 
         rep = render(run.path)
     return EmuResult(run.path, outcome, rep, dict(meta.get("skipped", {})))

@@ -41,7 +41,7 @@ def aggregate_rate(rates: pd.DataFrame, jobs: pd.DataFrame):
     import matplotlib.pyplot as plt
     import plotly.graph_objects as go
 
-    from ..experiments.plots_web import LAYOUT
+    from ..plots_web import LAYOUT
 
     app, port = smoothed(rates, "receiver"), smoothed(rates, "switch port")
     cases = list(app)
@@ -85,7 +85,7 @@ def fct_cdf(flows: pd.DataFrame):
     import matplotlib.pyplot as plt
     import plotly.graph_objects as go
 
-    from ..experiments.plots_web import LAYOUT
+    from ..plots_web import LAYOUT
 
     fig = go.Figure()
     mfig, ax = plt.subplots(figsize=(6.5, 3.4))
@@ -118,7 +118,7 @@ def queues(case_id: str, series: pd.DataFrame, link: pd.DataFrame, delivered: pd
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    from ..experiments.plots_web import LAYOUT
+    from ..plots_web import LAYOUT
 
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("queues towards the receiver",
@@ -189,7 +189,7 @@ def completion_by_size(jobs: pd.DataFrame):
     import matplotlib.pyplot as plt
     import plotly.graph_objects as go
 
-    from ..experiments.plots_web import LAYOUT
+    from ..plots_web import LAYOUT
 
     fig = go.Figure()
     mfig, ax = plt.subplots(figsize=(6.5, 3.4))

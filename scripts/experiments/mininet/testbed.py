@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..control import Pipeline
-from ..control.apps.collector import Collector
-from ..control.fabric import Fabric, FabricOptions, configure, router_arp
-from ..topologies.linkwatch import LinkWatcher, switch_ports
-from ..topologies.run import Network
-from ..topologies.spec import Topology, rename_switches, with_switch_defaults
+from ...control import Pipeline
+from ...control.apps.collector import Collector
+from ...control.fabric import Fabric, FabricOptions, configure, router_arp
+from ...topologies.linkwatch import LinkWatcher, switch_ports
+from ...topologies.run import Network
+from ...topologies.spec import Topology, rename_switches, with_switch_defaults
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DUT_SOURCE = ROOT / "p4src" / "dut.p4"
 KINDS = ("p4scope", "bmv2")
 

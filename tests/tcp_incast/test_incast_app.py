@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from p4scope.emulation import incast as I
+from p4scope.experiments.mininet import shape
+from p4scope.experiments.tcp_incast import job as I
 
-APP = [sys.executable, "-m", "p4scope.emulation.incast_app"]
+APP = [sys.executable, "-m", "p4scope.experiments.tcp_incast.app"]
 
 
 def _free_port() -> int:
@@ -47,10 +48,10 @@ def test_two_senders_two_flows_each_on_loopback():
 
 
 def test_sizes_and_parameters_are_checked():
-    assert I.parse_size("256K") == 262144 and I.parse_size("1M") == 1 << 20
-    assert I.parse_size("1500") == 1500 and I.size_label(262144) == "256K"
+    assert shape.parse_size("256K") == 262144 and shape.parse_size("1M") == 1 << 20
+    assert shape.parse_size("1500") == 1500 and shape.size_label(262144) == "256K"
     with pytest.raises(I.ParamError):
-        I.parse_size("lots")
+        shape.parse_size("lots")
     with pytest.raises(I.ParamError, match="senders"):
         I.IncastParams(senders=0).check()
     with pytest.raises(I.ParamError, match="kinds"):

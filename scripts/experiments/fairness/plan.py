@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import figures as fg
-from . import theory as th
-from .linerate import WIRE_OVERHEAD, mix_frames_per_second
-from .params import FairnessParams, Profile, combination_name
-from .runner import Case
+from .. import figures as fg
+from .. import theory as th
+from ..linerate import WIRE_OVERHEAD, mix_frames_per_second
+from ..params import Profile, combination_name
+from .params import FairnessParams
+from ..runner import Case
 
 EXPERIMENT = "fairness"
 
@@ -167,3 +168,11 @@ def instrument_rows(case: Case, ip: IncastPlan, delivered: dict[int, tuple[int, 
         "err_pp_bw": (split.bandwidth - s["bw_share"].to_numpy(float)) * 100,
         "err_pp_pkt": (split.packet_rate - s["pkt_share"].to_numpy(float)) * 100,
     })
+
+
+def theory_lines(p: Profile, params: FairnessParams) -> list[dict[str, Any]]:
+    """What a profile predicts for N:1 incast (run.json's theory lines)."""
+    arb = p.arbitration.get("mode", "?")
+    return [{"profile": p.name, "what": "per-stream share in N:1 incast",
+             "formula": "1/N" if arb != "groups" else "1/(active groups × ports of the group)",
+             "value": "", "unit": p.description}]

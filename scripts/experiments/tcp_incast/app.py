@@ -1,7 +1,7 @@
 """The TCP incast application that runs inside the emulated hosts.
 
-    python -m p4scope.emulation.incast_app recv --port 5001 --flows 256 [--bin-ms 10]
-    python -m p4scope.emulation.incast_app send --dst 10.0.0.17 --port 5001 --sender 3 \
+    python -m p4scope.experiments.tcp_incast.app recv --port 5001 --flows 256 [--bin-ms 10]
+    python -m p4scope.experiments.tcp_incast.app send --dst 10.0.0.17 --port 5001 --sender 3 \
         --flows 16 --bytes 262144 --start-at NS
 
 Why not iperf3: iperf3 ends all parallel streams of a client together, so

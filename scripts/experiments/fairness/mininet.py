@@ -25,12 +25,17 @@ from typing import Any, Callable, Optional
 
 import pandas as pd
 
-from ..control.apps.telemetry import Telemetry
-from ..experiments import fairness as fx
-from ..experiments.params import check_mix_weights, check_number, combination_name
-from ..experiments.runner import Case
-from ..topologies import traffic as T
-from .incast import NTo1Shape, ParamError, check_kinds, check_rate
+from ...control.apps.telemetry import Telemetry
+from . import plan as fx
+from ..params import check_mix_weights, check_number, combination_name
+from ..mininet.driver import EmuResult, TestbedPool, available_kinds, execute
+from ..mininet.shape import ping_receiver
+from ..mininet.testbed import Testbed
+from ..runner import Case
+from ..seedcsv import derive_csvs
+from ...topologies import traffic as T
+from ..mininet.shape import NTo1Shape, check_kinds, check_rate
+from ..params import ParamError
 
 TOLLY_MIX = ((64, 55.0), (78, 5.0), (576, 17.0), (1518, 23.0))
 
@@ -174,3 +179,37 @@ def measure(p: MnFairnessParams, case: Case, tick: Callable[[float], None], tb: 
     row["mode"] = "mininet"
     row["link_mbps"] = p.rate_bps / 1e6
     return {"fairness": pd.DataFrame([row]), "streams": streams, "instrument_shares": inst}
+
+
+# ----- the run --------------------------------------------------------------------
+
+def measure_case(p: MnFairnessParams, case: Case, tick: Callable[[float], None],
+            pool: TestbedPool) -> dict[str, pd.DataFrame]:
+    tb = pool.get(case.params["profile"])
+    if pool.fresh:
+        warm_up(tb, p)
+    return measure(p, case, tick, tb)
+
+
+def warm_up(tb: Testbed, p: MnFairnessParams) -> None:
+    """ARP and learning before the first case: a ping from every sender."""
+    ping_receiver(tb, p.senders, f"h{p.egress}")
+
+
+def execute_fairness(p: MnFairnessParams, results: Path, run_id: Optional[str],
+                     progress: bool, report: bool,
+                     echo: Callable[[str], None] = print) -> EmuResult:
+    p.check()
+    kinds, skipped = available_kinds(p.kinds, echo)
+    runnable = MnFairnessParams(**{**p.__dict__, "kinds": kinds}) if kinds else p
+    cases = plan(runnable) if kinds else []
+    meta: dict[str, Any] = {
+        "parameters": {"fairness_mininet": params_dict(p)}, "skipped": skipped,
+        "topology": p.topology().to_dict(),
+        "method": ("seed 000 Table 3: N senders each offer line rate of the Tolly iMIX to one "
+                   "receiver port; per-stream rate and share over the steady-state window"),
+    }
+    return execute("fairness-mininet", cases, meta, results, run_id,
+                   lambda kind, d, dut: Testbed(runnable.topology(), d, dut, kind=kind),
+                   lambda c, tick, pool: measure_case(runnable, c, tick, pool),
+                   derive_csvs, progress, report, echo)

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from p4scope.cli import app
-from p4scope.emulation import fairness as F
-from p4scope.emulation import fairness_run, incast_run
-from p4scope.emulation import incast as I
-from p4scope.experiments import fairness as fx
 from p4scope.experiments import report as R
+from p4scope.experiments.fairness import mininet as F
+from p4scope.experiments.fairness import plan as fx
+from p4scope.experiments.tcp_incast import job as I
+from p4scope.experiments.tcp_incast import mininet as incast_run
 
 runner = CliRunner()
 SEC = 1_000_000_000
@@ -92,11 +92,11 @@ def fake_fairness(p, case, tick, tb) -> dict:
 
 
 def stored_fairness_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(fairness_run, "Testbed", lambda *a, **k: StandInTestbed())
-    monkeypatch.setattr(fairness_run, "warm_up", lambda tb, p: None)
+    monkeypatch.setattr(F, "Testbed", lambda *a, **k: StandInTestbed())
+    monkeypatch.setattr(F, "warm_up", lambda tb, p: None)
     monkeypatch.setattr(F, "measure", fake_fairness)
     p = F.MnFairnessParams(n=(3,), duration_s=2.0, warmup_s=0.8)
-    res = fairness_run.execute_fairness(p, tmp_path, "fair", progress=False, report=False,
+    res = F.execute_fairness(p, tmp_path, "fair", progress=False, report=False,
                                         echo=lambda s: None)
     assert res.outcome.complete and res.report is None
     return res.path
@@ -112,7 +112,7 @@ def report(run) -> str:
 def test_report_renders_a_stored_incast_run_as_mininet(tmp_path, monkeypatch):
     run = stored_incast_run(tmp_path, monkeypatch)
     meta = json.loads((run / "run.json").read_text())
-    assert meta["mode"] == "mininet" and meta["renderer"] == R.MININET_RENDERER
+    assert meta["mode"] == "mininet" and meta["renderer"] == R.RENDERER
     html = report(run)
     assert "TCP incast in Mininet" in html and "Queue telemetry alongside" in html
     assert "Theory" not in html  # the virtual-time renderer's section
@@ -130,13 +130,15 @@ def test_report_renders_a_stored_fairness_mininet_run_in_mbps(tmp_path, monkeypa
     assert (run / "figures" / "fairness_shares_3to1.png").exists()
 
 
-@pytest.mark.parametrize("meta, name", [
-    ({"mode": "mininet"}, R.MININET_RENDERER),      # stored before run.json named it
-    ({}, R.VIRTUAL_RENDERER),
-    ({"mode": "mininet", "renderer": R.VIRTUAL_RENDERER}, R.VIRTUAL_RENDERER),
-])
-def test_the_renderer_is_the_one_run_json_names(meta, name):
-    assert R.renderer_name(meta) == name
+@pytest.mark.parametrize("renderer", [None, *R.FORMER_RENDERERS])
+def test_runs_stored_by_earlier_versions_render(tmp_path, monkeypatch, renderer):
+    """Before the experiments were plug-ins a run named its mode's renderer
+    (or none); every such run renders with the one report."""
+    run = stored_fairness_run(tmp_path, monkeypatch)
+    meta = json.loads((run / "run.json").read_text())
+    meta.pop("renderer")
+    (run / "run.json").write_text(json.dumps({**meta, **({"renderer": renderer} if renderer else {})}))
+    assert "Fairness: N:1 incast with iMIX, in Mininet" in report(run)
 
 
 def test_an_unknown_renderer_is_refused(tmp_path, monkeypatch):

@@ -1,0 +1,37 @@
+"""N:1 incast fairness (seed 000's Table 3): N ports stream the Tolly iMIX
+at line rate into one port; per-stream rate and share, bandwidth vs
+packet-rate share, Jain's index, and the instrument's per-ingress shares.
+
+    params      the seed's port combinations and mix, checked
+    plan        cases and the per-case figures
+    virtual     a case on the reference DUT in virtual time
+    mininet     a case (and the run) in Mininet
+    tables      Table 3's shape and the summary
+    section     the report's section
+    cli         `p4scope run fairness`
+"""
+
+from ..registry import Experiment, VirtualDut
+from . import cli, plan, section, tables, virtual
+
+PLUGIN = Experiment(
+    name=plan.EXPERIMENT,
+    summary="N:1 incast fairness with iMIX",
+    command=cli.command,
+    tables={
+        "fairness": "one row per incast case: Jain's index, max/min share, deviation from "
+                    "1/N, the instrument's Jain index and share error",
+        "streams": "one row per case and stream: the steady-state window's rx, Gbps, shares",
+        "instrument_shares": "per ingress port: the DUT's tel_delivered counter and its shares",
+        "ground_truth": "the traffic manager's occupancy trace per egress queue",
+        "ground_truth_ingress": "the same per ingress port",
+        "instrument_series": "what the instrument reported over time",
+        "burst_events": "bursts found by the instrument and in the ground truth",
+        "instrument_errors": "per case: the instrument against the ground truth",
+    },
+    csv_files=tables.CSV_FILES,
+    write_csvs=tables.write_csvs,
+    sections=(section.section,),
+    virtual=VirtualDut(plan.plan, virtual.measure_incast, plan.theory_lines),
+    modes=("virtual", "mininet"),
+)

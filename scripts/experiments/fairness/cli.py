@@ -1,0 +1,99 @@
+"""`p4scope run fairness`: N:1 incast fairness with iMIX (seed 000, Table
+3), in virtual time (default) or in Mininet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import virtual_cli as V
+from ..mininet import cli as M
+from ..params import (MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError, ns_from_us,
+                      parse_int_list, parse_mix)
+from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from .mininet import MnFairnessParams
+from .params import TABLE3_COMBINATIONS, FairnessParams
+
+N = typer.Option("3,6,16", "--n", help="Numbers of source ports (Table 3's combinations of each).")
+N_MODES = typer.Option("3,6,16", "--n", help="Numbers of source ports (virtual time: Table 3's combinations of each; Mininet: senders).")
+PORTS = typer.Option([], "--ports", rich_help_panel=V.VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
+DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=V.VIRTUAL_PANEL, help=f"Virtual time each incast lasts (us), up to {MAX_DURATION_US:,.0f}.")
+WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=V.VIRTUAL_PANEL, help="Time before the measurement window (us), 0 up to below --duration-us.")
+MIX = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help=f"Frame-size mix SIZE:WEIGHT,... (Tolly iMIX; sizes {MIN_FRAME}..{MAX_FRAME}, weights >= 0).")
+FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=M.MININET_PANEL,
+                         help="Fraction of line rate each sender offers, 0.05..1.")
+FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=M.MININET_PANEL,
+                               help="Seconds each case's streams last, up to 120.")
+FAIR_WARMUP_S = typer.Option(1.5, "--warmup-s", rich_help_panel=M.MININET_PANEL,
+                             help="Seconds before the measurement window, below --duration-s.")
+FAIR_QUEUE = typer.Option(200, "--queue-packets", rich_help_panel=M.MININET_PANEL,
+                          help="Packets the receiver link's queue holds, 1..100000 (0: the kernel's default).")
+VIRTUAL_FAIRNESS = V.VIRTUAL_ONLY + ("ports", "duration_us", "warmup_us")
+MININET_FAIRNESS = V.MININET_ONLY + ("load", "duration_s", "warmup_s")
+
+
+def params_from_options(n: str, ports: list[str], duration_us: float, warmup_us: float, mix: str,
+              quick: bool):
+    combos: list[tuple[int, ...]] = [parse_int_list(p, "--ports") for p in ports]
+    if not combos:
+        for k in parse_int_list(n, "--n"):
+            if k not in TABLE3_COMBINATIONS:
+                raise ParamError(f"--n {k}: Table 3 has 3, 6 and 16 source ports; give "
+                                 "other combinations with --ports")
+            cs = TABLE3_COMBINATIONS[k]
+            # quick: the second combination of each N, one that straddles
+            # port groups (where Table 3's Broadcom was unfair)
+            combos += list(cs[1:2] if quick else cs)
+    return FairnessParams(combinations=tuple(combos), mix=parse_mix(mix),
+                          duration_ns=ns_from_us(duration_us, "--duration-us", above=True),
+                          warmup_ns=ns_from_us(warmup_us, "--warmup-us")).check()
+
+
+def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES, n: str = N_MODES,
+            ports: list[str] = PORTS, duration_us: float = DUR, warmup_us: float = WARM,
+            mix: str = MIX, buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA,
+            cell_bytes: int = V.CELL, seed: int = V.SEED, results: Path = RESULTS,
+            run_id: Optional[str] = RUN_ID, program: Path = V.PROGRAM,
+            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = V.QUICK,
+            link_bw: str = M.LINK_BW, load: float = FAIR_LOAD,
+            duration_s: float = FAIR_DURATION_S, warmup_s: float = FAIR_WARMUP_S,
+            queue_packets: int = FAIR_QUEUE, switch: str = M.SWITCH,
+            bmv2: bool = M.BMV2) -> None:
+    """N:1 incast fairness with iMIX (seed 000, Table 3); --mode virtual|mininet.
+
+    --mode virtual (default): the embedded switch in virtual time at 100GbE, both
+    traffic-manager profiles. --mode mininet (root): N senders at line rate on htb
+    links, real traffic through the reference DUT in Mininet."""
+    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
+    if mode is Mode.mininet:
+        run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
+                    results, run_id, progress, report)
+        return
+    try:
+        profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        fp = params_from_options(n, ports, duration_us, warmup_us, mix, quick)
+    except ParamError as e:
+        V.fail(str(e))
+    V.execute("fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress, report)
+
+
+def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,
+                queue_packets: int, mix: str, switch: str, bmv2: bool, results: Path,
+                run_id: Optional[str], progress: bool, report: bool) -> None:
+    """`p4scope run fairness --mode mininet`: fairness N:1 with iMIX (seed 000, Table 3)
+    at rates the software switch sustains; the virtual-time run's tables and report."""
+    try:
+        p = MnFairnessParams(
+            n=tuple(parse_int_list(n, "--n")), link_bw=link_bw, load=load,
+            duration_s=duration_s, warmup_s=warmup_s, queue_packets=queue_packets or None,
+            mix=tuple((int(s), float(w)) for s, w in parse_mix(mix)),
+            kinds=M.kinds_option(switch, bmv2)).check()
+    except ParamError as e:
+        M.fail(str(e))
+    from .mininet import execute_fairness
+
+    M.execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id, progress, report)
+
+

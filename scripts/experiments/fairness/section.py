@@ -1,0 +1,117 @@
+"""The fairness section of a run's report: seed 000's Table 3 (Gbps in
+virtual time, Mbit/s in Mininet), Jain's index and the per-case figures,
+bandwidth vs packet-rate shares, the congested queue stacked by ingress
+port, what the instrument saw, the occupancy heatmap."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from .. import plotdata as pdt
+from .. import report as R
+from ..seedtables import Rows
+from . import tables as tb
+
+
+@dataclass(frozen=True)
+class FairnessView:
+    """What the fairness section says about how the run was made: its title,
+    the method paragraph (HTML), and Table 3's heading and rows from the
+    fairness streams."""
+
+    title: str
+    intro: str
+    table3_heading: str
+    table3: Callable[[pd.DataFrame], Rows]
+
+
+VIRTUAL_FAIRNESS = FairnessView(
+    "Fairness: N:1 incast with iMIX",
+    "N source ports each send 100% line rate of the Tolly iMIX (64:55, 78:5, 576:17, "
+    "1518:23) to one egress port. Per-stream Gbps (layer 1) at the sink over the "
+    "steady-state window, in the shape of seed 000's Table 3; bandwidth share vs "
+    "packet-rate share per stream; Jain's index and max/min share per case.",
+    "Table 3 shape: throughput of each stream (Gbps)", tb.table3_fairness)
+
+
+def fairness(page: R.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
+    run = page.run
+    if not run.has("streams") or "n" not in run.t["streams"]:
+        return
+    from .. import plots_png as pp
+    from .. import plots_web as pw
+
+    streams = run.t["streams"]
+    streams = streams[streams["experiment"] == "fairness"]
+    if streams.empty:
+        return
+    s = page.section("fairness", view.title)
+    s.parts.append(R.para(view.intro))
+    s.parts.append(f"<h3>{R.esc(view.table3_heading)}</h3>" + R.seed_table(view.table3(streams)))
+    if run.has("fairness"):
+        fair = run.t["fairness"]
+        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
+        s.parts.append("<h3>Per case</h3>" + R.html_table(tb.fairness_summary(fair)))
+    cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
+    for n in sorted({c.n for c in cases}):
+        cn = [c for c in cases if c.n == n]
+        title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
+        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
+    if run.has("ground_truth_ingress") and run.has("fairness"):
+        fair = run.t["fairness"]
+        stacks = []
+        for _, g in fair.groupby(["n", "profile"], sort=False):
+            r = g.iloc[0]
+            sk = pdt.stacked_by_ingress(run.t["ground_truth_ingress"], r["case_id"],
+                                        pdt.short_case(r))
+            if sk is not None:
+                stacks.append(sk)
+        if stacks:
+            s.parts.append("<h3>Occupancy of the congested queue, stacked by ingress port</h3>")
+            page.plot(s, "fairness_by_ingress", pw.stacked_by_ingress(stacks),
+                      pp.stacked_by_ingress(stacks))
+        if run.has("ground_truth"):
+            views = []
+            for _, g in fair.groupby(["n", "profile"], sort=False):
+                r = g.iloc[-1]
+                v = pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
+                                        run.t.get("burst_events"), r["case_id"],
+                                        pdt.short_case(r))
+                if v is not None:
+                    views.append(v)
+            if views:
+                s.parts.append("<h3>What the instrument saw during the incasts</h3>")
+                page.plot(s, "fairness_instrument", pw.instrument_vs_truth(views),
+                          pp.instrument_vs_truth(views))
+            labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
+            groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
+            h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
+            if h is not None:
+                page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
+                          pp.queue_heatmap(h, "Fairness: occupancy per egress queue"))
+
+
+def mininet_view(params: dict) -> FairnessView:
+    """The same section at Mininet's rates: Table 3's shape in Mbit/s and
+    the method as run."""
+    return FairnessView(
+        "Fairness: N:1 incast with iMIX, in Mininet",
+        "N senders each offer line rate of the Tolly iMIX (64:55, 78:5, 576:17, 1518:23) "
+        f"on {html.escape(str(params.get('link_bw', '?')))}bit/s links (htb) to one receiver "
+        "port through the reference DUT; per-stream layer-1 rate at the receiver over the "
+        "steady-state window, in the shape of seed 000's Table 3 (Mbit/s here), "
+        "bandwidth share vs packet-rate share, Jain's index; the instrument's per-ingress "
+        "shares (tel_delivered) against the receiver's.",
+        "Table 3 shape: throughput of each stream (Mbit/s)", tb.table3_mbps)
+
+
+def section(page: R.Page) -> None:
+    meta = page.run.meta
+    if meta.get("mode") == "mininet":
+        fairness(page, mininet_view(meta.get("parameters", {}).get("fairness_mininet", {})))
+    else:
+        fairness(page)

@@ -1,0 +1,37 @@
+"""Microburst absorption (seed 000's Table 4, 2:1; seed 001's Figure 10,
+4:1): k ports burst N frames each at line rate into one port; buffered =
+forwarded - N (Tolly); the queue seen by the ground truth and the
+instrument.
+
+    params      the seed's sizes and port combinations, checked
+    plan        cases and the per-case formulas
+    virtual     a case on the reference DUT in virtual time
+    mininet     a case (and the run) in Mininet
+    tables      Table 4 and Figure 10's shapes
+    section     the report's section
+    cli         `p4scope run microburst`
+"""
+
+from ..registry import Experiment, VirtualDut
+from . import cli, plan, section, tables, theory_lines, virtual
+
+PLUGIN = Experiment(
+    name=plan.EXPERIMENT,
+    summary="microburst absorption 2:1 and 4:1",
+    command=cli.command,
+    tables={
+        "microburst": "one row per burst case: N, forwarded per port and in all, buffered "
+                      "frames/bytes/MB, the prediction, its error, the true peak",
+        "streams": "one row per case and stream: tx/rx frames and bytes, latency",
+        "ground_truth": "the traffic manager's occupancy trace per egress queue",
+        "ground_truth_ingress": "the same per ingress port",
+        "instrument_series": "what the instrument reported over time",
+        "burst_events": "bursts found by the instrument and in the ground truth",
+        "instrument_errors": "per case: the instrument against the ground truth",
+    },
+    csv_files=tables.CSV_FILES,
+    write_csvs=tables.write_csvs,
+    sections=(section.section,),
+    virtual=VirtualDut(plan.plan, virtual.measure_burst, theory_lines.theory_lines),
+    modes=("virtual", "mininet"),
+)

@@ -1,0 +1,86 @@
+"""`p4scope run microburst`: microburst absorption 2:1 (seed 000, Table 4)
+and 4:1 (seed 001), in virtual time (default) or in Mininet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import virtual_cli as V
+from ..mininet import cli as M
+from ..params import MAX_BURST_FRAMES, MAX_FRAME, MIN_FRAME, Mode, ParamError, parse_int_list
+from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from .mininet import MnBurstParams
+from .params import ESG_4TO1_SIZES, TABLE4_SIZES, MicroburstParams
+
+QUICK_SIZES = (64, 512, 1518, 9216)
+QUICK_4TO1 = (512, 9216)
+MB_SIZES = "256,512,1518"
+MB_SIZES_4TO1 = "512,1518"
+BURST_QUEUE = typer.Option(100, "--queue-packets", rich_help_panel=M.MININET_PANEL,
+                           help="Packets the receiver link's queue holds (the buffer measured), 4..10000.")
+SIZES = typer.Option("table4", "--sizes", help=f"2:1 frame sizes: 'table4' (the 18 of seed 000) or a list ({MIN_FRAME}..{MAX_FRAME} B).")
+SIZES4 = typer.Option("esg", "--sizes-4to1", help=f"4:1 frame sizes: 'esg' (seed 001), a list ({MIN_FRAME}..{MAX_FRAME} B), or 'none'.")
+BURST = typer.Option(None, "--burst-frames", help=f"Frames per port per burst, 1..{MAX_BURST_FRAMES:,} (default: from the buffer, 1.5x).")
+SIZES_MODES = typer.Option(None, "--sizes", show_default=False, help=f"2:1 frame sizes: 'table4' (the 18 of seed 000; the default in virtual time) or a list ({MIN_FRAME}..{MAX_FRAME} B; Mininet: 64..1518, default 256,512,1518).")
+SIZES4_MODES = typer.Option(None, "--sizes-4to1", show_default=False, help="4:1 frame sizes: 'esg' (seed 001; the default in virtual time), a list (default in Mininet: 512,1518), or 'none'.")
+BURST_MODES = typer.Option(None, "--burst-frames", help=f"Frames per port per burst, 1..{MAX_BURST_FRAMES:,} (default: 1.5x what the buffer holds; in Mininet, the link queue; there 1..1,000,000).")
+
+
+def params_from_options(sizes: str, sizes_4to1: str, burst_frames: Optional[int], quick: bool):
+    s2 = QUICK_SIZES if quick and sizes == "table4" else (
+        TABLE4_SIZES if sizes == "table4" else parse_int_list(sizes, "--sizes"))
+    if sizes_4to1 == "none":
+        s4: tuple[int, ...] = ()
+    elif sizes_4to1 == "esg":
+        s4 = QUICK_4TO1 if quick else ESG_4TO1_SIZES
+    else:
+        s4 = parse_int_list(sizes_4to1, "--sizes-4to1")
+    return MicroburstParams(sizes_2to1=s2, sizes_4to1=s4, burst_frames=burst_frames).check()
+
+
+def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
+            sizes: Optional[str] = SIZES_MODES, sizes_4to1: Optional[str] = SIZES4_MODES,
+            burst_frames: Optional[int] = BURST_MODES, buffer_mb: float = V.BUFFER,
+            alpha: float = V.ALPHA, cell_bytes: int = V.CELL, seed: int = V.SEED,
+            results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
+            program: Path = V.PROGRAM, progress: bool = PROGRESS, report: bool = REPORT,
+            quick: bool = V.QUICK, link_bw: str = M.LINK_BW,
+            queue_packets: int = BURST_QUEUE, switch: str = M.SWITCH,
+            bmv2: bool = M.BMV2) -> None:
+    """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001); --mode virtual|mininet.
+
+    --mode virtual (default): the embedded switch in virtual time at 100GbE, both
+    traffic-manager profiles. --mode mininet (root): bursts at the htb rate into a
+    link queue, real traffic through the reference DUT in Mininet."""
+    V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
+    if mode is Mode.mininet:
+        run_mininet(sizes or MB_SIZES, sizes_4to1 or MB_SIZES_4TO1, link_bw, queue_packets,
+                    burst_frames, switch, bmv2, results, run_id, progress, report)
+        return
+    try:
+        profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        mb = params_from_options(sizes or "table4", sizes_4to1 or "esg", burst_frames, quick)
+    except ParamError as e:
+        V.fail(str(e))
+    V.execute("microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress, report)
+
+
+def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
+                burst_frames: Optional[int], switch: str, bmv2: bool, results: Path,
+                run_id: Optional[str], progress: bool, report: bool) -> None:
+    """`p4scope run microburst --mode mininet`: microburst absorption 2:1 and 4:1 (seeds
+    000, 001) at rates the software switch sustains; the virtual-time run's tables and report."""
+    try:
+        p = MnBurstParams(
+            sizes_2to1=tuple(parse_int_list(sizes, "--sizes")),
+            sizes_4to1=() if sizes_4to1 == "none" else tuple(parse_int_list(sizes_4to1, "--sizes-4to1")),
+            link_bw=link_bw, queue_packets=queue_packets, burst_frames=burst_frames,
+            kinds=M.kinds_option(switch, bmv2)).check()
+    except ParamError as e:
+        M.fail(str(e))
+    from .mininet import execute_microburst
+
+    M.execute_in_mininet("microburst-mininet", execute_microburst, p, results, run_id, progress, report)

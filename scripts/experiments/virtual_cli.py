@@ -1,0 +1,77 @@
+"""What the `p4scope run` commands measured on the reference DUT in virtual
+time share: their options (profiles, buffer, seed, program, mode), the
+check that no option of the other mode was given, and the run itself
+(driver.py), ending as every run ends (mininet/cli.finish)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .params import (MAX_BUFFER_MB, MAX_CELL, MIN_BUFFER_MB, MIN_CELL, EngineOptions, Mode,
+                     ParamError)
+
+
+def fail(msg: str) -> None:
+    typer.echo(f"p4scope run: error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def profiles(names: str, buffer_mb: float, alpha: float, cell_bytes: int, seed: int):
+    """The profiles chosen, once the engine options (seed too) are checked."""
+    return EngineOptions(buffer_mb, alpha, cell_bytes, seed).profiles(names)
+
+
+def only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, ...]]) -> None:
+    """Exit 2 when an option of another mode was given."""
+    for m, names in others.items():
+        if m is mode:
+            continue
+        given = [p.opts[0] for p in ctx.command.params if p.name in names
+                 and ctx.get_parameter_source(p.name).name != "DEFAULT"]
+        if given:
+            fail(f"{', '.join(given)}: for --mode {m.value} only (this run is --mode {mode.value})")
+
+
+def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program, progress,
+            report):
+    from ..compiler.diagnostics import CompileError
+    from .driver import RunRequest, execute
+    from .runner import interrupt_signal, sigterm_interrupts
+    from .testbed import MissingEngineAPI
+
+    req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report)
+    try:
+        with sigterm_interrupts():
+            res = execute(req, echo=lambda s: typer.echo(s, err=True))
+    except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
+        typer.echo("p4scope run: interrupted before the run started", err=True)
+        raise typer.Exit(128 + interrupt_signal(e))
+    except MissingEngineAPI as e:
+        typer.echo(f"p4scope run: {e}", err=True)
+        raise typer.Exit(3)
+    except CompileError as e:
+        fail(f"--program {program}: {e}")
+    except (FileNotFoundError, ParamError, ValueError) as e:
+        fail(str(e))
+    from .mininet.cli import finish
+
+    finish(res)
+
+
+VIRTUAL_PANEL = "Virtual time (--mode virtual)"
+MODE = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in virtual "
+                     "time at 100GbE; mininet: real traffic through the DUT in Mininet (root).")
+PROFILES = typer.Option("fair,unfair", "--profiles", rich_help_panel=VIRTUAL_PANEL, help="Traffic-manager profiles, comma-separated.")
+BUFFER = typer.Option(16.0, "--buffer-mb", rich_help_panel=VIRTUAL_PANEL, help=f"Shared buffer in MB (2^20 bytes), {MIN_BUFFER_MB:g}..{MAX_BUFFER_MB:g}.")
+ALPHA = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL, help="Dynamic-threshold factor of the shared buffer, 1/128..64.")
+CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help=f"Buffer cell size in bytes, {MIN_CELL}..{MAX_CELL} (1: exact bytes).")
+SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources, 0..2^64-1 (runs are deterministic).")
+PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", rich_help_panel=VIRTUAL_PANEL, help="The reference DUT's P4 source.")
+QUICK = typer.Option(False, "--quick", rich_help_panel=VIRTUAL_PANEL, help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
+
+
+VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick")
+MININET_ONLY = ("link_bw", "queue_packets", "switch", "bmv2")
