@@ -1,5 +1,6 @@
-"""Mininet node classes: hosts, P4 switches (p4scope or BMv2) and a Linux
-bridge (a baseline, and a switch for tests that need none of P4).
+"""Mininet node classes: hosts, P4 switches (p4scope or BMv2), a Linux
+bridge (a baseline, and a switch for tests that need none of P4) and any
+Mininet switch class of the user's (user_switch).
 
 Every node records what it creates in the run's manifest (manifest.py)
 as it creates it; see run.py for the order of a whole run.
@@ -135,6 +136,38 @@ class LinuxBridge(_RunSwitch):
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's name)
         self.cmd(f"ip link delete dev {self.bridge} 2>/dev/null")
         super().stop(deleteIntfs)
+
+
+def user_switch(cls: type) -> type:
+    """`cls` (any Mininet switch class of the user's: Mininet's own
+    LinuxBridge, a user-space switch, ...) as a run's switch: its shell is
+    recorded in the manifest, and so is the root-namespace interface named
+    after the switch that Mininet's bridge classes make, so clean-up finds
+    both after a crash. It has no daemon ports and nothing to wait for."""
+    if not (isinstance(cls, type) and issubclass(cls, Switch)):
+        raise TypeError(f"{cls!r} is not a Mininet switch class (mininet.node.Switch)")
+
+    class UserSwitch(cls):  # type: ignore[misc, valid-type]
+        def __init__(self, name: str, spec: SwitchSpec, manifest: Manifest, index: int,
+                     **params: Any) -> None:
+            self.spec, self.manifest = spec, manifest
+            super().__init__(name, dpid=f"{index + 1:016x}", **params)
+            manifest.add_process(self.pid, f"shell of switch {name} ({cls.__name__})", group=True)
+
+        def start(self, controllers: Any) -> None:
+            super().start(controllers)
+            idx = ifindex(self.name)
+            if idx is not None:
+                self.manifest.add_interface(self.name, idx)
+
+        def wait_ready(self, deadline: float) -> None:
+            pass
+
+        def stop_daemon(self) -> None:
+            pass
+
+    UserSwitch.__name__ = UserSwitch.__qualname__ = f"User{cls.__name__}"
+    return UserSwitch
 
 
 class P4Switch(_RunSwitch):

@@ -109,10 +109,17 @@ class Network:
 
     def __init__(self, topo: Topology, run_dir: str | Path, *, ready_timeout: float = 60.0,
                  programs: Optional[dict[str, Sequence[str]]] = None,
+                 switch_classes: Optional[dict[str, type]] = None,
                  log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> None:
         """programs: executable per switch kind, overriding the defaults
-        (e.g. {"bmv2": ["/opt/bmv2/bin/simple_switch_grpc"]})."""
+        (e.g. {"bmv2": ["/opt/bmv2/bin/simple_switch_grpc"]}).
+        switch_classes: a Mininet switch class per switch name, used for
+        that switch instead of its kind's (nodes.user_switch)."""
         self.topo = topo
+        self.switch_classes = dict(switch_classes or {})
+        unknown = sorted(set(self.switch_classes) - {s.name for s in topo.switches})
+        if unknown:
+            raise NetworkError(f"switch_classes: no switch named {', '.join(unknown)}")
         self.run_dir = Path(run_dir).resolve()
         self.ready_timeout = ready_timeout
         self.programs = dict(programs or {})
@@ -196,7 +203,7 @@ class Network:
             raise NetworkError("the bridge switches form a loop: without STP, broadcasts would "
                                "circle forever. Use P4 switches (the controller decides how to "
                                "flood) or a topology without loops for bridges")
-        for name in root_names(self.topo):
+        for name in root_names(self.topo) + sorted(self.switch_classes):
             if ifindex(name) is not None:
                 raise NetworkError(
                     f"interface {name} already exists in the root namespace: another run uses "
@@ -214,7 +221,7 @@ class Network:
             taken.update(p for p in (s.grpc_port, s.thrift_port) if p is not None)
         out = {}
         for s in self.topo.switches:
-            if s.kind == "bridge":
+            if s.kind == "bridge" or s.name in self.switch_classes:
                 continue
             out[s.name] = {
                 "grpc": s.grpc_port if s.grpc_port is not None else allocate_port(GRPC_BASE, taken),
@@ -227,7 +234,7 @@ class Network:
         from mininet.net import Mininet
 
         from .intf import P4Intf
-        from .nodes import LinuxBridge, P4Host, P4Switch
+        from .nodes import LinuxBridge, P4Host, P4Switch, user_switch
 
         m = self.manifest
         assert m is not None
@@ -237,7 +244,10 @@ class Network:
         for h in self.topo.hosts:
             net.addHost(h.name, cls=P4Host, spec=h, manifest=m)
         for i, s in enumerate(self.topo.switches):
-            if s.kind == "bridge":
+            if s.name in self.switch_classes:
+                net.addSwitch(s.name, cls=user_switch(self.switch_classes[s.name]), spec=s,
+                              manifest=m, index=i)
+            elif s.kind == "bridge":
                 net.addSwitch(s.name, cls=LinuxBridge, spec=s, manifest=m, index=i)
             else:
                 net.addSwitch(s.name, cls=P4Switch, spec=s, manifest=m, index=i,
@@ -281,6 +291,9 @@ class Network:
             p = self.manifest.ports.get(s["name"])
             if p:
                 s["grpc_port"], s["thrift_port"] = p["grpc"], p["thrift"]
+            cls = self.switch_classes.get(s["name"])
+            if cls is not None:
+                s["class"] = f"{cls.__module__}:{cls.__qualname__}"
         doc["run_id"] = self.manifest.run_id
         doc["netns"] = {h.name: self.manifest.netns_name(h.name) for h in self.topo.hosts}
         (self.run_dir / "topology.json").write_text(json.dumps(doc, indent=2) + "\n")

@@ -25,6 +25,7 @@ import numpy as np
 from ..linerate import GBPS_100, frame_time_ns
 from ..testbed import Flow, VirtualSwitch
 from ..traffic import Traffic, _weights
+from .search import recovery_time
 from .streams import Stream
 from .trial import Trial, histogram_rows, stream_rows
 
@@ -65,6 +66,34 @@ class VirtualTestbed:
         self.setup: Optional[Callable[[Any], None]] = None
         """Called with the engine (under the switch's lock) after each
         reset and before any frame is sent, e.g. to limit a queue's rate."""
+
+    def shape_ports(self, ports: Sequence[int], pct: float, size: float) -> None:
+        """Limits the DUT's egress `ports` to `pct` of line rate (the
+        traffic manager's port rate, in bit/s: the same share at any size)."""
+        rate = int(self.line_rate_bps * pct / 100.0)
+        ports = list(ports)
+        self.setup = lambda e: [e.set_port_rate(q, rate) for q in ports]
+
+    recovery_resolution = "one frame (per-frame records)"
+
+    def recovery_ns(self, trial: Trial, reduced: Sequence[Stream], reduce_at_ns: int) -> float:
+        """RFC 2544 s. 26.5 from the last trial's per-frame records (it must
+        have kept them): over the `reduced` streams, the longest time from
+        `reduce_at_ns` to the send time of a frame that was lost."""
+        rec = self.last_records
+        if rec is None:
+            raise ValueError("recovery needs a trial with records=True")
+        worst = 0.0
+        for st in reduced:
+            row = trial.streams[trial.streams["name"] == st.label].iloc[0]
+            sid, sent = int(row["stream"]), int(row["tx_frames"])
+            got = np.zeros(sent, bool)
+            seq = rec["seq"][rec["stream"] == sid].astype(np.int64)
+            got[seq[seq < sent]] = True
+            slot = 1e9 / st.rate.fps(self.line_rate_bps, st.mean_size)
+            tx = st.start_ns + np.arange(sent) * slot
+            worst = max(worst, recovery_time(tx, got, reduce_at_ns))
+        return worst
 
     def _engine_args(self, st: Stream, duration_ns: int) -> dict[str, Any]:
         kw: dict[str, Any] = dict(st.rate.engine_args())
