@@ -1,5 +1,11 @@
 """`p4scope run rfc2544`: the RFC 2544 suite against the reference DUT in
-virtual time."""
+virtual time (--mode virtual), or against a DUT in Mininet with real
+traffic (--mode mininet, root: the reference DUT in p4scope switch or
+BMv2, the Linux bridge, or a Mininet switch class of the user's).
+
+Each mode has options of its own; giving one of the other mode's exits 2
+(as `p4scope run microburst|fairness` do). A Mininet run exits 3 when this
+machine cannot run it (not root, Mininet or the DUT missing)."""
 
 from __future__ import annotations
 
@@ -8,17 +14,38 @@ from typing import Optional
 
 import typer
 
-from ..params import ParamError, default_profiles, parse_int_list
+from ..params import Mode, ParamError, default_profiles, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
-from .params import JUMBO_SIZES, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
+from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
+
+VIRTUAL_PANEL = "Virtual time (--mode virtual)"
+MININET_PANEL = "Mininet (--mode mininet, root)"
+VIRTUAL_ONLY = ("trial_frames", "buffer_mb", "alpha", "seed", "program")
+MININET_ONLY = ("dut", "line_rate", "link_bw", "link_queue", "trial_s")
+_V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str, code: int = 2) -> None:
     typer.echo(f"p4scope run rfc2544: error: {msg}", err=True)
-    raise typer.Exit(2)
+    raise typer.Exit(code)
+
+
+def _rate(text: Optional[str], option: str) -> Optional[int]:
+    from ...topologies.spec import TopologyError, parse_rate
+
+    if text is None:
+        return None
+    try:
+        return parse_rate(text, option)
+    except TopologyError as e:
+        raise ParamError(str(e)) from None
 
 
 def run_rfc2544(
+        ctx: typer.Context,
+        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
+                                  "virtual time at 100GbE; mininet: real traffic through a DUT "
+                                  "in Mininet (root)."),
         sizes: str = typer.Option(",".join(map(str, STANDARD_SIZES)), "--sizes",
                                   help="Frame sizes (B, FCS included), comma-separated."),
         jumbo: bool = typer.Option(False, "--jumbo", help=f"Add the jumbo sizes "
@@ -29,51 +56,130 @@ def run_rfc2544(
                                   + ", ".join(TESTS) + "."),
         tolerance: float = typer.Option(0.0, "--tolerance-pct", help="Loss a throughput trial may "
                                         "have, % (0: RFC 2544; 0.01 or 0.5: partial drop rate)."),
-        resolution: float = typer.Option(0.1, "--resolution-pct", help="Throughput search "
-                                         "resolution, % of line rate (0.001..10)."),
-        trial_frames: Optional[int] = typer.Option(None, "--trial-frames", help="Frames per "
-                                                   "stream in a trial (default: an overload of "
-                                                   "one resolution step shows as 50 frames)."),
+        resolution: Optional[float] = typer.Option(
+            None, "--resolution-pct", show_default=False,
+            help=f"Throughput search resolution, % of line rate (0.001..10; default "
+                 f"{_V['resolution_pct']:g} in virtual time, {_M['resolution_pct']:g} in "
+                 "Mininet)."),
         latency_trials: int = typer.Option(20, "--latency-trials", help="Latency trials per size "
                                            "(RFC 2544: at least 20)."),
         b2b_max: Optional[int] = typer.Option(None, "--b2b-max-frames", help="Longest burst "
-                                              "tried (default: twice what the buffer holds)."),
+                                              "tried (default: twice what the buffer holds; in "
+                                              "Mininet, one trial at line rate)."),
         dut_rate: float = typer.Option(100.0, "--dut-rate-pct", help="Shape the DUT's ports to "
-                                       "this % of line rate (a DUT with a known limit)."),
-        buffer_mb: float = typer.Option(16.0, "--buffer-mb", help="Shared buffer, MB (0.01..1024)."),
-        alpha: float = typer.Option(1.0, "--alpha", help="Dynamic-threshold factor (0..64]."),
-        seed: int = typer.Option(1, "--seed", help="Seed of the engine and the sources."),
+                                       "this % of line rate (a DUT with a known limit; in "
+                                       "Mininet a P4 DUT's queue rate, over Thrift)."),
+        trial_frames: Optional[int] = typer.Option(
+            None, "--trial-frames", rich_help_panel=VIRTUAL_PANEL, help="Frames per stream in a "
+            "trial (default: an overload of one resolution step shows as 50 frames)."),
+        buffer_mb: float = typer.Option(16.0, "--buffer-mb", rich_help_panel=VIRTUAL_PANEL,
+                                        help="Shared buffer, MB (0.01..1024)."),
+        alpha: float = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL,
+                                    help="Dynamic-threshold factor (0..64]."),
+        seed: int = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL,
+                                 help="Seed of the engine and the sources."),
         program: Path = typer.Option(Path("p4src/dut.p4"), "--program",
+                                     rich_help_panel=VIRTUAL_PANEL,
                                      help="The reference DUT's P4 source."),
+        dut: str = typer.Option("p4scope", "--dut", rich_help_panel=MININET_PANEL,
+                                help="The switch under test: p4scope (the reference DUT, "
+                                     "configured by the controller), bmv2 (the same in "
+                                     "simple_switch_grpc), bridge (the Linux bridge) or "
+                                     "module:Class (a Mininet switch class)."),
+        line_rate: str = typer.Option("100M", "--line-rate", rich_help_panel=MININET_PANEL,
+                                      help="What the tester says a port is (1M..100G): offered "
+                                           "loads are shares of it."),
+        link_bw: Optional[str] = typer.Option(None, "--link-bw", rich_help_panel=MININET_PANEL,
+                                              help="Shape every link with htb to this rate "
+                                                   "(a DUT with slower ports; default unshaped)."),
+        link_queue: Optional[int] = typer.Option(
+            None, "--link-queue", rich_help_panel=MININET_PANEL,
+            help="Packets each shaped link queues, 1..100000 (with --link-bw; default the "
+                 "kernel's)."),
+        trial_s: float = typer.Option(_M["trial_s"], "--trial-s", rich_help_panel=MININET_PANEL,
+                                      help="Seconds a trial lasts, 0.05..60."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
         progress: bool = PROGRESS, report: bool = REPORT) -> None:
     """RFC 2544 throughput, latency (FIFO and LIFO), frame loss rate,
-    back-to-back frames and system recovery per frame size, in virtual time
-    at 100GbE against the reference DUT."""
-    from ..mininet.cli import finish
-    from .run import execute
+    back-to-back frames and system recovery per frame size; --mode virtual|mininet.
 
+    --mode virtual (default): in virtual time at 100GbE against the reference
+    DUT. --mode mininet (root): real traffic from tester hosts through --dut
+    in Mininet, at --line-rate."""
+    from ..virtual_cli import only_for_mode
+
+    only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
         size_list = parse_int_list(sizes, "--sizes") + (JUMBO_SIZES if jumbo else ())
-        size_list = tuple(dict.fromkeys(size_list))
-        import math
-        if not (math.isfinite(buffer_mb) and 0.01 <= buffer_mb <= 1024):
-            raise ParamError(f"--buffer-mb: {buffer_mb!r} is outside 0.01..1024")
-        if not (math.isfinite(alpha) and 0 < alpha <= 64):
-            raise ParamError(f"--alpha: {alpha!r} is outside (0, 64]")
-        if not 0 <= seed < 2**63:
-            raise ParamError(f"--seed: {seed} is outside 0..2^63-1")
-        p = Rfc2544Params(sizes=size_list, pairs=parse_pairs(pairs),
-                          tests=tuple(t.strip() for t in tests.split(",") if t.strip()),
-                          tolerance_pct=tolerance, resolution_pct=resolution,
-                          trial_frames=trial_frames, latency_trials=latency_trials,
-                          b2b_max_frames=b2b_max, dut_rate_pct=dut_rate).check()
-        profile = default_profiles(int(buffer_mb * 2**20), alpha)["fair"].check()
+        common = dict(sizes=tuple(dict.fromkeys(size_list)), pairs=parse_pairs(pairs),
+                      tests=tuple(t.strip() for t in tests.split(",") if t.strip()),
+                      tolerance_pct=tolerance, resolution_pct=resolution,
+                      latency_trials=latency_trials, b2b_max_frames=b2b_max,
+                      dut_rate_pct=dut_rate)
+        if mode is Mode.mininet:
+            p = Rfc2544Params.for_mode("mininet", **common, dut=dut.strip(), trial_s=trial_s,
+                                       rate_bps=_rate(line_rate, "--line-rate"),
+                                       link_bw_bps=_rate(link_bw, "--link-bw"),
+                                       link_queue=link_queue).check()
+        else:
+            import math
+            if not (math.isfinite(buffer_mb) and 0.01 <= buffer_mb <= 1024):
+                raise ParamError(f"--buffer-mb: {buffer_mb!r} is outside 0.01..1024")
+            if not (math.isfinite(alpha) and 0 < alpha <= 64):
+                raise ParamError(f"--alpha: {alpha!r} is outside (0, 64]")
+            if not 0 <= seed < 2**63:
+                raise ParamError(f"--seed: {seed} is outside 0..2^63-1")
+            p = Rfc2544Params.for_mode("virtual", **common, trial_frames=trial_frames).check()
+            profile = default_profiles(int(buffer_mb * 2**20), alpha)["fair"].check()
     except ParamError as e:
         _fail(str(e))
+    if mode is Mode.mininet:
+        _run_mininet(p, results, run_id, progress, report)
+        return
+    from .run import execute
+
+    _run(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
+                         echo=lambda s: typer.echo(s, err=True)))
+
+
+def _run(execute) -> None:
+    """Runs `execute()` with SIGTERM as an interrupt, and ends as every run
+    ends (mininet.cli.finish)."""
+    from ..mininet.cli import finish
+    from ..runner import interrupt_signal, sigterm_interrupts
+
     try:
-        res = execute(p, profile, seed, results, run_id, program, progress, report,
-                      echo=lambda s: typer.echo(s, err=True))
+        with sigterm_interrupts():
+            res = execute()
+    except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
+        typer.echo("p4scope run: interrupted before the run started", err=True)
+        raise typer.Exit(128 + interrupt_signal(e))
     except (FileNotFoundError, ParamError, ValueError) as e:
         _fail(str(e))
     finish(res)
+
+
+def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progress: bool,
+                 report: bool) -> None:
+    """As mininet.cli.execute_in_mininet: the DUT named right (exit 2),
+    this host able to run Mininet and the DUT (exit 3), then the run."""
+    from ..mininet.driver import NeedsRoot, check_host
+    from ..tester.mininet import DutError, DutMissing, check_installed, parse_dut
+    from .run import execute_mininet
+
+    try:
+        dut = parse_dut(p.dut)
+    except DutError as e:
+        _fail(str(e))
+    except ImportError as e:  # a switch class cannot be checked without Mininet
+        _fail(f"--dut {p.dut}: {e}", 3)
+    try:
+        check_host()
+    except NeedsRoot as e:
+        _fail(f"{e} (rfc2544 --mode mininet runs in Mininet)", 3)
+    try:
+        check_installed(dut)
+    except DutMissing as e:
+        _fail(f"--dut {dut.name}: {e}", 3)
+    _run(lambda: execute_mininet(p, results, run_id, progress, report,
+                                 echo=lambda s: typer.echo(s, err=True)))

@@ -1,5 +1,7 @@
 """The RFC 2544 suite's parameters (defaults from RFC 2544 s. 9 and 26 and
-METHODS.md), checked before anything starts."""
+METHODS.md), checked before anything starts. Each mode has defaults of its
+own (MODE_DEFAULTS): virtual time at 100GbE with a fine search; Mininet at
+the rates software sustains, 1 s trials and a coarser search."""
 
 from __future__ import annotations
 
@@ -14,6 +16,12 @@ JUMBO_SIZES = (2048, 4096, 9216)
 TESTS = ("throughput", "latency", "frame_loss", "back_to_back", "recovery")
 MAX_PORT = 63
 MAX_FRAME = 9216
+MODES = ("virtual", "mininet")
+MODE_DEFAULTS: dict[str, dict[str, float]] = {
+    "virtual": {"resolution_pct": 0.1, "rate_bps": 100e9},
+    "mininet": {"resolution_pct": 1.0, "rate_bps": 100e6, "trial_s": 1.0},
+}
+"""What a mode's run uses for the parameters not given."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +37,13 @@ class Rfc2544Params:
     the longest burst tried (None: twice what the buffer holds at line rate);
     recovery_overload: the overload phase's rate over the throughput (1.1);
     dut_rate_pct: the DUT's egress ports shaped to this share of line rate
-    (100: unshaped), a DUT whose limit is known."""
+    (100: unshaped), a DUT whose limit is known; rate_bps: each port's line
+    rate (Mininet: what the tester says a port is).
+
+    Mininet only: dut (p4scope, bmv2, bridge or module:Class), trial_s (a
+    trial's length; virtual time sizes trials by trial_frames instead),
+    link_bw_bps and link_queue (htb on every link, that many packets queued
+    at each)."""
 
     sizes: tuple[int, ...] = STANDARD_SIZES
     pairs: tuple[tuple[int, int], ...] = ((1, 2),)
@@ -43,6 +57,20 @@ class Rfc2544Params:
     recovery_overload: float = 1.1
     dut_rate_pct: float = 100.0
     rate_bps: float = 100e9
+    mode: str = "virtual"
+    dut: str = "p4scope"
+    trial_s: Optional[float] = None
+    link_bw_bps: Optional[int] = None
+    link_queue: Optional[int] = None
+
+    @classmethod
+    def for_mode(cls, mode: str, **given) -> "Rfc2544Params":
+        """A `mode` run's parameters: those given (None: not given) over
+        the mode's defaults."""
+        if mode not in MODES:
+            raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
+        kw = {**MODE_DEFAULTS[mode], **{k: v for k, v in given.items() if v is not None}}
+        return cls(mode=mode, **kw)
 
     def check(self) -> "Rfc2544Params":
         if not self.sizes:
@@ -77,7 +105,38 @@ class Rfc2544Params:
             raise ParamError("--b2b-max-frames: between 1 and 10,000,000")
         _finite_in("--recovery-overload", self.recovery_overload, 1.0, 2.0, low_open=True)
         _finite_in("--dut-rate-pct", self.dut_rate_pct, 1.0, 100.0)
+        if self.mode not in MODES:
+            raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
+        if self.mode == "mininet":
+            self._check_mininet()
+        elif (self.trial_s, self.link_bw_bps, self.link_queue) != (None, None, None):
+            raise ParamError("--trial-s, --link-bw and --link-queue: for --mode mininet only")
         return self
+
+    def _check_mininet(self) -> None:
+        _finite_in("--line-rate", self.rate_bps, 1e6, 100e9)
+        if self.trial_s is None:
+            raise ParamError("--trial-s: a Mininet trial needs a length")
+        _finite_in("--trial-s", self.trial_s, 0.05, 60.0)
+        if self.trial_frames is not None:
+            raise ParamError("--trial-frames: for --mode virtual only (Mininet trials last "
+                             "--trial-s)")
+        if self.link_bw_bps is not None:
+            _finite_in("--link-bw", self.link_bw_bps, 1e3, 400e9)
+        if self.link_queue is not None:
+            if self.link_bw_bps is None:
+                raise ParamError("--link-queue: the queue of a shaped link; give --link-bw too")
+            if not 1 <= self.link_queue <= 100_000:
+                raise ParamError(f"--link-queue: {self.link_queue} is outside 1..100000 packets")
+        if self.dut_rate_pct < 100.0 and self.dut not in ("p4scope", "bmv2"):
+            raise ParamError(f"--dut-rate-pct: shaping the DUT's ports needs a P4 DUT "
+                             f"(--dut p4scope or bmv2), not {self.dut}; shape the links "
+                             "with --link-bw instead")
+
+    @property
+    def trial_ns(self) -> Optional[int]:
+        """A trial's length when it is set in time (Mininet), else None."""
+        return None if self.trial_s is None else int(round(self.trial_s * 1e9))
 
     @property
     def ports(self) -> list[int]:

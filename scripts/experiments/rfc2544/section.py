@@ -102,23 +102,43 @@ def rp_layout(title: str, x: str, y: str) -> dict:
                 margin=dict(l=60, r=20, t=50, b=50), height=380)
 
 
+_VIRTUAL = (
+    "Each trial starts from a fresh switch (counters, queues and clock reset). Frames still in "
+    "the switch a few frame times after the sources stop count as not forwarded, so the buffer "
+    "cannot hide an overload (METHODS.md, virtual-time caveat). Latency is FIFO as stamped "
+    "(first bit in to first bit out, 1 ns clock); LIFO is FIFO less the frame's time in.")
+_MININET = (
+    "Mininet, real time: a tester host per port runs p4scope-trafgen, fresh generator and "
+    "analyzer processes for every trial (so every counter starts at zero), after learning "
+    "frames from every receiving host (RFC 2544 s. 23). The line rate is what the tester says "
+    "a port is; a generator that sent less than asked marks the trial short (the tester's "
+    "limit, not the DUT's loss) and the search counts it as failed. Frames that have not "
+    "arrived shortly after the generators stop count as lost; what is still queued in the DUT "
+    "is not observable. Latency is from the generator's software timestamp to the analyzer's "
+    "kernel receive timestamp (no serialization on veth links); LIFO is that less the frame's "
+    "time at the nominal line rate, so it can be negative at low line rates. Percentiles are "
+    "the upper edges of the analyzer's histogram bins.")
+
+
 def section(page: rp.Page) -> None:
     run = page.run
     results = run.t.get("rfc2544_results")
     trials = run.t.get("rfc2544_trials")
     if results is None and trials is None:
         return
-    s = page.section("rfc2544", "RFC 2544: throughput, latency, frame loss, back-to-back, recovery")
-    params = run.meta.get("parameters", {}).get("rfc2544", {})
+    meta = run.meta
+    params = meta.get("parameters", {}).get("rfc2544", {})
     rate = float(params.get("rate_bps", 100e9))
+    dut = meta.get("dut", {}).get("label") or "the reference DUT in the embedded switch"
+    s = page.section("rfc2544", "RFC 2544: throughput, latency, frame loss, back-to-back, "
+                     f"recovery — DUT: {dut}")
     s.parts.append(rp.para(
-        f"Port pairs {', '.join(f'{a}&harr;{b}' for a, b in params.get('pairs', []))}, every pair "
-        f"sending both ways at once; loss tolerance {params.get('tolerance_pct', 0):g} %, search "
-        f"resolution {params.get('resolution_pct', 0.1):g} % of line rate. Each trial starts from a "
-        "fresh switch (counters, queues and clock reset). Frames still in the switch a few frame "
-        "times after the sources stop count as not forwarded, so the buffer cannot hide an "
-        "overload (METHODS.md, virtual-time caveat). Latency is FIFO as stamped (first bit in to "
-        "first bit out, 1 ns clock); LIFO is FIFO less the frame's time in."))
+        f"DUT: {rp.esc(dut)}. Port pairs "
+        f"{', '.join(f'{a}&harr;{b}' for a, b in params.get('pairs', []))}, every pair "
+        f"sending both ways at once at a line rate of {rate / 1e9:g} Gbit/s per port; loss "
+        f"tolerance {params.get('tolerance_pct', 0):g} %, search resolution "
+        f"{params.get('resolution_pct', 0.1):g} % of line rate. "
+        + (_MININET if meta.get("mode") == "mininet" else _VIRTUAL)))
     made = tb.all_tables(results, trials)
     for name, df in made.items():
         s.parts.append(f"<h3>{rp.esc(tb.CSV_FILES[name].split(':')[0])}</h3>")

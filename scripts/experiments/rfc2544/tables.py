@@ -36,6 +36,7 @@ def throughput(results: pd.DataFrame) -> pd.DataFrame:
         "Gbit/s per port (L1)": r["throughput_gbps_per_port"].round(3),
         "Configured limit (% line rate)": r["theory_throughput_pct"].round(3),
         "Trials": r["trials"].astype(int),
+        "Note": r["note"].fillna("") if "note" in r else "",
     })
 
 

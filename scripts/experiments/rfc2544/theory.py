@@ -6,6 +6,11 @@ ports are shaped (`dut_rate_pct`); it is store-and-forward, so an
 unloaded frame's FIFO latency is its own time in (preamble included),
 on the engine's 1 ns clock; every frame beyond the shaped rate queues in
 the shared buffer until its dynamic threshold stops it.
+
+In Mininet only the configured limits are known: the DUT's shaped ports
+and links shaped with htb (which counts a frame as the kernel holds it,
+without FCS, preamble or gap); what the software DUT adds is measured, not
+predicted.
 """
 
 from __future__ import annotations
@@ -14,13 +19,25 @@ import math
 from typing import Optional
 
 from .. import theory
-from ..linerate import frame_time_ns
+from ..linerate import FCS, frame_time_ns, wire_bits
 from ..params import Profile
 from .params import Rfc2544Params
 
 
-def throughput_pct(p: Rfc2544Params) -> float:
-    return p.dut_rate_pct
+def throughput_pct(p: Rfc2544Params, size: Optional[int] = None) -> float:
+    """The configured limit, % of line rate: the DUT's shaping, and in
+    Mininet the links' htb rate for frames of `size`."""
+    limit = p.dut_rate_pct
+    if p.link_bw_bps is not None and size is not None:
+        limit = min(limit, link_limit_pct(p.link_bw_bps, size, p.rate_bps))
+    return limit
+
+
+def link_limit_pct(link_bw_bps: float, size: int, rate_bps: float) -> float:
+    """A link shaped to `link_bw_bps` by htb carries (size - 4)-byte frames
+    at link_bw / ((size - 4) * 8) frames/s: that share of line rate."""
+    fps = link_bw_bps / ((size - FCS) * 8)
+    return min(100.0, 100.0 * fps * wire_bits(size) / rate_bps)
 
 
 def fifo_latency_ns(size: int, rate_bps: float) -> float:
@@ -29,9 +46,9 @@ def fifo_latency_ns(size: int, rate_bps: float) -> float:
     return float(math.ceil((size + 8) * 8e9 / rate_bps - 1e-9))
 
 
-def loss_pct(p: Rfc2544Params, offered_pct: float) -> float:
-    """Frame loss at an offered load: what exceeds the shaped rate."""
-    return max(0.0, 100.0 * (1.0 - p.dut_rate_pct / offered_pct))
+def loss_pct(p: Rfc2544Params, offered_pct: float, size: Optional[int] = None) -> float:
+    """Frame loss at an offered load: what exceeds the configured limit."""
+    return max(0.0, 100.0 * (1.0 - throughput_pct(p, size) / offered_pct))
 
 
 def back_to_back_frames(p: Rfc2544Params, prof: Profile, size: int) -> Optional[int]:

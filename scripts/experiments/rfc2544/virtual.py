@@ -8,6 +8,12 @@ All pairs send at once, both ways, at the same share of line rate.
 Latency and system recovery use the throughput measured for the same
 size earlier in the run (cases are planned in that order); without a
 throughput case they run at line rate and say so.
+
+The testbed is any of tester's (tester.testbed.Testbed): `virtual` (the
+embedded switch in virtual time, with the traffic manager's profile, from
+which the buffer-sized figures and predictions come) or `mininet` (real
+time: trials last `trial_s`, the longest burst tried is one trial at line
+rate, and recovery is read from the analyzer's per-interval counts).
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from ..linerate import frame_time_ns, frames_per_second, wire_bits
 from ..params import Profile
 from ..tester import search
 from ..tester.streams import Rate, Stream, pair
+from ..tester.testbed import Testbed
 from ..tester.trial import Trial
-from ..tester.virtual import VirtualTestbed, trial_frames
+from ..tester.virtual import trial_frames
 from . import EXPERIMENT
 from . import theory as th
 from .params import TESTS, Rfc2544Params
@@ -33,7 +40,8 @@ Store = Callable[[str, pd.DataFrame], None]
 
 def plan(p: Rfc2544Params, profile: str) -> list[Case]:
     """Per size, the tests in RFC order (throughput first: latency and
-    recovery use it). Weights follow the frames a case sends."""
+    recovery use it). Weights follow the frames a case sends. `profile`
+    names what the DUT is configured as (the TM profile; in Mininet the DUT)."""
     cases = []
     for size in p.sizes:
         for test in TESTS:
@@ -50,18 +58,17 @@ def plan(p: Rfc2544Params, profile: str) -> list[Case]:
 class Rfc2544Measure:
     """The measure function of a run: `measure(case, tick) -> tables`."""
 
-    def __init__(self, bed: VirtualTestbed, p: Rfc2544Params, profile: Profile, store: Store):
+    def __init__(self, bed: Testbed, p: Rfc2544Params, profile: Optional[Profile], store: Store):
+        """`profile`: the virtual DUT's traffic-manager profile (None in
+        Mininet: no buffer is known, nothing buffer-sized is predicted)."""
         self.bed, self.p, self.prof, self.store = bed, p, profile, store
         self.rates: dict[int, float] = {}
-        shaped = p.dut_rate_pct < 100.0
-        if shaped:
-            rate = int(p.rate_bps * p.dut_rate_pct / 100.0)
-            ports = p.ports
-            bed.setup = lambda e: [e.set_port_rate(q, rate) for q in ports]
 
     # ----- helpers -----------------------------------------------------------------
 
     def _duration(self, size: int) -> int:
+        if self.p.trial_ns is not None:
+            return self.p.trial_ns
         n = self.p.trial_frames or trial_frames(self.p.resolution_pct)
         return int(n / frames_per_second(size, self.p.rate_bps) * 1e9) + 1
 
@@ -97,6 +104,8 @@ class Rfc2544Measure:
 
     def __call__(self, case: Case, tick: Tick) -> Tables:
         test, size = case.params["test"], int(case.params["size"])
+        if self.p.dut_rate_pct < 100.0:
+            self.bed.shape_ports(self.p.ports, self.p.dut_rate_pct, size)
         return getattr(self, test)(case, size, tick)
 
     def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
@@ -117,7 +126,7 @@ class Rfc2544Measure:
                             throughput_gbps_per_port=fps * wire_bits(size) / 1e9,
                             trials=len(r.steps), note=r.note,
                             rx_fps_total=best.get("rx_fps", 0.0),
-                            theory_throughput_pct=th.throughput_pct(self.p))
+                            theory_throughput_pct=th.throughput_pct(self.p, size))
 
     def latency(self, case: Case, size: int, tick: Tick) -> Tables:
         pct, why = self._rate_for(size)
@@ -144,13 +153,14 @@ class Rfc2544Measure:
             lifo_max_ns=float(s["lifo_max_ns"].max()),
             jitter_ns=float(np.average(s["jitter_ns"].fillna(0.0), weights=w)),
             p99_ns=float(s["lat_p99_ns"].max()), p999_ns=float(s["lat_p999_ns"].max()),
-            theory_fifo_min_ns=th.fifo_latency_ns(size, self.p.rate_bps))
+            theory_fifo_min_ns=th.fifo_latency_ns(size, self.p.rate_bps)
+            if self.prof is not None else np.nan)
 
     def frame_loss(self, case: Case, size: int, tick: Tick) -> Tables:
         dur = self._duration(size)
 
         def each(step: search.Step) -> None:
-            self._keep(case, step, {"theory_loss_pct": th.loss_pct(self.p, step.value)})
+            self._keep(case, step, {"theory_loss_pct": th.loss_pct(self.p, step.value, size)})
             tick(min(1.0, (step.index + 1) / 10))
 
         r = search.frame_loss(lambda pct: self.bed.trial(self._streams(size, pct), dur), each=each)
@@ -159,7 +169,9 @@ class Rfc2544Measure:
 
     def back_to_back(self, case: Case, size: int, tick: Tick) -> Tables:
         prof = self.prof
-        most = self.p.b2b_max_frames or max(1, 2 * prof.shared_bytes // prof.footprint(size))
+        most = self.p.b2b_max_frames or (
+            max(1, 2 * prof.shared_bytes // prof.footprint(size)) if prof is not None
+            else max(1, int(self._duration(size) / 1e9 * frames_per_second(size, self.p.rate_bps))))
         steps = max(1, int(np.ceil(np.log2(most))) + 1)
 
         def each(step: search.Step) -> None:
@@ -178,11 +190,24 @@ class Rfc2544Measure:
 
         r = search.back_to_back(run_burst, most, 1, each=each)
         frames = r.value or 0.0
-        theory = th.back_to_back_frames(self.p, prof, size)
+        theory = th.back_to_back_frames(self.p, prof, size) if prof is not None else None
         return self._result(case, b2b_frames=frames, b2b_max_tried=most,
                             buffer_time_ns=th.buffer_time_ns(frames, size, self.p.rate_bps),
                             trials=len(r.steps), note=r.note,
                             theory_b2b_frames=np.nan if theory is None else float(theory))
+
+    def _recovery_phases(self, size: int, pct: float, over: float) -> tuple[int, int, str]:
+        """How long the overload and the reduced load last, and why."""
+        prof = self.prof
+        if prof is None:
+            n = 2 * self._duration(size)
+            return n, n, (f"overload {n / 1e9:g} s, then {n / 1e9:g} s at half the throughput "
+                          f"(RFC 2544 asks 60 s); loss timed to {self.bed.recovery_resolution}")
+        excess_bps = (over - pct) / 100.0 * self.p.rate_bps
+        fill_ns = int(1.5 * prof.shared_bytes * 8 / excess_bps * 1e9)
+        drain_ns = int(2.0 * prof.shared_bytes * 8 / (0.5 * pct / 100.0 * self.p.rate_bps) * 1e9)
+        return fill_ns, drain_ns, ("overload phase long enough to fill the buffer 1.5 times "
+                                   "(RFC 2544 asks 60 s; virtual time needs only the fill)")
 
     def recovery(self, case: Case, size: int, tick: Tick) -> Tables:
         pct, why = self._rate_for(size)
@@ -191,10 +216,7 @@ class Rfc2544Measure:
             return self._result(case, recovery_ns=np.nan, rate_from=why,
                                 note=f"not applicable: {self.p.recovery_overload:g} x the "
                                      f"throughput ({pct:g} %) is more than one port can send")
-        prof = self.prof
-        excess_bps = (over - pct) / 100.0 * self.p.rate_bps
-        fill_ns = int(1.5 * prof.shared_bytes * 8 / excess_bps * 1e9)
-        drain_ns = int(2.0 * prof.shared_bytes * 8 / (0.5 * pct / 100.0 * self.p.rate_bps) * 1e9)
+        fill_ns, drain_ns, note = self._recovery_phases(size, pct, over)
         streams = []
         for s in self._streams(size, over):
             streams.append(Stream(s.tx_port, s.rx_port, s.rate, size, name=f"over {s.label}",
@@ -204,20 +226,9 @@ class Rfc2544Measure:
         t = self.bed.trial(streams + half, fill_ns + drain_ns, records=True,
                            tick=lambda f: tick(0.95 * f))
         self._keep(case, search.Step("recovery", 0, over, t, True))
-        rec = self.bed.last_records
-        worst = 0.0
-        slot = wire_bits(size) / (pct / 2 / 100.0 * self.p.rate_bps) * 1e9
-        for sid in t.streams["stream"].iloc[len(streams):]:
-            sent = int(t.streams.loc[t.streams["stream"] == sid, "tx_frames"].iloc[0])
-            got = np.zeros(sent, bool)
-            seq = rec["seq"][rec["stream"] == sid].astype(np.int64)
-            got[seq[seq < sent]] = True
-            tx = fill_ns + np.arange(sent) * slot
-            worst = max(worst, search.recovery_time(tx, got, fill_ns))
+        worst = self.bed.recovery_ns(t, half, fill_ns)
         tick(1.0)
         return self._result(case, recovery_ns=worst, overload_pct=round(over, 6),
                             reduced_pct=round(pct / 2, 6), overload_lost=t.streams["lost"].iloc[
                                 :len(streams)].sum(),
-                            overload_ns=fill_ns, rate_from=why,
-                            note="overload phase long enough to fill the buffer 1.5 times "
-                                 "(RFC 2544 asks 60 s; virtual time needs only the fill)")
+                            overload_ns=fill_ns, rate_from=why, note=note)

@@ -431,7 +431,9 @@ class MininetTestbed:
 
     # ----- system recovery --------------------------------------------------------------
 
-    recovery_resolution = "the analyzer's interval"
+    @property
+    def recovery_resolution(self) -> str:
+        return f"the analyzer's {self.interval_ms:g} ms intervals"
 
     def recovery_ns(self, trial: Trial, reduced: Sequence[Stream], reduce_at_ns: int) -> float:
         """RFC 2544 s. 26.5 for the last trial: the longest time, over the
