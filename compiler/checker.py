@@ -429,6 +429,8 @@ class Checker:
             "|": lambda: a | b, "^": lambda: a ^ b,
             "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
         }
+        if op == "<<":
+            return self._const_shl(e, a, b, t)
         if op in ops:
             v = ops[op]()
             return v if isinstance(v, bool) else self._fit(v, t)
@@ -441,6 +443,19 @@ class Checker:
                       else (0, (1 << bt.width) - 1))
             return max(lo, min(hi, v))
         raise ConstError(f"operator {op} is not constant")
+
+    def _const_shl(self, e: ast.Binary, a: int, b: int, t: T.Type) -> int:
+        """a << b without building a number wider than the result can be: a
+        sized result keeps its width (0 once every bit is shifted out); an
+        unsized one is refused past MAX_WIDTH bits, as p4c does."""
+        bt = T.bits_of(t)
+        if bt is not None:
+            return 0 if b >= bt.width else self._fit(a << b, t)
+        if a and b + a.bit_length() > MAX_WIDTH:
+            self.err(ErrorKind.UNSUPPORTED, e, f"{shortened(expr_text(e))}: Compiler only supports "
+                                               f"widths up to {MAX_WIDTH}")
+            return 0
+        return a << b
 
     def const_of_sym(self, sym: Symbol) -> Any:
         if sym.value is None:

@@ -153,11 +153,11 @@ class Profile:
         where = f"profile {self.name}"
         check_int(self.buffer_bytes, 1, int(MAX_BUFFER_MB * MIB), "buffer_bytes (--buffer-mb)",
                   where=where)
-        if self.shared_bytes <= 0:
-            raise ParamError(f"{where}: the ports' reserves ({self.reserved_bytes} "
-                             f"bytes) leave no shared buffer")
         check_number(self.alpha, MIN_ALPHA, MAX_ALPHA, "--alpha", where=where)
         check_int(self.cell_bytes, MIN_CELL, MAX_CELL, "--cell-bytes", where=where)
+        if self.shared_bytes <= 0:  # the reserves are whole cells: after --cell-bytes
+            raise ParamError(f"{where}: the ports' reserves ({self.reserved_bytes} "
+                             f"bytes) leave no shared buffer")
         return self
 
     def tm_config(self, rate_bps: float) -> dict[str, Any]:
@@ -287,9 +287,9 @@ def parse_mix(text: str) -> tuple[tuple[int, float], ...]:
         try:
             out.append((int(size), float(w) if sep else 1.0))
         except ValueError:
-            raise ParamError(f"mix: expected SIZE:WEIGHT items, got {item!r}") from None
+            raise ParamError(f"--mix: expected SIZE:WEIGHT items, got {item!r}") from None
     if not out:
-        raise ParamError("mix: empty")
+        raise ParamError("--mix: empty")
     return tuple(out)
 
 

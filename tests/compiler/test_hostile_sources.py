@@ -116,6 +116,9 @@ def compile_errors(decls: str) -> list[str]:
      "w.p4:1:21: error: 4294967296: this implementation does not support bitstrings this large"),
     ("const bit<32> x = 4096w1;\n",
      "w.p4:1:19: error: 4096w1: width 4096 too large (the compiler supports widths up to 2048)"),
+    # as p4c (its issue2496): a shift that would build a number wider than 2048 bits
+    ("const int x = 1 << 1152921504606846976;\n",
+     "w.p4:1:15: error: 1 << 1152921504606846976: Compiler only supports widths up to 2048"),
     (f"const bit<32> x = {BIG}w1;\n",
      "w.p4:1:19: error: 1111111111111111111111111111111111111...: width 1111111111111111111111111111111111111..."
      " too large (the compiler supports widths up to 2048)"),
@@ -128,6 +131,8 @@ def test_too_wide_is_a_positioned_source_error(decls, error):
     "const bit<2048> x = 1;\nconst int<2048> y = 2048s1;\nheader v_t { varbit<65536> v; }\n",
     f"const bit<32> x = {BIG};\nconst int y = {BIG};\nconst bit<8> z = (bit<8>)(y % 256);\n",
     f"const bit<32> x = 0x{'f' * 10_000};\nconst bit<32> y = 32w0d{BIG};\n",
+    # a sized shift keeps its width, however far it shifts
+    "const bit<8> x = 8w1 << 1152921504606846976;\nconst int y = 1 << 2040;\n",
 ])
 def test_widest_types_and_huge_literals_compile(decls):
     assert compile_errors(decls) == []

@@ -26,6 +26,14 @@ runner = CliRunner()
     (["run", "microburst", "--mode", "mininet", "--sizes", "10"], "64..1518"),
     (["run", "fairness", "--mode", "mininet", "--n", "1"], "numbers of senders in 2..32"),
     (["run", "fairness", "--mode", "mininet", "--link-bw", "fast"], "not a rate"),
+    # the option named, whatever check refuses the value
+    (["run", "microburst", "--sizes", ""], "--sizes: empty"),
+    (["run", "microburst", "--sizes-4to1", ""], "--sizes-4to1: empty"),
+    (["run", "microburst", "--cell-bytes", "1000000000"], "--cell-bytes"),
+    (["run", "fairness", "--mix", "x"], "--mix: expected SIZE:WEIGHT"),
+    (["run", "fairness", "--mix", ""], "--mix: empty"),
+    (["run", "fairness", "--ports", "99"], "--ports 99"),
+    (["run", "fairness", "--ports", "1,1"], "--ports 1,1: ingress ports repeat"),
 ])
 def test_bad_options_exit_2_with_a_message(tmp_path, args, message):
     r = runner.invoke(app, args + ["--results", str(tmp_path)])

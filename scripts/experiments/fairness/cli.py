@@ -10,8 +10,8 @@ import typer
 
 from .. import virtual_cli as V
 from ..mininet import cli as M
-from ..params import (MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError, ns_from_us,
-                      parse_int_list, parse_mix)
+from ..params import (EGRESS, MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError,
+                      check_ports, combination_name, ns_from_us, parse_int_list, parse_mix)
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .mininet import MnFairnessParams
 from .params import TABLE3_COMBINATIONS, FairnessParams
@@ -34,9 +34,11 @@ VIRTUAL_FAIRNESS = V.VIRTUAL_ONLY + ("ports", "duration_us", "warmup_us")
 MININET_FAIRNESS = V.MININET_ONLY + ("load", "duration_s", "warmup_s")
 
 
-def params_from_options(n: str, ports: list[str], duration_us: float, warmup_us: float, mix: str,
-              quick: bool):
+def params_from_options(n: str, ports: list[str], duration_us: float, warmup_us: float,
+                        mix: str, quick: bool):
     combos: list[tuple[int, ...]] = [parse_int_list(p, "--ports") for p in ports]
+    for c in combos:
+        check_ports(c, EGRESS, f"--ports {combination_name(c)}")
     if not combos:
         for k in parse_int_list(n, "--n"):
             if k not in TABLE3_COMBINATIONS:

@@ -57,12 +57,14 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     link queue, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
     if mode is Mode.mininet:
-        run_mininet(sizes or MB_SIZES, sizes_4to1 or MB_SIZES_4TO1, link_bw, queue_packets,
+        run_mininet(MB_SIZES if sizes is None else sizes,
+                    MB_SIZES_4TO1 if sizes_4to1 is None else sizes_4to1, link_bw, queue_packets,
                     burst_frames, switch, bmv2, results, run_id, progress, report)
         return
     try:
         profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
-        mb = params_from_options(sizes or "table4", sizes_4to1 or "esg", burst_frames, quick)
+        mb = params_from_options("table4" if sizes is None else sizes,
+                                 "esg" if sizes_4to1 is None else sizes_4to1, burst_frames, quick)
     except ParamError as e:
         V.fail(str(e))
     V.execute("microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress, report)
