@@ -32,6 +32,8 @@ BMv2's run-time Thrift API (simple_switch_CLI, `p4scope switch-cli`):
     rt_server    the TCP server on --thrift-port (loopback unless asked;
                  connection cap, idle reclaim, one log line per bad peer)
     rt_mux       the multiplexed processor, answering as Thrift's C++ one
+    rt_protocol  the binary-protocol reader that refuses impossible types
+                 and container sizes
     rt_handler   the Thrift handlers: locking, BMv2 error codes
     rt_target    which engine and table shadow the API acts on
     rt_tables, rt_externs, rt_pre

@@ -20,7 +20,10 @@ Hostile or broken peers (BMv2's TThreadedServer has no limits here):
   may wait long between commands), but a message once begun must arrive
   whole within MESSAGE_TIMEOUT_S;
 - a message that cannot be decoded ends its connection with one log line
-  ("thrift: peer H:P: malformed message: reason"), never a traceback.
+  ("thrift: peer H:P: malformed message: reason"), never a traceback;
+  that includes types the binary protocol does not define and container
+  sizes that cannot be real (rt_protocol), which are refused before any
+  element is read.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Optional
 from .options import is_loopback
 from .rt_handler import RuntimeApi
 from .rt_mux import MuxProcessor, Refused
+from .rt_protocol import CheckedBinaryProtocol
 from .rtidl import SERVICES, bm
 
 log = logging.getLogger("p4scope.switch.runtime")
@@ -195,11 +199,10 @@ class RuntimeServer:
                         "closed until one ends", peer.name, self.max_connections)
 
     def _serve(self, peer: _Peer) -> None:
-        from thriftpy2.protocol.binary import TBinaryProtocol
         from thriftpy2.transport import TTransportException
         conn = peer.sock
         trans = PeerTransport(conn)
-        proto = TBinaryProtocol(trans)
+        proto = CheckedBinaryProtocol(trans)
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             while not self._stopped.is_set():

@@ -194,3 +194,63 @@ def test_incomplete_message_times_out(rt, records):
     finally:
         s.close()
         srv.stop()
+
+
+NUM_ENTRIES = "standard:bm_mt_get_num_entries"
+
+
+@pytest.mark.parametrize("args", [
+    struct.pack("!bhbI", 15, 9, 1, 0x7FFFFFFF),       # a list of 2**31-1 VOIDs
+    struct.pack("!bhbI", 15, 9, 99, 0x7FFFFFFF),      # ... of unknown type 99
+    struct.pack("!bhbbI", 13, 9, 0, 0, 0x7FFFFFFF),   # a map of 2**31-1 STOP keys and values
+    struct.pack("!bhbI", 15, 2, 0, 0x7FFFFFFF),       # a declared field, list of STOPs
+    struct.pack("!bhbi", 14, 9, 8, -1),               # a set of -1 elements
+    struct.pack("!bhbI", 15, 9, 8, 0x7FFFFFFF) + bytes(64),  # 2**31-1 i32s (past the limit)
+    b"\x63\x00\x01" + bytes(16),                      # a field of unknown type 99
+], ids=["void-list", "type-99-list", "stop-map", "declared-stop-list", "negative-set",
+        "list-past-limit", "type-99-field"])
+def test_impossible_container_closes_at_once(rt, records, args):
+    """Element types the binary protocol does not define, negative sizes and
+    sizes past the limit end the connection at once (no thread left spinning
+    over elements of no bytes), with one log line; others are still served."""
+    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0)
+    port = srv.start()
+    try:
+        s = connect(port)
+        s.sendall(message(NUM_ENTRIES, args=args))
+        s.shutdown(socket.SHUT_WR)
+        assert closed(s, within=1.0)
+        s.close()
+        deadline = time.monotonic() + 1.0
+        while (_conn_threads(port) or not records) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _conn_threads(port) == 0 and srv.connections == 0
+        lines = [r.getMessage() for r in records]
+        assert len(lines) == 1 and "malformed message: " in lines[0], lines
+        assert get_config(connect(port)).startswith("{")
+    finally:
+        srv.stop()
+
+
+def test_garbage_on_many_connections_leaves_no_thread(rt):
+    """50 connections of random arguments, ended: all closed and their
+    threads gone within a second (the hostile pass's probe)."""
+    import random
+    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0)
+    port = srv.start()
+    rng = random.Random(50)
+    socks = [connect(port) for _ in range(50)]
+    try:
+        for s in socks:
+            s.sendall(message(NUM_ENTRIES, args=rng.randbytes(64)))
+            s.shutdown(socket.SHUT_WR)
+        assert all(closed(s, within=1.0) for s in socks)
+        deadline = time.monotonic() + 1.0
+        while _conn_threads(port) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _conn_threads(port) == 0
+        assert get_config(connect(port)).startswith("{")
+    finally:
+        for s in socks:
+            s.close()
+        srv.stop()
