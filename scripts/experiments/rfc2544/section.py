@@ -135,7 +135,8 @@ def section(page: rp.Page) -> None:
     s.parts.append(rp.para(
         f"DUT: {rp.esc(dut)}. Port pairs "
         f"{', '.join(f'{a}&harr;{b}' for a, b in params.get('pairs', []))}, every pair "
-        f"sending both ways at once at a line rate of {rate / 1e9:g} Gbit/s per port; loss "
+        f"sending both ways at once at a line rate of "
+        f"{f'{rate / 1e9:g} Gbit/s' if rate >= 1e9 else f'{rate / 1e6:g} Mbit/s'} per port; loss "
         f"tolerance {params.get('tolerance_pct', 0):g} %, search resolution "
         f"{params.get('resolution_pct', 0.1):g} % of line rate. "
         + (_MININET if meta.get("mode") == "mininet" else _VIRTUAL)))
