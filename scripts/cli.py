@@ -121,9 +121,6 @@ from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # n
 app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
-from .experiments.rfc2544.cli import run_rfc2544 as _run_rfc2544  # noqa: E402
-
-_run_app.command("rfc2544")(_run_rfc2544)
 
 from .ptf_cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 

@@ -441,7 +441,6 @@ def render(run_dir: Path, out: Optional[Path] = None) -> Path:
 # run.json's "renderer": the function that renders the run's report. Runs
 # stored by earlier versions name the renderers that were merged into it.
 RENDERER = "p4scope.experiments.report.render"
-RFC2544_RENDERER = RENDERER  # (until rfc2544/run.py names RENDERER)
 FORMER_RENDERERS = ("p4scope.emulation.report.render",
                     "p4scope.experiments.rfc2544.section.render")
 

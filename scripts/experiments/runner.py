@@ -251,6 +251,13 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     return Outcome(complete, done, planned, reason, error, stopped_by)
 
 
+def store_part(rundir: RunDir, table: str, df: pd.DataFrame) -> None:
+    """Stores rows of `table` in the middle of a case (a search's trial as
+    it ends), signals held meanwhile, so Ctrl-C keeps every stored part."""
+    with _hold_sigint():
+        rundir.add_part(table, df)
+
+
 def abandon(rundir: RunDir, planned: int, exc: BaseException, when: str) -> Outcome:
     """Ends a run that stopped outside its cases (`when`: e.g. "before the
     first case"): run.json says partial and why, as for a failed case."""

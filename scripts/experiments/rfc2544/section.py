@@ -5,9 +5,6 @@ as an interactive plotly figure and a PNG."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Optional
-
 import numpy as np
 import pandas as pd
 
@@ -153,8 +150,3 @@ def section(page: rp.Page) -> None:
         page.plot(s, "rfc2544_latency_histogram", *_latency_figs(hist))
     if trials is not None and (trials["test"] == "frame_loss").any():
         page.plot(s, "rfc2544_frame_loss", *_loss_figs(trials))
-
-
-def render(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """The report of an RFC 2544 run."""
-    return rp.render_page(run_dir, out, (rp.overview, rp.checks, section))
