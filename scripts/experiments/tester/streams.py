@@ -114,10 +114,20 @@ def pair(a: int, b: int, size: int, pct: float, *, bidirectional: bool = True) -
     return out
 
 
-def full_mesh(ports: list[int], size: int, pct: float) -> list[Stream]:
+def full_mesh(ports: list[int], size: int, pct: float,
+              line_rate_bps: float = 100e9) -> list[Stream]:
     """Every port to every other, the port's `pct` spread evenly over its
-    N-1 destinations (RFC 2889 full mesh)."""
+    N-1 destinations (RFC 2889 full mesh). A port's N-1 streams start one
+    frame time apart (at `pct` of `line_rate_bps`), so on its wire they
+    take turns frame by frame instead of overlapping, as a tester's port
+    sends one frame at a time."""
     n = len(ports)
     if n < 2:
         raise StreamError("a mesh needs at least two ports")
-    return [Stream(a, b, Rate.pct(pct / (n - 1)), size) for a in ports for b in ports if a != b]
+    gap_ns = wire_bits(size) * 1e9 / (line_rate_bps * pct / 100.0)
+    out = []
+    for a in ports:
+        dests = [b for b in ports if b != a]
+        out += [Stream(a, b, Rate.pct(pct / (n - 1)), size, start_ns=round(k * gap_ns))
+                for k, b in enumerate(dests)]
+    return out
