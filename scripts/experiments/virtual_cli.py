@@ -6,7 +6,7 @@ check that no option of the other mode was given, and the run itself
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -35,17 +35,19 @@ def only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, 
             fail(f"{', '.join(given)}: for --mode {m.value} only (this run is --mode {mode.value})")
 
 
-def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program, progress,
-            report):
+def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None:
+    """Runs `start()` (a run; it returns the run's result) with SIGTERM as an
+    interrupt, and ends as every run ends (mininet.cli.finish): a bad value
+    exits 2, an engine without what the run needs 3, an interrupt before
+    the run folder exists 128 + the signal."""
     from ..compiler.diagnostics import CompileError
-    from .driver import RunRequest, execute
+    from .mininet.cli import finish
     from .runner import interrupt_signal, sigterm_interrupts
     from .testbed import MissingEngineAPI
 
-    req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report)
     try:
         with sigterm_interrupts():
-            res = execute(req, echo=lambda s: typer.echo(s, err=True))
+            res = start()
     except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
         typer.echo("p4scope run: interrupted before the run started", err=True)
         raise typer.Exit(128 + interrupt_signal(e))
@@ -56,9 +58,17 @@ def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run
         fail(f"--program {program}: {e}")
     except (FileNotFoundError, ParamError, ValueError) as e:
         fail(str(e))
-    from .mininet.cli import finish
-
     finish(res)
+
+
+def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program,
+            progress, report) -> None:
+    """A run on the reference DUT in virtual time (driver.py) of the
+    registered experiments in `parts`, to its end."""
+    from .driver import RunRequest, execute
+
+    req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report)
+    run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
 
 
 VIRTUAL_PANEL = "Virtual time (--mode virtual)"

@@ -16,6 +16,7 @@ import typer
 
 from ..params import Mode, ParamError, default_profiles, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from ..virtual_cli import run_to_end
 from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
 
 VIRTUAL_PANEL = "Virtual time (--mode virtual)"
@@ -138,25 +139,8 @@ def run_rfc2544(
         return
     from .run import execute
 
-    _run(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
-                         echo=lambda s: typer.echo(s, err=True)))
-
-
-def _run(execute) -> None:
-    """Runs `execute()` with SIGTERM as an interrupt, and ends as every run
-    ends (mininet.cli.finish)."""
-    from ..mininet.cli import finish
-    from ..runner import interrupt_signal, sigterm_interrupts
-
-    try:
-        with sigterm_interrupts():
-            res = execute()
-    except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
-        typer.echo("p4scope run: interrupted before the run started", err=True)
-        raise typer.Exit(128 + interrupt_signal(e))
-    except (FileNotFoundError, ParamError, ValueError) as e:
-        _fail(str(e))
-    finish(res)
+    run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
+                               echo=lambda s: typer.echo(s, err=True)), program)
 
 
 def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progress: bool,
@@ -181,5 +165,5 @@ def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progres
         check_installed(dut)
     except DutMissing as e:
         _fail(f"--dut {dut.name}: {e}", 3)
-    _run(lambda: execute_mininet(p, results, run_id, progress, report,
+    run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
                                  echo=lambda s: typer.echo(s, err=True)))
