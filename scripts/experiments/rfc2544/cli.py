@@ -166,4 +166,4 @@ def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progres
     except DutMissing as e:
         _fail(f"--dut {dut.name}: {e}", 3)
     run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
-                                 echo=lambda s: typer.echo(s, err=True)))
+                                       echo=lambda s: typer.echo(s, err=True)))
