@@ -74,6 +74,10 @@ def test_full_mesh_streams_take_turns_on_each_port(virtual_switch):
     assert len(streams) == 12
     starts = sorted(s.start_ns for s in streams if s.tx_port == 1)
     assert starts == [0, round(frame_time_ns(256)), round(2 * frame_time_ns(256))]
+    # port i sends to i+1, i+2, i+3 in turn: each egress port's sources
+    # arrive in different turns, one frame per frame time
+    assert [(s.tx_port, s.rx_port) for s in streams if s.start_ns == 0] == [(1, 2), (2, 3),
+                                                                            (3, 4), (4, 1)]
     t = VirtualTestbed(virtual_switch).trial(streams, 50_000)
     assert t.loss_frames == 0 and t.queued_at_end == 0
     per_port = t.streams.groupby("tx_port")["tx_frames"].sum()

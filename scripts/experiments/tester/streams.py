@@ -120,14 +120,13 @@ def full_mesh(ports: list[int], size: int, pct: float,
     N-1 destinations (RFC 2889 full mesh). A port's N-1 streams start one
     frame time apart (at `pct` of `line_rate_bps`), so on its wire they
     take turns frame by frame instead of overlapping, as a tester's port
-    sends one frame at a time."""
+    sends one frame at a time; port i sends to port i+1+k in turn k (a
+    Latin square), so every egress port too gets one frame per frame time
+    rather than all its sources' frames at once."""
     n = len(ports)
     if n < 2:
         raise StreamError("a mesh needs at least two ports")
     gap_ns = wire_bits(size) * 1e9 / (line_rate_bps * pct / 100.0)
-    out = []
-    for a in ports:
-        dests = [b for b in ports if b != a]
-        out += [Stream(a, b, Rate.pct(pct / (n - 1)), size, start_ns=round(k * gap_ns))
-                for k, b in enumerate(dests)]
-    return out
+    return [Stream(a, ports[(i + 1 + k) % n], Rate.pct(pct / (n - 1)), size,
+                   start_ns=round(k * gap_ns))
+            for i, a in enumerate(ports) for k in range(n - 1)]
