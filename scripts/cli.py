@@ -52,7 +52,7 @@ def compile_cmd(
     arch: Optional[str] = typer.Option(None, "--arch", help="Accepted for p4c compatibility: v1model."),
 ) -> None:
     """Compile a P4-16 v1model program to BMv2 JSON and P4Info."""
-    from .compile_cmd import run_compile
+    from .commands.compile import run_compile
 
     code = run_compile(program, output, p4info, p4runtime_format, include, define,
                        p4v=p4v, std=std, target=target, arch=arch)
@@ -83,7 +83,7 @@ def main_job() -> None:
     """The README main job: compile every program in p4src/, then run the
     microburst and fairness experiments on the embedded switch (virtual
     time, both traffic-manager profiles) and say where the report is."""
-    from .compile_cmd import compile_all
+    from .commands.compile import compile_all
     from .experiments.cli import main_run
 
     code = compile_all(Path("p4src"), Path("build"))
@@ -92,19 +92,19 @@ def main_job() -> None:
     raise typer.Exit(main_run())
 
 
-from .bench_compile import app as _bench_app  # noqa: E402
-from .bench_p4runtime import bench_p4runtime as _bench_p4runtime  # noqa: E402
+from .bench.compile import app as _bench_app  # noqa: E402
+from .bench.p4runtime import bench_p4runtime as _bench_p4runtime  # noqa: E402
 from .conformance import app as _conformance_app  # noqa: E402
 
 app.add_typer(_conformance_app, name="conformance")
 app.add_typer(_bench_app, name="bench")
 _bench_app.command("p4runtime")(_bench_p4runtime)
 
-from .stf import cli_stf, cli_stf_dir  # noqa: E402
+from .commands.stf import cli_stf, cli_stf_dir  # noqa: E402
 
-from .bench_mininet import bench_mininet_tcp as _bench_mininet_tcp  # noqa: E402
-from .bench_realtime import bench_realtime as _bench_realtime  # noqa: E402
-from .bench_trafgen import bench_trafgen as _bench_trafgen  # noqa: E402
+from .bench.mininet import bench_mininet_tcp as _bench_mininet_tcp  # noqa: E402
+from .bench.realtime import bench_realtime as _bench_realtime  # noqa: E402
+from .bench.trafgen import bench_trafgen as _bench_trafgen  # noqa: E402
 from .topologies.cli import clean_cmd as _clean_cmd, topo_app as _topo_app  # noqa: E402
 
 _bench_app.command("trafgen")(_bench_trafgen)
@@ -122,7 +122,7 @@ app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
 
-from .ptf_cmd import ptf_cmd as _ptf_cmd  # noqa: E402
+from .ptf.cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 
 app.command("ptf", context_settings={"allow_extra_args": True,
                                      "ignore_unknown_options": True})(_ptf_cmd)

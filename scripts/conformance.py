@@ -442,7 +442,7 @@ def stf_cmd(
     """Compile p4c's v1model samples with p4scope and run their STF packet
     tests on p4scope's engine: pass / fail / unsupported counts and a reason
     for each test that did not pass."""
-    from .stf import compiled_conformance, report_results
+    from .commands.stf import compiled_conformance, report_results
 
     samples = testdata / "p4_16_samples"
     if not samples.is_dir():

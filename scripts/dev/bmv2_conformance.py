@@ -48,7 +48,7 @@ def compile_program(path: Path) -> tuple[str, Any]:
 
 
 def packet_pool(samples: Path, n: int = 60) -> list[bytes]:
-    from p4scope.stf import parse_stf
+    from p4scope.commands.stf import parse_stf
     pool: set[bytes] = set()
     for stf in samples.glob("*.stf"):
         try:
@@ -65,7 +65,7 @@ def packet_pool(samples: Path, n: int = 60) -> list[bytes]:
 
 def _engine(json_text: str, stf_text: Optional[str], name: str):
     import p4scope_dataplane as dp
-    from p4scope.stf import StfRunner, parse_stf
+    from p4scope.commands.stf import StfRunner, parse_stf
     e = dp.Engine(json_text)
     if stf_text:
         runner = StfRunner(e)
@@ -110,7 +110,7 @@ def _differential(ours: str, ref: str, stf_text: Optional[str], name: str, pool:
 
 
 def _stf(ours: str, stf_text: str, q) -> None:
-    from p4scope.stf import run_stf
+    from p4scope.commands.stf import run_stf
     try:
         r = run_stf(ours, stf_text)
         q.put(("pass" if r.passed else "fail", r.messages[0] if r.messages else ""))

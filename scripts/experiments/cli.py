@@ -71,8 +71,8 @@ def main_run() -> int:
 def report_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),
                output: Optional[Path] = typer.Option(None, "-o", "--output",
                                                      help="HTML file (default RUN_DIR/report.html).")) -> None:
-    """Render a run's report (HTML + PNGs) from its stored results, with the
-    renderer run.json names (virtual time or Mininet)."""
+    """Render a run's report (HTML + PNGs) from its stored results (every
+    experiment of the run, virtual time or Mininet)."""
     from .report import render_stored
 
     if not (run_dir / "run.json").is_file():

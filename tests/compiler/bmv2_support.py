@@ -142,7 +142,7 @@ def strip(x: Any) -> Any:
 def engine_available() -> bool:
     try:
         import p4scope_dataplane  # noqa: F401
-        from p4scope.stf import run_stf  # noqa: F401
+        from p4scope.commands.stf import run_stf  # noqa: F401
     except Exception:
         return False
     return True
@@ -150,5 +150,5 @@ def engine_available() -> bool:
 
 def run_stf_on(src: str, stf: str):
     import json
-    from p4scope.stf import run_stf
+    from p4scope.commands.stf import run_stf
     return run_stf(json.dumps(compile_json(src)), stf)

@@ -10,7 +10,7 @@ from finsy.proto import p4i
 from typer.testing import CliRunner
 
 from p4scope import conformance
-from p4scope.bench_compile import Timing, print_table, stage_timers
+from p4scope.bench.compile import Timing, print_table, stage_timers
 from p4scope.cli import app
 from p4scope.compiler.diagnostics import CompileError, Diagnostic, ErrorKind, Pos
 from p4scope.compiler.p4info_io import write_p4info

@@ -1,9 +1,9 @@
-"""The STF runner (p4scope.stf) on a small program: parsing, tables,
+"""The STF runner (p4scope.commands.stf) on a small program: parsing, tables,
 wildcards and the per-port comparison rules of p4c's bmv2stf.py."""
 
 from conftest import DROP, FWD, ethernet_program, key, table
 
-from p4scope import stf
+from p4scope.commands import stf
 
 PROG = ethernet_program([FWD, DROP], [table("ingress.mac", 0, [key("ethernet", "dst", "ternary")],
                                             [0, 1], ["fwd", "drop"], match_type="ternary",

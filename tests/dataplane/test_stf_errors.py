@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import DROP, FWD, ethernet_program, key, table
 
-from p4scope import stf
+from p4scope.commands import stf
 
 PROG = ethernet_program(
     [FWD, DROP],

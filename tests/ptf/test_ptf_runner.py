@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from p4scope import ptf_runner as R
-from p4scope import ptf_targets as T
-from p4scope.ptf_lab import ptf_iface, switch_iface
+from p4scope.ptf import runner as R
+from p4scope.ptf import targets as T
+from p4scope.ptf.lab import ptf_iface, switch_iface
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = T.Built(Path("/r/build/dut.json"), Path("/r/build/dut.p4info.txtpb"), "p4scope")

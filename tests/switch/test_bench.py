@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from p4scope.bench_p4runtime import print_results, run_bench
+from p4scope.bench.p4runtime import print_results, run_bench
 
 
 def test_bench_smoke():

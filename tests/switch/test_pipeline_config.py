@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 from finsy.proto import p4i, p4r
@@ -171,7 +173,7 @@ def test_p4info_not_matching_json(client_factory, schema):
         c.set_pipeline(info, program.json_text().encode())
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "ternary" in e.value.details()
     # another program's JSON altogether
-    from p4scope.bench_p4runtime import _compile
+    from p4scope.bench.p4runtime import _compile
     _, other = _compile()
     with pytest.raises(grpc.RpcError) as e:
         c.set_pipeline(program.p4info(), other)
@@ -216,3 +218,65 @@ def test_header_wider_than_64_kib_is_refused(client_factory, switch, bits):
     assert "at most 65536 bytes" in e.value.details()
     assert switch.device.pipeline is None
 
+
+
+def _fwd_field(info):
+    t = next(t for t in info.tables if t.preamble.name == "IngressImpl.fwd")
+    return t.match_fields[0]  # hdr.ethernet.dst, 48 bits in the JSON
+
+
+@pytest.mark.parametrize("bits", [2**31 - 1, 49, 47])
+def test_match_field_wider_or_narrower_than_json_is_refused(client_factory, switch, bits):
+    # the P4Info must describe the device's keys: BMv2 takes keys of its fields' sizes only
+    c = client_factory(1)
+    info = program.p4info()
+    _fwd_field(info).bitwidth = bits
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(info, program.json_text().encode())
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    d = e.value.details()
+    assert "'IngressImpl.fwd'" in d and "'hdr.ethernet.dst'" in d
+    assert f"{bits} bits wide in the P4Info and 48 in the BMv2 JSON" in d
+    assert switch.device.pipeline is None
+
+
+def test_masked_key_may_be_narrower_than_its_field(client_factory):
+    # p4c keys a slice as its field with a mask: the P4Info has the slice's width
+    c = client_factory(1)
+    doc = program.p4c_style_json()
+    fwd = next(t for p in doc["pipelines"] for t in p["tables"] if t["name"] == "IngressImpl.fwd")
+    fwd["key"][0]["mask"] = "0x00000000ffff"
+    info = program.p4info()
+    _fwd_field(info).bitwidth = 16
+    c.set_pipeline(info, json.dumps(doc).encode())
+    _fwd_field(info).bitwidth = 64  # but never wider
+    with pytest.raises(grpc.RpcError) as e:
+        c.set_pipeline(info, json.dumps(doc).encode())
+    assert "64 bits wide in the P4Info and 48 in the BMv2 JSON" in e.value.details()
+
+
+def test_translated_key_is_checked_against_the_device_width(client_factory, schema, switch):
+    # @p4runtime_translation: the P4Info has the SDN width (p4c's layout), which may differ
+    # from the JSON's; the switch does not translate, so a value the device's 48-bit field
+    # cannot hold is OUT_OF_RANGE (BMv2 refuses a key of the wrong size) rather than cut
+    c = client_factory(1)
+    info = program.p4info()
+    info.type_info.new_types["Mac_t"].translated_type.uri = "example.org/Mac_t"
+    info.type_info.new_types["Mac_t"].translated_type.sdn_bitwidth = 64
+    f = _fwd_field(info)
+    f.bitwidth = 64
+    f.type_name.name = "Mac_t"
+    c.set_pipeline(info, program.json_text().encode())
+    wide = table_entry(schema, "fwd", {"hdr.ethernet.dst": (1 << 56) | 5}, "forward", {"port": 3})
+    with pytest.raises(grpc.RpcError) as e:
+        c.write(update("insert", table_entry=wide))
+    from sw_client import errors_of
+    (err,) = errors_of(e.value)
+    assert err.canonical_code == grpc.StatusCode.OUT_OF_RANGE.value[0]
+    assert "device's 48-bit field" in err.message and "hdr.ethernet.dst" in err.message
+    assert c.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
+    c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                     "forward", {"port": 2})))
+    from sw_entities import eth
+    switch.inject(1, eth(5))
+    assert [p for p, _ in switch.sent] == [2]

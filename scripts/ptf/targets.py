@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from .topologies import cmdline
+from ..topologies import cmdline
 
 TARGETS = ("p4scope", "bmv2")
 COMPILERS = ("auto", "p4scope", "p4c")

@@ -1,7 +1,7 @@
 """Benchmark: packets per second of p4scope-trafgen across one veth pair.
 
     .venv/bin/p4scope bench trafgen [--seconds 3] [--sizes 64,512,1518] [--batch 64]
-    .venv/bin/python -m p4scope.bench_trafgen
+    .venv/bin/python -m p4scope.bench.trafgen
 
 For each frame size, the generator sends as fast as it can for a few
 seconds from one end of a veth pair (in a namespace made for the run and

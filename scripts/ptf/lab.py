@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .topologies.vethlab import VethLab
+from ..topologies.vethlab import VethLab
 
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1

@@ -1,4 +1,4 @@
-"""The `p4scope ptf` command line (the work is in ptf_runner.py)."""
+"""The `p4scope ptf` command line (the work is in runner.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def ptf_cmd(
 ) -> None:
     """Run the PTF suite against a switch started in a namespace of its own
     (arguments after -- go to ptf)."""
-    from .ptf_runner import DEFAULT_TEST_DIR, PtfOptions, run
+    from .runner import DEFAULT_TEST_DIR, PtfOptions, run
 
     o = PtfOptions(target=target, program=program, ports=ports, ptf_args=list(ctx.args),
                    run_dir=run_dir, keep=keep, compiler=compiler, switch_binary=switch_binary,

@@ -2,7 +2,7 @@
 (Tolly's fairness test, seed report 000): N ingress ports each at 100% of
 line rate, 100 source MACs per stream, all routed to one 100GbE port.
 
-    .venv/bin/python -m p4scope.bench_incast [--ports 16] [--ms 10] [--seed 1]
+    .venv/bin/python -m p4scope.bench.incast [--ports 16] [--ms 10] [--seed 1]
 
 Runs the simulation twice with the same seed, prints the wall time per run,
 the simulated packets and events per second, each stream's received rate
@@ -17,7 +17,7 @@ import time
 
 import p4scope_dataplane as dp
 
-from p4scope.bench_engine import l2l3_json
+from p4scope.bench.engine import l2l3_json
 
 EGRESS = 31
 

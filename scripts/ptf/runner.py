@@ -3,7 +3,7 @@
     p4scope ptf --target p4scope|bmv2 [--program dut] [-- PTF ARGS]
 
 In order: compile the program into the run directory; make veth pairs
-swN <-> ptfN (N = 1..ports) in a namespace of the run's own (ptf_lab.py);
+swN <-> ptfN (N = 1..ports) in a namespace of the run's own (lab.py);
 start the switch there with the simple_switch_grpc command line and
 --no-p4; wait until its gRPC port accepts; run ptf there with
 -i N@ptfN and the test parameters p4c's PTF base test reads (grpcaddr,
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import ptf_targets as T
-from .ptf_lab import PtfLab, ptf_iface, stop, switch_iface
+from . import targets as T
+from .lab import PtfLab, ptf_iface, stop, switch_iface
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_TEST_DIR = REPO / "ptf_tests"
 SETUP_ERROR = 2
 

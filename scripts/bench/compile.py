@@ -1,7 +1,7 @@
 """Compile-time benchmark: how long p4scope takes per program, per stage.
 
     p4scope bench compile [FILES...] [--repeat N] [-I DIR]
-    python -m p4scope.bench_compile [FILES...]
+    python -m p4scope.bench.compile [FILES...]
 
 Without FILES it times every program in p4src/ (with -I p4src/include, as
 the main job compiles them).  Stage times come from wrapping the stage

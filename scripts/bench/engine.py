@@ -2,7 +2,7 @@
 IPv4; an lpm route table and an exact MAC-rewrite table with a few hundred
 entries each; TTL decrement and IPv4 checksum update), in-process ports.
 
-    .venv/bin/python -m p4scope.bench_engine [--entries 300] [--packets 200000]
+    .venv/bin/python -m p4scope.bench.engine [--entries 300] [--packets 200000]
 
 Prints the rate with packets handed over in batches from Rust (engine
 only) and through Engine.process from Python (with the per-packet

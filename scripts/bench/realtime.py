@@ -5,7 +5,7 @@ traces off and on.
 
 p4scope-trafgen sends one stream into the loop's port 1 (veth pairs in a
 namespace made for the run and removed after it); the loop forwards it
-with bench_engine's L2/L3 program (lpm route, next-hop MAC rewrite, TTL,
+with bench.engine's L2/L3 program (lpm route, next-hop MAC rewrite, TTL,
 IPv4 checksum) to port 2, where the analyzer counts it. Each run has the
 engine in a child process inside the namespace (it opens the interfaces by
 name there). Traces "on" records every packet as `--log-console -L debug`
@@ -51,7 +51,7 @@ def _child(netns: str, mode: str, size: int, seconds: float, rate: str) -> dict:
     """One run, inside the namespace: engine, loop, traffic, figures."""
     import p4scope_dataplane as dp
 
-    from p4scope.bench_engine import l2l3_json
+    from p4scope.bench.engine import l2l3_json
     from p4scope.topologies import traffic as T
 
     e = dp.Engine(l2l3_json())
@@ -108,7 +108,7 @@ def bench_realtime(
         for _ in range(repeats):
             for mode in MODES:
                 argv = ["ip", "netns", "exec", lab.netns, sys.executable, "-m",
-                        "p4scope.bench_realtime", "child", lab.netns, mode, str(size),
+                        "p4scope.bench.realtime", "child", lab.netns, mode, str(size),
                         str(seconds), rate]
                 p = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120)
                 if p.returncode != 0:
