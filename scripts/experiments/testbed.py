@@ -46,6 +46,10 @@ def host_ip(port: int) -> int:
     return 0x0A_00_00_00 | (port & 0xFF)
 
 
+def _ip_str(ip: int) -> str:
+    return ".".join(str(b) for b in ip.to_bytes(4, "big"))
+
+
 def _mac_str(mac: int) -> str:
     return ":".join(f"{b:02x}" for b in mac.to_bytes(6, "big"))
 
@@ -120,8 +124,13 @@ class TelemetryConfig:
 
 @dataclass
 class Flow:
+    """Frames from the host behind `ingress` to the host behind `egress`:
+    bridged on their MAC addresses, or with `routed` sent to the switch's
+    router MAC and routed on their IPv4 destination (next-hop rewrite, TTL)."""
+
     ingress: int
     egress: int
+    routed: bool = False
 
 
 @dataclass
@@ -220,12 +229,20 @@ class VirtualSwitch:
         smac = self.sw.table("smac")
         dmac = self.sw.table("dmac")
         ins = sorted({f.ingress for f in self._flows})
-        egs = sorted({f.egress for f in self._flows})
+        egs = sorted({f.egress for f in self._flows if not f.routed})
         entries = [smac.entry({"hdr.ethernet.src_addr": host_mac(p)}, "smac_hit", port=p)
                    for p in ins]
         entries += [dmac.entry({"hdr.ethernet.dst_addr": host_mac(p)}, "forward", port=p)
                     for p in egs]
         self.sw.insert(entries)
+        routed = sorted({f.egress for f in self._flows if f.routed})
+        if routed:
+            from p4scope.control.apps.routing import NextHop, Router
+
+            router = Router(self.sw, SWITCH_MAC)
+            router.add_router_mac()
+            for p in routed:
+                router.route(f"{_ip_str(host_ip(p))}/32", [NextHop(host_mac(p), port=p)])
 
     def _write_telemetry(self, egress: int, cfg: TelemetryConfig) -> None:
         self.tel.port(egress, burst_threshold=cfg.burst_on, burst_end=cfg.burst_off,

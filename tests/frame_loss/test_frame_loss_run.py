@@ -28,6 +28,7 @@ def test_reference_dut_loses_nothing_at_line_rate(tmp_path):
     table = pd.read_csv(run / "tolly_frame_loss.csv", dtype=str)
     assert list(table.columns) == ["Frame Size (Bytes)", "64", "1518"]
     assert list(table["Frame Size (Bytes)"]) == ["p4scope pairs32 Frame Loss",
+                                                 "p4scope pairs32-l3 Frame Loss",
                                                  "p4scope mesh32 Frame Loss",
                                                  "p4scope pairs6 Frame Loss"]
     assert (table[["64", "1518"]] == "0").all().all()
@@ -35,6 +36,7 @@ def test_reference_dut_loses_nothing_at_line_rate(tmp_path):
     assert fl.loc["mesh32", "streams"].tolist() == [32 * 31] * 2
     assert (fl["tx_frames"] == fl["rx_frames"]).all() and (fl["tx_frames"] > 0).all()
     assert (fl["queued_at_end"] == 0).all()
+    assert fl.loc["pairs32-l3", "layer"].tolist() == [3, 3]
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "complete" and "tolly_frame_loss" in meta["seed_tables"]
     html = (run / "report.html").read_text()

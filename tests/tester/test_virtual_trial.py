@@ -82,3 +82,12 @@ def test_full_mesh_streams_take_turns_on_each_port(virtual_switch):
     assert t.loss_frames == 0 and t.queued_at_end == 0
     per_port = t.streams.groupby("tx_port")["tx_frames"].sum()
     assert (abs(per_port - 50e-6 * frames_per_second(256)) <= 3).all()
+
+
+def test_routed_port_pair_forwards_at_line_rate(virtual_switch):
+    """Layer 3: frames sent to the router MAC, routed on their IPv4
+    destination, all reach the right port."""
+    tb = VirtualTestbed(virtual_switch, routed=True)
+    t = tb.trial(pair(1, 2, 128, 100.0), 20_000)
+    assert t.tx_frames > 0 and t.loss_frames == 0 and t.passed(0.0)
+    assert (t.streams["rx_frames"] == t.streams["tx_frames"]).all()

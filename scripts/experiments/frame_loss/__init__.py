@@ -1,5 +1,6 @@
 """Frame loss at line rate per frame size (seed 000, Tolly's Tables 1 and
-2): 32 ports in port pairs and in a full mesh, 6 ports in pairs.
+2): 32 ports in port pairs (layer 2 and 3) and in a full mesh, 6 ports in
+pairs.
 
     params    sizes, scenarios, load, checked
     measure   the cases and one trial per case on the tester

@@ -20,7 +20,7 @@ def command(
         scenarios: str = typer.Option(",".join(SCENARIOS), "--scenarios",
                                       help="Tolly's: " + "; ".join(f"{k}: {v}" for k, v in
                                                                    SCENARIOS.items())
-                                      + "; or any pairsN (N even) or meshN, N up to 63."),
+                                      + "; or any pairsN (N even) or meshN, N up to 63, -l3 routed."),
         load_pct: float = typer.Option(100.0, "--load-pct", help="What every port offers, % of "
                                        "line rate (Tolly: 100)."),
         trial_frames: int = typer.Option(10_000, "--trial-frames", help="Frames each port sends "

@@ -11,7 +11,7 @@ from ..linerate import frames_per_second
 from ..runner import Case, Tables, Tick
 from ..tester.streams import Stream, full_mesh, pair
 from . import EXPERIMENT
-from .params import FrameLossParams, describe, scenario_ports
+from .params import FrameLossParams, describe, routed, scenario_ports
 
 
 def plan(p: FrameLossParams) -> list[Case]:
@@ -42,11 +42,13 @@ class FrameLossMeasure:
         sc, size = case.params["scenario"], int(case.params["size"])
         duration = int(self.p.trial_frames / (frames_per_second(size, self.p.rate_bps)
                                               * self.p.load_pct / 100.0) * 1e9) + 1
+        self.bed.routed = routed(sc)  # the virtual testbed bridges or routes
         t = self.bed.trial(streams_of(self.p, sc, size), duration, tick=tick)
         s = t.summary()
         row = {"case_id": case.case_id, "experiment": EXPERIMENT, "scenario": sc,
                "description": describe(sc), "frame_size": size, "offered_pct": self.p.load_pct,
-               "ports": len(scenario_ports(sc)[1]), "streams": len(t.streams),
+               "ports": len(scenario_ports(sc)[1]), "layer": 3 if routed(sc) else 2,
+               "streams": len(t.streams),
                "tx_frames": s["tx_frames"], "rx_frames": s["rx_frames"], "lost": s["lost"],
                "loss_pct": s["loss_pct"], "queued_at_end": s["queued_at_end"],
                "misdelivered": s["misdelivered"], "generator_short": s["generator_short"],

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..linerate import GBPS_100, frame_time_ns
-from ..testbed import Flow, VirtualSwitch
+from ..testbed import SWITCH_MAC, Flow, VirtualSwitch
 from ..traffic import Traffic, _weights
 from .search import recovery_time
 from .streams import Stream
@@ -57,10 +57,13 @@ class VirtualTestbed:
     name = "virtual"
 
     def __init__(self, vs: VirtualSwitch, line_rate_bps: float = GBPS_100,
-                 profile: Any = None):
+                 profile: Any = None, routed: bool = False):
         self.vs = vs
         self.line_rate_bps = float(line_rate_bps)
         self.profile = profile
+        self.routed = routed
+        """Layer 3: frames go to the switch's router MAC and are routed on
+        their IPv4 destination (else bridged on the hosts' MACs)."""
         self.last_records: Optional[dict[str, np.ndarray]] = None
         """The last trial's per-frame records (when it kept them)."""
         self.setup: Optional[Callable[[Any], None]] = None
@@ -108,6 +111,8 @@ class VirtualTestbed:
         else:
             kw["duration_ns"] = max(int(duration_ns) - int(st.start_ns), 0)
         kw["name"] = st.label
+        if self.routed:
+            kw["dst_mac"] = SWITCH_MAC
         for k, v in st.headers.items():
             if k not in HEADER_KEYS:
                 raise ValueError(f"stream {st.label}: unknown header field {k!r} "
@@ -128,7 +133,7 @@ class VirtualTestbed:
         settle = (default_settle_ns(streams, self.line_rate_bps) if settle_ns is None
                   else int(settle_ns))
         flows = sorted({(s.tx_port, s.rx_port) for s in streams if s.rx_port is not None})
-        self.vs.reset(self.profile, [Flow(a, b) for a, b in flows], {})
+        self.vs.reset(self.profile, [Flow(a, b, self.routed) for a, b in flows], {})
         tr = Traffic(self.vs)
         if self.setup is not None:
             with self.vs.locked() as e:
