@@ -6,15 +6,18 @@ as it ends, derive the seed tables, render the report.
 The experiment gives its cases and a measure maker: `make(bed, store)`
 returns `measure(case, tick) -> tables`, where `store(table, rows)` keeps
 rows at once (a search's trials). Parameters are checked and the DUT
-compiled before the run folder is made.
+compiled before the run folder is made. In Mininet a run may measure
+several DUTs one after another (a comparison), each on its own testbed;
+a DUT not installed here is skipped, saying why (available_duts).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from .. import testbed, traffic
 from ..driver import RunResult, versions
@@ -80,24 +83,97 @@ def virtual(experiment: str, cases: list[Case], meta: dict[str, Any], profile: P
     return finish(run, outcome, report)
 
 
-def mininet(experiment: str, cases: list[Case], meta: dict[str, Any], dut_spec: str,
-            ports: list[int], rate_bps: float, make: MakeMeasure, results: Path,
-            run_id: Optional[str], *, link_bw_bps: Optional[float] = None,
-            link_queue: Optional[int] = None, mtu: Optional[int] = None,
-            progress: bool = True, report: bool = True, echo: Echo = print) -> RunResult:
-    """The run in Mininet (root) against the DUT `dut_spec` (tester.mininet
-    parse_dut); the caller has checked that this host can run Mininet and
-    the DUT (tester.mininet.check_installed)."""
+def available_duts(duts: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
+    """The DUTs (tester.mininet.Dut) this host can run, and why each other
+    one is skipped (tester.mininet.check_installed: e.g. BMv2 not installed)."""
+    from .mininet import DutMissing, check_installed
+
+    keep, skipped = [], {}
+    for d in duts:
+        try:
+            check_installed(d)
+        except DutMissing as e:
+            skipped[d.name] = str(e)
+        else:
+            keep.append(d)
+    return keep, skipped
+
+
+class _DutByDut:
+    """run_cases' measure for the cases of one or more DUTs (a case names
+    its DUT in params["dut"]; with one DUT it need not): one MininetTestbed
+    at a time, made at the DUT's first case and started by its first trial
+    (so a DUT that cannot start fails that case), stopped before the next
+    DUT's testbed is made."""
+
+    def __init__(self, duts: list[Any], new_bed: Callable[[Any], Any], make: MakeMeasure,
+                 store: Store):
+        self.duts = {d.name: d for d in duts}
+        self.first = duts[0].name
+        self.new_bed, self.make, self.store = new_bed, make, store
+        self.name: Optional[str] = None
+        self.bed: Any = None
+        self.fn: Optional[Callable] = None
+
+    def dut_of(self, case: Case) -> str:
+        return case.params.get("dut", self.first)
+
+    def __call__(self, case: Case, tick: Callable[[float], None]):
+        name = self.dut_of(case)
+        if name != self.name:
+            self.close()
+            self.bed = self.new_bed(self.duts[name])
+            self.name, self.fn = name, self.make(self.bed, self.store)
+        return self.fn(case, tick)
+
+    def close(self) -> None:
+        if self.bed is not None:
+            bed, self.bed, self.name, self.fn = self.bed, None, None, None
+            bed.stop()
+
+
+def _folder_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def mininet(experiment: str, cases: list[Case], meta: dict[str, Any],
+            duts: str | Sequence[str], ports: list[int], rate_bps: float, make: MakeMeasure,
+            results: Path, run_id: Optional[str], *, skipped: Optional[dict[str, str]] = None,
+            link_bw_bps: Optional[float] = None, link_queue: Optional[int] = None,
+            mtu: Optional[int] = None, progress: bool = True, report: bool = True,
+            echo: Echo = print) -> RunResult:
+    """The run in Mininet (root) against the DUT `duts` (tester.mininet
+    parse_dut), or against each of several DUTs in turn: cases name their
+    DUT in params["dut"] and run DUT by DUT, each DUT on its own testbed
+    (in mininet/<dut> of the run folder), `make` called once per DUT. The
+    caller has checked that this host can run Mininet and the DUTs
+    (available_duts); `skipped` (DUT name -> why) goes into run.json and
+    is printed, and cases for a skipped DUT are dropped."""
     from .mininet import MininetTestbed, parse_dut
 
-    dut = parse_dut(dut_spec)
-    meta = {**meta, "testbed": "mininet",
-            "dut": {"name": dut.name, "kind": dut.kind, "label": dut.label},
+    names = [duts] if isinstance(duts, str) else list(duts)
+    dut_list = [parse_dut(n) for n in names]
+    if not dut_list:
+        raise ValueError("nothing to measure: no DUT")
+    skipped = dict(skipped or {})
+    for name, why in skipped.items():
+        echo(f"p4scope run: skipping the {name} DUT: {why}")
+    order = {d.name: i for i, d in enumerate(dut_list)}
+    cases = [c for c in cases if c.params.get("dut") not in skipped]
+    unknown = sorted({c.params["dut"] for c in cases if c.params.get("dut", names[0]) not in order})
+    if unknown:
+        raise ValueError(f"cases for a DUT not in the run: {', '.join(unknown)}")
+    if not cases:
+        raise ValueError("nothing to measure: no cases (every DUT was skipped)")
+    cases.sort(key=lambda c: order[c.params.get("dut", names[0])])  # stable: DUT by DUT
+    described = [{"name": d.name, "kind": d.kind, "label": d.label} for d in dut_list]
+    meta = {**meta, "testbed": "mininet", "duts": described, "skipped": skipped,
+            **({"dut": described[0]} if len(described) == 1 else {}),
             "clock": "wall clock (Mininet: p4scope-trafgen on the tester hosts, real time)"}
     run = begin(experiment, "mininet", results, run_id, cases, meta, echo)
     try:
         build = None
-        if dut.p4:
+        if any(d.p4 for d in dut_list):
             from ..mininet.testbed import build_dut
 
             build = build_dut(run.path / "build")
@@ -105,11 +181,17 @@ def mininet(experiment: str, cases: list[Case], meta: dict[str, Any], dut_spec: 
                                 "json": str(build.json_path.relative_to(run.path))})
     except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
         return RunResult(run.path, abandon(run, len(cases), e, "before the first case"), None)
-    # started by the first trial, so a testbed that cannot start fails that case
-    bed = MininetTestbed(ports, dut, run.path / "mininet", rate_bps, link_bw_bps=link_bw_bps,
-                         link_queue=link_queue, mtu=mtu, dut_build=build, log=echo)
+
+    def new_bed(dut: Any) -> MininetTestbed:
+        where = run.path / "mininet"
+        if len(dut_list) > 1:
+            where = where / _folder_name(dut.name)
+        return MininetTestbed(ports, dut, where, rate_bps, link_bw_bps=link_bw_bps,
+                              link_queue=link_queue, mtu=mtu, dut_build=build, log=echo)
+
+    per_dut = _DutByDut(dut_list, new_bed, make, lambda table, df: store_part(run, table, df))
     try:
-        outcome = measure(run, cases, bed, make, progress)
+        outcome = run_cases(run, cases, per_dut, derive=derive_csvs, progress=progress)
     finally:
-        bed.stop()
+        per_dut.close()
     return finish(run, outcome, report)
