@@ -3,8 +3,9 @@ DUT in Mininet, with the virtual testbed's trial() API. Counters through
 the Linux bridge are exact at a low rate, a search against the bridge and
 against an htb-shaped link finds what the link allows, a Mininet switch
 class of the user's is a DUT, `p4scope run rfc2544 --mode mininet` gives
-a throughput per size for the bridge and the reference DUT, and nothing
-(namespace, interface, process) is left behind."""
+a throughput per size for the bridge and the reference DUT (and both in
+one run, compared in one table; a DUT not installed skipped, saying why),
+and nothing (namespace, interface, process) is left behind."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 import pytest
@@ -118,12 +120,15 @@ def test_a_users_mininet_switch_class_is_a_dut(tmp_path):
     assert ifindex(name) is None and not leftovers(tmp_path)
 
 
-def rfc2544(tmp_path: Path, dut: str, run_id: str):
+def rfc2544(tmp_path: Path, dut: str, run_id: str, sizes: str = "64,1518",
+            output: Optional[list[str]] = None):
     r = runner.invoke(app, ["run", "rfc2544", "--mode", "mininet", "--dut", dut,
-                            "--sizes", "64,1518", "--tests", "throughput", "--trial-s", "0.3",
+                            "--sizes", sizes, "--tests", "throughput", "--trial-s", "0.3",
                             "--line-rate", "20M", "--resolution-pct", "5",
                             "--results", str(tmp_path), "--run-id", run_id, "--no-progress"])
     assert r.exit_code == 0, r.output
+    if output is not None:
+        output.append(r.output)
     run = tmp_path / run_id
     assert not leftovers(run / "mininet")
     return run, pd.read_csv(run / "rfc2544_throughput.csv")
@@ -142,8 +147,53 @@ def test_rfc2544_throughput_in_mininet(tmp_path, dut):
     assert meta["dut"]["label"] in html
 
 
+def test_rfc2544_compares_several_duts_in_one_run(tmp_path):
+    """--dut bridge,p4scope: one run folder, the bridge then the reference
+    DUT, each on its own testbed; one table compares their throughput."""
+    run, t = rfc2544(tmp_path, "bridge,p4scope", "two", sizes="512,1518")
+    assert list(zip(t["DUT"], t["Frame size (B)"])) == [
+        ("bridge", 512), ("bridge", 1518), ("p4scope", 512), ("p4scope", 1518)]
+    cmp = pd.read_csv(run / "rfc2544_dut_comparison.csv")
+    assert list(cmp["Frame size (B)"]) == [512, 1518]
+    for dut in ("bridge", "p4scope"):
+        pct = cmp[f"{dut} throughput (% line rate)"]
+        assert ((pct > 0) & (pct <= 100)).all(), cmp
+        assert (cmp[f"{dut} frames/s per port"] > 0).all() and f"{dut} note" in cmp
+        assert (run / "mininet" / dut / "net").is_dir()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["skipped"] == {}
+    assert [d["name"] for d in meta["duts"]] == ["bridge", "p4scope"]
+    cases = pd.read_parquet(run / "cases.parquet")
+    assert list(cases["case_id"]) == [f"rfc2544/throughput/{s}/{d}" for d in ("bridge", "p4scope")
+                                      for s in (512, 1518)]
+    assert set(pd.read_parquet(run / "rfc2544_trials.parquet")["dut"]) == {"bridge", "p4scope"}
+    html = (run / "report.html").read_text()
+    assert "rfc2544_dut_comparison.csv" in html and "DUTs: bridge, p4scope" in html
+    assert all(d["label"] in html for d in meta["duts"])
+
+
+def test_rfc2544_skips_a_dut_not_installed(tmp_path):
+    from p4scope.experiments.mininet.testbed import bmv2_missing
+
+    why = bmv2_missing()
+    if why is None:
+        pytest.skip("BMv2 is installed here")
+    out: list[str] = []
+    run, t = rfc2544(tmp_path, "bridge,bmv2", "skip", sizes="512", output=out)
+    assert list(t["DUT"]) == ["bridge"]
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["skipped"] == {"bmv2": why}
+    assert [d["name"] for d in meta["duts"]] == ["bridge"]
+    assert f"skipping the bmv2 DUT: {why}" in out[0]
+    assert "Skipped <b>bmv2</b>" in (run / "report.html").read_text()
+
+
 @pytest.mark.parametrize("args, message, code", [
     (["--dut", "nosuch"], "--dut 'nosuch'", 2),
+    (["--dut", "bridge,nosuch"], "--dut 'nosuch'", 2),
+    (["--dut", "bridge,p4scope,bridge"], "--dut: bridge is named twice", 2),
+    (["--dut", " , "], "--dut: no DUT named", 2),
+    (["--dut", "p4scope,bridge", "--dut-rate-pct", "50"], "not bridge", 2),
     (["--dut", "json:dumps"], "not a Mininet switch class", 2),
     (["--dut", "bridge", "--dut-rate-pct", "50"], "needs a P4 DUT", 2),
     (["--buffer-mb", "4"], "--buffer-mb: for --mode virtual only", 2),

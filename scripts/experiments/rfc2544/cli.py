@@ -1,11 +1,13 @@
 """`p4scope run rfc2544`: the RFC 2544 suite against the reference DUT in
 virtual time (--mode virtual), or against a DUT in Mininet with real
 traffic (--mode mininet, root: the reference DUT in p4scope switch or
-BMv2, the Linux bridge, or a Mininet switch class of the user's).
+BMv2, the Linux bridge, or a Mininet switch class of the user's), or
+against several DUTs one after another, compared in one table.
 
 Each mode has options of its own; giving one of the other mode's exits 2
 (as `p4scope run microburst|fairness` do). A Mininet run exits 3 when this
-machine cannot run it (not root, Mininet or the DUT missing)."""
+machine cannot run it (not root, Mininet or every DUT missing; a DUT not
+installed is skipped when another can run)."""
 
 from __future__ import annotations
 
@@ -86,7 +88,10 @@ def run_rfc2544(
                                 help="The switch under test: p4scope (the reference DUT, "
                                      "configured by the controller), bmv2 (the same in "
                                      "simple_switch_grpc), bridge (the Linux bridge) or "
-                                     "module:Class (a Mininet switch class)."),
+                                     "module:Class (a Mininet switch class); several, "
+                                     "comma-separated (bridge,p4scope,bmv2), are measured "
+                                     "one after another and compared; one not installed "
+                                     "here is skipped, saying why."),
         line_rate: str = typer.Option("100M", "--line-rate", rich_help_panel=MININET_PANEL,
                                       help="What the tester says a port is (1M..100G): offered "
                                            "loads are shares of it."),
@@ -118,7 +123,8 @@ def run_rfc2544(
                       latency_trials=latency_trials, b2b_max_frames=b2b_max,
                       dut_rate_pct=dut_rate)
         if mode is Mode.mininet:
-            p = Rfc2544Params.for_mode("mininet", **common, dut=dut.strip(), trial_s=trial_s,
+            duts = ",".join(d.strip() for d in dut.split(","))
+            p = Rfc2544Params.for_mode("mininet", **common, dut=duts, trial_s=trial_s,
                                        rate_bps=_rate(line_rate, "--line-rate"),
                                        link_bw_bps=_rate(link_bw, "--link-bw"),
                                        link_queue=link_queue).check()
@@ -145,25 +151,29 @@ def run_rfc2544(
 
 def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progress: bool,
                  report: bool) -> None:
-    """As mininet.cli.execute_in_mininet: the DUT named right (exit 2),
-    this host able to run Mininet and the DUT (exit 3), then the run."""
+    """As mininet.cli.execute_in_mininet: every DUT named right (exit 2),
+    this host able to run Mininet (exit 3), then the run of the DUTs
+    installed here; a DUT that is not is skipped, saying why, and exits 3
+    only when no DUT is left."""
     from ..mininet.driver import NeedsRoot, check_host
-    from ..tester.mininet import DutError, DutMissing, check_installed, parse_dut
+    from ..tester.mininet import DutError, parse_dut
+    from ..tester.run import available_duts
     from .run import execute_mininet
 
-    try:
-        dut = parse_dut(p.dut)
-    except DutError as e:
-        _fail(str(e))
-    except ImportError as e:  # a switch class cannot be checked without Mininet
-        _fail(f"--dut {p.dut}: {e}", 3)
+    duts = []
+    for name in p.duts:
+        try:
+            duts.append(parse_dut(name))
+        except DutError as e:
+            _fail(str(e))
+        except ImportError as e:  # a switch class cannot be checked without Mininet
+            _fail(f"--dut {name}: {e}", 3)
     try:
         check_host()
     except NeedsRoot as e:
         _fail(f"{e} (rfc2544 --mode mininet runs in Mininet)", 3)
-    try:
-        check_installed(dut)
-    except DutMissing as e:
-        _fail(f"--dut {dut.name}: {e}", 3)
+    keep, skipped = available_duts(duts)
+    if not keep:
+        _fail("; ".join(f"--dut {name}: {why}" for name, why in skipped.items()), 3)
     run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
-                                       echo=lambda s: typer.echo(s, err=True)))
+                                       echo=lambda s: typer.echo(s, err=True), skipped=skipped))

@@ -40,7 +40,8 @@ class Rfc2544Params:
     (100: unshaped), a DUT whose limit is known; rate_bps: each port's line
     rate (Mininet: what the tester says a port is).
 
-    Mininet only: dut (p4scope, bmv2, bridge or module:Class), trial_s (a
+    Mininet only: dut (p4scope, bmv2, bridge or module:Class; several
+    comma-separated, measured one after another: `duts`), trial_s (a
     trial's length; virtual time sizes trials by trial_frames instead),
     link_bw_bps and link_queue (htb on every link, that many packets queued
     at each)."""
@@ -128,10 +129,21 @@ class Rfc2544Params:
                 raise ParamError("--link-queue: the queue of a shaped link; give --link-bw too")
             if not 1 <= self.link_queue <= 100_000:
                 raise ParamError(f"--link-queue: {self.link_queue} is outside 1..100000 packets")
-        if self.dut_rate_pct < 100.0 and self.dut not in ("p4scope", "bmv2"):
+        if not self.duts:
+            raise ParamError("--dut: no DUT named")
+        for d in self.duts:
+            if self.duts.count(d) > 1:
+                raise ParamError(f"--dut: {d} is named twice")
+        other = [d for d in self.duts if d not in ("p4scope", "bmv2")]
+        if self.dut_rate_pct < 100.0 and other:
             raise ParamError(f"--dut-rate-pct: shaping the DUT's ports needs a P4 DUT "
-                             f"(--dut p4scope or bmv2), not {self.dut}; shape the links "
-                             "with --link-bw instead")
+                             f"(--dut p4scope or bmv2), not {', '.join(other)}; shape the "
+                             "links with --link-bw instead")
+
+    @property
+    def duts(self) -> tuple[str, ...]:
+        """The DUTs `dut` names (comma-separated), in the order they run."""
+        return tuple(d.strip() for d in self.dut.split(",") if d.strip())
 
     @property
     def trial_ns(self) -> Optional[int]:

@@ -12,7 +12,7 @@ from ..params import Profile
 from ..tester import run as tester_run
 from . import EXPERIMENT
 from .params import Rfc2544Params
-from .virtual import Rfc2544Measure, plan
+from .virtual import Rfc2544Measure, plan, plan_duts
 
 Echo = Callable[[str], None]
 
@@ -29,13 +29,18 @@ def execute(p: Rfc2544Params, profile: Profile, seed: int, results: Path,
 
 
 def execute_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str],
-                    progress: bool = True, report: bool = True, echo: Echo = print) -> RunResult:
-    """A run in Mininet (root) against `p.dut`; the caller has checked that
-    this host can run Mininet and the DUT (tester.mininet.check_installed)."""
+                    progress: bool = True, report: bool = True, echo: Echo = print, *,
+                    skipped: Optional[dict[str, str]] = None) -> RunResult:
+    """A run in Mininet (root) against each DUT of `p.dut` in turn, but
+    those `skipped` (name -> why: not installed here); the caller has
+    checked that this host can run Mininet and the other DUTs
+    (tester.run.available_duts)."""
     p.check()
+    skipped = dict(skipped or {})
+    duts = [d for d in p.duts if d not in skipped]
     mtu = max(p.sizes) - 18 if max(p.sizes) > 1518 else None
     return tester_run.mininet(
-        EXPERIMENT, plan(p, p.dut), {"parameters": {"rfc2544": asdict(p)}}, p.dut, p.ports,
+        EXPERIMENT, plan_duts(p, duts), {"parameters": {"rfc2544": asdict(p)}}, duts, p.ports,
         p.rate_bps, lambda bed, store: Rfc2544Measure(bed, p, None, store), results, run_id,
-        link_bw_bps=p.link_bw_bps, link_queue=p.link_queue, mtu=mtu, progress=progress,
-        report=report, echo=echo)
+        skipped=skipped, link_bw_bps=p.link_bw_bps, link_queue=p.link_queue, mtu=mtu,
+        progress=progress, report=report, echo=echo)

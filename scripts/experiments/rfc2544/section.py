@@ -14,36 +14,58 @@ from . import tables as tb
 
 
 def _throughput_figs(r: pd.DataFrame, rate_bps: float):
+    """The line-rate curve and one measured line per DUT (a Mininet run of
+    several DUTs), else one 'measured throughput' line."""
     import matplotlib.pyplot as plt
     import plotly.graph_objects as go
 
     sizes = np.unique(np.concatenate([np.geomspace(64, max(9216, r["frame_size"].max()), 60),
                                       r["frame_size"].to_numpy(float)]))
     line = [frames_per_second(s, rate_bps) / 1e6 for s in sizes]
-    meas = r["throughput_fps_per_port"] / 1e6
+    several = "dut" in r and r["dut"].nunique() > 1
+    lines = ([(str(d), g) for d, g in r.groupby("dut", sort=False)] if several
+             else [("measured throughput", r)])
     web = go.Figure()
     web.add_scatter(x=sizes, y=line, mode="lines", name="line rate", line=dict(color="#999"))
-    web.add_scatter(x=r["frame_size"], y=meas, mode="markers+lines", name="measured throughput",
-                    text=[f"{p:g} % of line rate" for p in r["throughput_pct"]])
-    web.update_layout(**rp_layout("Throughput per port vs the line-rate curve",
-                                  "frame size (B)", "Mframes/s"))
-    web.update_xaxes(type="log")
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     ax.plot(sizes, line, color="#999", label="line rate")
-    ax.plot(r["frame_size"], meas, "o-", label="measured throughput")
+    for name, g in lines:
+        meas = g["throughput_fps_per_port"] / 1e6
+        web.add_scatter(x=g["frame_size"], y=meas, mode="markers+lines", name=name,
+                        text=[f"{p:g} % of line rate" for p in g["throughput_pct"]])
+        ax.plot(g["frame_size"], meas, "o-", label=name)
+    web.update_layout(**rp_layout("Throughput per port vs the line-rate curve"
+                                  + (", per DUT" if several else ""),
+                                  "frame size (B)", "Mframes/s"))
+    web.update_xaxes(type="log")
     ax.set_xscale("log")
     ax.set_xlabel("frame size (B)")
     ax.set_ylabel("Mframes/s per port")
-    ax.set_title("Throughput vs the line-rate curve")
+    ax.set_title("Throughput vs the line-rate curve" + (", per DUT" if several else ""))
     ax.legend()
     return web, fig
+
+
+def _series(d: pd.DataFrame) -> list[str]:
+    """What groups a plot's series: the frame size, and the DUT in a run
+    of several DUTs (its rows name it)."""
+    return (["dut", "frame_size"] if "dut" in d and d["dut"].nunique() > 1
+            else ["frame_size"])
+
+
+def _series_name(key) -> str:
+    if isinstance(key, tuple) and len(key) == 2:
+        return f"{key[0]} {key[1]:g} B"
+    size = key[0] if isinstance(key, tuple) else key
+    return f"{size:g} B"
 
 
 def _latency_figs(hist: pd.DataFrame):
     import matplotlib.pyplot as plt
     import plotly.graph_objects as go
 
-    h = hist.groupby(["frame_size", "lo_ns", "hi_ns"], as_index=False)["frames"].sum()
+    by = _series(hist)
+    h = hist.groupby([*by, "lo_ns", "hi_ns"], as_index=False)["frames"].sum()
     h = h[h["frames"] > 0]
     labels = lambda d: [f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}"  # noqa: E731
                         for lo, hi in zip(d["lo_ns"], d["hi_ns"])]
@@ -51,13 +73,14 @@ def _latency_figs(hist: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     bins = sorted(set(zip(h["lo_ns"], h["hi_ns"])))
     names = [f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}" for lo, hi in bins]
-    n = max(1, h["frame_size"].nunique())
+    groups = list(h.groupby(by))
+    n = max(1, len(groups))
     width = 0.8 / n
-    for i, (size, d) in enumerate(h.groupby("frame_size")):
+    for i, (key, d) in enumerate(groups):
         share = d["frames"] / d["frames"].sum() * 100
-        web.add_bar(x=labels(d), y=share, name=f"{size:g} B")
+        web.add_bar(x=labels(d), y=share, name=_series_name(key))
         pos = [bins.index(b) + (i - (n - 1) / 2) * width for b in zip(d["lo_ns"], d["hi_ns"])]
-        ax.bar(pos, share, width=width, label=f"{size:g} B")
+        ax.bar(pos, share, width=width, label=_series_name(key))
     web.update_layout(**rp_layout("FIFO latency histogram per frame size (all latency trials)",
                                   "latency bin (ns)", "% of frames"), barmode="group")
     ax.set_xticks(range(len(bins)))
@@ -76,9 +99,10 @@ def _loss_figs(trials: pd.DataFrame):
     t = trials[trials["test"] == "frame_loss"].sort_values("value")
     web = go.Figure()
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    for size, d in t.groupby("frame_size"):
-        web.add_scatter(x=d["value"], y=d["loss_pct"], mode="markers+lines", name=f"{size:g} B")
-        ax.plot(d["value"], d["loss_pct"], "o-", label=f"{size:g} B")
+    for key, d in t.groupby(_series(t)):
+        web.add_scatter(x=d["value"], y=d["loss_pct"], mode="markers+lines",
+                        name=_series_name(key))
+        ax.plot(d["value"], d["loss_pct"], "o-", label=_series_name(key))
         if "theory_loss_pct" in d:
             ax.plot(d["value"], d["theory_loss_pct"], ":", color="#999")
     if "theory_loss_pct" in t:
@@ -126,11 +150,18 @@ def section(page: rp.Page) -> None:
     meta = run.meta
     params = meta.get("parameters", {}).get("rfc2544", {})
     rate = float(params.get("rate_bps", 100e9))
+    duts = meta.get("duts") or []
     dut = meta.get("dut", {}).get("label") or "the reference DUT in the embedded switch"
     s = page.section("rfc2544", "RFC 2544: throughput, latency, frame loss, back-to-back, "
-                     f"recovery — DUT: {dut}")
+                     "recovery — " + (f"DUTs: {', '.join(d['name'] for d in duts)}"
+                                      if len(duts) > 1 else f"DUT: {dut}"))
     s.parts.append(rp.para(
-        f"DUT: {rp.esc(dut)}. Port pairs "
+        (f"DUTs, measured one after another, each on a testbed of its own: "
+         + "; ".join(f"<b>{rp.esc(d['name'])}</b> ({rp.esc(d['label'])})" for d in duts) + ". "
+         if len(duts) > 1 else f"DUT: {rp.esc(dut)}. ")
+        + "".join(f"Skipped <b>{rp.esc(name)}</b>: {rp.esc(why)}. "
+                  for name, why in (meta.get("skipped") or {}).items())
+        + "Port pairs "
         f"{', '.join(f'{a}&harr;{b}' for a, b in params.get('pairs', []))}, every pair "
         f"sending both ways at once at a line rate of "
         f"{f'{rate / 1e9:g} Gbit/s' if rate >= 1e9 else f'{rate / 1e6:g} Mbit/s'} per port; loss "
@@ -143,8 +174,8 @@ def section(page: rp.Page) -> None:
         s.parts.append(rp.para(rp.esc(tb.CSV_FILES[name]) + f" (<code>{name}.csv</code>)"))
         s.parts.append(rp.html_table(df))
     if results is not None and (results["test"] == "throughput").any():
-        page.plot(s, "rfc2544_throughput", *_throughput_figs(
-            results[results["test"] == "throughput"].sort_values("frame_size"), rate))
+        page.plot(s, "rfc2544_throughput", *_throughput_figs(tb.rows_of(results, "throughput"),
+                                                             rate))
     hist = run.t.get("rfc2544_latency_hist")
     if hist is not None and not hist.empty:
         page.plot(s, "rfc2544_latency_histogram", *_latency_figs(hist))

@@ -18,7 +18,7 @@ rate, and recovery is read from the analyzer's per-interval counts).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,21 +38,31 @@ from .params import TESTS, Rfc2544Params
 Store = Callable[[str, pd.DataFrame], None]
 
 
-def plan(p: Rfc2544Params, profile: str) -> list[Case]:
+def plan(p: Rfc2544Params, profile: str, dut: Optional[str] = None) -> list[Case]:
     """Per size, the tests in RFC order (throughput first: latency and
     recovery use it). Weights follow the frames a case sends. `profile`
-    names what the DUT is configured as (the TM profile; in Mininet the DUT)."""
+    names what the DUT is configured as (the TM profile; in Mininet the
+    DUT); `dut`, in Mininet, goes into the case's id and params."""
     cases = []
     for size in p.sizes:
         for test in TESTS:
             if test not in p.tests:
                 continue
-            cases.append(Case(f"{EXPERIMENT}/{test}/{size}", EXPERIMENT,
-                              f"RFC 2544 {test.replace('_', '-')} {size} B",
-                              {"test": test, "size": size, "profile": profile},
+            cases.append(Case(f"{EXPERIMENT}/{test}/{size}" + (f"/{dut}" if dut else ""),
+                              EXPERIMENT,
+                              f"RFC 2544 {test.replace('_', '-')} {size} B"
+                              + (f", {dut}" if dut else ""),
+                              {"test": test, "size": size, "profile": profile,
+                               **({"dut": dut} if dut else {})},
                               weight={"throughput": 6.0, "latency": 10.0, "frame_loss": 3.0,
                                       "back_to_back": 4.0, "recovery": 4.0}[test]))
     return cases
+
+
+def plan_duts(p: Rfc2544Params, duts: Sequence[str]) -> list[Case]:
+    """A Mininet run's cases: every DUT's, DUT after DUT (each measured on
+    its own testbed, the tester's run)."""
+    return [c for d in duts for c in plan(p, d, dut=d)]
 
 
 class Rfc2544Measure:
@@ -79,18 +89,26 @@ class Rfc2544Measure:
                     for s in pair(a, b, size, pct)]
         return out
 
+    @staticmethod
+    def _dut(case: Case) -> dict[str, str]:
+        """The case's DUT as a column (Mininet runs; none in virtual time)."""
+        return {"dut": case.params["dut"]} if "dut" in case.params else {}
+
     def _keep(self, case: Case, step: search.Step, extra: Optional[dict[str, Any]] = None) -> None:
         t = step.trial
-        row = {"case_id": case.case_id, "test": case.params["test"], "frame_size": case.params["size"],
-               "trial": step.index, "procedure": step.procedure, "value": step.value,
+        row = {"case_id": case.case_id, **self._dut(case), "test": case.params["test"],
+               "frame_size": case.params["size"], "trial": step.index,
+               "procedure": step.procedure, "value": step.value,
                "passed": step.passed, **t.summary(), **(extra or {})}
         self.store("rfc2544_trials", pd.DataFrame([row]))
-        streams = t.streams.assign(case_id=case.case_id, test=case.params["test"],
+        streams = t.streams.assign(case_id=case.case_id, **self._dut(case),
+                                   test=case.params["test"],
                                    frame_size_case=case.params["size"], trial=step.index)
         self.store("rfc2544_streams", streams.astype({"duplicated": "Int64"}))
 
     def _result(self, case: Case, **fields: Any) -> Tables:
-        row = {"case_id": case.case_id, "experiment": EXPERIMENT, "test": case.params["test"],
+        row = {"case_id": case.case_id, "experiment": EXPERIMENT, **self._dut(case),
+               "test": case.params["test"],
                "frame_size": case.params["size"], "profile": case.params["profile"],
                "line_rate_bps": self.p.rate_bps, **fields}
         return {"rfc2544_results": pd.DataFrame([row])}
@@ -138,8 +156,8 @@ class Rfc2544Measure:
             t = self.bed.trial(self._streams(size, pct), dur, records=True)
             self._keep(case, search.Step("latency", i, pct, t, t.passed(self.p.tolerance_pct)))
             rows.append(t.streams)
-            self.store("rfc2544_latency_hist", t.histogram.assign(case_id=case.case_id,
-                                                                  frame_size=size, trial=i))
+            self.store("rfc2544_latency_hist", t.histogram.assign(
+                case_id=case.case_id, **self._dut(case), frame_size=size, trial=i))
             tick((i + 1) / self.p.latency_trials)
         s = pd.concat(rows, ignore_index=True)
         w = s["rx_frames"].clip(lower=1)
