@@ -10,6 +10,7 @@ SIGTERM: 143), and prints where the results and the report are.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
@@ -32,7 +33,8 @@ for _e in registry.experiments().values():
 
 _ALL = SimpleNamespace(**{k: without_panel(o) for k, o in dict(
     profiles=V.PROFILES, ports=FC.PORTS, dur=FC.DUR, warm=FC.WARM, buffer=V.BUFFER,
-    alpha=V.ALPHA, cell=V.CELL, seed=V.SEED, program=V.PROGRAM, quick=V.QUICK).items()})
+    alpha=V.ALPHA, cell=V.CELL, seed=V.SEED, program=V.PROGRAM, quick=V.QUICK,
+    jobs=V.JOBS).items()})
 
 
 @run_app.command("all")
@@ -42,7 +44,8 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = MC.SIZES, sizes_4to1: st
             buffer_mb: float = _ALL.buffer, alpha: float = _ALL.alpha,
             cell_bytes: int = _ALL.cell, seed: int = _ALL.seed, results: Path = RESULTS,
             run_id: Optional[str] = RUN_ID, program: Path = _ALL.program,
-            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _ALL.quick) -> None:
+            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _ALL.quick,
+            jobs: int = _ALL.jobs) -> None:
     """Microburst and fairness in virtual time, one run folder, one report."""
     try:
         profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
@@ -50,7 +53,8 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = MC.SIZES, sizes_4to1: st
         fp = FC.params_from_options(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
         V.fail(str(e))
-    V.execute("all", profs, {"microburst": mb, "fairness": fp}, seed, results, run_id, program, progress, report)
+    V.execute("all", profs, {"microburst": mb, "fairness": fp}, seed, results, run_id, program,
+              progress, report, jobs)
 
 
 def main_run() -> int:
@@ -62,7 +66,7 @@ def main_run() -> int:
                   {"microburst": MC.params_from_options("table4", "esg", None, False),
                    "fairness": FC.params_from_options("3,6,16", [], 2000.0, 1000.0,
                                                       "64:55,78:5,576:17,1518:23", False)},
-                  1, Path("results"), None, Path("p4src/dut.p4"), True, True)
+                  1, Path("results"), None, Path("p4src/dut.p4"), True, True, os.cpu_count() or 1)
     except typer.Exit as e:
         return int(e.exit_code or 0)
     return 0

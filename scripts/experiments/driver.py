@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from . import registry, theory
-from .params import Profile, as_dict, check_seed
+from .params import MAX_JOBS, Profile, as_dict, check_int, check_seed
 from .report import RENDERER
 from .rundir import RunDir
-from .runner import Case, Outcome, abandon, run_cases
+from .runner import Case, Outcome, Workers, abandon, run_cases
 from .seedcsv import derive_csvs
 
 RESULTS = Path("results")
@@ -39,6 +39,9 @@ class RunRequest:
     program: Path = Path("p4src/dut.p4")
     progress: bool = True
     report: bool = True
+    jobs: int = 1
+    """Worker processes measuring cases at once (each its own engine and
+    switch); the tables are the same for any number."""
 
     def plan(self) -> list[Case]:
         cases: list[Case] = []
@@ -152,6 +155,27 @@ def measure_case(vs: Any, profiles: dict[str, Profile]) -> Callable[[Case, Any],
     return measure
 
 
+_WORKER: dict[str, Any] = {}
+"""In a worker process: its switch's measure function."""
+
+
+def _worker_start(program: Path, profiles: dict[str, Profile], seed: int) -> None:
+    """A worker's own embedded switch, as the sequential run starts it."""
+    from multiprocessing import util
+
+    from . import testbed, traffic
+
+    vs = testbed.VirtualSwitch(testbed.compile_dut(program), next(iter(profiles.values())), seed,
+                               apply_profile=traffic.apply_profile)
+    vs.start()
+    util.Finalize(vs, vs.close, exitpriority=10)
+    _WORKER["measure"] = measure_case(vs, profiles)
+
+
+def _worker_measure(case: Case) -> dict:
+    return _WORKER["measure"](case, lambda fraction: None)
+
+
 def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
             echo: Callable[[str], None] = print,
             apply_profile: Optional[Callable] = None) -> RunResult:
@@ -162,6 +186,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     from . import testbed, traffic
 
     check_seed(req.seed)
+    check_int(req.jobs, 1, MAX_JOBS, "--jobs")
     cases = req.plan()
     if not cases:
         raise ValueError("nothing to measure: no cases")
@@ -176,10 +201,17 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     first = next(iter(req.profiles.values()))
     outcome: Optional[Outcome] = None
     try:
-        with testbed.VirtualSwitch(program, first, req.seed, apply_profile=apply_profile) as vs:
-            measure = measure_factory(vs, req.profiles)
-            outcome = run_cases(run, cases, measure, derive=derive_csvs,
-                                progress=req.progress)
+        if req.jobs > 1 and len(cases) > 1 and measure_factory is measure_case:
+            outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
+                                workers=Workers(req.jobs, _worker_start,
+                                                (req.program, req.profiles, req.seed),
+                                                _worker_measure))
+        else:
+            with testbed.VirtualSwitch(program, first, req.seed,
+                                       apply_profile=apply_profile) as vs:
+                measure = measure_factory(vs, req.profiles)
+                outcome = run_cases(run, cases, measure, derive=derive_csvs,
+                                    progress=req.progress)
     except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
         if outcome is not None:  # the cases are stored; only stopping the switch failed
             echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")

@@ -32,6 +32,7 @@ MIN_CELL, MAX_CELL = 1, 16384  # 1: the buffer counts exact bytes
 MAX_BURST_FRAMES = 100_000_000
 MAX_DURATION_US = 1_000_000.0  # one second of virtual time per incast
 MAX_SEED = 2**64 - 1  # the engine's seed is 64 bits
+MAX_JOBS = 256  # worker processes of a run
 
 
 

@@ -186,11 +186,89 @@ class _Progress:
             self._p.update(self._task, completed=self._base, cases=f"{index}/{self.planned}")
 
 
+@dataclass(frozen=True)
+class Workers:
+    """Cases measured in `jobs` worker processes instead of this one: each
+    worker runs `init(*args)` once, then `measure(case)` for each case it
+    is given (module-level functions: the workers are spawned, not forked,
+    so no thread of this process is copied into them). Cases are stored
+    in plan order whichever worker finishes first, so a run's tables do not
+    depend on the number of workers."""
+
+    jobs: int
+    init: Callable[..., None]
+    args: tuple
+    measure: Callable[[Case], Tables]
+
+
+Measured = tuple[str, Tables, Optional[BaseException], Optional[str], float]
+"""status (complete, failed, interrupted), tables, the error and its text, wall seconds."""
+
+
+def _measure_here(cases: Sequence[Case], measure: Callable[[Case, Tick], Tables],
+                  bar: "_Progress") -> Iterator[Measured]:
+    for i, case in enumerate(cases):
+        bar.begin(case, i)
+        t0 = time.perf_counter()
+        try:
+            tables = measure(case, lambda f, c=case: bar.tick(c, f))
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded, then raised again by the caller
+            yield "failed", {}, e, f"{type(e).__name__}: {e}", time.perf_counter() - t0
+            continue
+        yield "complete", tables, None, None, time.perf_counter() - t0
+
+
+_WORKER_FAILED: list[str] = []
+"""In a worker: why its start failed (a pool restarts a worker whose
+initializer raises, for ever; so the failure is kept and every case it is
+given fails with it)."""
+
+
+def _worker_init(init: Callable[..., None], args: tuple) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    try:
+        init(*args)
+    except Exception as e:  # noqa: BLE001 - reported with the first case
+        _WORKER_FAILED.append(f"{type(e).__name__}: {e}")
+
+
+def _worker_measure(measure: Callable[[Case], Tables], case: Case) -> Measured:
+    """In a worker: the case's outcome, its error as text (an engine's
+    exception need not pickle)."""
+    t0 = time.perf_counter()
+    try:
+        if _WORKER_FAILED:
+            raise RuntimeError(f"the worker could not start: {_WORKER_FAILED[0]}")
+        return "complete", measure(case), None, None, time.perf_counter() - t0
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        text = f"{type(e).__name__}: {e}"
+        return "failed", {}, RuntimeError(text), text, time.perf_counter() - t0
+
+
+def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
+    import multiprocessing
+
+    pool = multiprocessing.get_context("spawn").Pool(
+        min(w.jobs, len(cases)), initializer=_worker_init, initargs=(w.init, w.args))
+    try:
+        pending = [pool.apply_async(_worker_measure, (w.measure, c)) for c in cases]
+        for i, (case, res) in enumerate(zip(cases, pending)):
+            bar.begin(case, i)
+            yield res.get()
+        pool.close()
+        pool.join()
+    finally:
+        pool.terminate()  # cases still running when the run ends (Ctrl-C, a failure)
+
+
 def run_cases(rundir: RunDir, cases: Sequence[Case],
-              measure: Callable[[Case, Tick], Tables],
+              measure: Optional[Callable[[Case, Tick], Tables]],
               derive: Optional[Callable[[RunDir], None]] = None,
-              progress: bool = True) -> Outcome:
-    """Measures `cases` into `rundir` (already started); see the module doc."""
+              progress: bool = True, workers: Optional[Workers] = None) -> Outcome:
+    """Measures `cases` into `rundir` (already started), here with `measure`
+    or in `workers`; see the module doc."""
     planned = len(cases)
     done = 0
     reason: Optional[str] = None
@@ -200,22 +278,18 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     total = sum(c.weight for c in cases)
     try:
         with _Progress(progress, total, planned) as bar:
+            outcomes = (_measure_in_workers(cases, workers, bar) if workers is not None
+                        else _measure_here(cases, measure, bar))
             for i, case in enumerate(cases):
-                bar.begin(case, i)
-                t0 = time.perf_counter()
-                status, err_text = "complete", None
                 try:
-                    tables = measure(case, lambda f, c=case: bar.tick(c, f))
+                    status, tables, exc, err_text, wall = next(outcomes)
                 except KeyboardInterrupt as e:
                     stopped_by = interrupt_signal(e)
-                    status, reason = "interrupted", interrupt_reason(stopped_by)
-                    tables = {}
-                except Exception as e:  # noqa: BLE001 - recorded, then raised again
-                    status, err_text = "failed", f"{type(e).__name__}: {e}"
+                    status, reason, tables, exc, err_text, wall = (
+                        "interrupted", interrupt_reason(stopped_by), {}, None, None, 0.0)
+                if status == "failed":
                     reason = f"case {case.case_id} failed: {err_text}"
-                    error = e
-                    tables = {}
-                wall = time.perf_counter() - t0
+                    error = exc
                 with _hold_sigint():
                     for name, df in tables.items():
                         rundir.add_part(name, df)
@@ -228,6 +302,7 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                     if err_text:
                         rundir.update(error_traceback="".join(
                             traceback.format_exception(error)))
+                    outcomes.close()
                     break
     except KeyboardInterrupt as e:
         if reason is None:

@@ -5,13 +5,14 @@ check that no option of the other mode was given, and the run itself
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
-from .params import (MAX_BUFFER_MB, MAX_CELL, MIN_BUFFER_MB, MIN_CELL, EngineOptions, Mode,
-                     ParamError)
+from .params import (MAX_BUFFER_MB, MAX_CELL, MAX_JOBS, MIN_BUFFER_MB, MIN_CELL, EngineOptions,
+                     Mode, ParamError)
 
 
 def fail(msg: str) -> None:
@@ -62,12 +63,13 @@ def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None
 
 
 def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program,
-            progress, report) -> None:
+            progress, report, jobs: int = 1) -> None:
     """A run on the reference DUT in virtual time (driver.py) of the
     registered experiments in `parts`, to its end."""
     from .driver import RunRequest, execute
 
-    req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report)
+    req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report,
+                     jobs)
     run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
 
 
@@ -80,8 +82,9 @@ ALPHA = typer.Option(1.0, "--alpha", rich_help_panel=VIRTUAL_PANEL, help="Dynami
 CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help=f"Buffer cell size in bytes, {MIN_CELL}..{MAX_CELL} (1: exact bytes).")
 SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources, 0..2^64-1 (runs are deterministic).")
 PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", rich_help_panel=VIRTUAL_PANEL, help="The reference DUT's P4 source.")
+JOBS = typer.Option(os.cpu_count() or 1, "--jobs", rich_help_panel=VIRTUAL_PANEL, help=f"Worker processes measuring cases at once, 1..{MAX_JOBS} (default: the machine's cores); the tables are the same for any number.")
 QUICK = typer.Option(False, "--quick", rich_help_panel=VIRTUAL_PANEL, help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
 
 
-VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick")
+VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick", "jobs")
 MININET_ONLY = ("link_bw", "queue_packets", "switch", "bmv2")

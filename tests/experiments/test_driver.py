@@ -126,7 +126,7 @@ def test_a_process_whose_switch_fails_to_start_exits(tmp_path):
         "testbed.VirtualSwitch._configure = boom\n"
         "from p4scope.cli import app\n"
         "app(['run', 'microburst', '--sizes', '64', '--sizes-4to1', 'none', '--profiles',"
-        " 'fair', '--no-progress', '--no-report', '--run-id', 'r', '--results', "
+        " 'fair', '--jobs', '1', '--no-progress', '--no-report', '--run-id', 'r', '--results', "
         f"{str(tmp_path)!r}])\n")
     p = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
@@ -158,8 +158,13 @@ def test_sigterm_ends_a_real_run_as_ctrl_c_does(tmp_path):
         while not list((run / "parts" / "cases").glob("*.parquet")):
             assert p.poll() is None and time.monotonic() < deadline, p.communicate()
             time.sleep(0.02)
+        import psutil
+
+        workers = psutil.Process(p.pid).children(recursive=True)  # --jobs: the machine's cores
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
+        gone, alive = psutil.wait_procs(workers, timeout=10)
+        assert not alive, f"worker processes left behind: {alive}"
     finally:
         if p.poll() is None:
             p.kill()
@@ -171,3 +176,23 @@ def test_sigterm_ends_a_real_run_as_ctrl_c_does(tmp_path):
     assert meta["ended"] and 1 <= meta["cases"]["done"] < meta["cases"]["planned"] == 8
     assert not (run / "parts").exists()  # consolidated
     assert "microburst" in meta["tables"] and (run / "microburst.parquet").is_file()
+
+
+def test_workers_measure_the_same_tables_as_one_process(tmp_path):
+    """--jobs: cases measured in worker processes, each with its own switch,
+    give the tables one process gives, row for row."""
+    import pandas as pd
+
+    one = driver.execute(_req(tmp_path / "one", report=False), echo=lambda s: None)
+    two = driver.execute(_req(tmp_path / "two", report=False, jobs=2), echo=lambda s: None)
+    assert one.outcome.complete and two.outcome.complete
+    tables = sorted(p.name for p in one.path.glob("*.parquet"))
+    assert tables == sorted(p.name for p in two.path.glob("*.parquet"))
+    assert "microburst.parquet" in tables and "fairness.parquet" in tables
+    for name in tables:
+        a, b = pd.read_parquet(one.path / name), pd.read_parquet(two.path / name)
+        if name == "cases.parquet":
+            a, b = a.drop(columns="wall_s"), b.drop(columns="wall_s")
+        pd.testing.assert_frame_equal(a, b, obj=name)
+    for csv in one.path.glob("*.csv"):
+        assert csv.read_bytes() == (two.path / csv.name).read_bytes(), csv.name

@@ -59,6 +59,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             cell_bytes: int = V.CELL, seed: int = V.SEED, results: Path = RESULTS,
             run_id: Optional[str] = RUN_ID, program: Path = V.PROGRAM,
             progress: bool = PROGRESS, report: bool = REPORT, quick: bool = V.QUICK,
+            jobs: int = V.JOBS,
             link_bw: str = M.LINK_BW, load: float = FAIR_LOAD,
             duration_s: float = FAIR_DURATION_S, warmup_s: float = FAIR_WARMUP_S,
             queue_packets: int = FAIR_QUEUE, switch: str = M.SWITCH,
@@ -78,7 +79,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
         fp = params_from_options(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
         V.fail(str(e))
-    V.execute("fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress, report)
+    V.execute("fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
+              report, jobs)
 
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,

@@ -47,7 +47,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             alpha: float = V.ALPHA, cell_bytes: int = V.CELL, seed: int = V.SEED,
             results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
             program: Path = V.PROGRAM, progress: bool = PROGRESS, report: bool = REPORT,
-            quick: bool = V.QUICK, link_bw: str = M.LINK_BW,
+            quick: bool = V.QUICK, jobs: int = V.JOBS, link_bw: str = M.LINK_BW,
             queue_packets: int = BURST_QUEUE, switch: str = M.SWITCH,
             bmv2: bool = M.BMV2) -> None:
     """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001); --mode virtual|mininet.
@@ -67,7 +67,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
                                  "esg" if sizes_4to1 is None else sizes_4to1, burst_frames, quick)
     except ParamError as e:
         V.fail(str(e))
-    V.execute("microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress, report)
+    V.execute("microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress,
+              report, jobs)
 
 
 def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,

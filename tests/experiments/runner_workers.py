@@ -1,0 +1,25 @@
+"""Worker functions for the runner's worker-process tests (spawned workers
+import them by name, so they live in a module, not in a test)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pandas as pd
+
+STATE: dict = {}
+
+
+def start(tag: str) -> None:
+    if tag == "broken":
+        raise OSError("no switch here")
+    STATE["tag"] = tag
+
+
+def measure(case) -> dict:
+    if case.params.get("fail"):
+        raise RuntimeError(f"boom in {case.case_id}")
+    time.sleep(case.params.get("sleep", 0.0))
+    return {"rows": pd.DataFrame([{"case_id": case.case_id, "tag": STATE["tag"],
+                                   "pid": os.getpid()}])}

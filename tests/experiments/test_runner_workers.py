@@ -1,0 +1,69 @@
+"""The runner's worker processes (--jobs): cases stored in plan order
+whichever worker ends first, a failure or an interrupt ends the run
+partial and leaves no worker behind."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import psutil
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import runner_workers  # noqa: E402
+
+from p4scope.experiments.rundir import RunDir, load_table  # noqa: E402
+from p4scope.experiments.runner import Case, Workers, run_cases  # noqa: E402
+
+
+def _cases(extra: dict[int, dict] = {}) -> list[Case]:  # noqa: B006 (read only)
+    # the first case is the slowest: later ones finish before it
+    return [Case(f"c{i}", "probe", f"case {i}", {"sleep": 0.6 if i == 0 else 0.0,
+                                                 **extra.get(i, {})}) for i in range(5)]
+
+
+def workers_alive() -> list:
+    """This process's children but multiprocessing's resource tracker (one
+    per process that ever spawned, by design)."""
+    return [c for c in psutil.Process().children(recursive=True)
+            if "resource_tracker" not in " ".join(c.cmdline())]
+
+
+def _run(tmp_path, cases, tag: str = "w") -> tuple:
+    run = RunDir.create(tmp_path, "probe", "r")
+    run.start({})
+    out = run_cases(run, cases, None, progress=False,
+                    workers=Workers(2, runner_workers.start, (tag,), runner_workers.measure))
+    return run, out
+
+
+def test_cases_are_stored_in_plan_order(tmp_path):
+    run, out = _run(tmp_path, _cases())
+    assert out.complete and out.done == 5
+    rows = load_table(run.path, "rows")
+    assert list(rows["case_id"]) == [f"c{i}" for i in range(5)]
+    assert set(rows["tag"]) == {"w"}
+    assert rows["pid"].nunique() == 2, "two workers measured"
+    assert not workers_alive()
+
+
+def test_a_failure_in_a_worker_ends_the_run_partial(tmp_path):
+    run, out = _run(tmp_path, _cases({2: {"fail": True}}))
+    assert not out.complete and out.done == 2
+    assert out.reason == "case c2 failed: RuntimeError: boom in c2"
+    cases = load_table(run.path, "cases")
+    assert list(cases["status"]) == ["complete", "complete", "failed"]
+    assert list(load_table(run.path, "rows")["case_id"]) == ["c0", "c1"]
+    assert not workers_alive(), "the workers were stopped"
+
+
+def test_a_worker_that_cannot_start_fails_its_first_case(tmp_path):
+    """A pool restarts a worker whose start raises, for ever: the run must
+    end instead, with the reason."""
+    run, out = _run(tmp_path, _cases(), tag="broken")
+    assert not out.complete and out.done == 0
+    assert out.reason == ("case c0 failed: RuntimeError: the worker could not start: "
+                          "OSError: no switch here")
+    assert not workers_alive()
