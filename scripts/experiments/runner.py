@@ -1,4 +1,5 @@
-"""Runs an experiment's cases one after another into a run folder.
+"""Runs an experiment's cases into a run folder: one after another in this
+process, or in worker processes (`Workers`, --jobs) stored in plan order.
 
 Each case is measured, then its tables are stored at once (as parts, see
 rundir), so whatever happens next, what was measured stays. A progress
