@@ -42,6 +42,8 @@ class RunRequest:
     jobs: int = 1
     """Worker processes measuring cases at once (each its own engine and
     switch); the tables are the same for any number."""
+    on_event: Optional[Callable[..., None]] = None
+    """Told as the run goes (runner.RunEvent), e.g. the live dashboard."""
 
     def plan(self) -> list[Case]:
         cases: list[Case] = []
@@ -205,13 +207,14 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
             outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
                                 workers=Workers(req.jobs, _worker_start,
                                                 (req.program, req.profiles, req.seed),
-                                                _worker_measure))
+                                                _worker_measure),
+                                on_event=req.on_event)
         else:
             with testbed.VirtualSwitch(program, first, req.seed,
                                        apply_profile=apply_profile) as vs:
                 measure = measure_factory(vs, req.profiles)
                 outcome = run_cases(run, cases, measure, derive=derive_csvs,
-                                    progress=req.progress)
+                                    progress=req.progress, on_event=req.on_event)
     except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
         if outcome is not None:  # the cases are stored; only stopping the switch failed
             echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")

@@ -5,7 +5,9 @@ Each case is measured, then its tables are stored at once (as parts, see
 rundir), so whatever happens next, what was measured stays. A progress
 bar (rich) shows the cases done, weighted by their expected cost, and the
 case being measured; measurements report progress inside a case through
-`tick(fraction)`.
+`tick(fraction)`. An observer (`on_event`, e.g. the live dashboard) is
+told as the run goes: RunEvent start, case_begin, tick, case_end (with the
+tables just stored), end.
 
 Ctrl-C (KeyboardInterrupt) ends the run after the cases already measured:
 the case in flight is recorded as interrupted, the tables are consolidated,
@@ -56,6 +58,45 @@ class Outcome:
     reason: Optional[str] = None
     error: Optional[BaseException] = field(default=None, repr=False)
     signal: Optional[int] = None  # SIGINT or SIGTERM when one ended the run
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """What run_cases tells its observer (`on_event`): `kind` is start,
+    case_begin, tick (`fraction` of the case), case_end (`status`,
+    `wall_s`, the `tables` just stored) or end (`outcome`); `index` is the
+    case's position in the plan."""
+
+    kind: str
+    rundir: RunDir
+    planned: int
+    index: int = 0
+    case: Optional[Case] = None
+    fraction: float = 0.0
+    status: str = ""
+    wall_s: Optional[float] = None
+    tables: Optional[Tables] = None
+    outcome: Optional[Outcome] = None
+
+
+def _observer(on_event: Optional[Callable[[RunEvent], None]], rundir: RunDir,
+              planned: int) -> Callable[..., None]:
+    """emit(kind, **fields) for `on_event`; an observer that fails is
+    dropped (with one line on stderr), never the run."""
+    live = [on_event]
+
+    def emit(kind: str, **fields: Any) -> None:
+        if live[0] is None:
+            return
+        try:
+            live[0](RunEvent(kind, rundir, planned, **fields))
+        except Exception as e:  # noqa: BLE001 - an observer must not end a run
+            import sys
+
+            print(f"p4scope run: the run's observer failed, left out from now on: "
+                  f"{type(e).__name__}: {e}", file=sys.stderr)
+            live[0] = None
+    return emit
 
 
 class Terminated(KeyboardInterrupt):
@@ -133,8 +174,10 @@ class _Progress:
     """The rich progress bar on a terminal (stderr), one line per case when
     stderr is a file or pipe, or nothing (tests)."""
 
-    def __init__(self, enabled: bool, total: float, planned: int):
+    def __init__(self, enabled: bool, total: float, planned: int,
+                 emit: Callable[..., None] = lambda kind, **f: None):
         self.enabled = enabled
+        self.emit = emit
         self.total = max(total, 1e-9)
         self.planned = planned
         self._p = None
@@ -168,11 +211,13 @@ class _Progress:
 
     def begin(self, case: Case, index: int) -> None:
         self._t0 = time.perf_counter()
+        self.emit("case_begin", index=index, case=case)
         if self._p is not None:
             self._p.update(self._task, description=case.label,
                            cases=f"{index}/{self.planned}", completed=self._base)
 
-    def tick(self, case: Case, fraction: float) -> None:
+    def tick(self, case: Case, fraction: float, index: int = 0) -> None:
+        self.emit("tick", index=index, case=case, fraction=fraction)
         if self._p is not None:
             f = min(max(fraction, 0.0), 1.0)
             self._p.update(self._task, completed=self._base + f * case.weight)
@@ -212,7 +257,7 @@ def _measure_here(cases: Sequence[Case], measure: Callable[[Case, Tick], Tables]
         bar.begin(case, i)
         t0 = time.perf_counter()
         try:
-            tables = measure(case, lambda f, c=case: bar.tick(c, f))
+            tables = measure(case, lambda f, c=case, k=i: bar.tick(c, f, k))
         except KeyboardInterrupt:
             raise
         except Exception as e:  # noqa: BLE001 - recorded, then raised again by the caller
@@ -267,9 +312,10 @@ def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> 
 def run_cases(rundir: RunDir, cases: Sequence[Case],
               measure: Optional[Callable[[Case, Tick], Tables]],
               derive: Optional[Callable[[RunDir], None]] = None,
-              progress: bool = True, workers: Optional[Workers] = None) -> Outcome:
+              progress: bool = True, workers: Optional[Workers] = None,
+              on_event: Optional[Callable[[RunEvent], None]] = None) -> Outcome:
     """Measures `cases` into `rundir` (already started), here with `measure`
-    or in `workers`; see the module doc."""
+    or in `workers`, telling `on_event`; see the module doc."""
     planned = len(cases)
     done = 0
     reason: Optional[str] = None
@@ -277,8 +323,10 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     stopped_by: Optional[int] = None
     rundir.update(cases={"planned": planned, "done": 0})
     total = sum(c.weight for c in cases)
+    emit = _observer(on_event, rundir, planned)
+    emit("start")
     try:
-        with _Progress(progress, total, planned) as bar:
+        with _Progress(progress, total, planned, emit) as bar:
             outcomes = (_measure_in_workers(cases, workers, bar) if workers is not None
                         else _measure_here(cases, measure, bar))
             for i, case in enumerate(cases):
@@ -299,6 +347,7 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                         done += 1
                     rundir.update(cases={"planned": planned, "done": done})
                 bar.end(case, i + 1, status)
+                emit("case_end", index=i, case=case, status=status, wall_s=wall, tables=tables)
                 if status != "complete":
                     if err_text:
                         rundir.update(error_traceback="".join(
@@ -324,7 +373,9 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
         rundir.finish(complete, reason)
     if pending and stopped_by is None:
         stopped_by = signal.SIGTERM if signal.SIGTERM in pending else signal.SIGINT
-    return Outcome(complete, done, planned, reason, error, stopped_by)
+    outcome = Outcome(complete, done, planned, reason, error, stopped_by)
+    emit("end", outcome=outcome)
+    return outcome
 
 
 def store_part(rundir: RunDir, table: str, df: pd.DataFrame) -> None:

@@ -63,13 +63,14 @@ def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None
 
 
 def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program,
-            progress, report, jobs: int = 1) -> None:
+            progress, report, jobs: int = 1, on_event: Optional[Callable] = None) -> None:
     """A run on the reference DUT in virtual time (driver.py) of the
-    registered experiments in `parts`, to its end."""
+    registered experiments in `parts`, to its end; `on_event` is told as it
+    goes (runner.RunEvent)."""
     from .driver import RunRequest, execute
 
     req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report,
-                     jobs)
+                     jobs, on_event)
     run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
 
 
