@@ -19,6 +19,10 @@ from .errors import invalid
 class JsonKey:
     name: str
     match_type: str  # exact, lpm, ternary, range, optional, valid
+    width: Optional[int] = None
+    """Bits of the field the key reads (None: its target is not a known field)."""
+    masked: bool = False
+    """The key has a mask (p4c: a masked field or a slice of it)."""
 
 
 @dataclass(slots=True)
@@ -109,11 +113,12 @@ def _read(doc: dict, text: str) -> Bmv2Program:
         action_params.setdefault(a["name"], [p["bitwidth"] for p in a.get("runtime_data", [])])
     tables: dict[str, JsonTable] = {}
     profiles: dict[str, tuple[int, bool]] = {}
+    widths = _field_widths(doc)
     for pipe in doc.get("pipelines", []):
         for ap in pipe.get("action_profiles", []):
             profiles[ap["name"]] = (int(ap.get("max_size", 0)), "selector" in ap)
         for t in pipe.get("tables", []):
-            tables[t["name"]] = _table(t, actions_by_id)
+            tables[t["name"]] = _table(t, actions_by_id, widths)
     counters = {c["name"]: JsonArray(c["name"], int(c.get("size", 0)), bool(c.get("is_direct")),
                                      c.get("binding"))
                 for c in doc.get("counter_arrays", [])}
@@ -128,8 +133,29 @@ def _read(doc: dict, text: str) -> Bmv2Program:
                        vsets, text)
 
 
-def _table(t: dict, actions_by_id: dict[int, str]) -> JsonTable:
-    keys = [JsonKey(k.get("name", ""), k["match_type"]) for k in t.get("key", [])]
+def _field_widths(doc: dict) -> dict[str, dict[str, int]]:
+    """header instance -> field -> bits (varbit fields left out); every
+    header has its validity bit, "$valid$"."""
+    types = {ht["name"]: {f[0]: f[1] for f in ht.get("fields", [])
+                          if isinstance(f[1], int) and not isinstance(f[1], bool)}
+             for ht in doc.get("header_types", [])}
+    return {h["name"]: {**types.get(h.get("header_type"), {}), "$valid$": 1}
+            for h in doc.get("headers", [])}
+
+
+def _key(k: dict, widths: dict[str, dict[str, int]]) -> JsonKey:
+    target = k.get("target")
+    width = None
+    if k["match_type"] == "valid" and isinstance(target, str):
+        width = 1  # old p4c: the header's validity, target its name
+    elif isinstance(target, list) and len(target) == 2:
+        width = widths.get(target[0], {}).get(target[1])
+    return JsonKey(k.get("name", ""), k["match_type"], width, k.get("mask") is not None)
+
+
+def _table(t: dict, actions_by_id: dict[int, str],
+           widths: dict[str, dict[str, int]]) -> JsonTable:
+    keys = [_key(k, widths) for k in t.get("key", [])]
     d = t.get("default_entry") or {}
     default_action = actions_by_id.get(d["action_id"]) if "action_id" in d else None
     entries = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .codec import fixed, from_uint, to_uint
-from .errors import invalid, unimplemented
+from .errors import invalid, out_of_range, unimplemented
 from .schema import MatchFieldInfo
 
 
@@ -105,21 +105,41 @@ def check_key(fields: Sequence[MatchFieldInfo], index: dict[int, int], matches,
     return tuple(key)
 
 
-def engine_key(fields: Sequence[MatchFieldInfo], key: tuple) -> list[tuple]:
-    """The engine's key items for a canonical key (values as fixed-width bytes)."""
+def engine_key(fields: Sequence[MatchFieldInfo], key: tuple, widths: Sequence[int],
+               where: str, owner: str) -> list[tuple]:
+    """The engine's key items for a canonical key: values as bytes of the
+    device's field width (`widths`, the BMv2 JSON's), as BMv2 takes only
+    keys of its fields' sizes. The widths differ from the P4Info's only for
+    @p4runtime_translation fields, whose values this switch passes on
+    untranslated: one that does not fit the device's field is OUT_OF_RANGE
+    (an all-ones mask or range end of the P4Info width is the device's)."""
     out = []
-    for f, k in zip(fields, key):
-        w = f.bitwidth
+    for f, k, dw in zip(fields, key, widths):
+        at = (f, dw, where, owner)
         mt = f.match_type
         if mt == "exact":
-            out.append(("exact", fixed(k, w)))
+            out.append(("exact", _device_bytes(k, *at)))
         elif mt == "lpm":
-            out.append(("lpm", fixed(k[0], w), k[1]))
+            if k[1] > dw:
+                raise out_of_range(f"{where}.match: field '{f.name}' of {owner}: prefix length "
+                                   f"{k[1]} is longer than the device's {dw}-bit field")
+            out.append(("lpm", _device_bytes(k[0], *at), k[1]))
         elif mt == "range":
-            out.append(("range", fixed(k[0], w), fixed(k[1], w)))
+            out.append(("range", _device_bytes(k[0], *at), _device_bytes(k[1], *at, True)))
         else:  # ternary, optional
-            out.append(("ternary", fixed(k[0], w), fixed(k[1], w)))
+            out.append(("ternary", _device_bytes(k[0], *at), _device_bytes(k[1], *at, True)))
     return out
+
+
+def _device_bytes(v: int, f: MatchFieldInfo, dw: int, where: str, owner: str,
+                  all_ones_is_full: bool = False) -> bytes:
+    if all_ones_is_full and v == (1 << f.bitwidth) - 1:
+        v = (1 << dw) - 1
+    if v >> dw:
+        raise out_of_range(f"{where}.match: field '{f.name}' of {owner}: value 0x{v:x} does not "
+                           f"fit the device's {dw}-bit field (the P4Info says {f.bitwidth} bits; "
+                           "values are not translated)")
+    return fixed(v, dw)
 
 
 def key_to_proto(fields: Sequence[MatchFieldInfo], key: tuple, out) -> None:

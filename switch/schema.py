@@ -83,6 +83,8 @@ class MatchFieldInfo:
     """The P4Info width (for @p4runtime_translation, the SDN width; 0: an SDN string)."""
     match_type: str
     """exact, lpm, ternary, range, optional, or the P4Info other_match_type."""
+    translated: bool = False
+    """Its type_name is an @p4runtime_translation type (the width is the SDN one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,14 +399,15 @@ class P4Schema:
                     raise invalid(f"p4info: {where}: match field '{m.name}' has no match type")
                 mt = "unspecified"
         width = m.bitwidth
-        if width <= 0 and m.HasField("type_name"):
+        nt = self.p4info.type_info.new_types.get(m.type_name.name) \
+            if m.HasField("type_name") else None
+        translated = nt is not None and nt.WhichOneof("representation") == "translated_type"
+        if width <= 0 and translated:
             # @p4runtime_translation: the SDN width, if numeric (0: an SDN string)
-            nt = self.p4info.type_info.new_types.get(m.type_name.name)
-            if nt is not None and nt.WhichOneof("representation") == "translated_type":
-                width = nt.translated_type.sdn_bitwidth
-        elif width <= 0 and self.strict:
+            width = nt.translated_type.sdn_bitwidth
+        elif width <= 0 and self.strict and not m.HasField("type_name"):
             raise invalid(f"p4info: {where}: match field '{m.name}' has bitwidth {width}")
-        return MatchFieldInfo(m.id, m.name, width, mt)
+        return MatchFieldInfo(m.id, m.name, width, mt, translated)
 
     def _add_table(self, t) -> None:
         pre = t.preamble

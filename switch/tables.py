@@ -147,11 +147,11 @@ class TableManager:
             {"group_id": ref[1]} if ref[0] == "group" else {"oneshot": ref[1]})
 
     def _apply_add(self, st: TableState, key: tuple, action: Optional[str], args,
-                   prio: int) -> tuple[int, object]:
+                   prio: int, where: str) -> tuple[int, object]:
         """Adds to the engine; (handle, what the profile manager keeps for the entry)."""
         tm = st.map
         eprio = INT_MAX - prio if tm.info.needs_priority else 0
-        ek = engine_key(tm.info.fields, key)
+        ek = engine_key(tm.info.fields, key, tm.key_widths, where, f"table '{tm.info.name}'")
         if action is not None:
             return self.engine.table_add(tm.name, action, ek, args, eprio), None
         return self.pipe.profiles.add_entry(tm, ek, eprio, args)
@@ -220,7 +220,7 @@ class TableManager:
         limit = st.map.json.max_size or info.size
         if limit and len(st.entries) >= limit:
             raise exhausted(f"{where}: table '{info.name}' is full ({limit} entries)")
-        handle, private = self._apply_add(st, key[:-1], action, args, key[-1])
+        handle, private = self._apply_add(st, key[:-1], action, args, key[-1], where)
         e = Entry(key[:-1], key[-1], handle, profile_private=private, metadata=te.metadata,
                   controller_metadata=te.controller_metadata, idle_timeout_ns=te.idle_timeout_ns,
                   **extra)

@@ -10,11 +10,12 @@ pair is enough.
 p4c leaves out of the JSON what the program cannot reach (an unused action
 selector, a table in dead code), so a P4Info object without a JSON
 counterpart is tolerated and only refused when a request uses it; but a
-P4Info of which no table matches the JSON, or whose keys, match kinds or
-action parameters differ, is refused with INVALID_ARGUMENT: that is the
-wrong JSON for this P4Info. So is a P4Info that declares nothing at all
-(at most pkg_info and type_info) for a JSON with tables or externs: the
-controller could use none of them, and such a config is a mistake.
+P4Info of which no table matches the JSON, or whose keys, match kinds, key
+widths (_check_width) or action parameters differ, is refused with
+INVALID_ARGUMENT: that is the wrong JSON for this P4Info. So is a P4Info
+that declares nothing at all (at most pkg_info and type_info) for a JSON
+with tables or externs: the controller could use none of them, and such a
+config is a mistake.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .bmv2json import Bmv2Program, JsonTable
+from .bmv2json import Bmv2Program, JsonKey, JsonTable
 from .errors import P4RuntimeError, invalid
-from .schema import P4Schema, TableInfo
+from .schema import MatchFieldInfo, P4Schema, TableInfo
 
 # P4Info match type -> JSON match types it may be lowered to
 _COMPATIBLE = {
@@ -46,6 +47,9 @@ class TableMap:
     """P4Info action id -> JSON action name."""
     json_actions: dict[str, int]
     """JSON action name -> P4Info action id (for const entries and defaults)."""
+    key_widths: tuple[int, ...]
+    """Each match field's width in the device (the JSON field's; the P4Info's
+    for a masked key narrower than its field, or a field the JSON lacks)."""
 
 
 def _find(name: str, names, what: str) -> str:
@@ -56,6 +60,20 @@ def _find(name: str, names, what: str) -> str:
         return tails[0]
     raise invalid(f"pipeline config: {what} '{name}' of the P4Info is not in the BMv2 JSON"
                   + (f" (candidates: {', '.join(sorted(tails))})" if tails else ""))
+
+
+def _check_width(table: str, f: MatchFieldInfo, k: JsonKey) -> None:
+    """INVALID_ARGUMENT when a match field is not as wide as the field its
+    JSON key reads. A masked key (p4c: `f & mask`, or a slice of f) may be
+    narrower in the P4Info; an @p4runtime_translation field has its SDN
+    width there; a key whose field the JSON does not declare is the
+    engine's to refuse."""
+    if k.width is None or f.translated:
+        return
+    if f.bitwidth == k.width or (k.masked and 0 < f.bitwidth < k.width):
+        return
+    raise invalid(f"pipeline config: table '{table}': match field '{f.name}' is {f.bitwidth} "
+                  f"bits wide in the P4Info and {k.width} in the BMv2 JSON")
 
 
 def _check_not_empty(schema: P4Schema, prog: Bmv2Program) -> None:
@@ -158,6 +176,7 @@ class Translation:
             if k.match_type not in _COMPATIBLE.get(f.match_type, (f.match_type,)):
                 raise invalid(f"pipeline config: table '{t.name}': match field '{f.name}' is "
                               f"{f.match_type} in the P4Info and {k.match_type} in the BMv2 JSON")
+            _check_width(t.name, f, k)
         actions: dict[int, str] = {}
         json_actions: dict[str, int] = {}
         for aid in t.action_scopes:
@@ -169,7 +188,9 @@ class Translation:
                               f"in the P4Info and {len(widths)} in the BMv2 JSON")
             actions[aid] = an
             json_actions[an] = aid
-        return TableMap(t, jt, name, actions, json_actions)
+        widths = tuple(k.width if k.width is not None and not (k.masked and f.bitwidth < k.width)
+                       else f.bitwidth for f, k in zip(t.fields, jt.keys))
+        return TableMap(t, jt, name, actions, json_actions, widths)
 
     def table(self, table_id: int) -> Optional[TableMap]:
         return self.tables.get(table_id)
