@@ -121,6 +121,10 @@ from .experiments.cli import report_cmd as _report_cmd, run_app as _run_app  # n
 app.add_typer(_run_app, name="run")
 app.command("report")(_report_cmd)
 
+from .experiments.live.cli import watch_cmd as _watch_cmd  # noqa: E402
+
+app.command("watch")(_watch_cmd)
+
 
 from .ptf.cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3 python3-venv python3-pip python3-dev build-essential)
+# chromium + chromium-driver: the live dashboard's browser test (selenium, headless)
+APT_PACKAGES=(python3 python3-venv python3-pip python3-dev build-essential chromium chromium-driver)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

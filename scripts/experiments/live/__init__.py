@@ -1,0 +1,13 @@
+"""The live dashboard: queue occupancy, per-ingress shares, bursts and drops
+of a run, in a browser page served from this process.
+
+    model     a run as the page sees it: cases, their summaries, series
+    reduce    series reduced on the server to one value per pixel column
+    server    the asyncio server (starlette + uvicorn): page, assets, events
+    session   `p4scope run ... --live`: the server beside a running run
+    cli       the --live options and `p4scope watch RUN_DIR` (replay)
+
+The run tells the dashboard what happens through the runner's generic
+`on_event` hook (runner.RunEvent); nothing in the experiments' framework
+imports this package.
+"""
