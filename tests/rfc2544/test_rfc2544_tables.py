@@ -79,3 +79,32 @@ def test_the_throughput_plot_has_a_line_per_dut():
     web, fig = section._throughput_figs(tb.rows_of(results(False), "throughput"), 100e6)
     assert [t.name for t in web.data] == ["line rate", "measured throughput"]
     plt.close(fig)
+
+
+def test_a_tester_that_never_could_send_gives_no_throughput():
+    """Every trial short of the offered rate: the answer is 'not measured'
+    (NaN), not 0 % (which says the DUT lost frames at every rate)."""
+    import math
+
+    import numpy as np
+
+    from p4scope.experiments.rfc2544.params import Rfc2544Params
+    from p4scope.experiments.rfc2544.virtual import Rfc2544Measure, plan
+    from p4scope.experiments.tester.trial import Trial
+
+    class ShortBed:
+        def trial(self, streams, duration_ns, **kw):
+            rows = pd.DataFrame([{"tx_frames": 10, "rx_frames": 10, "lost": 0, "misdelivered": 0,
+                                  "generator_short": True, "offered_pct": 50.0, "tx_fps": 1.0,
+                                  "rx_fps": 1.0, "rx_l1_bps": 1.0, "lat_min_ns": np.nan,
+                                  "lat_max_ns": np.nan, "lat_avg_ns": np.nan,
+                                  "duplicated": pd.NA}])
+            return Trial(rows, duration_ns, 0, 100e9)
+
+    p = Rfc2544Params(sizes=(512,), tests=("throughput", "latency"), resolution_pct=10.0).check()
+    m = Rfc2544Measure(ShortBed(), p, None, lambda *a: None)
+    thr, lat = plan(p, "fair")
+    row = m(thr, lambda f: None)["rfc2544_results"].iloc[0]
+    assert math.isnan(row["throughput_pct"])
+    assert row["note"].startswith("not measured: the generator fell short in every trial")
+    assert m(lat, lambda f: None)["rfc2544_results"].iloc[0]["note"].startswith("no rate passed")

@@ -18,6 +18,8 @@ rate, and recovery is read from the analyzer's per-interval counts).
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -136,19 +138,27 @@ class Rfc2544Measure:
 
         r = search.throughput(lambda pct: self.bed.trial(self._streams(size, pct), dur),
                               self.p.tolerance_pct, self.p.resolution_pct, each=each)
-        pct = r.value or 0.0
+        note = r.note
+        if r.value is not None:
+            pct = r.value
+        elif all(s.trial.generator_short for s in r.steps):
+            # every trial failed because the tester could not send: no answer
+            pct = math.nan
+            note = "not measured: the generator fell short in every trial (" + note + ")"
+        else:
+            pct = 0.0  # the DUT lost frames at every rate tried
         self.rates[size] = pct
         fps = pct / 100.0 * frames_per_second(size, self.p.rate_bps)
         best = r.best.trial.summary() if r.best else {}
         return self._result(case, throughput_pct=pct, throughput_fps_per_port=fps,
                             throughput_gbps_per_port=fps * wire_bits(size) / 1e9,
-                            trials=len(r.steps), note=r.note,
+                            trials=len(r.steps), note=note,
                             rx_fps_total=best.get("rx_fps", 0.0),
                             theory_throughput_pct=th.throughput_pct(self.p, size))
 
     def latency(self, case: Case, size: int, tick: Tick) -> Tables:
         pct, why = self._rate_for(size)
-        if pct <= 0:
+        if not pct > 0:  # 0, or NaN when the tester could not measure it
             return self._result(case, note="no rate passed the throughput test: no latency")
         dur = self._duration(size)
         rows = []
@@ -230,7 +240,10 @@ class Rfc2544Measure:
     def recovery(self, case: Case, size: int, tick: Tick) -> Tables:
         pct, why = self._rate_for(size)
         over = round(pct * self.p.recovery_overload, 6)
-        if pct <= 0 or over > 100.0:
+        if not pct > 0:
+            return self._result(case, recovery_ns=np.nan, rate_from=why,
+                                note="not applicable: no throughput to overload")
+        if over > 100.0:
             return self._result(case, recovery_ns=np.nan, rate_from=why,
                                 note=f"not applicable: {self.p.recovery_overload:g} x the "
                                      f"throughput ({pct:g} %) is more than one port can send")
