@@ -41,11 +41,22 @@ def hex_text(value: int, width: Optional[int] = None) -> str:
 
 
 def expr_node(op: str, left: Optional[dict], right: Optional[dict], cond: Optional[dict] = None) -> dict:
-    """An expression tree node ``{"type": "expression", "value": {op, left, right}}``."""
-    v: dict[str, Any] = {"op": op, "left": left, "right": right}
+    """An expression tree node ``{"type": "expression", "value": {op, left, right}}``.
+
+    Action data is ``runtime_data`` only as a primitive's own parameter;
+    inside an expression BMv2 reads it as ``local`` and rejects
+    ``runtime_data`` ("Invalid 'type' in expression"), so operands are
+    rewritten here, as p4c's ExpressionConverter::fixLocal does."""
+    v: dict[str, Any] = {"op": op, "left": _in_expression(left), "right": _in_expression(right)}
     if cond is not None:
-        v["cond"] = cond
+        v["cond"] = _in_expression(cond)
     return {"type": "expression", "value": v}
+
+
+def _in_expression(operand: Any) -> Any:
+    if isinstance(operand, dict) and operand.get("type") == "runtime_data":
+        return {"type": "local", "value": operand["value"]}
+    return operand
 
 
 def field_node(header: str, name: str) -> dict:

@@ -68,7 +68,13 @@ impl Ctx {
                 Some(b) => Ok(Expr::Const(Val::from(b))),
                 None => err(path, "expected a boolean"),
             },
-            "runtime_data" | "local" => Ok(Expr::Param(as_u32(val, path)?)),
+            // action data: `local` inside an expression; BMv2's build_expression
+            // refuses `runtime_data` (a primitive's own parameter only, see `param`)
+            "local" => Ok(Expr::Param(as_u32(val, path)?)),
+            "runtime_data" => err(
+                path,
+                "Invalid 'type' in expression: 'runtime_data' (action data inside an expression is 'local')",
+            ),
             "stack_field" => {
                 let (s, f) = pair(val, path)?;
                 let st = self.stack(s, path)?;
@@ -281,8 +287,35 @@ impl Ctx {
         }
     }
 
-    /// Compiles one primitive call `{op, parameters}`.
-    pub fn primitive(&self, v: &Value, path: &str) -> R<Prim> {
+    /// A primitive's parameter as a value (BMv2's `process_single_param`):
+    /// action data is `runtime_data` here, an index below the action's
+    /// `nparams`; `local` belongs inside expressions only.
+    fn param(&self, nparams: usize, v: &Value, path: &str) -> R<Expr> {
+        match v.get("type").and_then(|t| t.as_str()) {
+            Some("runtime_data") => {
+                let i = as_u32(get(v, "value", path)?, path)?;
+                if i as usize >= nparams {
+                    return err(
+                        path,
+                        format!(
+                            "Invalid 'runtime_data' parameter reference: trying to use parameter at \
+                             offset {i} but action only has {nparams} parameter(s)"
+                        ),
+                    );
+                }
+                Ok(Expr::Param(i))
+            }
+            Some("local") => err(
+                path,
+                "Parameter type 'local' not supported (action data is 'runtime_data' outside an expression)",
+            ),
+            _ => self.expr(v, path),
+        }
+    }
+
+    /// Compiles one primitive call `{op, parameters}` of an action with
+    /// `nparams` parameters (0 for a parser's primitive).
+    pub fn primitive(&self, v: &Value, path: &str, nparams: usize) -> R<Prim> {
         let op = get_str(v, "op", path)?;
         let empty = vec![];
         let params = match v.get("parameters") {
@@ -307,7 +340,7 @@ impl Ctx {
                         self.union_ref(&params[0], &pp(0))?,
                         self.union_ref(&params[1], &pp(1))?,
                     ),
-                    _ => Prim::Assign(self.lvalue(&params[0], &pp(0))?, self.expr(&params[1], &pp(1))?),
+                    _ => Prim::Assign(self.lvalue(&params[0], &pp(0))?, self.param(nparams, &params[1], &pp(1))?),
                 }
             }
             "assign_VL" => {
@@ -337,7 +370,7 @@ impl Ctx {
             "push" | "pop" => {
                 n(2)?;
                 let stack = self.stack_ref(&params[0], &pp(0))?;
-                let count = self.expr(&params[1], &pp(1))?;
+                let count = self.param(nparams, &params[1], &pp(1))?;
                 if op == "push" {
                     Prim::Push { stack, count }
                 } else {
@@ -350,16 +383,16 @@ impl Ctx {
             }
             "_jump_if_zero" => {
                 n(2)?;
-                Prim::JumpIfZero(self.expr(&params[0], &pp(0))?, self.const_u32(&params[1], &pp(1))?)
+                Prim::JumpIfZero(self.param(nparams, &params[0], &pp(0))?, self.const_u32(&params[1], &pp(1))?)
             }
             "exit" => Prim::Exit,
             "assert" => {
                 n(1)?;
-                Prim::Assert(self.expr(&params[0], &pp(0))?)
+                Prim::Assert(self.param(nparams, &params[0], &pp(0))?)
             }
             "assume" => {
                 n(1)?;
-                Prim::Assume(self.expr(&params[0], &pp(0))?)
+                Prim::Assume(self.param(nparams, &params[0], &pp(0))?)
             }
             "log_msg" => {
                 if params.is_empty() {
@@ -373,7 +406,7 @@ impl Ctx {
                     let empty = vec![];
                     let vals = if vals.is_object() { &empty } else { as_arr(vals, &pp(1))? };
                     for (i, a) in vals.iter().enumerate() {
-                        args.push(self.expr(a, &format!("{}[{i}]", pp(1)))?);
+                        args.push(self.param(nparams, a, &format!("{}[{i}]", pp(1)))?);
                     }
                 }
                 Prim::LogMsg(fmt, args)
@@ -391,9 +424,9 @@ impl Ctx {
                 if params.is_empty() || params.len() > 2 {
                     return err(&p, format!("'{op}' takes 1 or 2 parameters"));
                 }
-                let session = self.expr(&params[0], &pp(0))?;
+                let session = self.param(nparams, &params[0], &pp(0))?;
                 let field_list = match params.get(1) {
-                    Some(x) => self.expr(x, &pp(1))?,
+                    Some(x) => self.param(nparams, x, &pp(1))?,
                     None => Expr::Const(Val::ZERO),
                 };
                 if op == "clone_ingress_pkt_to_egress" {
@@ -404,48 +437,48 @@ impl Ctx {
             }
             "resubmit" => {
                 n(1)?;
-                Prim::Resubmit(self.expr(&params[0], &pp(0))?)
+                Prim::Resubmit(self.param(nparams, &params[0], &pp(0))?)
             }
             "recirculate" => {
                 n(1)?;
-                Prim::Recirculate(self.expr(&params[0], &pp(0))?)
+                Prim::Recirculate(self.param(nparams, &params[0], &pp(0))?)
             }
             "generate_digest" => {
                 n(2)?;
                 Prim::GenerateDigest {
-                    receiver: self.expr(&params[0], &pp(0))?,
-                    learn_id: self.expr(&params[1], &pp(1))?,
+                    receiver: self.param(nparams, &params[0], &pp(0))?,
+                    learn_id: self.param(nparams, &params[1], &pp(1))?,
                 }
             }
             "modify_field_with_hash_based_offset" => {
                 n(4)?;
                 Prim::HashOffset {
                     dst: self.lvalue(&params[0], &pp(0))?,
-                    base: self.expr(&params[1], &pp(1))?,
+                    base: self.param(nparams, &params[1], &pp(1))?,
                     calc: self.named(&params[2], "calculation", &self.calc_by_name, &pp(2))?,
-                    max: self.expr(&params[3], &pp(3))?,
+                    max: self.param(nparams, &params[3], &pp(3))?,
                 }
             }
             "modify_field_rng_uniform" => {
                 n(3)?;
                 Prim::RngUniform {
                     dst: self.lvalue(&params[0], &pp(0))?,
-                    lo: self.expr(&params[1], &pp(1))?,
-                    hi: self.expr(&params[2], &pp(2))?,
+                    lo: self.param(nparams, &params[1], &pp(1))?,
+                    hi: self.param(nparams, &params[2], &pp(2))?,
                 }
             }
             "count" => {
                 n(2)?;
                 Prim::Count {
                     counter: self.named(&params[0], "counter_array", &self.counter_by_name, &pp(0))?,
-                    index: self.expr(&params[1], &pp(1))?,
+                    index: self.param(nparams, &params[1], &pp(1))?,
                 }
             }
             "execute_meter" => {
                 n(3)?;
                 Prim::ExecuteMeter {
                     meter: self.named(&params[0], "meter_array", &self.meter_by_name, &pp(0))?,
-                    index: self.expr(&params[1], &pp(1))?,
+                    index: self.param(nparams, &params[1], &pp(1))?,
                     dst: self.lvalue(&params[2], &pp(2))?,
                 }
             }
@@ -454,20 +487,20 @@ impl Ctx {
                 Prim::RegisterRead {
                     dst: self.lvalue(&params[0], &pp(0))?,
                     reg: self.named(&params[1], "register_array", &self.register_by_name, &pp(1))?,
-                    index: self.expr(&params[2], &pp(2))?,
+                    index: self.param(nparams, &params[2], &pp(2))?,
                 }
             }
             "register_write" => {
                 n(3)?;
                 Prim::RegisterWrite {
                     reg: self.named(&params[0], "register_array", &self.register_by_name, &pp(0))?,
-                    index: self.expr(&params[1], &pp(1))?,
-                    src: self.expr(&params[2], &pp(2))?,
+                    index: self.param(nparams, &params[1], &pp(1))?,
+                    src: self.param(nparams, &params[2], &pp(2))?,
                 }
             }
             "truncate" => {
                 n(1)?;
-                Prim::Truncate(self.expr(&params[0], &pp(0))?)
+                Prim::Truncate(self.param(nparams, &params[0], &pp(0))?)
             }
             "no_op" => Prim::NoOp,
             other => return err(&p, format!("primitive '{other}' is not supported")),
@@ -538,7 +571,7 @@ pub(super) fn load_actions(cx: &mut Ctx, root: &Value) -> R<()> {
         }
         let mut prims = vec![];
         for (j, pr) in opt_arr(a, "primitives").iter().enumerate() {
-            prims.push(cx.primitive(pr, &format!("{p}.primitives[{j}]"))?);
+            prims.push(cx.primitive(pr, &format!("{p}.primitives[{j}]"), params.len())?);
         }
         let nprims = prims.len() as u32;
         for pr in &prims {

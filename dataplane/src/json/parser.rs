@@ -113,7 +113,7 @@ fn parser_op(cx: &Ctx, v: &Value, path: &str) -> R<ParserOp> {
         }
         "primitive" => {
             need(1)?;
-            ParserOp::Primitive(cx.primitive(&params[0], &p)?)
+            ParserOp::Primitive(cx.primitive(&params[0], &p, 0)?)
         }
         other => return err(&p, format!("parser operation '{other}' is not supported")),
     })

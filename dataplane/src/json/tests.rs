@@ -161,3 +161,46 @@ fn lookahead_wider_than_64_kib_is_refused() {
         "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]);
     assert!(load_err(&v).msg.contains("lookahead of 4294967295 bits"));
 }
+
+/// An action `a(bit<8> v)` whose one primitive assigns `value` to h.a.
+fn assign_from(value: Value) -> Value {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [{"name": "v", "bitwidth": 8}],
+        "primitives": [{"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]}, value]}]}]);
+    v
+}
+
+fn plus_one(operand: Value) -> Value {
+    json!({"type": "expression", "value": {"type": "expression", "value":
+        {"op": "+", "left": operand, "right": {"type": "hexstr", "value": "0x01"}}}})
+}
+
+#[test]
+fn action_data_is_runtime_data_as_a_parameter_and_local_inside_an_expression() {
+    // as BMv2's P4Objects: process_single_param takes runtime_data, build_expression takes local
+    load_value(&assign_from(json!({"type": "runtime_data", "value": 0}))).unwrap();
+    load_value(&assign_from(plus_one(json!({"type": "local", "value": 0})))).unwrap();
+
+    let e = load_err(&assign_from(plus_one(json!({"type": "runtime_data", "value": 0}))));
+    assert!(e.msg.contains("Invalid 'type' in expression: 'runtime_data'"), "{e}");
+    assert!(e.path.starts_with("actions[0] ('a').primitives[0] ('assign').parameters[1]"), "{}", e.path);
+
+    let e = load_err(&assign_from(json!({"type": "local", "value": 0})));
+    assert!(e.msg.contains("Parameter type 'local' not supported"), "{e}");
+}
+
+#[test]
+fn runtime_data_beyond_the_actions_parameters_is_refused() {
+    let e = load_err(&assign_from(json!({"type": "runtime_data", "value": 1})));
+    assert!(e.msg.contains("offset 1 but action only has 1 parameter(s)"), "{e}");
+}
+
+#[test]
+fn runtime_data_in_a_conditional_is_refused() {
+    let mut v = base();
+    v["pipelines"][0]["init_table"] = json!("c");
+    v["pipelines"][0]["conditionals"] = json!([{"name": "c", "id": 0, "true_next": null, "false_next": null,
+        "expression": {"type": "expression", "value": {"op": "d2b", "left": null,
+                                                       "right": {"type": "runtime_data", "value": 0}}}}]);
+    assert!(load_err(&v).msg.contains("Invalid 'type' in expression: 'runtime_data'"));
+}
