@@ -28,6 +28,7 @@ from .. import types as T
 from ..checker import ConstError
 from ..diagnostics import ErrorKind
 from ..scope import Symbol
+from .copyelim import elided_copies
 from .primlist import Frame, Label, PrimitiveList
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
 from .expressions import ApplyResultV, ExpressionConverter, MethodV, TypeSizeV, has_call
@@ -602,7 +603,8 @@ class BodyLowerer:
     def bind_arguments(self, params: tuple[ast.Param, ...], args: tuple[ast.Argument, ...],
                        callee_env: Env, caller_env: Env, where: ast.Node,
                        param_scope_env: Env, alias_in: bool = False,
-                       skip: int = 0) -> list[tuple[Value, Value, ast.Expr]]:
+                       skip: int = 0, body: Optional[ast.Block] = None
+                       ) -> list[tuple[Value, Value, ast.Expr]]:
         """Bind `params` (from index `skip`) to `args` in `callee_env`.
 
         in/directionless arguments that are not constants are copied into
@@ -612,7 +614,13 @@ class BodyLowerer:
         cannot reach the caller's storage otherwise) out/inout arguments
         and headers/structs passed `in` are bound directly; scalars passed
         `in` are still copied (cheap, and right even when another argument
-        aliases them)."""
+        aliases them).
+
+        Given the callee's `body`, parameters it never mentions get no
+        copies where p4c's LocalCopyPropagation removes them (see
+        copyelim): BMv2 does not bounds-check a run-time stack index, so a
+        needless copy of ``h.s[i].f`` can abort the switch.  Their
+        arguments are still evaluated (side effects stay)."""
         copy_out: list[tuple[Value, Value, ast.Expr]] = []
         pairs: list[tuple[ast.Param, Optional[ast.Argument]]] = []
         by_name = {p.name: p for p in params}
@@ -626,6 +634,7 @@ class BodyLowerer:
                 given[a.name] = a  # type: ignore[index]
         for p in params[skip:]:
             pairs.append((p, given.get(p.name)))
+        elided = elided_copies(pairs, body) if body is not None and not alias_in else frozenset()
         for p, a in pairs:
             pt = self.resolve_type(p.type, param_scope_env)
             if a is None or a.value is None:
@@ -640,6 +649,12 @@ class BodyLowerer:
                 continue
             if isinstance(pt, (T.TypeVar, T.Unknown)):
                 pt = self.type_of(a.value)
+            if p.name in elided:
+                if p.direction == "inout":
+                    callee_env.declare(p.name, self.lvalue(a.value, caller_env))
+                else:
+                    callee_env.declare(p.name, self.ex.value(a.value, caller_env))
+                continue
             if p.direction in ("out", "inout"):
                 target = self.lvalue(a.value, caller_env)
                 if alias_in or isinstance(target, (ExternB, TableB, BlockB, PacketB)):
@@ -681,7 +696,8 @@ class BodyLowerer:
             self.unsupported(where, "recursive action calls")
             return
         env = Env(ab.env, ab.env.blk)
-        outs = self.bind_arguments(d.params, args, env, caller_env, where, ab.env)
+        outs = self.bind_arguments(d.params, args, env, caller_env, where, ab.env,
+                                   body=d.body)
         fr = Frame(Label(), outs=outs, tail_return=_tail_return(d.body))
         self.run_inlined(fr, d.body, env)
 
@@ -693,7 +709,8 @@ class BodyLowerer:
         env = Env(fb.env, fb.env.blk)
         proto = d.proto
         # bind type parameters from the call's argument types
-        outs = self.bind_arguments(proto.params, e.args, env, caller_env, e, fb.env)
+        outs = self.bind_arguments(proto.params, e.args, env, caller_env, e, fb.env,
+                                   body=d.body)
         rt = self.type_of(e)
         result: Optional[Value] = None
         if proto.return_type is not None and not isinstance(proto.return_type, ast.TypeVoid):

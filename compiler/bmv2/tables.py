@@ -71,7 +71,8 @@ class TableActions:
         body = BodyLowerer(self.ctx)
         env = Env(ab.env, ab.env.blk)
         params = ab.decl.params
-        outs = body.bind_arguments(params[:len(bound)], bound, env, caller_env, where, ab.env)
+        outs = body.bind_arguments(params[:len(bound)], bound, env, caller_env, where, ab.env,
+                                   body=ab.decl.body)
         runtime_data: list[dict] = []
         for p in params[len(bound):]:
             pt = self.ctx.checker.resolve_type(p.type, self.ctx.type_scope(ab.env))
