@@ -110,6 +110,9 @@ from .topologies.cli import clean_cmd as _clean_cmd, topo_app as _topo_app  # no
 _bench_app.command("trafgen")(_bench_trafgen)
 _bench_app.command("realtime")(_bench_realtime)
 _bench_app.command("mininet-tcp")(_bench_mininet_tcp)
+from .bench.live import bench_live as _bench_live  # noqa: E402
+
+_bench_app.command("live")(_bench_live)
 app.command("clean")(_clean_cmd)
 app.add_typer(_topo_app, name="topo")
 

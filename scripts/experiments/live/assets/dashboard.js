@@ -45,6 +45,8 @@ function setValue(id, value, text) {
 
 function counted() {
   const now = performance.now();
+  if (!stats.updates) stats.first = now;
+  stats.last = now;
   stats.updates += 1;
   stats.times.push(now);
   while (stats.times.length && now - stats.times[0] > 2000) stats.times.shift();

@@ -1,0 +1,115 @@
+"""Benchmark: what the live dashboard costs a run, and how often its page
+is updated.
+
+    .venv/bin/p4scope bench live [--repeats 2] [--browser/--no-browser]
+
+Runs `p4scope run microburst --quick --profiles fair` (virtual time) into a
+temporary folder without --live, with --live and no page open, and with
+--live and the page open in headless Chromium (Debian's chromium and
+chromium-driver, driven by selenium), in turns; prints each run's wall
+time, and for the runs with a page the updates it applied per second
+while the run went (server-sent events: statuses, cases, series).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+URL = re.compile(r"dashboard at (http://127\.0\.0\.1:\d+/)")
+RUN = ["run", "microburst", "--quick", "--profiles", "fair", "--no-progress"]
+
+
+def _page(url: str, profile: Path, done: threading.Event, out: dict) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    o = webdriver.ChromeOptions()
+    o.binary_location = "/usr/bin/chromium"
+    for a in ("--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-quic"):
+        o.add_argument(a)
+    drv = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    try:
+        drv.get(url)
+        while not done.is_set():
+            s = drv.execute_script("return window.p4scopeLive || null")
+            if s and s.get("ended"):
+                break
+            time.sleep(0.2)
+        s = drv.execute_script("return window.p4scopeLive || null") or {}
+        out.update(s)
+    finally:
+        drv.quit()
+
+
+def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
+    args = [sys.executable, "-m", "p4scope.cli", *RUN, "--results", str(root)]
+    if mode != "off":
+        args.append("--live")
+    t0 = time.perf_counter()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done, stats, th = threading.Event(), {}, None
+    try:
+        for line in p.stderr:
+            m = URL.search(line)
+            if m and mode == "page":
+                th = threading.Thread(target=_page, args=(m.group(1), root / "profile", done,
+                                                          stats), daemon=True)
+                th.start()
+        rc = p.wait()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    wall = time.perf_counter() - t0
+    done.set()
+    if th is not None:
+        th.join(timeout=60)
+    if rc != 0:
+        raise RuntimeError(f"the run exited {rc}")
+    rate = None
+    if stats.get("updates", 0) > 1 and stats.get("last", 0) > stats.get("first", 0):
+        rate = (stats["updates"] - 1) / ((stats["last"] - stats["first"]) / 1000)
+    return wall, rate, int(stats.get("updates", 0))
+
+
+def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns."),
+               browser: bool = typer.Option(True, help="Also runs with the page open in "
+                                                       "headless Chromium.")) -> None:
+    """Wall time of a quick microburst run with and without --live; page updates per second."""
+    modes = ["off", "live"] + (["page"] if browser else [])
+    walls: dict[str, list[float]] = {m: [] for m in modes}
+    rates: list[float] = []
+    for r in range(repeats):
+        for m in modes:
+            with tempfile.TemporaryDirectory(prefix="p4scope-bench-live-") as d:
+                wall, rate, n = _one(m, Path(d))
+            walls[m].append(wall)
+            extra = f", {n} page updates, {rate:.1f}/s" if rate is not None else ""
+            typer.echo(f"[{r + 1}/{repeats}] {m:<5} {wall:6.1f} s{extra}")
+            if rate is not None:
+                rates.append(rate)
+    names = {"off": "without --live", "live": "--live, no page open",
+             "page": "--live, page open in Chromium"}
+    typer.echo("\nwall time of `p4scope run microburst --quick --profiles fair` (median):")
+    for m in modes:
+        typer.echo(f"  {names[m]:<32} {statistics.median(walls[m]):6.1f} s   "
+                   f"({', '.join(f'{w:.1f}' for w in walls[m])})")
+    if rates:
+        typer.echo(f"page updates per second while the run went: median {statistics.median(rates):.1f} "
+                   f"({', '.join(f'{x:.1f}' for x in rates)})")
+
+
+if __name__ == "__main__":
+    typer.run(bench_live)
