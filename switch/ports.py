@@ -9,8 +9,9 @@
 * `LinuxPorts`: the Python fallback for an engine without the rt API: one
   AF_PACKET socket per `-i PORT@IFACE`, a reader thread polling them all,
   each poll round handed to the device as one batch;
-* `FilePorts` (`--use-files WAIT`): reads `<iface>_in.pcap` after WAIT
-  seconds and writes `<iface>_out.pcap`, as BMv2 does;
+* `FilePorts` (`--use-files WAIT`): reads every `<iface>_in.pcap` (files or
+  FIFOs, together, earliest timestamp first) after WAIT seconds and writes
+  `<iface>_out.pcap`, as BMv2 does;
 * `PcapTap` (`--pcap DIR`): copies what every port receives and sends to
   `DIR/<iface>_in.pcap` and `DIR/<iface>_out.pcap`.
 
@@ -30,6 +31,7 @@ import time
 from typing import Callable, Optional
 
 from . import traces
+from .pcap_stream import PcapError, PcapStream
 
 log = logging.getLogger("p4scope.switch")
 
@@ -63,29 +65,6 @@ class PcapWriter:
     def close(self) -> None:
         with self.lock:
             self.f.close()
-
-
-def read_pcap(path: str) -> list[bytes]:
-    """The packets of a pcap file (either byte order, us or ns timestamps)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        raise ValueError(f"{path}: not a pcap file")
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic in (0xA1B2C3D4, 0xA1B23C4D):
-        endian = "<"
-    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-        endian = ">"
-    else:
-        raise ValueError(f"{path}: not a pcap file (magic 0x{magic:08x})")
-    out = []
-    i = 24
-    while i + 16 <= len(data):
-        _, _, incl, _ = struct.unpack(endian + "IIII", data[i:i + 16])
-        i += 16
-        out.append(data[i:i + incl])
-        i += incl
-    return out
 
 
 class PcapTap:
@@ -207,16 +186,40 @@ class LinuxPorts:
 
 
 class FilePorts:
-    """--use-files: packets from <iface>_in.pcap, to <iface>_out.pcap."""
+    """--use-files WAIT: packets from <iface>_in.pcap, to <iface>_out.pcap.
+
+    As BMv2 (bm_sim's FilesDevMgrImp, PcapFilesReader with no real-time
+    replay): every port's files are opened at start-up in port order; after
+    WAIT seconds the inputs are read together and the packet with the
+    earliest timestamp goes first (ties: the lowest port), at once. Inputs
+    are opened without blocking and read as streams: a FIFO's packets go in
+    as its writer writes them, whatever order the writer opened the FIFOs
+    in; a packet is not held back for a FIFO that has nothing yet, so
+    regular files merge exactly as on BMv2 and FIFOs in arrival order.
+    A missing or malformed input stops the start (BMv2 exits); one that
+    goes bad while read ends that port's input with an error in the log.
+    """
+
+    POLL_MS = 200
 
     def __init__(self, ifaces: dict[int, str], wait_s: int, directory: str = "."):
-        self.ifaces = ifaces
         self.wait_s = wait_s
-        self.inputs = {p: os.path.join(directory, f"{n}_in.pcap") for p, n in ifaces.items()}
-        self.outs = {p: PcapWriter(os.path.join(directory, f"{n}_out.pcap"))
-                     for p, n in ifaces.items()}
+        self.inputs: list[PcapStream] = []
+        self.outs: dict[int, PcapWriter] = {}
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self._r, self._w = os.pipe()
+        try:
+            for port, name in sorted(ifaces.items()):
+                s = PcapStream(port, os.path.join(directory, f"{name}_in.pcap"))
+                self.inputs.append(s)
+                s.fill()  # a regular file's header is checked now
+                self.outs[port] = PcapWriter(os.path.join(directory, f"{name}_out.pcap"))
+        except (OSError, PcapError) as e:
+            self.close()
+            if isinstance(e, OSError) and e.filename:
+                raise RuntimeError(f"--use-files: {e.filename}: {e.strerror}") from None
+            raise RuntimeError(f"--use-files: {e}") from None
 
     def start(self, receive: Receive) -> None:
         self._thread = threading.Thread(target=self._run, args=(receive,), name="pcap-in",
@@ -226,19 +229,43 @@ class FilePorts:
     def _run(self, receive: Receive) -> None:
         if self._stop.wait(self.wait_s):
             return
-        for port, path in self.inputs.items():
-            if not os.path.exists(path):
-                log.warning("--use-files: no %s; port %d receives nothing", path, port)
-                continue
+        poller = select.poll()
+        by_fd = {s.fd: s for s in self.inputs if not s.eof}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        poller.register(self._r, select.POLLIN)
+        while by_fd and not self._stop.is_set():
+            waiting = any(s.head is not None for s in self.inputs)
             try:
-                pkts = read_pcap(path)
-            except (OSError, ValueError) as e:
-                log.error("--use-files: %s", e)
+                events = poller.poll(0 if waiting else self.POLL_MS)
+            except InterruptedError:
                 continue
-            for data in pkts:
-                if self._stop.is_set():
-                    return
-                receive([(port, data)])
+            for fd, _ in events:
+                s = by_fd.get(fd)
+                if s is not None:
+                    s.readable = True
+                    self._fill(s, poller, by_fd)
+            ready = [s for s in self.inputs if s.head is not None]
+            if not ready:
+                continue
+            first = min(ready, key=lambda s: s.head[0])  # min keeps the lowest port on ties
+            try:
+                receive([(first.port, first.take())])
+            except Exception:
+                log.exception("packet processing failed")
+            self._fill(first, poller, by_fd)
+        log.debug("--use-files: end of all input files")
+
+    @staticmethod
+    def _fill(s: PcapStream, poller, by_fd: dict) -> None:
+        try:
+            s.fill()
+        except PcapError as e:
+            log.error("--use-files: %s; port %d receives nothing more", e, s.port)
+            s.eof, s.head = True, None
+        if s.eof and s.head is None and s.fd in by_fd:
+            poller.unregister(s.fd)
+            del by_fd[s.fd]
 
     def send(self, port: int, data: bytes) -> None:
         w = self.outs.get(port)
@@ -247,10 +274,22 @@ class FilePorts:
 
     def close(self) -> None:
         self._stop.set()
+        try:
+            os.write(self._w, b"x")
+        except OSError:
+            pass
         if self._thread is not None:
             self._thread.join(timeout=2)
+        for s in self.inputs:
+            s.close()
         for w in self.outs.values():
             w.close()
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._r = self._w = -1
 
 
 RT_PRIORITY_ENV = "P4SCOPE_RT_PRIORITY"
