@@ -2,13 +2,15 @@
 
 The daemon (`p4scope switch`, `p4scope-switch-grpc`) takes
 simple_switch_grpc's command line, runs a P4 program on the p4scope engine
-and serves P4Runtime v1 over gRPC, in the same process.
+and serves P4Runtime v1 over gRPC, in the same process; as `p4scope-switch`
+it is simple_switch (its command line, the Thrift API, no gRPC server).
 
 Modules, top to bottom (each has one job):
 
-    options      the simple_switch_grpc command line
+    options      the simple_switch_grpc and simple_switch command lines
     daemon       start-up, logging, readiness, signals, shutdown
     ports        Linux interfaces (AF_PACKET), pcap files and taps
+    pcap_stream  one --use-files input (file or FIFO) read without blocking
     server       the gRPC P4Runtime service (status codes, streams)
     device       one P4Runtime device: pipeline config, Write/Read, packets
     arbitration  primary/backup election of controllers

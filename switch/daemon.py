@@ -3,12 +3,17 @@
     p4scope switch -i 1@veth1 -i 2@veth3 build/x.json --log-console \\
         -- --grpc-server-addr 127.0.0.1:9559 --cpu-port 255
 
+`p4scope switch` and `p4scope-switch-grpc` (`main`) are simple_switch_grpc;
+`p4scope-switch` (`main_simple`) is simple_switch: its command line, the
+Thrift API and no gRPC server, so that several run side by side.
+
 Start-up: parse the command line (exit 2 on a usage error), load the JSON
-(if any), open the ports, start the P4Runtime server. Readiness: once the
-gRPC port accepts connections, one line "p4scope switch: ready: ..." goes
-to stderr and, with `-- --ready-file F`, F is written atomically (it holds
-the gRPC address). SIGINT or SIGTERM stops the server, closes the ports,
-removes the ready file and exits 0.
+(if any), open the ports, start the P4Runtime and Thrift servers.
+Readiness: once they accept connections, one line "p4scope switch: ready:
+..." goes to stderr and, with `-- --ready-file F`, F is written atomically
+(it holds the gRPC address; without gRPC, the Thrift one). SIGINT or
+SIGTERM stops the servers, closes the ports, removes the ready file and
+exits 0.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ from typing import Optional
 
 from .device import Device, DeviceOptions
 from .engine import EngineAdapter
-from .options import HELP, SwitchOptions, UsageError, parse_args
+from .options import HELP, SIMPLE_HELP, SwitchOptions, UsageError, parse_args
 from .pipeline import EngineOptions, default_engine_factory
 
 PROG = "p4scope switch"
+SIMPLE_PROG = "p4scope-switch"
 TRACE = 5
 _LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO,
            "warn": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
@@ -60,7 +66,12 @@ class _FlushingFileHandler(logging.FileHandler):
             self.flush()
 
 
-def setup_logging(o: SwitchOptions) -> None:
+def prog_name(grpc: bool) -> str:
+    """How messages name the daemon: simple_switch_grpc's or simple_switch's."""
+    return PROG if grpc else SIMPLE_PROG
+
+
+def setup_logging(o: SwitchOptions, prog: str = PROG) -> None:
     logging.addLevelName(TRACE, "TRACE")
     root = logging.getLogger("p4scope.switch")
     root.handlers.clear()
@@ -68,7 +79,7 @@ def setup_logging(o: SwitchOptions) -> None:
     level = _LEVELS[o.log_level]
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.WARNING)
-    err.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(message)s"))
+    err.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(message)s"))
     if o.log_console:
         h: logging.Handler = logging.StreamHandler(sys.stdout)
     elif o.log_file:
@@ -171,7 +182,17 @@ class Switch:
         if self.ports is not None:
             self.device.transmit = self.ports.send
         self.device.start()
+        if o.grpc:  # simple_switch has no gRPC server
+            self._start_grpc_server()
+        self._start_runtime_server()
+        if self.ports is not None:
+            self.ports.start(self.device.receive)
+        if self.rt_ports is not None:
+            self.rt_ports.start()
+
+    def _start_grpc_server(self) -> None:
         from .server import make_server
+        o = self.o
         try:
             self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
         except RuntimeError as e:  # grpc's "Failed to bind": with TLS, often the PEM pair
@@ -179,11 +200,6 @@ class Switch:
                 raise
             raise RuntimeError(f"{e} (with --grpc-server-ssl: are --grpc-server-cert and "
                                "--grpc-server-key a certificate chain and its own key?)") from None
-        self._start_runtime_server()
-        if self.ports is not None:
-            self.ports.start(self.device.receive)
-        if self.rt_ports is not None:
-            self.rt_ports.start()
 
     def _start_runtime_server(self) -> None:
         """BMv2's Thrift API on --thrift-port; a port in use ends the start
@@ -209,9 +225,22 @@ class Switch:
         return None if srv is None else f"{srv.host}:{srv.port}"
 
     @property
-    def address(self) -> str:
+    def address(self) -> Optional[str]:
+        """The gRPC server's address (None as simple_switch)."""
+        if self.server is None:
+            return None
         host = self.o.grpc_server_addr.rpartition(":")[0]
         return f"{host}:{self.port}"
+
+    def ready_line(self) -> str:
+        """The ready line's text: the servers (gRPC first), device and ports."""
+        o = self.o
+        grpc, thrift = self.address, self.thrift_address
+        first = (f"P4Runtime on {grpc}" if grpc
+                 else f"Thrift on {thrift}" if thrift else "no server")
+        return (f"{first}, device {o.device_id}, {len(o.interfaces)} port(s)"
+                + (f", CPU port {o.cpu_port}" if o.cpu_port else "")
+                + (f", Thrift on {thrift}" if grpc and thrift else ""))
 
     def stop(self) -> None:
         if self.stopped.is_set():
@@ -230,10 +259,10 @@ class Switch:
         self.device.stop()
 
 
-def run(o: SwitchOptions) -> int:
-    setup_logging(o)
+def run(o: SwitchOptions, prog: str = PROG) -> int:
+    setup_logging(o, prog)
     for w in o.warnings:
-        print(f"{PROG}: warning: {w}", file=sys.stderr)
+        print(f"{prog}: warning: {w}", file=sys.stderr)
     stop = threading.Event()
 
     def on_signal(signum, frame):
@@ -247,19 +276,17 @@ def run(o: SwitchOptions) -> int:
         try:
             sw.start()
         except UsageError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
+            print(f"{prog}: error: {e}", file=sys.stderr)
             return 2
         except Exception as e:  # start-up failures end the process cleanly
             msg = getattr(e, "message", None) or str(e)
-            print(f"{PROG}: error: cannot start: {msg}", file=sys.stderr)
+            print(f"{prog}: error: cannot start: {msg}", file=sys.stderr)
             return 1
         if o.ready_file:
-            _write_ready(o.ready_file, sw.address)
-        print(f"{PROG}: ready: P4Runtime on {sw.address}, device {o.device_id}, "
-              f"{len(o.interfaces)} port(s)" + (f", CPU port {o.cpu_port}" if o.cpu_port else "")
-              + (f", Thrift on {sw.thrift_address}" if sw.thrift_address else ""),
-              file=sys.stderr, flush=True)
-        log.info("P4Runtime server listening on %s", sw.address)
+            _write_ready(o.ready_file, sw.address or sw.thrift_address or "")
+        print(f"{prog}: ready: {sw.ready_line()}", file=sys.stderr, flush=True)
+        if sw.address:
+            log.info("P4Runtime server listening on %s", sw.address)
         served = True
         while not stop.wait(0.5):
             pass
@@ -267,7 +294,7 @@ def run(o: SwitchOptions) -> int:
     finally:
         sw.stop()
         if served:
-            print(f"{PROG}: stopped", file=sys.stderr, flush=True)
+            print(f"{prog}: stopped", file=sys.stderr, flush=True)
         if o.ready_file:
             try:
                 os.unlink(o.ready_file)
@@ -288,24 +315,34 @@ def recover_argv(word: str, parsed: list[str]) -> tuple[list[str], bool]:
     return list(parsed), "--" in parsed
 
 
-def main(argv: Optional[list[str]] = None, strict_separator: bool = True) -> int:
+def main(argv: Optional[list[str]] = None, strict_separator: bool = True,
+         grpc: bool = True) -> int:
+    """simple_switch_grpc (`p4scope switch`, `p4scope-switch-grpc`), or
+    simple_switch with `grpc` False."""
     argv = sys.argv[1:] if argv is None else argv
+    prog = prog_name(grpc)
     try:
-        o = parse_args(argv, strict_separator=strict_separator)
+        o = parse_args(argv, strict_separator=strict_separator, grpc=grpc)
     except UsageError as e:
-        print(f"{PROG}: error: {e}\nTry '{PROG} --help'.", file=sys.stderr)
+        print(f"{prog}: error: {e}\nTry '{prog} --help'.", file=sys.stderr)
         return 2
     if o.action == "help":
-        print(HELP, end="")
+        print(HELP if grpc else SIMPLE_HELP, end="")
         return 0
     if o.action == "version":
         from p4scope import __version__
-        print(f"p4scope switch {__version__} (simple_switch_grpc command line, P4Runtime 1.3.0)")
+        print(f"p4scope switch {__version__} (simple_switch_grpc command line, P4Runtime 1.3.0)"
+              if grpc else f"p4scope switch {__version__} (simple_switch command line)")
         return 0
     if o.action == "json-version":
         print(JSON_VERSION)
         return 0
-    return run(o)
+    return run(o, prog)
+
+
+def main_simple(argv: Optional[list[str]] = None) -> int:
+    """`p4scope-switch`: simple_switch (Thrift only, no gRPC server)."""
+    return main(argv, grpc=False)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""simple_switch_grpc's command line (BMv2 options_parse.cpp and
-targets/simple_switch_grpc/main.cpp), parsed without surprises.
+"""simple_switch_grpc's and simple_switch's command lines (BMv2
+options_parse.cpp, targets/simple_switch_grpc/main.cpp and
+targets/simple_switch/main.cpp), parsed without surprises.
 
     p4scope switch [GENERAL OPTIONS] [program.json | --no-p4] [-- TARGET OPTIONS]
+    p4scope-switch ...   (simple_switch: no gRPC server, its target options)
 
 General options come before `--`, target options after it, as BMv2 wants
 them. Every option BMv2 knows is accepted; the few p4scope cannot honour
@@ -9,6 +11,8 @@ them. Every option BMv2 knows is accepted; the few p4scope cannot honour
 warning so existing scripts keep working. An unknown option or a bad value
 is an error with exit status 2. Unlike BMv2, the gRPC server listens on
 127.0.0.1:9559 unless --grpc-server-addr says otherwise (BMv2: 0.0.0.0).
+Which binary is meant is the caller's choice (`grpc`), as BMv2's binary
+name is: simple_switch knows none of simple_switch_grpc's target options.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ class SwitchOptions:
     """p4scope: address of the run-time (Thrift) server; BMv2 listens on all."""
     no_thrift: bool = False
     """p4scope: serve no Thrift API (as simple_switch_grpc built without Thrift)."""
+    grpc: bool = True
+    """simple_switch_grpc (P4Runtime server); False: simple_switch (Thrift only),
+    as `p4scope-switch` or `-- --no-grpc`."""
     max_port_count: int = 512
     dump_packet_data: int = 0
     # target options
@@ -63,12 +70,16 @@ class SwitchOptions:
     max_mc_groups: int = 65536
     max_l1_entries: int = 4096
     max_l2_entries: int = 8192
+    enable_swap: bool = False
+    """simple_switch's --enable-swap (accepted; p4scope always allows a swap)."""
     # p4scope target options
     tm_config: Optional[dict] = None
     tm_config_path: Optional[str] = None
     ready_file: Optional[str] = None
     seed: int = 0
     warnings: list[str] = field(default_factory=list)
+    grpc_options: list[str] = field(default_factory=list)
+    """simple_switch_grpc-only target options given (refused with --no-grpc)."""
     action: Optional[str] = None
     """"help", "version" or "json-version" when the command line asks for it."""
 
@@ -124,8 +135,19 @@ _TARGET = {
     "--ready-file": ("str", "ready_file"),
     "--thrift-ip": ("str", "thrift_ip"),
     "--no-thrift": ("flag", "no_thrift"),
+    "--no-grpc": ("no-grpc", "grpc"),
     "--seed": ("u64", "seed"),
 }
+
+# simple_switch's target options (targets/simple_switch/main.cpp) and p4scope's own
+_SIMPLE_TARGET = {
+    "--enable-swap": ("flag", "enable_swap"),
+    **{k: _TARGET[k] for k in ("--drop-port", "--priority-queues", "--max-mc-groups",
+                               "--max-l1-entries", "--max-l2-entries", "--load-modules",
+                               "--help", "-h", "--tm-config", "--ready-file", "--thrift-ip",
+                               "--no-thrift", "--seed")},
+}
+_GRPC_ONLY = sorted(k for k in _TARGET if k not in _SIMPLE_TARGET and k != "--no-grpc")
 
 _VALUE_KINDS = {"iface", "int", "uint", "u64", "pos", "port", "str", "file", "level", "addr",
                 "warn-str", "tm"}
@@ -234,21 +256,28 @@ def _parse_section(o: SwitchOptions, args: list[str], table: dict, section: str,
             name, inline, eq = tok[:2], tok[2:], "="  # -i1@veth0, -Ldebug
         spec = table.get(name)
         if spec is None:
-            other = _TARGET if table is _GENERAL else _GENERAL
             hint = ""
-            if name in other:
-                hint = (" (it is a target option: put it after '--')" if table is _GENERAL
-                        else " (it is a general option: put it before '--')")
+            if name in _GRPC_ONLY and not o.grpc:
+                hint = (" (simple_switch has no gRPC server: it is a simple_switch_grpc "
+                        "option, for p4scope switch or p4scope-switch-grpc)")
+            elif name in _GENERAL and table is not _GENERAL:
+                hint = " (it is a general option: put it before '--')"
+            elif name in _TARGET and table is _GENERAL:
+                hint = " (it is a target option: put it after '--')"
             raise UsageError(f"unrecognised {section} option '{name}'{hint}")
+        if name in _GRPC_ONLY:
+            o.grpc_options.append(name)
         kind, attr = spec
         if kind == "action":
             if eq:
                 raise UsageError(f"{name} takes no value")
             o.action = o.action or attr
-        elif kind in ("flag", "warn-flag"):
+        elif kind in ("flag", "warn-flag", "no-grpc"):
             if eq:
                 raise UsageError(f"{name} takes no value")
-            if kind == "flag":
+            if kind == "no-grpc":
+                o.grpc = False
+            elif kind == "flag":
                 setattr(o, attr, True)
             elif attr:
                 o.warnings.append(attr)
@@ -274,12 +303,15 @@ def _parse_section(o: SwitchOptions, args: list[str], table: dict, section: str,
             _value(o, name, kind, attr, val)
 
 
-def parse_args(argv: list[str], strict_separator: bool = True) -> SwitchOptions:
-    """Parses a simple_switch_grpc command line (without the program name).
+def parse_args(argv: list[str], strict_separator: bool = True,
+               grpc: bool = True) -> SwitchOptions:
+    """Parses a simple_switch_grpc command line, or simple_switch's with
+    `grpc` False (without the program name).
 
     With `strict_separator` False (the `p4scope switch` subcommand, whose
     framework swallows `--`), target options are also taken before `--`."""
-    o = SwitchOptions()
+    o = SwitchOptions(grpc=grpc)
+    targets = _TARGET if grpc else _SIMPLE_TARGET
     if "--" in argv:
         cut = argv.index("--")
         general, target = argv[:cut], argv[cut + 1:]
@@ -287,7 +319,7 @@ def parse_args(argv: list[str], strict_separator: bool = True) -> SwitchOptions:
         general, target = argv, []
     if not strict_separator:
         merged = dict(_GENERAL)
-        merged.update({k: v for k, v in _TARGET.items() if k not in merged})
+        merged.update({k: v for k, v in targets.items() if k not in merged})
         table = merged
     else:
         table = _GENERAL
@@ -296,7 +328,7 @@ def parse_args(argv: list[str], strict_separator: bool = True) -> SwitchOptions:
     target_pos: list[str] = []
     # BMv2 quirk: with --no-p4, the first word after `--` may be taken for the
     # JSON; an option there is simply a target option.
-    _parse_section(o, target, _TARGET if strict_separator else table, "target", target_pos)
+    _parse_section(o, target, targets if strict_separator else table, "target", target_pos)
     if o.action:
         return o
     if target_pos:
@@ -342,6 +374,8 @@ def _check(o: SwitchOptions) -> None:
     if not 1 <= o.priority_queues <= 8:
         raise UsageError(f"--priority-queues: {o.priority_queues} is out of range (1..8, "
                          "v1model's priority is 3 bits)")
+    if not o.grpc and o.grpc_options:
+        raise UsageError(f"{o.grpc_options[0]}: there is no gRPC server with --no-grpc")
     if o.grpc_server_ssl:
         if not o.grpc_server_cert:
             raise UsageError("--grpc-server-ssl needs --grpc-server-cert")
@@ -382,7 +416,7 @@ def _check_pem(opt: str, path: str, what: str) -> None:
 def _warn_plaintext(o: SwitchOptions) -> None:
     """Servers other hosts can reach, without TLS, are said out loud."""
     host = o.grpc_server_addr.rpartition(":")[0]
-    if not o.grpc_server_ssl and not is_loopback(host):
+    if o.grpc and not o.grpc_server_ssl and not is_loopback(host):
         o.warnings.append(
             f"the P4Runtime server on {o.grpc_server_addr} is reachable from other hosts in "
             "plaintext: anyone who reaches it can control the switch; encrypt it with "
@@ -397,19 +431,13 @@ def _warn_plaintext(o: SwitchOptions) -> None:
             "127.0.0.1) or run without it (-- --no-thrift)")
 
 
-HELP = f"""\
-Usage: p4scope switch [options] <path to JSON config file> [-- target options]
-       p4scope-switch-grpc ...   (the same command line)
-
-A drop-in for BMv2's simple_switch_grpc: the same options, the same
-P4Runtime. The gRPC server listens on {DEFAULT_GRPC_ADDR} (loopback only)
-unless --grpc-server-addr says otherwise; BMv2's default is 0.0.0.0:9559.
-
-General options:
+_GENERAL_HELP = """\
   -h, --help                 this message
   -i, --interface PORT@IF    attach Linux interface IF as port PORT (repeatable)
   --pcap [DIR]               write <port>_in.pcap / <port>_out.pcap in DIR (default .)
-  --use-files WAIT_S         read/write packets from pcap files instead of interfaces
+  --use-files WAIT_S         instead of interfaces, read IF_in.pcap (files or FIFOs, all
+                             together, earliest timestamp first) after WAIT_S seconds
+                             and write IF_out.pcap
   --thrift-port N            BMv2's run-time API (simple_switch_CLI, p4scope switch-cli)
                              on 127.0.0.1:N (default 9090; 0: any free port; in use:
                              exit 1 as BMv2, unless -- --no-thrift)
@@ -428,7 +456,24 @@ General options:
   --nanolog, --packet-in, --notifications-addr, --debugger, --debugger-addr,
   --restore-state            accepted and ignored (with a warning)
 
-Target options (after --):
+"""
+
+_EXIT_HELP = """\
+Exit status: 0 after a clean stop (SIGINT/SIGTERM), 2 for a command-line
+error, 1 if the switch cannot start.
+"""
+
+HELP = f"""\
+Usage: p4scope switch [options] <path to JSON config file> [-- target options]
+       p4scope-switch-grpc ...   (the same command line)
+
+A drop-in for BMv2's simple_switch_grpc: the same options, the same
+P4Runtime. The gRPC server listens on {DEFAULT_GRPC_ADDR} (loopback only)
+unless --grpc-server-addr says otherwise; BMv2's default is 0.0.0.0:9559.
+p4scope-switch is simple_switch: Thrift only.
+
+General options:
+{_GENERAL_HELP}Target options (after --):
   --grpc-server-addr H:P     gRPC address (default {DEFAULT_GRPC_ADDR}, loopback)
   --grpc-server-ssl          serve TLS; needs --grpc-server-cert and --grpc-server-key
                              (without it, a non-loopback address gets a warning)
@@ -455,8 +500,38 @@ p4scope target options:
                              plaintext and unauthenticated: a warning says so)
   --no-thrift                serve no Thrift API (as simple_switch_grpc built without
                              Thrift); otherwise a --thrift-port in use is an error
+  --no-grpc                  serve no P4Runtime (as simple_switch: Thrift only;
+                             the gRPC-only options above are then refused)
   --seed N                   seed of the engine's random numbers (default 0)
 
-Exit status: 0 after a clean stop (SIGINT/SIGTERM), 2 for a command-line
-error, 1 if the switch cannot start.
-"""
+{_EXIT_HELP}"""
+
+SIMPLE_HELP = f"""\
+Usage: p4scope-switch [options] <path to JSON config file> [-- target options]
+
+A drop-in for BMv2's simple_switch: the same options, BMv2's run-time
+Thrift API and no gRPC server (p4scope switch and p4scope-switch-grpc are
+simple_switch_grpc, with P4Runtime).
+
+General options:
+{_GENERAL_HELP}Target options (after --):
+  --enable-swap              accepted (a swap of JSONs over Thrift is always allowed)
+  --drop-port N              drop port (default 511)
+  --priority-queues N        priority queues per port, 1..8 (default 1)
+  --max-mc-groups N, --max-l1-entries N, --max-l2-entries N
+                             accepted (PRE sizes)
+  --load-modules             accepted and ignored
+p4scope target options:
+  --tm-config FILE           traffic manager configuration (JSON object): line rates
+                             in bit/s, queue limits, a shared buffer with dynamic
+                             thresholds, schedulers, fair/unfair arbitration, ECN
+                             (see dataplane/README.md)
+  --ready-file FILE          write FILE (the Thrift address) once the server accepts
+  --thrift-ip IP             address of the run-time server (default 127.0.0.1; BMv2
+                             listens on all interfaces: give 0.0.0.0 to do the same,
+                             plaintext and unauthenticated: a warning says so)
+  --no-thrift                serve no Thrift API (as BMv2 built without Thrift);
+                             otherwise a --thrift-port in use is an error
+  --seed N                   seed of the engine's random numbers (default 0)
+
+{_EXIT_HELP}"""
