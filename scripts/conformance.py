@@ -479,3 +479,38 @@ def errors_cmd(
         raise typer.Exit(2)
     summarize(results, testdata)
     raise typer.Exit(1 if any(r.status in (ACCEPTED, CRASHED) for r in results) else 0)
+
+
+@app.command("bmv2-json")
+def bmv2_json_cmd(
+    testdata: Path = typer.Argument(..., help="p4c's testdata folder (with p4_16_samples/)."),
+    reference: Path = typer.Argument(..., help="p4c's BMv2 JSON of those programs: a folder of "
+                                               "<name>.json, or one holding p4c-bm2-ss/."),
+    filter_glob: Optional[str] = typer.Option(None, "--filter",
+                                              help="Only programs whose file name matches this glob."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds allowed per program."),
+) -> None:
+    """Compile p4c's v1model samples and check that BMv2's loader would accept
+    p4scope's JSON (operand forms, with p4c's JSON as the model).  Exits 1 if
+    any JSON would be refused or a program p4c compiles does not compile."""
+    from .conformance_bmv2json import exit_code, run_bmv2_json_conformance, summarize
+
+    if not (timeout > 0 and math.isfinite(timeout)):
+        typer.echo("p4scope conformance: error: --timeout must be a positive number of seconds",
+                   err=True)
+        raise typer.Exit(2)
+    if not (testdata / "p4_16_samples").is_dir():
+        typer.echo(f"p4scope conformance: error: {testdata}/p4_16_samples: no such folder "
+                   "(give p4c's testdata folder)", err=True)
+        raise typer.Exit(2)
+    if not reference.is_dir():
+        typer.echo(f"p4scope conformance: error: REFERENCE {reference}: no such folder "
+                   "(give the folder of p4c's BMv2 JSON files)", err=True)
+        raise typer.Exit(2)
+    results, no_reference = run_bmv2_json_conformance(testdata, reference, filter_glob, timeout)
+    if not results:
+        typer.echo("p4scope conformance: no v1model *-bmv2.p4 program with a reference JSON "
+                   "matched", err=True)
+        raise typer.Exit(2)
+    summarize(results, no_reference, testdata, reference)
+    raise typer.Exit(exit_code(results))
