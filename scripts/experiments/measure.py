@@ -15,6 +15,15 @@ from .params import Profile
 from .testbed import COLLECTOR_PORT, COLLECTOR_UDP, TelemetryConfig, VirtualSwitch
 from .traffic import Traffic
 
+TABLES = {
+    "ground_truth": "the traffic manager's occupancy trace per egress queue",
+    "ground_truth_ingress": "the same per ingress port",
+    "instrument_series": "what the instrument reported over time",
+    "burst_events": "bursts found by the instrument and in the ground truth",
+    "instrument_errors": "per case: the instrument against the ground truth",
+}
+"""The tables of every case measured this way (registry descriptions)."""
+
 INTERVAL_LOG2_US = 0  # 1 us intervals of occupancy maxima (with reports)
 POLL_LOG2_US = 4  # without reports: 16 us intervals, polled over P4Runtime at their ends
 

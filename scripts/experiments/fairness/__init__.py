@@ -11,6 +11,7 @@ packet-rate share, Jain's index, and the instrument's per-ingress shares.
     cli         `p4scope run fairness`
 """
 
+from ..measure import TABLES as INSTRUMENT_TABLES
 from ..registry import Experiment, VirtualDut
 from . import cli, plan, section, tables, virtual
 
@@ -23,11 +24,7 @@ PLUGIN = Experiment(
                     "1/N, the instrument's Jain index and share error",
         "streams": "one row per case and stream: the steady-state window's rx, Gbps, shares",
         "instrument_shares": "per ingress port: the DUT's tel_delivered counter and its shares",
-        "ground_truth": "the traffic manager's occupancy trace per egress queue",
-        "ground_truth_ingress": "the same per ingress port",
-        "instrument_series": "what the instrument reported over time",
-        "burst_events": "bursts found by the instrument and in the ground truth",
-        "instrument_errors": "per case: the instrument against the ground truth",
+        **INSTRUMENT_TABLES,
     },
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,

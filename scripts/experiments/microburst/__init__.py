@@ -12,6 +12,7 @@ instrument.
     cli         `p4scope run microburst`
 """
 
+from ..measure import TABLES as INSTRUMENT_TABLES
 from ..registry import Experiment, VirtualDut
 from . import cli, plan, section, tables, theory_lines, virtual
 
@@ -23,11 +24,7 @@ PLUGIN = Experiment(
         "microburst": "one row per burst case: N, forwarded per port and in all, buffered "
                       "frames/bytes/MB, the prediction, its error, the true peak",
         "streams": "one row per case and stream: tx/rx frames and bytes, latency",
-        "ground_truth": "the traffic manager's occupancy trace per egress queue",
-        "ground_truth_ingress": "the same per ingress port",
-        "instrument_series": "what the instrument reported over time",
-        "burst_events": "bursts found by the instrument and in the ground truth",
-        "instrument_errors": "per case: the instrument against the ground truth",
+        **INSTRUMENT_TABLES,
     },
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..params import ParamError
+from ..params import ParamError, check_number
 
 STANDARD_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
 JUMBO_SIZES = (2048, 4096, 9216)
@@ -94,8 +94,8 @@ class Rfc2544Params:
         bad = [t for t in self.tests if t not in TESTS]
         if bad or not self.tests:
             raise ParamError(f"--tests: {', '.join(bad) or 'none'}: choose from {', '.join(TESTS)}")
-        _finite_in("--tolerance-pct", self.tolerance_pct, 0.0, 50.0)
-        _finite_in("--resolution-pct", self.resolution_pct, 0.001, 10.0, low_open=False)
+        check_number(self.tolerance_pct, 0.0, 50.0, "--tolerance-pct")
+        check_number(self.resolution_pct, 0.001, 10.0, "--resolution-pct")
         if self.trial_frames is not None and not 100 <= self.trial_frames <= 10_000_000:
             raise ParamError("--trial-frames: between 100 and 10,000,000 frames per stream")
         if not 1 <= self.latency_trials <= 1000:
@@ -104,8 +104,8 @@ class Rfc2544Params:
             raise ParamError("--b2b-trials: between 1 and 1000")
         if self.b2b_max_frames is not None and not 1 <= self.b2b_max_frames <= 10_000_000:
             raise ParamError("--b2b-max-frames: between 1 and 10,000,000")
-        _finite_in("--recovery-overload", self.recovery_overload, 1.0, 2.0, low_open=True)
-        _finite_in("--dut-rate-pct", self.dut_rate_pct, 1.0, 100.0)
+        check_number(self.recovery_overload, 1.0, 2.0, "--recovery-overload", above=True)
+        check_number(self.dut_rate_pct, 1.0, 100.0, "--dut-rate-pct")
         if self.mode not in MODES:
             raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
         if self.mode == "mininet":
@@ -115,15 +115,15 @@ class Rfc2544Params:
         return self
 
     def _check_mininet(self) -> None:
-        _finite_in("--line-rate", self.rate_bps, 1e6, 100e9)
+        check_number(self.rate_bps, 1e6, 100e9, "--line-rate")
         if self.trial_s is None:
             raise ParamError("--trial-s: a Mininet trial needs a length")
-        _finite_in("--trial-s", self.trial_s, 0.05, 60.0)
+        check_number(self.trial_s, 0.05, 60.0, "--trial-s")
         if self.trial_frames is not None:
             raise ParamError("--trial-frames: for --mode virtual only (Mininet trials last "
                              "--trial-s)")
         if self.link_bw_bps is not None:
-            _finite_in("--link-bw", self.link_bw_bps, 1e3, 400e9)
+            check_number(self.link_bw_bps, 1e3, 400e9, "--link-bw")
         if self.link_queue is not None:
             if self.link_bw_bps is None:
                 raise ParamError("--link-queue: the queue of a shaped link; give --link-bw too")
@@ -153,13 +153,6 @@ class Rfc2544Params:
     @property
     def ports(self) -> list[int]:
         return sorted(p for pr in self.pairs for p in pr)
-
-
-def _finite_in(option: str, v: float, lo: float, hi: float, low_open: bool = False) -> None:
-    if not (isinstance(v, (int, float)) and math.isfinite(v)):
-        raise ParamError(f"{option}: {v!r} is not a finite number")
-    if v < lo or v > hi or (low_open and v == lo):
-        raise ParamError(f"{option}: {v:g} is outside {'(' if low_open else '['}{lo:g}, {hi:g}]")
 
 
 def parse_pairs(text: str) -> tuple[tuple[int, int], ...]:
