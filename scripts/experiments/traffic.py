@@ -10,6 +10,7 @@ clock and its ground-truth trace, behind one small interface.
     tr.sinks()                            # per stream: tx/rx frames and bytes, latency
     tr.trace_events()                     # the trace as a DataFrame (groundtruth)
     tr.outputs(port)                      # frames that left a port: [(time_ns, bytes)]
+    with trace_observed(fn): ...          # fn(t_ns, piece): the trace as virtual time runs
 
 Frame sizes and byte counts are a tester's (FCS included); the engine's
 packets are 4 bytes shorter. Every engine call happens with the device's
@@ -20,7 +21,8 @@ seen between steps.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,6 +46,25 @@ REQUIRED = {
 # Frames that left one port in virtual time (the telemetry reports on the
 # collector port); the engine offers it under one of these names.
 CAPTURE = (("capture_port", "take_captured"), ("capture", "take_capture"))
+
+
+TraceObserver = Callable[[Optional[int], Mapping[str, np.ndarray]], None]
+_TRACE_OBSERVERS: list[TraceObserver] = []
+
+
+@contextmanager
+def trace_observed(fn: TraceObserver) -> Iterator[None]:
+    """Hands `fn(t_ns, piece)` each piece of the ground-truth trace that
+    cases measured in this process take while the block runs: the engine's
+    trace columns of the records since the last piece (the very arrays
+    the case's ground truth is made of) and the virtual time reached (None
+    after the final drain). For a view of the case in flight (the live
+    dashboard); `fn` must be quick and must not raise."""
+    _TRACE_OBSERVERS.append(fn)
+    try:
+        yield
+    finally:
+        _TRACE_OBSERVERS.remove(fn)
 
 
 def missing_api(engine_cls: Any = None) -> list[str]:
@@ -153,14 +174,17 @@ class Traffic:
     def _step(self, until_ns: int, drain: bool = False) -> None:
         with self.vs.locked() as e:
             e.run(until_ns=int(until_ns), drain=drain)
-            self._take(e)
+            self._take(e, int(until_ns))
         self._t = until_ns
 
-    def _take(self, e: Any) -> None:
+    def _take(self, e: Any, t_ns: Optional[int] = None) -> None:
         if self._tracing:
             cols = e.tm_trace_take()
             if len(cols["time_ns"]):
-                self._trace.append({k: np.asarray(v) for k, v in cols.items() if k != "overflow"})
+                piece = {k: np.asarray(v) for k, v in cols.items() if k != "overflow"}
+                self._trace.append(piece)
+                for fn in tuple(_TRACE_OBSERVERS):
+                    fn(t_ns, piece)
             if cols.get("overflow"):
                 raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
         for port, buf in self._captured.items():

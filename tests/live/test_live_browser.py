@@ -49,6 +49,7 @@ def test_live_run_in_chromium(tmp_path, served):
         # pushed while the run went: statuses in running state, every case
         assert stats["states"].get("running", 0) >= 5, stats["states"]
         assert stats["statusCount"] >= 10 and stats["casesSeen"] == 7
+        assert stats["inflightSeen"] >= 3  # the case in flight, drawn as virtual time ran
         _check_page_figures(drv, run)
         assert "7/7 cases" in drv.find_element("id", "progress-text").text
         assert drv.find_element("id", "state").text == "complete"

@@ -90,3 +90,25 @@ def test_the_model_totals_what_its_cases_say():
     assert st["state"] == "complete" and st["done"] == 2
     assert st["totals"] == {"peak_truth": 901.0, "peak_instrument": 880.0, "peak_unit": "bytes",
                             "bursts_truth": 2, "bursts_instrument": 2, "drops": 6, "sent": 40}
+
+
+def test_the_case_in_flight_keeps_its_peak_as_columns_widen():
+    from p4scope.experiments.live.inflight import Columns, InFlight
+
+    c = Columns(n=16, width_ns=10)
+    c.add(np.array([0, 5, 12]), np.array([1.0, 70.0, 3.0]))
+    c.add(np.array([400, 1000]), np.array([9.0, 0.0]))  # outgrows 160 ns: 10 -> 80 ns columns
+    assert c.w == 80
+    t, v = c.series(1000)
+    assert t[:2] == [0, 80] and v[0] == 70 and max(v) == 70
+    assert v[1:5] == [3, 3, 3, 3] and v[5] == 9 and v[-1] == 9  # levels held, then 0 at 1000
+    f = InFlight("c", "case c", 0)
+    piece = {"time_ns": np.array([1, 2, 3, 4]), "port": np.array([31, 31, 31, 31]),
+             "queue": np.zeros(4, int), "ingress": np.array([1, 2, 1, 2]),
+             "kind": np.array([0, 0, 2, 1]), "q_bytes": np.array([100, 200, 999, 100]),
+             "in_bytes": np.array([100, 100, 999, 0])}
+    f.add(5000, piece)
+    d = f.series()
+    assert d["virtual_ns"] == 5000 and d["congested"] == 31
+    assert max(d["queues"][0]["v"]) == 200  # the drop record (kind 2) left out
+    assert sorted(s["ingress"] for s in d["ingress"]) == [1, 2]

@@ -73,6 +73,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     links, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
     L.check_options(live, live_port, live_linger, mode is Mode.virtual)
+    jobs = L.jobs_for(ctx, live, jobs)
     if mode is Mode.mininet:
         run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
                     results, run_id, progress, report)

@@ -53,6 +53,14 @@ def check_options(live: bool, port: int, linger_s: float, virtual: bool) -> None
                      "a Mininet run can be replayed with `p4scope watch RUN_DIR` afterwards")
 
 
+def jobs_for(ctx: typer.Context, live: bool, jobs: int) -> int:
+    """--live measures in this process (--jobs 1) unless --jobs was given:
+    then the page follows the case in flight too, not only finished ones."""
+    if live and ctx.get_parameter_source("jobs").name == "DEFAULT":
+        return 1
+    return jobs
+
+
 def run_live(live: bool, port: int, linger_s: float,
              run: Callable[[Optional[Callable[[Any], None]]], None]) -> None:
     """Runs `run(on_event)`: with the dashboard when `live` (on_event feeds
@@ -61,6 +69,7 @@ def run_live(live: bool, port: int, linger_s: float,
         run(None)
         return
     from ..runner import sigterm_interrupts
+    from ..traffic import trace_observed
     from .server import PortInUse
     from .session import LiveSession
 
@@ -71,7 +80,8 @@ def run_live(live: bool, port: int, linger_s: float,
     session.start()
     linger = 0.0
     try:
-        run(session.on_event)
+        with trace_observed(session.on_trace):
+            run(session.on_event)
         linger = linger_s
     except typer.Exit as e:
         if (e.exit_code or 0) in (0, 1):  # the run ended (complete or partial), not a signal

@@ -4,10 +4,11 @@ what the stored tables say — the occupancy of every traced egress queue
 instrument's reports, the bursts (instrument and ground truth, with the
 same thresholds), the peaks and the drops.
 
-A model is fed case by case while a run goes (`apply`, from the runner's
-events) or at once from a stored run folder (`from_run_dir`, for replay);
-either way a case is digested from the same tables, so the live page and
-the replay show the same figures. It is shared between the run's thread
+A model is fed case by case while a run goes (from the runner's events),
+the case in flight drawn from its trace as it comes (inflight.py), or at
+once from a stored run folder (`from_run_dir`, for replay); either way a
+finished case is digested from the same tables, so the live page and the
+replay show the same figures. It is shared between the run's thread
 and the server's, so every access takes its lock.
 """
 
@@ -25,6 +26,7 @@ import pandas as pd
 
 from .. import rundir as rd
 from . import reduce as rx
+from .inflight import InFlight
 
 TABLES = ("ground_truth", "ground_truth_ingress", "instrument_series", "burst_events",
           "instrument_errors", "streams")
@@ -196,6 +198,7 @@ class RunModel:
         self.done = 0
         self.current: Optional[dict[str, Any]] = None
         self.cases: list[CaseData] = []
+        self.inflight: Optional[InFlight] = None
         self._by_id: dict[str, CaseData] = {}
         self.started = time.monotonic()
         self.wall_s: Optional[float] = None  # set when the run ended
@@ -216,12 +219,41 @@ class RunModel:
 
     def progress(self, index: int, label: str, fraction: float) -> None:
         with self.lock:
-            self.current = {"index": index, "label": label,
+            vns = (self.current or {}).get("virtual_ns")
+            self.current = {"index": index, "label": label, "virtual_ns": vns,
                             "fraction": min(max(float(fraction), 0.0), 1.0)}
             self._changed()
 
+    def begin_case(self, index: int, case_id: str, label: str) -> None:
+        with self.lock:
+            self.inflight = InFlight(case_id, label, index)
+            self.current = {"index": index, "label": label, "fraction": 0.0, "virtual_ns": None}
+            self._changed()
+
+    def trace(self, t_ns: Optional[int], piece: dict[str, Any]) -> None:
+        """A piece of the in-flight case's ground-truth trace."""
+        with self.lock:
+            if self.inflight is None:
+                return
+            self.inflight.add(t_ns, piece)
+            if self.current is not None:
+                self.current["virtual_ns"] = self.inflight.t_ns
+            self._changed()
+
+    def inflight_series(self, seen: int) -> Optional[dict[str, Any]]:
+        """The in-flight case's series when it changed since version `seen`."""
+        with self.lock:
+            f = self.inflight
+            if f is None or f.version == seen or not f.queues:
+                return None
+            d = f.series()
+            d["version"] = f.version
+            return d
+
     def add_case(self, c: CaseData, done: Optional[int] = None) -> None:
         with self.lock:
+            if self.inflight is not None and self.inflight.case_id == c.case_id:
+                self.inflight = None
             if c.case_id in self._by_id:  # measured again (should not happen): keep the last
                 self.cases = [x for x in self.cases if x.case_id != c.case_id]
             self.cases.append(c)
@@ -234,6 +266,7 @@ class RunModel:
             self.state = "complete" if complete else "partial"
             self.reason = reason or ""
             self.current = None
+            self.inflight = None
             self.wall_s = time.monotonic() - self.started
             self._changed()
 

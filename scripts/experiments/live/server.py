@@ -6,7 +6,9 @@ thread of its own) on loopback.
                              installed plotly wheel (never a CDN)
     GET /events              server-sent events: `cases` (summaries of the
                              cases measured since the last one), `series`
-                             (the newest case's series, reduced), `status`
+                             (the newest case's series, reduced), `inflight`
+                             (the case being measured, as far as virtual
+                             time got; at most 10 a second), `status`
                              (progress, clocks, totals; on every change, and
                              every 100 ms while a run goes), `end`
     GET /api/status, /api/cases, /api/series?case=ID&t0=&t1=&px=
@@ -38,6 +40,7 @@ from .model import RunModel
 ASSETS = Path(__file__).with_name("assets")
 HOST = "127.0.0.1"
 HEARTBEAT_S = 0.1  # a status at least this often while a run goes
+INFLIGHT_S = 0.1  # the case in flight at most this often
 TICK_S = 0.05  # how often a stream looks for news (at most 20 updates/s)
 SECURITY = {
     "X-Content-Type-Options": "nosniff",
@@ -170,7 +173,7 @@ async def _stream(model: RunModel, stopping: threading.Event,
     streams[0] += 1
     try:
         yield "retry: 1000\n\n"
-        sent, version, pushed = 0, -1, 0.0
+        sent, version, pushed, flight, flown = 0, -1, 0.0, -1, 0.0
         while not stopping.is_set():
             n = model.count()
             if n > sent:
@@ -181,6 +184,11 @@ async def _stream(model: RunModel, stopping: threading.Event,
                 if newest is not None:
                     yield _sse("series", newest.series())
             now = time.monotonic()
+            if now - flown >= INFLIGHT_S:
+                d = model.inflight_series(flight)
+                if d is not None:
+                    flight, flown = d["version"], now
+                    yield _sse("inflight", d)
             ended = model.ended
             if model.version != version or (not ended and now - pushed >= HEARTBEAT_S):
                 version = model.version

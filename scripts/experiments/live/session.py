@@ -1,9 +1,11 @@
 """`p4scope run ... --live`: the dashboard served beside a run.
 
-The run's thread only hands the runner's events (runner.RunEvent) over
-to a queue; a thread of the session digests them into the model (a
-finished case's tables become its summary and series there), and the
-server pushes what changed. So the run pays for a queue put per event.
+The run's thread only hands the runner's events (runner.RunEvent) and the
+pieces of the ground-truth trace of the case in flight (when cases are
+measured in this process: traffic.trace_observed) over to a queue; a
+thread of the session digests them into the model (a finished case's
+tables become its summary and series there), and the server pushes what
+changed. So the run pays for a queue put per event or piece.
 """
 
 from __future__ import annotations
@@ -60,11 +62,19 @@ class LiveSession:
                               f"{type(e).__name__}: {e}")
                 self.errors.append(f"{type(e).__name__}: {e}")
 
+    def on_trace(self, t_ns: Any, piece: Any) -> None:
+        """traffic.trace_observed's observer (the run's thread): queue it."""
+        self._q.put(("trace", t_ns, piece))
+
     def _apply(self, ev: Any) -> None:
         m = self.model
-        if ev.kind == "start":
+        if isinstance(ev, tuple):
+            m.trace(ev[1], ev[2])
+        elif ev.kind == "start":
             m.begin(ev.rundir.path, ev.planned, ev.rundir.meta)
-        elif ev.kind in ("case_begin", "tick"):
+        elif ev.kind == "case_begin":
+            m.begin_case(ev.index, ev.case.case_id, ev.case.label)
+        elif ev.kind == "tick":
             m.progress(ev.index, ev.case.label, ev.fraction)
         elif ev.kind == "case_end":
             m.add_case(digest(ev.case.case_id, ev.case.label, ev.index, ev.tables or {},

@@ -59,6 +59,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     link queue, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
     L.check_options(live, live_port, live_linger, mode is Mode.virtual)
+    jobs = L.jobs_for(ctx, live, jobs)
     if mode is Mode.mininet:
         run_mininet(MB_SIZES if sizes is None else sizes,
                     MB_SIZES_4TO1 if sizes_4to1 is None else sizes_4to1, link_bw, queue_packets,

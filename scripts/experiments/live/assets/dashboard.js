@@ -8,11 +8,12 @@ const S = {
   status: null, cases: [], byId: {}, series: {}, selected: null, follow: true,
   cursor: null,          // ns within the shown case; null: its end
   zoom: null,            // {id, t0, t1, data} while zoomed in
+  inflight: null,        // the case being measured, as far as virtual time got
   ended: false, playing: null,
 };
 // what a test (or a curious user) can read: updates applied, their times
 const stats = window.p4scopeLive = { updates: 0, times: [], states: {}, statusCount: 0,
-                                     casesSeen: 0, seriesSeen: 0, ended: false };
+                                     casesSeen: 0, seriesSeen: 0, inflightSeen: 0, ended: false };
 
 const $ = (id) => document.getElementById(id);
 const nf = new Intl.NumberFormat("en-US");
@@ -76,7 +77,11 @@ function renderStatus() {
   const frac = st.current ? st.current.fraction : 0;
   p.value = st.planned ? Math.min(1, (st.done + frac) / st.planned) : (st.state === "complete" ? 1 : 0);
   let text = `${st.done}/${st.planned} cases`;
-  if (st.current) text += ` · measuring ${st.current.label} (${Math.round(100 * st.current.fraction)} %)`;
+  if (st.current) {
+    const v = st.current.virtual_ns;
+    text += ` · measuring ${st.current.label} (${Math.round(100 * st.current.fraction)} %` +
+            (v !== null && v !== undefined ? `, virtual clock ${fmtTime(v)})` : ")");
+  }
   else if (st.state === "complete") text += " · complete";
   else if (st.state === "partial") text += " · ended partial";
   else if (st.state === "starting") text = "starting (compiling the DUT, starting the switch)";
@@ -107,6 +112,7 @@ function addCases(list) {
     S.byId[c.id] = c;
   }
   stats.casesSeen = S.cases.length;
+  if (S.inflight && S.inflight.id in S.byId) S.inflight = null;  // stored now: its final figures
   const sel = $("case-select");
   sel.innerHTML = "";
   for (const c of S.cases) {
@@ -189,7 +195,20 @@ function clip(t, v, until) {
 
 const COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#8250df", "#bf8700", "#0e8a9c", "#cf5f00", "#6e7781"];
 
+function showingInflight() { return S.follow && S.inflight && !S.ended; }
+
+function renderInflight() {
+  const d = S.inflight;
+  $("cursor-time").textContent = "live";
+  $("virtual-clock").textContent = `${fmtTime(d.virtual_ns)} (case in flight)`;
+  renderBursts(null, null);
+  $("bursts-note").textContent = "(measuring: the bursts show when the case is stored)";
+  drawPlots(d, { label: `measuring ${d.label}`, peak_unit: "bytes", bursts: [] }, null, "inflight");
+}
+
 function renderCase() {
+  if (showingInflight()) { renderInflight(); return; }
+  $("bursts-note").textContent = "(as detected: start, peak, end, size)";
   const c = S.byId[S.selected];
   const data = S.zoom && S.zoom.id === S.selected ? S.zoom.data : S.series[S.selected];
   const cur = cursorNs();
@@ -197,7 +216,10 @@ function renderCase() {
   $("virtual-clock").textContent = c ? `${fmtTime(cur)} of ${fmtTime(span(c)[1])}` : "–";
   renderBursts(c, cur);
   if (!c || !data) { drawEmpty(); return; }
-  const until = S.cursor === null ? null : S.cursor;
+  drawPlots(data, c, S.cursor === null ? null : S.cursor, S.selected + (S.zoom ? ":z" : ""));
+}
+
+function drawPlots(data, c, until, revision) {
   const unit = c.peak_unit;
   const occ = [];
   data.reports.forEach((r, i) => {     // under the ground truth, which they should match
@@ -234,7 +256,7 @@ function renderCase() {
     xaxis: { title: { text: "virtual time (µs)" }, range: xr, gridcolor: "#eceff3" },
     yaxis: { title: { text: unit }, range: [0, top > 0 ? top * 1.05 : 1], separatethousands: true,
              gridcolor: "#eceff3" },
-    shapes, uirevision: S.selected + (S.zoom ? ":z" : ""),
+    shapes, uirevision: revision,
   }, { displaylogo: false, responsive: true });
   const ing = data.ingress.map((s, i) => {
     const [t, v] = clip(s.t, s.v, until);
@@ -249,7 +271,7 @@ function renderCase() {
       : `Each ingress port's share of egress port ${data.congested}'s queue (%, stacked)`, x: 0.01, font: { size: 15 } },
     xaxis: { title: { text: "virtual time (µs)" }, range: xr, gridcolor: "#eceff3" },
     yaxis: { title: { text: "share of the queue (%)" }, range: [0, 100], gridcolor: "#eceff3" },
-    shapes: shapes.filter((s) => s.type === "line"), uirevision: S.selected,
+    shapes: shapes.filter((s) => s.type === "line"), uirevision: revision,
   }, { displaylogo: false, responsive: true });
 }
 
@@ -326,6 +348,12 @@ function connect() {
     if (S.selected === d.id) renderCase();
     counted();
   });
+  es.addEventListener("inflight", (e) => {
+    S.inflight = JSON.parse(e.data);
+    stats.inflightSeen += 1;
+    counted();
+    if (showingInflight()) renderInflight();
+  });
   es.addEventListener("status", (e) => {
     S.status = JSON.parse(e.data);
     stats.statusCount += 1;
@@ -339,7 +367,9 @@ function connect() {
     S.ended = true;
     stats.ended = true;
     es.close();
+    S.inflight = null;
     renderStatus();
+    renderCase();
   });
   es.onerror = () => {
     if (S.ended) return;
