@@ -94,7 +94,7 @@ def main_job() -> None:
 
 from .bench.compile import app as _bench_app  # noqa: E402
 from .bench.p4runtime import bench_p4runtime as _bench_p4runtime  # noqa: E402
-from .conformance import app as _conformance_app  # noqa: E402
+from .conformance.cli import app as _conformance_app  # noqa: E402
 
 app.add_typer(_conformance_app, name="conformance")
 app.add_typer(_bench_app, name="bench")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from p4scope import conformance_errors as ce
+from p4scope.conformance import errors as ce
 from p4scope.cli import app
 
 V1MODEL_OK = """#include <core.p4>

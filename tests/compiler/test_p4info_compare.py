@@ -9,12 +9,12 @@ import pytest
 from finsy.proto import p4i
 from typer.testing import CliRunner
 
-from p4scope import conformance
+from p4scope.conformance import cli as conformance
 from p4scope.bench.compile import Timing, print_table, stage_timers
 from p4scope.cli import app
 from p4scope.compiler.diagnostics import CompileError, Diagnostic, ErrorKind, Pos
 from p4scope.compiler.p4info_io import write_p4info
-from p4scope.conformance import compare_p4info
+from p4scope.conformance.cli import compare_p4info
 
 
 def make_info() -> p4i.P4Info:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .conformance import _Timeout, _deadline, _error_line, find_samples
+from .cli import _Timeout, _deadline, _error_line, find_samples
 
 ACCEPTED, REFUSED, FAILED = "accepted", "refused", "failed"
 

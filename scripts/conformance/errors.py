@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from .conformance import _INCLUDES_V1MODEL, _deadline, _Timeout
+from .cli import _INCLUDES_V1MODEL, _deadline, _Timeout
 
 ACCEPTED, CRASHED = "accepted", "crashed"
 MATCH, LINE_ONLY, ELSEWHERE, NO_POSITION, UNSUPPORTED = (

@@ -442,7 +442,7 @@ def stf_cmd(
     """Compile p4c's v1model samples with p4scope and run their STF packet
     tests on p4scope's engine: pass / fail / unsupported counts and a reason
     for each test that did not pass."""
-    from .commands.stf import compiled_conformance, report_results
+    from ..commands.stf import compiled_conformance, report_results
 
     samples = testdata / "p4_16_samples"
     if not samples.is_dir():
@@ -463,7 +463,7 @@ def errors_cmd(
     """Compile p4c's negative tests: each must be rejected, and its first
     error is compared with the position p4c reports.  Exits 1 if any
     program is accepted or crashes the compiler."""
-    from .conformance_errors import ACCEPTED, CRASHED, run_errors_conformance, summarize
+    from .errors import ACCEPTED, CRASHED, run_errors_conformance, summarize
 
     if not (timeout > 0 and math.isfinite(timeout)):
         typer.echo("p4scope conformance: error: --timeout must be a positive number of seconds",
@@ -493,7 +493,7 @@ def bmv2_json_cmd(
     """Compile p4c's v1model samples and check that BMv2's loader would accept
     p4scope's JSON (operand forms, with p4c's JSON as the model).  Exits 1 if
     any JSON would be refused or a program p4c compiles does not compile."""
-    from .conformance_bmv2json import exit_code, run_bmv2_json_conformance, summarize
+    from .bmv2json import exit_code, run_bmv2_json_conformance, summarize
 
     if not (timeout > 0 and math.isfinite(timeout)):
         typer.echo("p4scope conformance: error: --timeout must be a positive number of seconds",
