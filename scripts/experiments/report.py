@@ -135,6 +135,40 @@ def verdict(v: Optional[bool]) -> str:
     return '<span class="pass">pass</span>' if v else '<span class="fail">fail</span>'
 
 
+# ----- plots the experiments' sections share -----------------------------------------
+
+def plot_stacked_by_ingress(page: Page, sec: Section, rows: Sequence[pd.Series], name: str,
+                            heading: str) -> None:
+    """The congested queue of each case in `rows`, stacked by ingress port."""
+    from . import plots_png as pp
+    from . import plots_web as pw
+
+    ti = page.run.t.get("ground_truth_ingress")
+    if ti is None:
+        return
+    stacks = [sk for r in rows
+              if (sk := pdt.stacked_by_ingress(ti, r["case_id"], pdt.short_case(r))) is not None]
+    if stacks:
+        sec.parts.append(f"<h3>{esc(heading)}</h3>")
+        page.plot(sec, name, pw.stacked_by_ingress(stacks), pp.stacked_by_ingress(stacks))
+
+
+def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], name: str,
+                          heading: str) -> None:
+    """What the instrument saw of each case in `rows`, against the truth."""
+    from . import plots_png as pp
+    from . import plots_web as pw
+
+    run = page.run
+    views = [v for r in rows
+             if (v := pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
+                                          run.t.get("burst_events"), r["case_id"],
+                                          pdt.short_case(r))) is not None]
+    if views:
+        sec.parts.append(f"<h3>{esc(heading)}</h3>")
+        page.plot(sec, name, pw.instrument_vs_truth(views), pp.instrument_vs_truth(views))
+
+
 # ----- sections ------------------------------------------------------------------
 
 def overview(page: Page) -> None:

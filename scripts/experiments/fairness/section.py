@@ -63,30 +63,12 @@ def fairness(page: R.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
         page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
     if run.has("ground_truth_ingress") and run.has("fairness"):
         fair = run.t["fairness"]
-        stacks = []
-        for _, g in fair.groupby(["n", "profile"], sort=False):
-            r = g.iloc[0]
-            sk = pdt.stacked_by_ingress(run.t["ground_truth_ingress"], r["case_id"],
-                                        pdt.short_case(r))
-            if sk is not None:
-                stacks.append(sk)
-        if stacks:
-            s.parts.append("<h3>Occupancy of the congested queue, stacked by ingress port</h3>")
-            page.plot(s, "fairness_by_ingress", pw.stacked_by_ingress(stacks),
-                      pp.stacked_by_ingress(stacks))
+        groups = [g for _, g in fair.groupby(["n", "profile"], sort=False)]
+        R.plot_stacked_by_ingress(page, s, [g.iloc[0] for g in groups], "fairness_by_ingress",
+                                  "Occupancy of the congested queue, stacked by ingress port")
         if run.has("ground_truth"):
-            views = []
-            for _, g in fair.groupby(["n", "profile"], sort=False):
-                r = g.iloc[-1]
-                v = pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
-                                        run.t.get("burst_events"), r["case_id"],
-                                        pdt.short_case(r))
-                if v is not None:
-                    views.append(v)
-            if views:
-                s.parts.append("<h3>What the instrument saw during the incasts</h3>")
-                page.plot(s, "fairness_instrument", pw.instrument_vs_truth(views),
-                          pp.instrument_vs_truth(views))
+            R.plot_instrument_views(page, s, [g.iloc[-1] for g in groups], "fairness_instrument",
+                                    "What the instrument saw during the incasts")
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
             groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
             h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)

@@ -52,7 +52,7 @@ def section(page: R.Page) -> None:
         if panels:
             s.parts.append("<h3>Queue occupancy over time during each burst</h3>")
             s.parts.append(R.para("Ground truth from the traffic manager's occupancy trace; one "
-                              "line per frame size (PNG: all panels; HTML: pick a panel)."))
+                                  "line per frame size (PNG: all panels; HTML: pick a panel)."))
             page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
                       pp.burst_occupancy_grid(panels))
         labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()}
@@ -63,30 +63,11 @@ def section(page: R.Page) -> None:
             page.plot(s, "microburst_heatmap", pw.queue_heatmap(h, "Occupancy per egress queue"),
                       pp.queue_heatmap(h, "Microburst: occupancy per egress queue (each row one "
                                           "queue of one case)"))
-        reps = pdt.representative_cases(micro)
-        if run.has("ground_truth_ingress"):
-            ti = run.t["ground_truth_ingress"]
-            stacks = []
-            for cid in _stack_cases(micro):
-                r = micro[micro["case_id"] == cid].iloc[0]
-                sk = pdt.stacked_by_ingress(ti, cid, pdt.short_case(r))
-                if sk is not None:
-                    stacks.append(sk)
-            if stacks:
-                s.parts.append("<h3>Occupancy stacked by ingress port</h3>")
-                page.plot(s, "microburst_by_ingress", pw.stacked_by_ingress(stacks),
-                          pp.stacked_by_ingress(stacks))
-        views = []
-        for cid in reps:
-            r = micro[micro["case_id"] == cid].iloc[0]
-            v = pdt.instrument_view(truth, run.t.get("instrument_series"),
-                                    run.t.get("burst_events"), cid, pdt.short_case(r))
-            if v is not None:
-                views.append(v)
-        if views:
-            s.parts.append("<h3>What the instrument saw</h3>")
-            page.plot(s, "microburst_instrument", pw.instrument_vs_truth(views),
-                      pp.instrument_vs_truth(views))
+        rows = micro.set_index("case_id", drop=False)
+        R.plot_stacked_by_ingress(page, s, [rows.loc[c] for c in _stack_cases(micro)],
+                                  "microburst_by_ingress", "Occupancy stacked by ingress port")
+        R.plot_instrument_views(page, s, [rows.loc[c] for c in pdt.representative_cases(micro)],
+                                "microburst_instrument", "What the instrument saw")
 
 
 def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:
