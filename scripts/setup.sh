@@ -31,7 +31,7 @@ if ! cmp -s requirements.txt "$stamp" 2>/dev/null; then
     cp requirements.txt "$stamp"
 fi
 if ! .venv/bin/python -c "import p4scope.compiler" 2>/dev/null \
-   || [ pyproject.toml -nt .venv/.p4scope-installed ]; then
+   || [ pyproject.toml -nt .venv/.p4scope-installed ] || [ setup.py -nt .venv/.p4scope-installed ]; then
     .venv/bin/pip install -q --disable-pip-version-check --no-deps -e .
     touch .venv/.p4scope-installed
 fi

@@ -59,3 +59,24 @@ def test_a_new_experiment_is_one_registry_line(monkeypatch, tmp_path):
     run.start({})
     assert registry.write_csvs(run) == []  # no tables: no CSV, and the probe was asked
     assert called == [run]
+
+
+def test_experiments_import_no_other_experiment_and_the_framework_none():
+    """The plug-in contracts, from the registry: an experiment imports no
+    other experiment; nothing under experiments/ but the CLI that lists
+    them imports an experiment (the registry finds them by name)."""
+    import grimp
+
+    graph = grimp.build_graph("p4scope", include_external_packages=False)
+    plugins = [f"p4scope.experiments.{f}" for f in registry.PLUGINS]
+    for a in plugins:
+        for b in plugins:
+            if a != b:
+                assert not graph.chain_exists(a, b, as_packages=True), f"{a} imports {b}"
+    framework = graph.find_children("p4scope.experiments") - set(plugins) - {
+        "p4scope.experiments.cli"}
+    assert {"p4scope.experiments.runner", "p4scope.experiments.tester",
+            "p4scope.experiments.live"} <= framework
+    for m in sorted(framework):
+        for p in plugins:
+            assert not graph.chain_exists(m, p, as_packages=True), f"{m} imports {p}"
