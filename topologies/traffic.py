@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 L1_OVERHEAD = 20
+"""Bytes a frame takes on the wire beyond its own: preamble and start
+delimiter (8) and the minimum inter-frame gap (12)."""
 SizeLaw = Union[int, Sequence[int], dict[int, int], str]
 IMIX_TOLLY = {64: 55, 78: 5, 576: 17, 1518: 23}
 """The iMIX of the Tolly fairness tests (seed 000): size -> weight."""

@@ -65,7 +65,7 @@ def main_run() -> int:
         V.execute("all", V.profiles("fair,unfair", 16.0, 1.0, 256, 1),
                   {"microburst": MC.params_from_options("table4", "esg", None, False),
                    "fairness": FC.params_from_options("3,6,16", [], 2000.0, 1000.0,
-                                                      "64:55,78:5,576:17,1518:23", False)},
+                                                      FC.MIX.default, False)},
                   1, Path("results"), None, Path("p4src/dut.p4"), True, True, os.cpu_count() or 1)
     except typer.Exit as e:
         return int(e.exit_code or 0)

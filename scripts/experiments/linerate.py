@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from typing import Mapping
 
+# the generator's conventions (topologies/traffic.py) are the tester's: one
+# definition of the wire overhead and of Tolly's iMIX (size -> weight)
+from ..topologies.traffic import IMIX_TOLLY as TOLLY_IMIX  # noqa: F401 (re-exported)
+from ..topologies.traffic import L1_OVERHEAD as WIRE_OVERHEAD
+
 PREAMBLE_SFD = 8
 IFG = 12
-WIRE_OVERHEAD = PREAMBLE_SFD + IFG  # 20 bytes per frame
+assert WIRE_OVERHEAD == PREAMBLE_SFD + IFG  # 20 bytes per frame
 FCS = 4
 GBPS_100 = 100_000_000_000
-
-# Tolly's iMIX (seed 000): frame size -> weight.
-TOLLY_IMIX: dict[int, int] = {64: 55, 78: 5, 576: 17, 1518: 23}
 
 
 def wire_bits(frame_size: float) -> float:

@@ -13,6 +13,7 @@ from ..live import cli as L
 from ..mininet import cli as M
 from ..params import (EGRESS, MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError,
                       check_ports, combination_name, ns_from_us, parse_int_list, parse_mix)
+from ..linerate import TOLLY_IMIX
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .mininet import MnFairnessParams
 from .params import TABLE3_COMBINATIONS, FairnessParams
@@ -22,7 +23,7 @@ N_MODES = typer.Option("3,6,16", "--n", help="Numbers of source ports (virtual t
 PORTS = typer.Option([], "--ports", rich_help_panel=V.VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
 DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=V.VIRTUAL_PANEL, help=f"Virtual time each incast lasts (us), up to {MAX_DURATION_US:,.0f}.")
 WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=V.VIRTUAL_PANEL, help="Time before the measurement window (us), 0 up to below --duration-us.")
-MIX = typer.Option("64:55,78:5,576:17,1518:23", "--mix", help=f"Frame-size mix SIZE:WEIGHT,... (Tolly iMIX; sizes {MIN_FRAME}..{MAX_FRAME}, weights >= 0).")
+MIX = typer.Option(",".join(f"{s}:{w}" for s, w in TOLLY_IMIX.items()), "--mix", help=f"Frame-size mix SIZE:WEIGHT,... (Tolly iMIX; sizes {MIN_FRAME}..{MAX_FRAME}, weights >= 0).")
 FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=M.MININET_PANEL,
                          help="Fraction of line rate each sender offers, 0.05..1.")
 FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=M.MININET_PANEL,

@@ -35,9 +35,10 @@ from ..runner import Case
 from ..seedcsv import derive_csvs
 from ...topologies import traffic as T
 from ..mininet.shape import NTo1Shape, check_kinds, check_rate
+from ..linerate import TOLLY_IMIX
 from ..params import ParamError
 
-TOLLY_MIX = ((64, 55.0), (78, 5.0), (576, 17.0), (1518, 23.0))
+TOLLY_MIX = tuple((size, float(w)) for size, w in TOLLY_IMIX.items())
 
 
 @dataclass(frozen=True)
