@@ -18,8 +18,6 @@ reader never sees half a P4Info.
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from pathlib import Path
 
 from finsy.proto import p4i
@@ -90,47 +88,10 @@ def write_p4info(msg, path: str | os.PathLike, fmt: str | None = None) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file next to `path`, then rename it over `path`.
+    """Writes `data` to `path` whole or not at all (p4scope.fileio)."""
+    from ..fileio import write_atomic
 
-    An existing non-regular file (/dev/null, a FIFO) is written in place, as
-    p4c does: renaming over it would replace the device node or pipe."""
-    if _is_special(path):
-        with open(path, "wb") as f:
-            f.write(data)
-        return
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _is_special(path: Path) -> bool:
-    """An existing device, FIFO or socket (links followed)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
-
-
-def _read_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-# Read once at import: os.umask can only be read by setting it, which is not
-# safe while other threads create files.
-_UMASK = _read_umask()
+    write_atomic(path, data)
 
 
 def read_p4info(path: str | os.PathLike, fmt: str | None = None) -> "p4i.P4Info":

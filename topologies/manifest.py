@@ -39,12 +39,9 @@ def new_run_id() -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    from ..fileio import write_atomic
+
+    write_atomic(path, text)
 
 
 @dataclass

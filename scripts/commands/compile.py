@@ -110,9 +110,9 @@ def run_compile(program: Path, output, p4info, p4runtime_format, include, define
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    from p4scope.compiler.p4info_io import write_bytes_atomic
+    from ..fileio import write_atomic
 
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_atomic(path, text)
 
 
 def compile_all(src_dir: Path, build_dir: Path) -> int:

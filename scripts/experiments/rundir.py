@@ -19,13 +19,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 import pandas as pd
+
+from ..fileio import write_atomic
 
 RUN_JSON = "run.json"
 PARTS = "parts"
@@ -40,33 +41,14 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Writes `data` to `path` through a temporary file and a rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    """Writes `data` to `path` through a temporary file and a rename,
+    synced (p4scope.fileio)."""
+    write_atomic(path, data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    write_atomic(path, text)
 
 
 def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
