@@ -4,11 +4,14 @@ is updated.
     .venv/bin/p4scope bench live [--repeats 2] [--browser/--no-browser]
 
 Runs `p4scope run microburst --quick --profiles fair` (virtual time) into a
-temporary folder without --live, with --live and no page open, and with
---live and the page open in headless Chromium (Debian's chromium and
-chromium-driver, driven by selenium), in turns; prints each run's wall
-time, and for the runs with a page the updates it applied per second
-while the run went (server-sent events: statuses, cases, series).
+temporary folder without --live (as it runs by default: --jobs = the
+machine's cores), without --live with --jobs 1, with --live (which
+measures in this process, --jobs 1, to draw the case in flight) and no
+page open, and with --live and the page open in headless Chromium
+(Debian's chromium and chromium-driver, driven by selenium), in turns;
+prints each run's wall time, and for the runs with a page the updates it
+applied per second while the run went (server-sent events: statuses,
+cases, series, the case in flight).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ URL = re.compile(r"dashboard at (http://127\.0\.0\.1:\d+/)")
 RUN = ["run", "microburst", "--quick", "--profiles", "fair", "--no-progress"]
 
 
-def _page(url: str, profile: Path, done: threading.Event, out: dict) -> None:
+def _browser(profile: Path):
+    """Headless Chromium, started before the run so its start-up is not
+    counted in the run's time."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -39,24 +44,26 @@ def _page(url: str, profile: Path, done: threading.Event, out: dict) -> None:
               "--disable-background-networking", "--disable-component-update",
               "--disable-sync", "--no-first-run", "--disable-quic"):
         o.add_argument(a)
-    drv = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
-    try:
-        drv.get(url)
-        while not done.is_set():
-            s = drv.execute_script("return window.p4scopeLive || null")
-            if s and s.get("ended"):
-                break
-            time.sleep(0.2)
-        s = drv.execute_script("return window.p4scopeLive || null") or {}
-        out.update(s)
-    finally:
-        drv.quit()
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+
+
+def _page(drv, url: str, done: threading.Event, out: dict) -> None:
+    drv.get(url)
+    while not done.is_set():
+        s = drv.execute_script("return window.p4scopeLive || null")
+        if s and s.get("ended"):
+            break
+        time.sleep(0.2)
+    out.update(drv.execute_script("return window.p4scopeLive || null") or {})
 
 
 def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
     args = [sys.executable, "-m", "p4scope.cli", *RUN, "--results", str(root)]
-    if mode != "off":
+    if mode == "jobs1":
+        args += ["--jobs", "1"]
+    elif mode != "off":
         args.append("--live")
+    drv = _browser(root / "profile") if mode == "page" else None
     t0 = time.perf_counter()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     done, stats, th = threading.Event(), {}, None
@@ -64,18 +71,20 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
         for line in p.stderr:
             m = URL.search(line)
             if m and mode == "page":
-                th = threading.Thread(target=_page, args=(m.group(1), root / "profile", done,
-                                                          stats), daemon=True)
+                th = threading.Thread(target=_page, args=(drv, m.group(1), done, stats),
+                                      daemon=True)
                 th.start()
         rc = p.wait()
+        wall = time.perf_counter() - t0
+        done.set()
+        if th is not None:
+            th.join(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-    wall = time.perf_counter() - t0
-    done.set()
-    if th is not None:
-        th.join(timeout=60)
+        if drv is not None:
+            drv.quit()
     if rc != 0:
         raise RuntimeError(f"the run exited {rc}")
     rate = None
@@ -86,9 +95,16 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
 
 def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns."),
                browser: bool = typer.Option(True, help="Also runs with the page open in "
-                                                       "headless Chromium.")) -> None:
+                                                       "headless Chromium."),
+               only: str = typer.Option("", help="Only these kinds, comma-separated: off, "
+                                                 "jobs1, live, page.")) -> None:
     """Wall time of a quick microburst run with and without --live; page updates per second."""
-    modes = ["off", "live"] + (["page"] if browser else [])
+    modes = ["off", "jobs1", "live"] + (["page"] if browser else [])
+    if only:
+        modes = [m for m in only.split(",") if m in ("off", "jobs1", "live", "page")]
+        if not modes:
+            typer.echo("p4scope bench live: error: --only: off, jobs1, live or page", err=True)
+            raise typer.Exit(2)
     walls: dict[str, list[float]] = {m: [] for m in modes}
     rates: list[float] = []
     for r in range(repeats):
@@ -100,7 +116,8 @@ def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns.
             typer.echo(f"[{r + 1}/{repeats}] {m:<5} {wall:6.1f} s{extra}")
             if rate is not None:
                 rates.append(rate)
-    names = {"off": "without --live", "live": "--live, no page open",
+    names = {"off": "without --live", "jobs1": "without --live, --jobs 1",
+             "live": "--live, no page open",
              "page": "--live, page open in Chromium"}
     typer.echo("\nwall time of `p4scope run microburst --quick --profiles fair` (median):")
     for m in modes:

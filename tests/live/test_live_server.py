@@ -127,3 +127,25 @@ def test_watch_refuses_a_folder_that_is_not_a_run(served, tmp_path):
     r = served("watch", str(tmp_path))
     assert r.wait(60) == 2
     assert "not a run folder" in "".join(r.err)
+
+
+def test_sigterm_ends_a_live_run_as_without_live(served, tmp_path):
+    """The dashboard neither holds a stopped run up nor outlives it."""
+    import time
+
+    results = tmp_path / "results"
+    r = served("run", "microburst", "--sizes", "64,512,1518,9216", "--sizes-4to1", "512",
+               "--burst-frames", "20000", "--profiles", "fair", "--no-report", "--no-progress",
+               "--results", str(results), "--run-id", "t", "--live", "--live-linger", "600")
+    url = r.url()
+    deadline = time.monotonic() + 120
+    while not list((results / "t" / "parts" / "cases").glob("*.parquet")):
+        assert r.proc.poll() is None and time.monotonic() < deadline, "".join(r.err)
+        time.sleep(0.05)
+    assert _get(url, "/api/status")[0] == 200
+    r.proc.send_signal(signal.SIGTERM)
+    assert r.wait(30) == 143  # no linger after a signal
+    meta = json.loads((results / "t" / "run.json").read_text())
+    assert meta["status"] == "partial" and meta["partial_reason"] == "terminated (SIGTERM)"
+    with pytest.raises(OSError):
+        _get(url, "/api/status")  # the server went with the run

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..groundtruth import DROP
 
-N_COLUMNS = 1024
+N_COLUMNS = 512
 FIRST_WIDTH_NS = 64
 
 

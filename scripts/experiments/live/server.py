@@ -8,7 +8,7 @@ thread of its own) on loopback.
                              cases measured since the last one), `series`
                              (the newest case's series, reduced), `inflight`
                              (the case being measured, as far as virtual
-                             time got; at most 10 a second), `status`
+                             time got; at most 2.5 a second), `status`
                              (progress, clocks, totals; on every change, and
                              every 100 ms while a run goes), `end`
     GET /api/status, /api/cases, /api/series?case=ID&t0=&t1=&px=
@@ -40,8 +40,8 @@ from .model import RunModel
 ASSETS = Path(__file__).with_name("assets")
 HOST = "127.0.0.1"
 HEARTBEAT_S = 0.1  # a status at least this often while a run goes
-INFLIGHT_S = 0.1  # the case in flight at most this often
-TICK_S = 0.05  # how often a stream looks for news (at most 20 updates/s)
+INFLIGHT_S = 0.4  # the case in flight at most this often (redrawing it is what costs a page)
+TICK_S = 0.08  # how often a stream looks for news (at most 12.5 statuses a second)
 SECURITY = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -231,6 +231,9 @@ class Dashboard:
         deadline = time.monotonic() + 10
         while not self._server.started and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)
+        if not self._server.started:
+            self.stop()
+            raise RuntimeError(f"the dashboard's server did not start on {self.url}")
         return self
 
     def flush(self, timeout: float = 2.0) -> None:

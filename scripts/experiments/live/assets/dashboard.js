@@ -248,8 +248,8 @@ function drawPlots(data, c, until, revision) {
   if (until !== null)
     shapes.push({ type: "line", xref: "x", yref: "paper", x0: until / 1000, x1: until / 1000, y0: 0, y1: 1,
                   line: { color: "#444", width: 1, dash: "dot" } });
-  const base = { margin: { l: 80, r: 20, t: 40, b: 80 }, font: { size: 13 },
-                 legend: { orientation: "h", y: -0.2, x: 0, xanchor: "left", yanchor: "top" },
+  const base = { margin: { l: 80, r: 20, t: 40, b: 96 }, font: { size: 13 },
+                 legend: { orientation: "h", y: -0.3, x: 0, xanchor: "left", yanchor: "top" },
                  paper_bgcolor: "#fff", plot_bgcolor: "#fff" };
   Plotly.react("occupancy-plot", occ, {
     ...base, title: { text: `Occupancy per egress queue (${unit}) — ${c.label}`, x: 0.01, font: { size: 15 } },
