@@ -215,6 +215,14 @@ impl Switch {
         Ok(())
     }
 
+    /// How many more packets `port` may dequeue before its interface takes
+    /// more (`tm::TX_UNLIMITED`: no limit; 0: its packets wait in the
+    /// queues). The real-time loop's back-pressure.
+    pub fn set_tx_credit(&mut self, port: u32, credit: u32) {
+        self.tm.set_tx_credit(port, credit, self.now);
+        self.schedule(port);
+    }
+
     /// Gives an output's buffer back for reuse.
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
         if self.spare.len() < POOL_MAX {

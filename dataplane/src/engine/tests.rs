@@ -44,3 +44,23 @@ fn a_program_that_always_resubmits_still_terminates() {
     assert_eq!(sw.stats.dropped_ingress, 1);
     assert!(sw.take_log().iter().any(|l| l.contains("resubmitted")));
 }
+
+#[test]
+fn tx_credit_holds_packets_in_the_queue_and_releases_them_in_order() {
+    let mut sw = Switch::from_json(MINIMAL).unwrap();
+    sw.set_tx_credit(0, 0);
+    for i in 0..3u8 {
+        sw.deliver(1, 1000, &[i, 2, 3]);
+    }
+    sw.advance(5000);
+    assert!(sw.take_outputs().is_empty(), "no credit: nothing leaves");
+    assert_eq!(sw.tm.depth(0, 0), 3);
+    sw.set_tx_credit(0, 1);
+    sw.advance(6000);
+    let out = sw.take_outputs();
+    assert_eq!(out.iter().map(|o| o.data[0]).collect::<Vec<_>>(), vec![0]);
+    sw.set_tx_credit(0, crate::tm::TX_UNLIMITED);
+    sw.advance(7000);
+    assert_eq!(sw.take_outputs().iter().map(|o| o.data[0]).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(sw.tm.depth(0, 0), 0);
+}

@@ -65,7 +65,14 @@ pub struct PortTm {
     pub tx_bytes: u64,
     pub tx_wire_bytes: u64,
     pub busy_ps: u128,
+    /// Packets the port may still dequeue before its interface takes more
+    /// ([`TX_UNLIMITED`]: no limit). The real-time loop sets 0 while the
+    /// kernel refuses the port's frames, so they wait in the queues.
+    pub tx_credit: u32,
 }
+
+/// A port's dequeues limited by nothing but the traffic manager itself.
+pub const TX_UNLIMITED: u32 = u32::MAX;
 
 impl PortTm {
     fn new(cfg: &PortCfg, nb_queues: usize, now_ns: u64) -> PortTm {
@@ -82,6 +89,7 @@ impl PortTm {
             tx_bytes: 0,
             tx_wire_bytes: 0,
             busy_ps: 0,
+            tx_credit: TX_UNLIMITED,
         };
         p.set_sched_quanta();
         p
@@ -323,6 +331,18 @@ impl TrafficManager {
         self.refresh_port(port, 0);
     }
 
+    /// How many more packets `port` may dequeue ([`TX_UNLIMITED`]: no
+    /// limit; 0: none until raised). Queued packets stay while it is 0, as
+    /// on BMv2 behind an interface whose blocking send waits.
+    pub fn set_tx_credit(&mut self, port: u32, credit: u32, now_ns: u64) {
+        self.port_mut(port, now_ns).tx_credit = credit;
+    }
+
+    /// What `set_tx_credit` left of the port's credit.
+    pub fn tx_credit(&self, port: u32) -> u32 {
+        self.port(port).map(|p| p.tx_credit).unwrap_or(TX_UNLIMITED)
+    }
+
     // ----- the packet path --------------------------------------------
 
     /// Packets in one queue.
@@ -513,7 +533,7 @@ impl TrafficManager {
     /// queued: the wire must be free and the queue's rate limiters allow it.
     pub fn next_ready(&self, port: u32) -> Option<u64> {
         let p = self.port(port)?;
-        if p.pkts == 0 {
+        if p.pkts == 0 || p.tx_credit == 0 {
             return None;
         }
         let mut best = u64::MAX;
@@ -529,12 +549,15 @@ impl TrafficManager {
     /// free and some queue may send.
     pub fn dequeue(&mut self, now: u64, port: u32) -> Option<DeqInfo> {
         let p = self.ports.get_mut(port as usize)?.as_deref_mut()?;
-        if p.pkts == 0 || ceil_ns(p.busy_until_ps) > now {
+        if p.pkts == 0 || p.tx_credit == 0 || ceil_ns(p.busy_until_ps) > now {
             return None;
         }
         let prio = p.pick(now)?;
         let q = &mut p.queues[prio];
         let pkt = q.pop(now)?;
+        if p.tx_credit != TX_UNLIMITED {
+            p.tx_credit -= 1;
+        }
         if let (Some(r), queue::Store::Arb(_)) = (q.cfg.rate_pps, &q.store) {
             q.pps_next_ns = now.max(q.pps_next_ns) + 1_000_000_000 / r;
         }

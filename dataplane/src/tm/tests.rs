@@ -265,3 +265,32 @@ fn ecn_marks_above_threshold() {
     }
     assert_eq!(marks, vec![false, false, true, true]);
 }
+
+#[test]
+fn a_port_without_tx_credit_keeps_its_packets_queued() {
+    let mut tm = TrafficManager::new(1);
+    for _ in 0..3 {
+        tm.enqueue(0, 2, 0, pkt(0, 100)).unwrap();
+    }
+    tm.set_tx_credit(2, 0, 0);
+    assert_eq!(tm.next_ready(2), None, "no service while the interface refuses");
+    assert!(tm.dequeue(0, 2).is_none());
+    assert_eq!(tm.depth(2, 0), 3);
+    // the queue keeps filling and tail-drops at its limit, counted
+    for _ in 3..64 {
+        tm.enqueue(0, 2, 0, pkt(0, 100)).unwrap();
+    }
+    assert_eq!(tm.enqueue(0, 2, 0, pkt(0, 100)).unwrap_err().1, DropReason::QueuePackets);
+    tm.set_tx_credit(2, 2, 0);
+    assert_eq!(tm.next_ready(2), Some(0));
+    assert_eq!(tm.dequeue(0, 2).unwrap().port_pkts, 63, "deq_qdepth: what is left");
+    assert!(tm.dequeue(0, 2).is_some());
+    assert!(tm.dequeue(0, 2).is_none(), "two packets of credit");
+    assert_eq!(tm.tx_credit(2), 0);
+    tm.set_tx_credit(2, TX_UNLIMITED, 0);
+    let mut n = 0;
+    while tm.dequeue(0, 2).is_some() {
+        n += 1;
+    }
+    assert_eq!((n, tm.tx_credit(2)), (62, TX_UNLIMITED));
+}
