@@ -3,8 +3,10 @@
 A `Pipeline` is built by SetForwardingPipelineConfig (or at start-up from
 the command line's JSON, without P4Info) and holds one manager per
 P4Runtime entity kind. `write_one` and `read_one` dispatch an Entity to
-its manager; they raise P4RuntimeError and never leave a half-applied
-update behind in the shadow state.
+its manager through one table, ENTITY_KINDS (adding an entity kind: its
+manager, one line there, the engine calls it needs); they raise
+P4RuntimeError and never leave a half-applied update behind in the shadow
+state.
 """
 
 from __future__ import annotations
@@ -42,6 +44,43 @@ def default_engine_factory(json_text: str, opts: EngineOptions) -> EngineAdapter
     return DataplaneEngine(json_text, opts.drop_port, opts.priority_queues, opts.seed)
 
 
+@dataclass(frozen=True, slots=True)
+class EntityKind:
+    """Where one kind of p4.v1.Entity goes: the Pipeline attribute holding
+    its manager, and the manager's write(utype, msg, at) and
+    read(msg, out, at) (unbound: a renamed method fails at import)."""
+    manager: str
+    write: Callable[..., None]
+    read: Callable[..., None]
+
+
+# The entity kinds (the `entity` oneof of p4.v1.Entity) and their managers:
+# Write and Read dispatch through this table only.
+ENTITY_KINDS: dict[str, EntityKind] = {
+    "table_entry": EntityKind("tables", TableManager.write, TableManager.read),
+    "action_profile_member": EntityKind("profiles", ActionProfileManager.write_member,
+                                        ActionProfileManager.read_member),
+    "action_profile_group": EntityKind("profiles", ActionProfileManager.write_group,
+                                       ActionProfileManager.read_group),
+    "counter_entry": EntityKind("externs", ExternManager.write_counter,
+                                ExternManager.read_counter),
+    "direct_counter_entry": EntityKind("externs", ExternManager.write_direct_counter,
+                                       ExternManager.read_direct_counter),
+    "meter_entry": EntityKind("externs", ExternManager.write_meter, ExternManager.read_meter),
+    "direct_meter_entry": EntityKind("externs", ExternManager.write_direct_meter,
+                                     ExternManager.read_direct_meter),
+    "register_entry": EntityKind("externs", ExternManager.write_register,
+                                 ExternManager.read_register),
+    "packet_replication_engine_entry": EntityKind("pre", PreManager.write, PreManager.read),
+    "digest_entry": EntityKind("digests", DigestManager.write, DigestManager.read),
+    "value_set_entry": EntityKind("value_sets", ValueSetManager.write, ValueSetManager.read),
+}
+
+# Kinds of the P4Runtime spec p4scope refuses with UNIMPLEMENTED, and why.
+UNSUPPORTED_KINDS = {"extern_entry": "extern entries are not supported (v1model has none)"}
+
+
+
 class Pipeline:
     def __init__(self, p4info: "p4i.P4Info", json_text: str, *, device_config: bytes = b"",
                  cookie: Optional[int] = None, options: EngineOptions = EngineOptions(),
@@ -70,65 +109,24 @@ class Pipeline:
 
     # ----- dispatch ---------------------------------------------------------
 
-    def write_one(self, utype: int, entity, where: str) -> None:
+    def _route(self, entity, where: str) -> tuple[EntityKind, object, object, str]:
         kind = entity.WhichOneof("entity")
-        at = f"{where}.{kind}" if kind else where
-        if kind == "table_entry":
-            self.tables.write(utype, entity.table_entry, at)
-        elif kind == "action_profile_member":
-            self.profiles.write_member(utype, entity.action_profile_member, at)
-        elif kind == "action_profile_group":
-            self.profiles.write_group(utype, entity.action_profile_group, at)
-        elif kind == "counter_entry":
-            self.externs.write_counter(utype, entity.counter_entry, at)
-        elif kind == "direct_counter_entry":
-            self.externs.write_direct_counter(utype, entity.direct_counter_entry, at)
-        elif kind == "meter_entry":
-            self.externs.write_meter(utype, entity.meter_entry, at)
-        elif kind == "direct_meter_entry":
-            self.externs.write_direct_meter(utype, entity.direct_meter_entry, at)
-        elif kind == "register_entry":
-            self.externs.write_register(utype, entity.register_entry, at)
-        elif kind == "packet_replication_engine_entry":
-            self.pre.write(utype, entity.packet_replication_engine_entry, at)
-        elif kind == "digest_entry":
-            self.digests.write(utype, entity.digest_entry, at)
-        elif kind == "value_set_entry":
-            self.value_sets.write(utype, entity.value_set_entry, at)
-        elif kind == "extern_entry":
-            raise unimplemented(f"{at}: extern entries are not supported (v1model has none)")
-        else:
+        if kind is None:
             raise invalid(f"{where}.entity: not set")
+        at = f"{where}.{kind}"
+        route = ENTITY_KINDS.get(kind)
+        if route is None:
+            why = UNSUPPORTED_KINDS.get(kind, "not supported by p4scope")
+            raise unimplemented(f"{at}: {why}")
+        return route, getattr(self, route.manager), getattr(entity, kind), at
+
+    def write_one(self, utype: int, entity, where: str) -> None:
+        route, manager, msg, at = self._route(entity, where)
+        route.write(manager, utype, msg, at)
 
     def read_one(self, entity, out, where: str) -> None:
-        kind = entity.WhichOneof("entity")
-        at = f"{where}.{kind}" if kind else where
-        if kind == "table_entry":
-            self.tables.read(entity.table_entry, out, at)
-        elif kind == "action_profile_member":
-            self.profiles.read_member(entity.action_profile_member, out, at)
-        elif kind == "action_profile_group":
-            self.profiles.read_group(entity.action_profile_group, out, at)
-        elif kind == "counter_entry":
-            self.externs.read_counter(entity.counter_entry, out, at)
-        elif kind == "direct_counter_entry":
-            self.externs.read_direct_counter(entity.direct_counter_entry, out, at)
-        elif kind == "meter_entry":
-            self.externs.read_meter(entity.meter_entry, out, at)
-        elif kind == "direct_meter_entry":
-            self.externs.read_direct_meter(entity.direct_meter_entry, out, at)
-        elif kind == "register_entry":
-            self.externs.read_register(entity.register_entry, out, at)
-        elif kind == "packet_replication_engine_entry":
-            self.pre.read(entity.packet_replication_engine_entry, out, at)
-        elif kind == "digest_entry":
-            self.digests.read(entity.digest_entry, out, at)
-        elif kind == "value_set_entry":
-            self.value_sets.read(entity.value_set_entry, out, at)
-        elif kind == "extern_entry":
-            raise unimplemented(f"{at}: extern entries are not supported (v1model has none)")
-        else:
-            raise invalid(f"{where}: entity not set")
+        route, manager, msg, at = self._route(entity, where)
+        route.read(manager, msg, out, at)
 
     # ----- forwarding state (RECONCILE_AND_COMMIT) -------------------------
 

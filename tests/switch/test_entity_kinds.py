@@ -1,0 +1,62 @@
+"""Write and Read dispatch through one table (pipeline.ENTITY_KINDS): every
+entity kind of the P4Runtime spec reaches its manager or is refused with
+UNIMPLEMENTED, and an Entity with no kind set is INVALID_ARGUMENT."""
+
+from __future__ import annotations
+
+import pytest
+from finsy.proto import p4r
+
+import sw_program as program
+
+from p4scope.switch.errors import Code, P4RuntimeError
+from p4scope.switch.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, Pipeline
+
+SPEC_KINDS = {f.name for f in p4r.Entity.DESCRIPTOR.oneofs_by_name["entity"].fields}
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return Pipeline(program.p4info(), program.json_text())
+
+
+def test_every_kind_of_the_spec_is_routed_or_refused():
+    assert set(ENTITY_KINDS) | set(UNSUPPORTED_KINDS) == SPEC_KINDS
+    assert not set(ENTITY_KINDS) & set(UNSUPPORTED_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(ENTITY_KINDS))
+def test_each_kind_goes_to_a_method_of_its_manager(pipe, kind):
+    route = ENTITY_KINDS[kind]
+    manager = getattr(pipe, route.manager)
+    assert getattr(type(manager), route.write.__name__) is route.write
+    assert getattr(type(manager), route.read.__name__) is route.read
+
+
+@pytest.mark.parametrize("kind", ["packet_replication_engine_entry", "digest_entry",
+                                  "table_entry", "counter_entry", "register_entry"])
+def test_wildcard_reads_reach_the_manager(pipe, kind):
+    ent = p4r.Entity()
+    getattr(ent, kind).SetInParent()  # every id 0: the wildcard
+    out = p4r.ReadResponse().entities
+    pipe.read_one(ent, out, "entities[0]")
+    assert all(e.WhichOneof("entity") == kind for e in out)
+
+
+def test_entity_not_set_is_invalid_on_write_and_read(pipe):
+    for call in (lambda: pipe.write_one(p4r.Update.INSERT, p4r.Entity(), "updates[0]"),
+                 lambda: pipe.read_one(p4r.Entity(), p4r.ReadResponse().entities, "entities[0]")):
+        with pytest.raises(P4RuntimeError) as e:
+            call()
+        assert e.value.code == Code.INVALID_ARGUMENT and "entity: not set" in e.value.message
+
+
+def test_extern_entries_are_unimplemented_on_write_and_read(pipe):
+    ent = p4r.Entity(extern_entry=p4r.ExternEntry(extern_id=1))
+    for where, call in (("updates[0]", lambda: pipe.write_one(p4r.Update.INSERT, ent, "updates[0]")),
+                        ("entities[0]", lambda: pipe.read_one(ent, p4r.ReadResponse().entities,
+                                                              "entities[0]"))):
+        with pytest.raises(P4RuntimeError) as e:
+            call()
+        assert e.value.code == Code.UNIMPLEMENTED
+        assert e.value.message.startswith(f"{where}.extern_entry: extern entries")
