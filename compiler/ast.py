@@ -2,7 +2,8 @@
 
 Nodes are frozen dataclasses: passes that rewrite the tree build new nodes
 with `dataclasses.replace` and never point back up.  Every node carries the
-source position of its first token in `pos` (keyword-only, last field).
+source position of its first token in `pos` (keyword-only, last field) and
+a stable identity `nid` that rewrites keep (see typemap.py).
 
 The tree follows the P4-16 specification's grammar closely; names are kept as
 written (resolution happens in a later pass).  Types written in the source are
@@ -11,15 +12,23 @@ written (resolution happens in a later pass).  Types written in the source are
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from .diagnostics import NOWHERE, Pos
 
 
+_node_ids = itertools.count(1)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
     pos: Pos = NOWHERE
+    # A number unique to the node when the parser built it; `dataclasses.replace`
+    # copies it, so what passes know about a node (its type in `TypeMap`)
+    # survives a rewrite.  Not part of equality: two same-looking nodes are equal.
+    nid: int = field(default_factory=_node_ids.__next__, compare=False, repr=False)
 
 
 # ---------------------------------------------------------------- annotations

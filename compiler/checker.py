@@ -3,7 +3,8 @@
 One `Checker` per program.  It builds the global scope from the top-level
 declarations, resolves written types (`ast.Type*`) to semantic types
 (`types.*`), evaluates compile-time constants, and types every expression it
-is asked about, remembering the result by node identity in `expr_types`.
+is asked about, remembering the result in `expr_types`, a `TypeMap` that
+keeps it across rewrites of the node.
 
 It is deliberately lenient where P4 allows implicit conversions (untyped
 integer literals, serializable enums and their underlying type) and strict
@@ -20,6 +21,7 @@ from . import ast
 from . import types as T
 from .diagnostics import Diagnostics, ErrorKind
 from .scope import Scope, Symbol
+from .typemap import TypeMap
 from .exprtext import expr_text
 from .widths import MAX_WIDTH, shortened, type_width_error
 
@@ -37,11 +39,11 @@ class Checker:
         self.program = program
         self.diags = diags
         self.glob = Scope()
-        self.expr_types: dict[int, T.Type] = {}
+        self.expr_types = TypeMap()    # expression -> type
         self.errors: list[str] = []          # error members in declaration order
         self.match_kinds: list[str] = []
-        self._type_cache: dict[int, T.Type] = {}
-        self._resolving: set[int] = set()
+        self._type_cache = TypeMap()   # type declaration -> type
+        self._resolving: set[int] = set()   # nids of declarations being resolved
         self._declare_globals()
 
     # ------------------------------------------------------------------ utils
@@ -50,7 +52,7 @@ class Checker:
         self.diags.error(kind, node.pos if node is not None else None, msg)
 
     def type_of(self, expr: ast.Expr) -> T.Type:
-        return self.expr_types.get(id(expr), T.Unknown())
+        return self.expr_types.of(expr)
 
     # ---------------------------------------------------------------- globals
 
@@ -199,8 +201,8 @@ class Checker:
         if sym.kind == "typevar":
             return sym.type or T.TypeVar(sym.name)
         d = sym.decl
-        key = id(d)
-        cached = self._type_cache.get(key)
+        key = d.nid
+        cached = self._type_cache.get(d)
         if cached is not None:
             return cached
         if key in self._resolving:
@@ -211,7 +213,7 @@ class Checker:
             t = self._compute_decl_type(d)
         finally:
             self._resolving.discard(key)
-        self._type_cache[key] = t
+        self._type_cache[d] = t
         return t
 
     def _compute_decl_type(self, d: ast.Node) -> T.Type:
@@ -255,7 +257,7 @@ class Checker:
                 name = f"{d.name}<{', '.join(str(bindings.get(tp)) for tp in d.type_params)}>"
         st = T.StructLike(kind, name, decl=d)
         if not bindings:
-            self._type_cache[id(d)] = st  # allow self-reference errors to surface, not loop
+            self._type_cache[d] = st  # allow self-reference errors to surface, not loop
         seen: set[str] = set()
         for f in d.fields:
             if f.name in seen:
@@ -493,11 +495,11 @@ class Checker:
     # ------------------------------------------------------------ expressions
 
     def check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None = None) -> T.Type:
-        cached = self.expr_types.get(id(e))
+        cached = self.expr_types.get(e)
         if cached is not None and expected is None:
             return cached
         t = self._check_expr(e, scope, expected)
-        self.expr_types[id(e)] = t
+        self.expr_types[e] = t
         return t
 
     def _check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None) -> T.Type:
@@ -860,12 +862,12 @@ class Checker:
                 self._check_args_loose(e, scope)
                 return T.Unknown()
             if sym.kind == "action":
-                self.expr_types[id(callee)] = T.Action(sym.decl)  # type: ignore[arg-type]
+                self.expr_types[callee] = T.Action(sym.decl)  # type: ignore[arg-type]
                 self._check_action_call(e, sym.decl, scope)  # type: ignore[arg-type]
                 return T.Void()
             if sym.kind == "function":
                 proto = self._pick_overload(sym.decls, e, callee.name)
-                self.expr_types[id(callee)] = T.Function(proto)
+                self.expr_types[callee] = T.Function(proto)
                 return self._call_proto(proto, e, scope, {}, expected)
             if sym.kind in ("type", "extern", "block"):
                 # a constructor call written as a call: Type(args)
@@ -880,7 +882,7 @@ class Checker:
                 methods = [m for m in owner.decl.methods if m.name == callee.name and m.return_type is not None]
                 proto = self._pick_overload(methods, e, f"{owner.name}.{callee.name}")
                 bindings = dict(zip(owner.decl.type_params, owner.args))
-                self.expr_types[id(callee)] = T.Function(proto, owner)
+                self.expr_types[callee] = T.Function(proto, owner)
                 return self._call_proto(proto, e, scope, bindings, expected)
             if isinstance(owner, T.Table):
                 self._expect_args(e, 0, "apply")

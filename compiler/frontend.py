@@ -294,7 +294,7 @@ class BodyChecker:
             self.err(ErrorKind.TYPE, name, f"table {table.name}: {name.name} is not an action")
             return
         decl: ast.ActionDecl = sym.decl  # type: ignore[assignment]
-        self.c.expr_types[id(name)] = T.Action(decl)
+        self.c.expr_types[name] = T.Action(decl)
         params = decl.params
         if bound:
             dir_params = [p for p in params if p.direction != ""]
@@ -484,7 +484,7 @@ class BodyChecker:
             if sym is None or sym.kind != "action":
                 self.err(ErrorKind.UNDEFINED, label, f"{label.name}: not an action")
             else:
-                self.c.expr_types[id(label)] = T.Action(sym.decl)  # type: ignore[arg-type]
+                self.c.expr_types[label] = T.Action(sym.decl)  # type: ignore[arg-type]
 
 
 class Elaborator:

@@ -47,7 +47,7 @@ class ExpressionConverter:
     # ----------------------------------------------------------- helpers
 
     def type_of(self, e: ast.Expr) -> T.Type:
-        return self.c.expr_types.get(id(e), T.Unknown())
+        return self.c.expr_types.of(e)
 
     def unsupported(self, e: ast.Node, what: str) -> Leaf:
         self.ctx.unsupported(e.pos, what)

@@ -72,7 +72,7 @@ class BodyLowerer:
         self.out.emit(op, params)
 
     def type_of(self, e: ast.Expr) -> T.Type:
-        return self.c.expr_types.get(id(e), T.Unknown())
+        return self.c.expr_types.of(e)
 
     def resolve_type(self, t: ast.TypeRef, env: Env) -> T.Type:
         return self.c.resolve_type(t, self.ctx.type_scope(env))

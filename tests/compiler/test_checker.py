@@ -56,7 +56,7 @@ def test_expression_types():
     ir = frontend(body="m.x = (bit<32>)(hdr.h.a ++ hdr.h.b ++ hdr.h.a);")
     types = ir.checker.expr_types
     concat = [e for e in _exprs(ir) if isinstance(e, ast.Binary) and e.op == "++"]
-    widths = sorted(types[id(e)].width for e in concat)
+    widths = sorted(types[e].width for e in concat)
     assert widths == [24, 32]
 
 
