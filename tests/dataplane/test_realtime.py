@@ -368,3 +368,78 @@ def test_a_loop_that_never_pauses_steps_down_from_real_time_priority(tmp_path):
     assert res["looped"] > 1000, "the frame went round and round"
     assert res["during"] == [0, 1]
     assert res["after"] == [2, 1]
+
+
+SHAPED_CHILD = PRELUDE + textwrap.dedent("""
+    from p4scope.topologies.tc import htb_cmds
+    rate, n = int(sys.argv[2]), int(sys.argv[3])
+    for c in htb_cmds("b1", rate, None):  # as Mininet's TCLink: htb, no queue limit of ours
+        sh(*c.split())
+    sh("ip", "link", "add", "c0", "type", "veth", "peer", "name", "c1")  # port 3: not shaped
+    sh("ip", "link", "set", "c0", "up")
+    sh("ip", "link", "set", "c1", "up")
+    e.table_add("ingress.mac", "fwd", [0x0000000000DD], [3])
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1")
+    e.rt_add_port(3, "c1")
+    e.rt_start()
+    tx, rx, rx3 = sock("a0"), sock("b0", timeout=1.5), sock("c0", timeout=1)
+    rx3.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    t0 = time.monotonic()
+    for i in range(n):  # a burst far above the shaped rate, and as much to port 3
+        for dst in ("bb", "dd"):
+            tx.send(bytes.fromhex("0000000000" + dst + "0000000000aa88b5") + i.to_bytes(4, "big")
+                    + bytes(980))
+        if i % 25 == 24:
+            time.sleep(0.001)  # let the loop keep up with the sender
+    got3 = []
+    try:
+        while len(got3) < n:
+            got3.append(int.from_bytes(rx3.recv(2048)[14:18], "big"))
+    except socket.timeout:
+        pass
+    port3_s = time.monotonic() - t0
+    during = [q for q in e.tm_queue_stats() if q["port"] == 2]
+    blocked_during = e.rt_stats()["ports"][2]["tx_blocked"]
+    got = []
+    try:
+        while True:
+            got.append(int.from_bytes(rx.recv(2048)[14:18], "big"))
+    except socket.timeout:
+        pass
+    port2_s = time.monotonic() - t0 - 1.5
+    stats, rts = e.stats(), e.rt_stats()
+    q = [q for q in e.tm_queue_stats() if q["port"] == 2]
+    e.rt_stop()
+    print(json.dumps({"got": got, "got3": got3, "stats": stats, "port2": rts["ports"][2],
+                      "port3": rts["ports"][3], "queue": q[0], "depth_during": during[0]["pkts"],
+                      "blocked_during": blocked_during, "port3_s": port3_s, "port2_s": port2_s}))
+""")
+
+
+def test_a_shaped_link_pushes_back_into_the_switch_queue(tmp_path):
+    """An htb-shaped veth (as Mininet's TCLink) far slower than the burst:
+    as on BMv2, the kernel takes about a socket buffer's worth of frames,
+    then refuses more; the port stops dequeuing, its traffic-manager queue
+    fills to its 64 packets and tail-drops there, counted. Every frame is
+    either received or counted as dropped by the switch; none is lost in
+    the kernel or in the loop. Another port, not shaped, gets all its
+    frames meanwhile: the blocked port holds nobody else up."""
+    n = 600
+    res = in_netns(SHAPED_CHILD, l2_program(tmp_path), 1_000_000, n)
+    st, q, p2 = res["stats"], res["queue"], res["port2"]
+    assert st["received"] == 2 * n
+    assert res["depth_during"] >= 32, "the switch's own queue holds the backlog"
+    assert q["peak_pkts"] == 64, "filled to simple_switch's default depth"
+    assert q["drops"]["queue_packets"] == st["dropped_queue"] > 0, "tail drops, counted"
+    assert len(res["got"]) + st["dropped_queue"] == n, "nothing dropped silently"
+    assert res["got"] == sorted(res["got"]), "in order"
+    assert p2["tx_errors"] == 0 and p2["tx_blocked"] >= 1
+    assert p2["tx_frames"] == len(res["got"]) == st["transmitted"] - n
+    # the kernel took about a socket buffer's worth (some 90 frames), the
+    # TM queue 64, and the link drained some while the burst came in; with
+    # a send buffer of megabytes the kernel took the whole burst
+    assert q["deq_pkts"] == len(res["got"]) < n // 2
+    # fairness: port 3 got everything while port 2 was still backed up
+    assert res["got3"] == list(range(n)) and res["port3"]["tx_errors"] == 0
+    assert res["blocked_during"] >= 1 and res["port3_s"] < res["port2_s"]

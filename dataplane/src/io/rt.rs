@@ -12,6 +12,20 @@
 //! for ports without an interface are dropped and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
 //!
+//! Egress back-pressure, as on BMv2 (whose blocking send on a socket with
+//! the kernel's default send buffer waits while a shaped link is backed
+//! up): each port's socket has a send buffer of [`SNDBUF`] bytes (about 90
+//! full-size frames). When the kernel refuses a port's frames (the buffer
+//! is full: a shaped link or a slow peer), the refused frames wait in the
+//! loop and the port stops dequeuing ([`Switch::set_tx_credit`] 0): its
+//! packets stay in the traffic manager's queues, which fill, mark and drop
+//! as the program and the configuration say. The loop never waits for one
+//! port: it retries the refused frames each round, and when idle it also
+//! wakes when the socket is writable (POLLOUT). Once they are taken the
+//! port dequeues [`RESUME_WINDOW`] packets a round, twice as many each round
+//! the kernel takes them all, and runs free again once its queue empties
+//! within a round's window or the window reaches [`MAX_WINDOW`].
+//!
 //! The loop's thread runs at real-time priority (SCHED_FIFO, when the
 //! process may) while it keeps up: woken host processes no longer preempt
 //! it in the middle of a batch. A loop busy for longer than
@@ -28,6 +42,7 @@ use super::pcap::PcapWriter;
 use super::sys;
 use super::trace::{TraceCfg, TraceEv, Tracer};
 use crate::engine::{Output, Switch};
+use crate::tm::TX_UNLIMITED;
 use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -39,7 +54,15 @@ pub const BATCH: usize = 64;
 /// Each port's receive ring (slots hold the interface's MTU; bigger,
 /// offloaded frames are cut and counted as truncated).
 pub const RING_BYTES: usize = 4 << 20;
-const SNDBUF: usize = 4 << 20;
+/// Each port's send buffer as the kernel counts it (frames with their
+/// overhead: about 2.3 KB for a full-size frame): the kernel's default,
+/// which BMv2's sockets keep, so a shaped link pushes back as soon.
+pub const SNDBUF: usize = 212_992;
+/// Packets a port that the kernel pushed back may dequeue in the round
+/// after its refused frames were taken.
+pub const RESUME_WINDOW: u32 = 8;
+/// A window this large means the port runs free again.
+pub const MAX_WINDOW: u32 = 1024;
 /// How often the kernel's count of frames a full ring lost is read.
 const RX_DROPS_EVERY_NS: u64 = 100_000_000;
 const MAX_EVENTS: usize = 65536;
@@ -76,7 +99,12 @@ pub struct PortStats {
     pub rx_truncated: u64,
     /// Frames the kernel dropped because the port's ring was full.
     pub rx_dropped: u64,
+    /// Frames the kernel failed to send (an error other than a full send
+    /// buffer), or that still waited when their port was removed.
     pub tx_errors: u64,
+    /// Times the kernel refused the port's frames (send buffer full) and
+    /// the port stopped dequeuing until it took them.
+    pub tx_blocked: u64,
 }
 
 pub struct PortIo {
@@ -86,6 +114,52 @@ pub struct PortIo {
     fd: OwnedFd,
     pcap_in: Option<PcapWriter>,
     pcap_out: Option<PcapWriter>,
+    tx: TxState,
+}
+
+/// A port's egress back-pressure (see the module's doc).
+#[derive(Debug)]
+struct TxState {
+    /// Frames that left the switch but the kernel refused, oldest first:
+    /// sent before anything newer, and the port dequeues nothing meanwhile.
+    held: VecDeque<Output>,
+    /// Packets the port may dequeue a round (TX_UNLIMITED: runs free).
+    window: u32,
+    /// Frames the switch emitted for the port this round.
+    emitted: u32,
+    /// The credit to hand the switch at the start of the next round.
+    credit: Option<u32>,
+    /// Whether frames were held at the start of this round's sends.
+    was_held: bool,
+}
+
+impl TxState {
+    fn new() -> TxState {
+        TxState { held: VecDeque::new(), window: TX_UNLIMITED, emitted: 0, credit: None, was_held: false }
+    }
+
+    /// After the round's sends: the port's next credit (frames still held:
+    /// the kernel's buffer is full). Returns whether the port just became
+    /// blocked.
+    fn after_send(&mut self) -> bool {
+        let emitted = std::mem::take(&mut self.emitted);
+        let was_held = std::mem::take(&mut self.was_held);
+        if !self.held.is_empty() {
+            if was_held {
+                return false;
+            }
+            self.window = RESUME_WINDOW;
+            self.credit = Some(0);
+            return true;
+        }
+        if was_held {
+            self.credit = Some(self.window);
+        } else if self.window != TX_UNLIMITED {
+            self.window = if emitted < self.window || self.window >= MAX_WINDOW / 2 { TX_UNLIMITED } else { self.window * 2 };
+            self.credit = Some(self.window);
+        }
+        false
+    }
 }
 
 impl PortIo {
@@ -99,12 +173,50 @@ impl PortIo {
             fd,
             pcap_in: pcap_in.map(PcapWriter::create).transpose()?,
             pcap_out: pcap_out.map(PcapWriter::create).transpose()?,
+            tx: TxState::new(),
         })
+    }
+
+    /// Sends `frames` (this port's, in order) until the kernel refuses one;
+    /// returns how many were consumed: sent, or failed and counted.
+    fn send(&mut self, frames: &[&[u8]], times: impl Fn(usize) -> u64, st: &mut PortStats) -> usize {
+        let mut done = 0;
+        while done < frames.len() {
+            match sys::send_batch(&self.fd, &frames[done..]) {
+                Ok(0) => break,
+                Ok(k) => {
+                    st.tx_frames += k as u64;
+                    st.tx_bytes += frames[done..done + k].iter().map(|f| f.len() as u64).sum::<u64>();
+                    done += k;
+                }
+                Err(_) => {
+                    st.tx_errors += 1;
+                    done += 1;
+                }
+            }
+        }
+        if let Some(w) = self.pcap_out.as_mut() {
+            for (k, f) in frames[..done].iter().enumerate() {
+                let _ = w.write(times(k), f);
+            }
+        }
+        done
+    }
+
+    /// Sends the frames the kernel refused before, as many as it takes now.
+    fn flush_held(&mut self, epoch: impl Fn(u64) -> u64, st: &mut PortStats, spent: &mut Vec<Vec<u8>>) {
+        let held = std::mem::take(&mut self.tx.held);
+        let frames: Vec<&[u8]> = held.iter().map(|o| o.data.as_slice()).collect();
+        let done = self.send(&frames, |k| epoch(held[k].time_ns), st);
+        drop(frames);
+        let mut held = held;
+        spent.extend(held.drain(..done).map(|o| o.data));
+        self.tx.held = held;
     }
 }
 
 enum Cmd {
-    Add(PortIo),
+    Add(Box<PortIo>),
     Remove(u32),
 }
 
@@ -218,7 +330,7 @@ impl Shared {
 
     pub fn add_port(&self, p: PortIo) {
         lk(&self.ifaces).insert(p.port, p.iface.clone());
-        lk(&self.cmds).push(Cmd::Add(p));
+        lk(&self.cmds).push(Cmd::Add(Box::new(p)));
         self.wake();
     }
 
@@ -369,23 +481,32 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut spent: Vec<Vec<u8>> = vec![];
     let mut events: Vec<Event> = vec![];
     let mut ready = vec![];
-    let mut fds: Vec<RawFd> = vec![];
+    let mut fds: Vec<(RawFd, bool)> = vec![];
     let mut tagged: Vec<u8> = vec![]; // a frame with its VLAN tag put back
     let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
     let mut tracer: Option<Tracer> = None;
     let mut drops_read_at = 0u64;
+    let mut released: Vec<u32> = vec![]; // removed ports the switch must not hold back
     let mut prio = Priority::new(sh.priority.load(Ordering::Relaxed), RT_BUSY_LIMIT);
     lk(&sh.counters).priority = sys::thread_priority();
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
             match c {
                 Cmd::Add(p) => {
+                    if ports.iter().any(|x| x.port == p.port && x.tx.window != TX_UNLIMITED) {
+                        released.push(p.port);
+                    }
                     ports.retain(|x| x.port != p.port);
-                    ports.push(p);
+                    ports.push(*p);
                 }
                 Cmd::Remove(port) => {
                     for p in ports.iter().filter(|p| p.port == port) {
-                        pending_stats.entry(port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
+                        let st = pending_stats.entry(port).or_default();
+                        st.rx_dropped += sys::rx_dropped(&p.fd);
+                        st.tx_errors += p.tx.held.len() as u64;
+                    }
+                    if ports.iter().any(|p| p.port == port && p.tx.window != TX_UNLIMITED) {
+                        released.push(port);
                     }
                     ports.retain(|x| x.port != port)
                 }
@@ -397,7 +518,17 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             let mut h = lk(&host);
             let sw = h.switch();
             for b in spent.drain(..) {
-                sw.recycle(b);
+                if b.capacity() > 0 {
+                    sw.recycle(b);
+                }
+            }
+            for port in released.drain(..) {
+                sw.set_tx_credit(port, TX_UNLIMITED);
+            }
+            for p in ports.iter_mut() {
+                if let Some(c) = p.tx.credit.take() {
+                    sw.set_tx_credit(p.port, c);
+                }
             }
             let now = now_eng(wall);
             match sw.next_event_at() {
@@ -420,9 +551,10 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         }
         if idle {
             fds.clear();
-            fds.push(sh.wake.as_raw_fd());
-            fds.extend(ports.iter().map(|p| p.fd.as_raw_fd()));
-            if sys::poll_readable(&fds, timeout, &mut ready).is_err() {
+            fds.push((sh.wake.as_raw_fd(), false));
+            // a port holding refused frames also waits for room to send
+            fds.extend(ports.iter().map(|p| (p.fd.as_raw_fd(), !p.tx.held.is_empty())));
+            if sys::poll_ready(&fds, timeout, &mut ready).is_err() {
                 std::thread::sleep(Duration::from_millis(1));
             }
             if ready.first() == Some(&0) {
@@ -490,8 +622,17 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             events.push(Event::Digest { learn_id: d.learn_id, values: d.values, time_ns: d.time_ns });
         }
         drop(h);
-        // send, port by port, in the order the switch emitted
+        // send, port by port, in the order the switch emitted; frames the
+        // kernel refused before go first
         let mut no_port = 0u64;
+        let at = |t: u64| epoch0 + t.saturating_sub(eng0);
+        for p in ports.iter_mut() {
+            if !p.tx.held.is_empty() {
+                p.tx.was_held = true;
+                let st = pending_stats.entry(p.port).or_default();
+                p.flush_held(at, st, &mut spent);
+            }
+        }
         outs.sort_by_key(|o| o.port); // stable: per-port order kept
         let mut i = 0;
         while i < outs.len() {
@@ -505,27 +646,18 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                     events.push(Event::PacketIn { port, data: o.data.clone(), time_ns: o.time_ns });
                 }
             } else if let Some(pi) = ports.iter().position(|p| p.port == port) {
-                let frames: Vec<&[u8]> = outs[i..j].iter().map(|o| o.data.as_slice()).collect();
-                let mut sent = 0;
-                let mut tries = 0;
-                while sent < frames.len() && tries < 100 {
-                    match sys::send_batch(&ports[pi].fd, &frames[sent..]) {
-                        Ok(0) => {
-                            tries += 1;
-                            std::thread::yield_now();
-                        }
-                        Ok(k) => sent += k,
-                        Err(_) => break,
-                    }
-                }
-                let st = pending_stats.entry(port).or_default();
-                st.tx_frames += sent as u64;
-                st.tx_bytes += frames[..sent].iter().map(|f| f.len() as u64).sum::<u64>();
-                st.tx_errors += (frames.len() - sent) as u64;
-                if let Some(w) = ports[pi].pcap_out.as_mut() {
-                    for o in &outs[i..j] {
-                        let _ = w.write(epoch0 + o.time_ns.saturating_sub(eng0), &o.data);
-                    }
+                let p = &mut ports[pi];
+                p.tx.emitted += (j - i) as u32;
+                let done = if p.tx.held.is_empty() {
+                    let frames: Vec<&[u8]> = outs[i..j].iter().map(|o| o.data.as_slice()).collect();
+                    let st = pending_stats.entry(port).or_default();
+                    let group = &outs[i..j];
+                    p.send(&frames, |k| at(group[k].time_ns), st)
+                } else {
+                    0
+                };
+                for o in &mut outs[i + done..j] {
+                    p.tx.held.push_back(Output { port, data: std::mem::take(&mut o.data), time_ns: o.time_ns });
                 }
             } else {
                 no_port += (j - i) as u64;
@@ -533,7 +665,18 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             i = j;
         }
         for o in outs.drain(..) {
-            spent.push(o.data);
+            if o.data.capacity() > 0 {
+                spent.push(o.data);
+            }
+        }
+        for p in ports.iter_mut() {
+            if p.tx.window == TX_UNLIMITED && p.tx.held.is_empty() && !p.tx.was_held {
+                p.tx.emitted = 0;
+                continue;
+            }
+            if p.tx.after_send() {
+                pending_stats.entry(p.port).or_default().tx_blocked += 1;
+            }
         }
         if no_port > 0 {
             lk(&sh.counters).no_port += no_port;
@@ -558,6 +701,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 e.rx_truncated += d.rx_truncated;
                 e.rx_dropped += d.rx_dropped;
                 e.tx_errors += d.tx_errors;
+                e.tx_blocked += d.tx_blocked;
             }
         }
         sh.push_events(&mut events);
@@ -579,7 +723,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     // ports that were open stay usable for a restart
     let mut cmds = lk(&sh.cmds);
     for p in ports.into_iter().rev() {
-        cmds.insert(0, Cmd::Add(p));
+        cmds.insert(0, Cmd::Add(Box::new(p)));
     }
 }
 
@@ -606,6 +750,43 @@ mod tests {
         assert_eq!(p.after_round(false, ms(600)), None);
         assert_eq!(p.after_round(false, ms(649)), None);
         assert_eq!(p.after_round(false, ms(700)), Some(0));
+    }
+
+    #[test]
+    fn a_port_the_kernel_pushes_back_stops_then_ramps_up_then_runs_free() {
+        let held = |t: &mut TxState, n: usize| {
+            t.held.clear();
+            t.held.extend((0..n).map(|_| Output { port: 1, data: vec![0], time_ns: 0 }));
+        };
+        let mut t = TxState::new();
+        t.emitted = 40;
+        assert!(!t.after_send());
+        assert_eq!((t.window, t.credit), (TX_UNLIMITED, None), "all taken: runs free");
+        held(&mut t, 5);
+        t.emitted = 40;
+        assert!(t.after_send(), "refused: blocked");
+        assert_eq!((t.window, t.credit.take()), (RESUME_WINDOW, Some(0)), "stops dequeuing");
+        t.was_held = true;
+        assert!(!t.after_send(), "still refused: still blocked, counted once");
+        assert_eq!(t.credit, None);
+        held(&mut t, 0);
+        t.was_held = true;
+        assert!(!t.after_send());
+        assert_eq!(t.credit.take(), Some(RESUME_WINDOW), "taken: a small window");
+        t.emitted = RESUME_WINDOW;
+        t.after_send();
+        assert_eq!(t.credit.take(), Some(2 * RESUME_WINDOW), "window used and taken: doubles");
+        t.emitted = 2 * RESUME_WINDOW;
+        held(&mut t, 3);
+        assert!(t.after_send(), "refused again");
+        assert_eq!((t.window, t.credit.take()), (RESUME_WINDOW, Some(0)));
+        held(&mut t, 0);
+        t.was_held = true;
+        t.after_send();
+        t.emitted = 2;
+        t.credit = None;
+        t.after_send();
+        assert_eq!((t.window, t.credit), (TX_UNLIMITED, Some(TX_UNLIMITED)), "queue emptied: runs free");
     }
 
     #[test]

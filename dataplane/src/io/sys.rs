@@ -73,7 +73,8 @@ fn if_mtu(fd: RawFd, name: &str) -> io::Result<usize> {
 }
 
 /// A raw AF_PACKET socket bound to one interface (non-blocking; its own
-/// transmissions are not looped back to it) whose received frames land in
+/// transmissions are not looped back to it; a send buffer of `sndbuf`
+/// bytes as the kernel counts them) whose received frames land in
 /// a ring of about `ring_bytes` mapped into the process (TPACKET_V2: no
 /// system call per frame; the ring is set up before the socket is bound,
 /// so no frame ever waits elsewhere). Ring slots hold the interface's MTU
@@ -104,9 +105,26 @@ pub fn packet_socket(ifname: &str, ring_bytes: usize, sndbuf: usize) -> io::Resu
     // Older kernels lack the option; outgoing frames would then show in
     // the ring too: accept the error.
     let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
-    let size = sndbuf.min(i32::MAX as usize) as libc::c_int;
-    let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, size);
+    // The kernel doubles what it is asked for (bookkeeping overhead), and
+    // caps SO_SNDBUF at net.core.wmem_max unless forced (root).
+    let size = (sndbuf / 2).clamp(1, i32::MAX as usize) as libc::c_int;
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, size).is_err() {
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, size);
+    }
     Ok((owned, ring))
+}
+
+/// The socket's send buffer in bytes (what the kernel counts its queued
+/// frames against, overhead included).
+pub fn send_buffer(fd: &OwnedFd) -> io::Result<usize> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: the pointer and length describe `v` and `len`, alive during
+    // the call; the kernel writes at most `len` bytes.
+    cvt(unsafe {
+        libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &mut v as *mut libc::c_int as *mut libc::c_void, &mut len)
+    })?;
+    Ok(v.max(0) as usize)
 }
 
 /// Frames the kernel dropped since the last call because the socket's
@@ -285,7 +303,10 @@ fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_i
     .map(|_| ())
 }
 
-/// Sends the frames; returns how many the kernel took.
+/// Sends the frames in order; returns how many the kernel took before its
+/// send buffer was full (0: none fit now) or an error stopped it: the
+/// frame after those taken could not be sent (the error, when none was
+/// taken; otherwise the next call reports it).
 pub fn send_batch(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
     let n = frames.len().min(1024);
     if n == 0 {
@@ -301,8 +322,9 @@ pub fn send_batch(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
         m.msg_hdr.msg_iov = v as *mut libc::iovec;
         m.msg_hdr.msg_iovlen = 1;
     }
-    // SAFETY: as in recv_batch; the kernel only reads the frames (the
-    // `*mut` in iovec is the C type, nothing is written through it).
+    // SAFETY: `msgs` and `iov` are alive during the call and point into
+    // `frames`; the kernel only reads the frames (the `*mut` in iovec is
+    // the C type, nothing is written through it).
     let r = unsafe { libc::sendmmsg(fd.as_raw_fd(), msgs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT) };
     if r < 0 {
         let e = io::Error::last_os_error();
@@ -314,11 +336,16 @@ pub fn send_batch(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
     Ok(r as usize)
 }
 
-/// Waits until one of `fds` is readable or `timeout_ns` passes; fills
-/// `ready` with the readable ones' positions.
-pub fn poll_readable(fds: &[RawFd], timeout_ns: u64, ready: &mut Vec<usize>) -> io::Result<()> {
+/// Waits until one of `fds` is ready or `timeout_ns` passes; fills `ready`
+/// with the ready ones' positions. Each fd is watched for reading, and
+/// also for writing when its flag is set (a packet socket is writable
+/// once its send buffer is less than half full).
+pub fn poll_ready(fds: &[(RawFd, bool)], timeout_ns: u64, ready: &mut Vec<usize>) -> io::Result<()> {
     ready.clear();
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|fd| libc::pollfd { fd: *fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|(fd, w)| libc::pollfd { fd: *fd, events: libc::POLLIN | if *w { libc::POLLOUT } else { 0 }, revents: 0 })
+        .collect();
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
@@ -334,7 +361,7 @@ pub fn poll_readable(fds: &[RawFd], timeout_ns: u64, ready: &mut Vec<usize>) -> 
         return Err(e);
     }
     for (i, p) in pfds.iter().enumerate() {
-        if p.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0 {
+        if p.revents & (p.events | libc::POLLERR | libc::POLLHUP) != 0 {
             ready.push(i);
         }
     }
@@ -398,6 +425,14 @@ mod tests {
     }
 
     #[test]
+    fn the_send_buffer_is_what_was_asked_for() {
+        // needs CAP_NET_RAW (root): a packet socket on the loopback device
+        if let Ok((fd, _ring)) = packet_socket("lo", 1 << 20, 212_992) {
+            assert_eq!(send_buffer(&fd).unwrap(), 212_992, "the kernel's count, overhead included");
+        }
+    }
+
+    #[test]
     fn normal_priority_is_always_allowed() {
         std::thread::spawn(|| {
             set_thread_priority(0).unwrap();
@@ -417,13 +452,16 @@ mod tests {
     fn eventfd_wakes_poll() {
         let e = event_fd().unwrap();
         let mut ready = vec![];
-        poll_readable(&[e.as_raw_fd()], 0, &mut ready).unwrap();
+        poll_ready(&[(e.as_raw_fd(), false)], 0, &mut ready).unwrap();
         assert!(ready.is_empty());
         event_signal(&e);
-        poll_readable(&[e.as_raw_fd()], 1_000_000_000, &mut ready).unwrap();
+        poll_ready(&[(e.as_raw_fd(), false)], 1_000_000_000, &mut ready).unwrap();
         assert_eq!(ready, vec![0]);
         event_clear(&e);
-        poll_readable(&[e.as_raw_fd()], 0, &mut ready).unwrap();
+        poll_ready(&[(e.as_raw_fd(), false)], 0, &mut ready).unwrap();
         assert!(ready.is_empty());
+        // an eventfd below its maximum count is writable: asked for, reported
+        poll_ready(&[(e.as_raw_fd(), true)], 0, &mut ready).unwrap();
+        assert_eq!(ready, vec![0]);
     }
 }

@@ -153,6 +153,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
         x.set_item("rx_truncated", s.rx_truncated)?;
         x.set_item("rx_dropped", s.rx_dropped)?;
         x.set_item("tx_errors", s.tx_errors)?;
+        x.set_item("tx_blocked", s.tx_blocked)?;
         ports.set_item(p, x)?;
     }
     d.set_item("ports", ports)?;
