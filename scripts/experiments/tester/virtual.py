@@ -69,6 +69,10 @@ class VirtualTestbed:
         self.setup: Optional[Callable[[Any], None]] = None
         """Called with the engine (under the switch's lock) after each
         reset and before any frame is sent, e.g. to limit a queue's rate."""
+        self.setup_switch: Optional[Callable[[Any], None]] = None
+        """Called with the controller's Switch after each reset, once the
+        trial's forwarding is written: table entries a trial needs beyond
+        forwarding (e.g. an ACL); None: forwarding only."""
 
     def shape_ports(self, ports: Sequence[int], pct: float, size: float) -> None:
         """Limits the DUT's egress `ports` to `pct` of line rate (the
@@ -133,6 +137,7 @@ class VirtualTestbed:
         settle = (default_settle_ns(streams, self.line_rate_bps) if settle_ns is None
                   else int(settle_ns))
         flows = sorted({(s.tx_port, s.rx_port) for s in streams if s.rx_port is not None})
+        self.vs.setup_switch = self.setup_switch
         self.vs.reset(self.profile, [Flow(a, b, self.routed) for a, b in flows], {})
         tr = Traffic(self.vs)
         if self.setup is not None:
