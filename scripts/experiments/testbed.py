@@ -164,8 +164,8 @@ class VirtualSwitch:
     def start(self) -> None:
         from p4scope.control import Switch
         from p4scope.switch.device import Device, DeviceOptions
-        from p4scope.switch.engine import default_engine_factory
-        from p4scope.switch.p4runtime.server import make_server
+        from p4scope.switch.pipeline import default_engine_factory
+        from p4scope.switch.server import make_server
 
         def factory(json_text, opts):
             eng = default_engine_factory(json_text, opts)
