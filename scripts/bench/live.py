@@ -66,9 +66,10 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
     drv = _browser(root / "profile") if mode == "page" else None
     t0 = time.perf_counter()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    done, stats, th = threading.Event(), {}, None
+    done, stats, th, err = threading.Event(), {}, None, []
     try:
         for line in p.stderr:
+            err.append(line)
             m = URL.search(line)
             if m and mode == "page":
                 th = threading.Thread(target=_page, args=(drv, m.group(1), done, stats),
@@ -86,7 +87,7 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
         if drv is not None:
             drv.quit()
     if rc != 0:
-        raise RuntimeError(f"the run exited {rc}")
+        raise RuntimeError(f"the run exited {rc}: " + "".join(err[-20:]))
     rate = None
     if stats.get("updates", 0) > 1 and stats.get("last", 0) > stats.get("first", 0):
         rate = (stats["updates"] - 1) / ((stats["last"] - stats["first"]) / 1000)

@@ -331,8 +331,9 @@ $("play").addEventListener("click", () => {
 function onZoom(ev) {
   if (!S.selected) return;
   if (ev["xaxis.autorange"]) { S.zoom = null; renderCase(); return; }
-  const a = ev["xaxis.range[0]"], b = ev["xaxis.range[1]"];
-  if (a === undefined || b === undefined) return;
+  let a = ev["xaxis.range[0]"], b = ev["xaxis.range[1]"];
+  if (a === undefined && Array.isArray(ev["xaxis.range"])) [a, b] = ev["xaxis.range"];
+  if (a === undefined || b === undefined || showingInflight()) return;
   fetchSeries(S.selected, Math.max(0, a * 1000), b * 1000);  // finer columns for the window
 }
 
