@@ -443,3 +443,31 @@ def test_a_shaped_link_pushes_back_into_the_switch_queue(tmp_path):
     # fairness: port 3 got everything while port 2 was still backed up
     assert res["got3"] == list(range(n)) and res["port3"]["tx_errors"] == 0
     assert res["blocked_during"] >= 1 and res["port3_s"] < res["port2_s"]
+
+
+STOPPED_CHILD = PRELUDE + textwrap.dedent("""
+    from p4scope.topologies.tc import htb_cmds
+    for c in htb_cmds("b1", 1_000_000, None):
+        sh(*c.split())
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1")
+    e.rt_start()
+    tx = sock("a0")
+    for i in range(300):
+        tx.send(bytes.fromhex("0000000000bb0000000000aa88b5") + i.to_bytes(4, "big") + bytes(980))
+        if i % 25 == 24:
+            time.sleep(0.001)
+    time.sleep(0.2)
+    e.rt_stop()
+    held = [q["pkts"] for q in e.tm_queue_stats() if q["port"] == 2][0]
+    out = [o for o in e.process([]) if o[0] == 2]
+    print(json.dumps({"held": held, "out": len(out)}))
+""")
+
+
+def test_a_stopped_loop_no_longer_holds_back_the_switch(tmp_path):
+    """Stopped while the shaped port was backed up: its queued packets are
+    the switch's again (virtual time drains them), not stuck."""
+    res = in_netns(STOPPED_CHILD, l2_program(tmp_path))
+    assert res["held"] >= 32
+    assert res["out"] == res["held"]

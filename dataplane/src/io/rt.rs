@@ -709,6 +709,16 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             sh.push_traces(&mut t.out);
         }
     }
+    // the switch runs free while the loop is stopped (virtual time may
+    // drive it); a restart hands the ports' credits back first
+    if ports.iter().any(|p| p.tx.window != TX_UNLIMITED || !p.tx.held.is_empty()) {
+        let mut h = lk(&host);
+        let sw = h.switch();
+        for p in ports.iter_mut().filter(|p| p.tx.window != TX_UNLIMITED || !p.tx.held.is_empty()) {
+            sw.set_tx_credit(p.port, TX_UNLIMITED);
+            p.tx.credit = Some(if p.tx.held.is_empty() { p.tx.window } else { 0 });
+        }
+    }
     let mut s = lk(&sh.stats);
     for p in ports.iter_mut() {
         s.entry(p.port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
