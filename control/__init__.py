@@ -5,10 +5,12 @@
     sw.table("dmac").insert({"dst_addr": "00:00:00:00:00:02"}, "forward", port=2)
 
 Layers (each its own module): values (byte strings), schema (the P4Info,
-by name with suggestions: the switch's index, p4scope.switch.schema), entities (what is written and read),
-client (gRPC, stream, arbitration), device (`Switch`, by name), pipeline
-(P4Info + BMv2 JSON), packets and reports (frames and INT reports), and
-apps/ (learning, routing, ACL, LAG/ECMP, flooding, telemetry, collector).
+by name with suggestions: the switch's index, p4scope.switch.p4runtime.schema),
+entities (what is written and read), client (gRPC, stream, arbitration),
+device (`Switch`, by name), pipeline (P4Info + BMv2 JSON), packets and
+reports (frames and INT reports), apps/ (learning, routing, ACL, LAG/ECMP,
+flooding, telemetry, collector), and switch_cli/ (`p4scope switch-cli`,
+simple_switch_CLI's commands over BMv2's Thrift API).
 """
 
 from .client import Client, NotPrimary, P4RuntimeClientError, WriteError

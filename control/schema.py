@@ -6,12 +6,12 @@
     a = t.action("smac_hit")                 # DutIngress.smac_hit
     schema.counter("drop_counter").size      # 8192
 
-The index itself is p4scope.switch.schema's `P4Schema`, the one the
+The index itself is p4scope.switch.p4runtime.schema's `P4Schema`, the one the
 P4Runtime server uses (see there why it lives in the lower layer); this
 module adds what only a controller needs: P4Info files to read, and no
 refusals (`strict=False`). Ids always come from the P4Info (p4c's scheme or
 anything else); nothing in the controller hard-codes one. Unknown names
-raise `UnknownName` with suggestions (p4scope.switch.names).
+raise `UnknownName` with suggestions (p4scope.switch.p4runtime.names).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Union
 from finsy.proto import p4i
 from google.protobuf import json_format, text_format
 
-from ..switch.names import NameIndex, UnknownName
-from ..switch.schema import (ActionInfo, ActionProfileInfo, CounterInfo, DigestInfo,
-                             MatchFieldInfo, MeterInfo, P4Schema, PacketMetadataInfo, ParamInfo,
-                             RegisterInfo, TableInfo)
+from ..switch.p4runtime.names import NameIndex, UnknownName
+from ..switch.p4runtime.schema import (ActionInfo, ActionProfileInfo, CounterInfo, DigestInfo,
+                                       MatchFieldInfo, MeterInfo, P4Schema, PacketMetadataInfo,
+                                       ParamInfo, RegisterInfo, TableInfo)
 
 __all__ = [
     "ActionInfo", "ActionProfileInfo", "CounterInfo", "DigestInfo", "MatchFieldInfo",

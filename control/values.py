@@ -22,7 +22,7 @@ import ipaddress
 import re
 from typing import Union
 
-from ..switch.codec import from_uint
+from ..switch.p4runtime.codec import from_uint
 
 Value = Union[int, str, bytes, bytearray]
 

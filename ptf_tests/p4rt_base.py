@@ -195,7 +195,7 @@ class P4RuntimeTest(BaseTest):
     def runtime(self):
         """BMv2's run-time API client (p4scope's switch serves the same)."""
         if self._runtime is None:
-            from p4scope.switch.cli_client import connect
+            from p4scope.control.switch_cli.client import connect
             host, port = self.params.thrift_host_port
             self._runtime = connect(host, port, timeout_s=10)
         return self._runtime

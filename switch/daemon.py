@@ -27,9 +27,8 @@ import time
 from typing import Optional
 
 from .device import Device, DeviceOptions
-from .engine import EngineAdapter
+from .engine import EngineAdapter, EngineOptions, default_engine_factory
 from .options import HELP, SIMPLE_HELP, SwitchOptions, UsageError, parse_args
-from .pipeline import EngineOptions, default_engine_factory
 
 PROG = "p4scope switch"
 SIMPLE_PROG = "p4scope-switch"
@@ -149,7 +148,7 @@ class Switch:
             device_id=o.device_id, cpu_port=o.cpu_port or 0, drop_port=o.drop_port,
             priority_queues=o.priority_queues, seed=o.seed,
             dump_packet_data=o.dump_packet_data), engine_factory=factory)
-        from .rt_handler import PortsView, RuntimeApi
+        from .thrift.handler import PortsView, RuntimeApi
         self.runtime_api = RuntimeApi(
             self.device, o.thrift_port,
             PortsView(list=lambda: [(p, name, True) for p, name in sorted(o.interfaces)]),
@@ -191,7 +190,7 @@ class Switch:
             self.rt_ports.start()
 
     def _start_grpc_server(self) -> None:
-        from .server import make_server
+        from .p4runtime.server import make_server
         o = self.o
         try:
             self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
@@ -204,7 +203,7 @@ class Switch:
     def _start_runtime_server(self) -> None:
         """BMv2's Thrift API on --thrift-port; a port in use ends the start
         as in BMv2 (bm_runtime's serve()), unless -- --no-thrift."""
-        from .rt_server import RuntimeServer
+        from .thrift.server import RuntimeServer
         o = self.o
         if o.no_thrift:
             return

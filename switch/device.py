@@ -25,14 +25,15 @@ from typing import Callable, Iterable, Optional
 
 from finsy.proto import p4r
 
-from .arbitration import Arbitration, Connection
-from .codec import from_u128
-from .devconfig import decode_device_config
-from .engine import EngineAdapter
-from .errors import P4RuntimeError, internal, invalid, not_found, precondition, unimplemented
-from .packetio import build_packet_out, parse_packet_in
-from .pipeline import EngineFactory, EngineOptions, Pipeline, default_engine_factory
 from . import traces
+from .engine import EngineAdapter, EngineFactory, EngineOptions, default_engine_factory
+from .p4runtime.arbitration import Arbitration, Connection
+from .p4runtime.codec import from_u128
+from .p4runtime.devconfig import decode_device_config
+from .p4runtime.errors import (P4RuntimeError, internal, invalid, not_found, precondition,
+                               unimplemented)
+from .p4runtime.packetio import build_packet_out, parse_packet_in
+from .p4runtime.pipeline import Pipeline
 from .traces import trace
 
 log = logging.getLogger("p4scope.switch")

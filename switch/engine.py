@@ -10,7 +10,7 @@ managers check `caps` and emulate what they can:
 
     direct_counter_write   emulated by offsets over direct_counter_read
     direct_meter_set_rates not emulated: direct meter configs are refused
-    act_prof_* and         action profiles and selectors (see action_profiles.py);
+    act_prof_* and         action profiles and selectors (p4runtime/action_profiles.py);
     table_indirect_*       without them entries run their member's action directly,
                            if the engine accepts that, else UNIMPLEMENTED
     mc_node_destroy        emulated by recycling nodes
@@ -23,9 +23,9 @@ lock (the engine itself is a single-threaded object).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence
 
-from .errors import P4RuntimeError, exhausted, internal, invalid, unimplemented
+from .p4runtime.errors import P4RuntimeError, exhausted, internal, invalid, unimplemented
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,3 +222,18 @@ def check_json(json_text: str) -> None:
         mod.check_json(json_text)
     except mod.EngineError as e:
         raise invalid(f"p4_device_config: the engine cannot run this BMv2 JSON: {e}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """The engine's start-up settings (from the daemon's command line)."""
+    drop_port: int = 511
+    priority_queues: int = 1
+    seed: int = 0
+
+
+EngineFactory = Callable[[str, EngineOptions], EngineAdapter]
+
+
+def default_engine_factory(json_text: str, opts: EngineOptions) -> EngineAdapter:
+    return DataplaneEngine(json_text, opts.drop_port, opts.priority_queues, opts.seed)

@@ -73,7 +73,7 @@ class _Target:
         self.server = self.device = None
         if address is None:
             from p4scope.switch.device import Device, DeviceOptions
-            from p4scope.switch.server import make_server
+            from p4scope.switch.p4runtime.server import make_server
 
             self.device = Device(DeviceOptions())
             self.server, port = make_server(self.device, "127.0.0.1:0")

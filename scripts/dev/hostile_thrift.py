@@ -1,7 +1,7 @@
 """Hostile peers of the switch's BMv2 Thrift server (`p4scope switch
 probe.json --thrift-port 0`): unknown methods and services, bytes that are
 not Thrift, lengths that lie, deep nesting, and more idle connections than
-it serves.  As Thrift's C++ server answers (switch/rt_mux.py): an unknown
+it serves.  As Thrift's C++ server answers (switch/thrift/mux.py): an unknown
 method is an EXCEPTION reply (UNKNOWN_METHOD) and the connection carries
 on; an unknown service a PROTOCOL_ERROR, then the connection ends; a
 message that cannot be decoded ends its connection with one log line; past
@@ -25,7 +25,7 @@ from hostile_switch import SwitchProcess, stop_verdict, watched
 NAME = "Thrift"
 CALL, REPLY, EXCEPTION, ONEWAY = 1, 2, 3, 4
 UNKNOWN, UNKNOWN_METHOD, PROTOCOL_ERROR = 0, 1, 7
-LIMIT = 64  # the server's connection limit (switch/rt_server.py MAX_CONNECTIONS)
+LIMIT = 64  # the server's connection limit (switch/thrift/server.py MAX_CONNECTIONS)
 HANG_S = 3.0  # a connection our side has ended, still held this long: the server hangs on it
 
 

@@ -145,10 +145,6 @@ class VirtualSwitch:
     device: Any = None
     server: Any = None
     sw: Any = None  # p4scope.control.Switch
-    setup_switch: Optional[Callable[[Any], None]] = None
-    """Called with the controller's Switch (p4scope.control.Switch) after
-    the switch is configured, at start and after every reset: extra table
-    entries an experiment needs (an ACL, say) on top of the forwarding."""
     _flows: list[Flow] = field(default_factory=list)
     _telemetry: dict[int, TelemetryConfig] = field(default_factory=dict)
 
@@ -164,8 +160,8 @@ class VirtualSwitch:
     def start(self) -> None:
         from p4scope.control import Switch
         from p4scope.switch.device import Device, DeviceOptions
-        from p4scope.switch.pipeline import default_engine_factory
-        from p4scope.switch.server import make_server
+        from p4scope.switch.engine import default_engine_factory
+        from p4scope.switch.p4runtime.server import make_server
 
         def factory(json_text, opts):
             eng = default_engine_factory(json_text, opts)
@@ -228,8 +224,6 @@ class VirtualSwitch:
             self._write_forwarding()
         for eg, cfg in self._telemetry.items():
             self._write_telemetry(eg, cfg)
-        if self.setup_switch is not None:
-            self.setup_switch(self.sw)
 
     def _write_forwarding(self) -> None:
         smac = self.sw.table("smac")

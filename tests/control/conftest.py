@@ -17,7 +17,7 @@ pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built
 
 from p4scope.control import Pipeline, Switch  # noqa: E402
 from p4scope.switch.device import Device, DeviceOptions  # noqa: E402
-from p4scope.switch.server import make_server  # noqa: E402
+from p4scope.switch.p4runtime.server import make_server  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 CPU_PORT = 255

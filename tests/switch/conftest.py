@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 from p4scope.switch.device import Device, DeviceOptions  # noqa: E402
-from p4scope.switch.schema import P4Schema  # noqa: E402
-from p4scope.switch.server import make_server  # noqa: E402
+from p4scope.switch.p4runtime.schema import P4Schema  # noqa: E402
+from p4scope.switch.p4runtime.server import make_server  # noqa: E402
 
 import sw_program as program  # noqa: E402
 from sw_client import Client  # noqa: E402

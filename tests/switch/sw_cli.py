@@ -7,12 +7,12 @@ import io
 
 import pytest
 
-from p4scope.switch.cli_client import connect
-from p4scope.switch.cli_program import load_program
-from p4scope.switch.cli_shell import SwitchShell
+from p4scope.control.switch_cli.client import connect
+from p4scope.control.switch_cli.program import load_program
+from p4scope.control.switch_cli.shell import SwitchShell
 from p4scope.switch.device import Device, DeviceOptions
-from p4scope.switch.rt_handler import PortsView, RuntimeApi
-from p4scope.switch.rt_server import RuntimeServer
+from p4scope.switch.thrift.handler import PortsView, RuntimeApi
+from p4scope.switch.thrift.server import RuntimeServer
 
 import sw_program as program
 

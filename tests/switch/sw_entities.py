@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from finsy.proto import p4r
 
-from p4scope.switch.schema import P4Schema
+from p4scope.switch.p4runtime.schema import P4Schema
 
 
 def enc(v: int, nbytes: int | None = None) -> bytes:

@@ -13,10 +13,12 @@ import pytest
 from finsy.proto import p4r
 
 import sw_program as program
-from p4scope.switch.rt_handler import RuntimeApi
-from p4scope.switch.rt_server import RuntimeServer
+from p4scope.switch.thrift.handler import RuntimeApi
+from p4scope.switch.thrift.server import RuntimeServer
 from sw_cli import rt, rt_p4rt  # noqa: F401  (fixtures)
 from sw_entities import eth
+
+CLI_MODULE = "p4scope.control.switch_cli.main"  # the `p4scope switch-cli` command
 
 MAC1 = "00:00:00:00:00:01"
 
@@ -155,9 +157,8 @@ def test_piped_commands_file(rt, tmp_path):
                     "register_write scratch 0 42\nregister_read scratch 0\n")
     env = dict(os.environ)
     with open(cmds) as stdin:
-        p = subprocess.run([sys.executable, "-m", "p4scope.switch.cli_main", "--thrift-port",
-                            str(rt.port)], stdin=stdin, capture_output=True, text=True,
-                           timeout=60, env=env)
+        p = subprocess.run([sys.executable, "-m", CLI_MODULE, "--thrift-port", str(rt.port)],
+                           stdin=stdin, capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("Obtaining JSON from switch...\nDone\n")
     assert p.stdout.count("Entry has been added with handle") == 2
@@ -165,7 +166,7 @@ def test_piped_commands_file(rt, tmp_path):
     assert "scratch[0]= 42" in p.stdout
     assert rt.inject(1, eth(1)) == [(3, eth(1))]
     # the same file as an argument, failing on the bad command
-    p = subprocess.run([sys.executable, "-m", "p4scope.switch.cli_main", "--thrift-port",
+    p = subprocess.run([sys.executable, "-m", CLI_MODULE, "--thrift-port",
                         str(rt.port), "--fail-on-error", str(cmds)],
                        capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 1
@@ -173,7 +174,7 @@ def test_piped_commands_file(rt, tmp_path):
 
 
 def test_cli_without_a_switch_says_so():
-    from p4scope.switch.cli_main import main
+    from p4scope.control.switch_cli.main import main
     import io
     import contextlib
     buf = io.StringIO()
@@ -207,7 +208,7 @@ def test_daemon_serves_thrift_port(tmp_path):
             if "ready:" in line or not line:
                 break
         assert f"Thrift on 127.0.0.1:{port}" in line
-        p = subprocess.run([sys.executable, "-m", "p4scope.switch.cli_main", "--thrift-port",
+        p = subprocess.run([sys.executable, "-m", CLI_MODULE, "--thrift-port",
                             str(port)], input=f"table_add fwd forward {MAC1} => 3\n",
                            capture_output=True, text=True, timeout=60)
         assert "Entry has been added with handle 0" in p.stdout

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from finsy.proto import p4r
 
-from p4scope.switch.rtidl import bm
+from p4scope.switch.thrift.idl import bm
 from sw_cli import rt, rt_p4rt  # noqa: F401  (fixtures)
 from sw_client import update
 from sw_entities import eth, probe, table_entry

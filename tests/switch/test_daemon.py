@@ -362,7 +362,7 @@ def test_rate_limited_port_in_real_time(veths, tmp_path, schema, how):
     import json as _json
     import struct
 
-    from p4scope.switch.cli_client import connect
+    from p4scope.control.switch_cli.client import connect
     from p4scope.switch.daemon import Switch
     from p4scope.switch.options import parse_args
     from p4scope.switch.ports import rt_available

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from p4scope.switch.errors import P4RuntimeError
-from p4scope.switch.match import engine_key
-from p4scope.switch.schema import MatchFieldInfo
+from p4scope.switch.p4runtime.errors import P4RuntimeError
+from p4scope.switch.p4runtime.match import engine_key
+from p4scope.switch.p4runtime.schema import MatchFieldInfo
 
 OUT_OF_RANGE = 11
 

@@ -9,8 +9,8 @@ from finsy.proto import p4r
 
 import sw_program as program
 
-from p4scope.switch.errors import Code, P4RuntimeError
-from p4scope.switch.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, Pipeline
+from p4scope.switch.p4runtime.errors import Code, P4RuntimeError
+from p4scope.switch.p4runtime.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, Pipeline
 
 SPEC_KINDS = {f.name for f in p4r.Entity.DESCRIPTOR.oneofs_by_name["entity"].fields}
 
@@ -43,20 +43,24 @@ def test_wildcard_reads_reach_the_manager(pipe, kind):
     assert all(e.WhichOneof("entity") == kind for e in out)
 
 
-def test_entity_not_set_is_invalid_on_write_and_read(pipe):
-    for call in (lambda: pipe.write_one(p4r.Update.INSERT, p4r.Entity(), "updates[0]"),
-                 lambda: pipe.read_one(p4r.Entity(), p4r.ReadResponse().entities, "entities[0]")):
-        with pytest.raises(P4RuntimeError) as e:
-            call()
-        assert e.value.code == Code.INVALID_ARGUMENT and "entity: not set" in e.value.message
+def refusal(pipe, ent, where):
+    """The P4RuntimeError of writing (where "updates[0]") or reading ent."""
+    with pytest.raises(P4RuntimeError) as e:
+        if where.startswith("updates"):
+            pipe.write_one(p4r.Update.INSERT, ent, where)
+        else:
+            pipe.read_one(ent, p4r.ReadResponse().entities, where)
+    return e.value
 
 
-def test_extern_entries_are_unimplemented_on_write_and_read(pipe):
-    ent = p4r.Entity(extern_entry=p4r.ExternEntry(extern_id=1))
-    for where, call in (("updates[0]", lambda: pipe.write_one(p4r.Update.INSERT, ent, "updates[0]")),
-                        ("entities[0]", lambda: pipe.read_one(ent, p4r.ReadResponse().entities,
-                                                              "entities[0]"))):
-        with pytest.raises(P4RuntimeError) as e:
-            call()
-        assert e.value.code == Code.UNIMPLEMENTED
-        assert e.value.message.startswith(f"{where}.extern_entry: extern entries")
+@pytest.mark.parametrize("where", ["updates[0]", "entities[0]"])
+def test_entity_not_set_is_invalid_on_write_and_read(pipe, where):
+    err = refusal(pipe, p4r.Entity(), where)
+    assert err.code == Code.INVALID_ARGUMENT and err.message == f"{where}.entity: not set"
+
+
+@pytest.mark.parametrize("where", ["updates[0]", "entities[0]"])
+def test_extern_entries_are_unimplemented_on_write_and_read(pipe, where):
+    err = refusal(pipe, p4r.Entity(extern_entry=p4r.ExternEntry(extern_id=1)), where)
+    assert err.code == Code.UNIMPLEMENTED
+    assert err.message.startswith(f"{where}.extern_entry: extern entries")

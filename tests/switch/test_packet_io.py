@@ -10,9 +10,9 @@ from finsy.proto import p4r, rpc_code
 from sw_client import update
 from sw_entities import eth, table_entry
 
-from p4scope.switch.errors import P4RuntimeError
-from p4scope.switch.packetio import build_packet_out, pack_header, parse_packet_in
-from p4scope.switch.schema import PacketMetadataInfo, ParamInfo
+from p4scope.switch.p4runtime.errors import P4RuntimeError
+from p4scope.switch.p4runtime.packetio import build_packet_out, pack_header, parse_packet_in
+from p4scope.switch.p4runtime.schema import PacketMetadataInfo, ParamInfo
 
 
 def test_header_packing():

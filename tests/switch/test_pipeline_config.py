@@ -12,7 +12,7 @@ import sw_program as program
 from sw_client import SFP, update
 from sw_entities import table_entry
 
-from p4scope.switch.devconfig import decode_device_config, encode_legacy
+from p4scope.switch.p4runtime.devconfig import decode_device_config, encode_legacy
 
 GFP = p4r.GetForwardingPipelineConfigRequest
 

@@ -13,10 +13,10 @@ from finsy.proto import p4r
 import sw_program as program
 from sw_entities import action, table_entry
 
-from p4scope.switch.action_profiles import NATIVE_CALLS, _NativeProfiles
+from p4scope.switch.p4runtime.action_profiles import NATIVE_CALLS, _NativeProfiles
 from p4scope.switch.engine import EngineCaps
-from p4scope.switch.errors import P4RuntimeError
-from p4scope.switch.pipeline import Pipeline
+from p4scope.switch.p4runtime.errors import P4RuntimeError
+from p4scope.switch.p4runtime.pipeline import Pipeline
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
@@ -186,7 +186,7 @@ def test_one_shot_sets_are_cleaned_up(pipe, schema):
 
 def test_engine_refusing_indirect_entries_is_unimplemented():
     from p4scope.switch.engine import DataplaneEngine
-    from p4scope.switch.errors import Code
+    from p4scope.switch.p4runtime.errors import Code
 
     e = DataplaneEngine.__new__(DataplaneEngine)
     err = e._table_error(Exception("table 't' uses an action profile; entries of indirect "

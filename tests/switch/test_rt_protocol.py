@@ -12,8 +12,8 @@ from thriftpy2.protocol.exc import TProtocolException
 from thriftpy2.thrift import TType
 from thriftpy2.transport.memory import TMemoryBuffer
 
-from p4scope.switch.rt_protocol import CONTAINER_LIMIT, CheckedBinaryProtocol
-from p4scope.switch.rtidl import bm
+from p4scope.switch.thrift.protocol import CONTAINER_LIMIT, CheckedBinaryProtocol
+from p4scope.switch.thrift.idl import bm
 
 
 def encoded(obj) -> bytes:

@@ -16,9 +16,9 @@ from thriftpy2.thrift import TApplicationException, TMessageType
 from thriftpy2.transport import TSocket
 from thriftpy2.transport.buffered import TBufferedTransport
 
-from p4scope.switch.rt_handler import RuntimeApi
-from p4scope.switch.rt_server import RuntimeServer
-from p4scope.switch.rtidl import bm
+from p4scope.switch.thrift.handler import RuntimeApi
+from p4scope.switch.thrift.server import RuntimeServer
+from p4scope.switch.thrift.idl import bm
 from sw_cli import rt  # noqa: F401  (fixture)
 
 

@@ -18,15 +18,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
-from .rt_errors import RtError
-from .rt_externs import RtExterns
-from .rt_pre import RtPre
-from .rt_tables import MtEntry, RtTables
-from .rt_target import NoProgram, RuntimeTarget
-from .rtidl import bm
+from .errors import RtError
+from .externs import RtExterns
+from .idl import bm
+from .pre import RtPre
+from .tables import MtEntry, RtTables
+from .target import NoProgram, RuntimeTarget
 
 if TYPE_CHECKING:
-    from .device import Device
+    from ..device import Device
 
 log = logging.getLogger("p4scope.switch.runtime")
 
@@ -333,8 +333,8 @@ class StandardHandler:
     # configuration swap
     @api("swap")
     def bm_load_new_config(self, config_str):
-        from .engine import check_json
-        from .errors import P4RuntimeError
+        from ..engine import check_json
+        from ..p4runtime.errors import P4RuntimeError
         try:
             check_json(config_str)
         except P4RuntimeError as e:
@@ -458,7 +458,7 @@ class StandardHandler:
             return
         p = dev.pipeline
         if p is not None and p.engine is dev.dataplane:
-            from .pipeline import Pipeline
+            from ..p4runtime.pipeline import Pipeline
             new = Pipeline(p.p4info, p.json_text, device_config=p.device_config, cookie=p.cookie,
                            options=dev.engine_options, engine_factory=dev.engine_factory)
             dev._install(new)

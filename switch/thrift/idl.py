@@ -1,6 +1,6 @@
 """BMv2's run-time Thrift API as Python types (thriftpy2, no generated code).
 
-`bm()` loads switch/bmv2_runtime.thrift once and returns the module: its
+`bm()` loads bmv2_runtime.thrift (next to this file) once and returns the module: its
 services (`Standard`, `SimplePreLAG`, `SimplePre`, `SimpleSwitch`), structs,
 enums and exceptions. The multiplexed service names are BMv2's, so the real
 simple_switch_CLI and p4scope's own `switch-cli` reach the same handlers.

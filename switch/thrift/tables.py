@@ -1,6 +1,6 @@
 """Match tables through BMv2's run-time API, on the shared table shadow.
 
-Every write becomes a P4Runtime TableEntry applied by tables.TableManager,
+Every write becomes a P4Runtime TableEntry applied by p4runtime.tables.TableManager,
 so entries added here are what a P4Runtime Read returns and entries a
 controller wrote can be dumped, modified and deleted here. BMv2's rules are
 checked first, so errors carry BMv2's codes:
@@ -26,11 +26,11 @@ from typing import Optional, Sequence
 
 from finsy.proto import p4r
 
-from .codec import fixed, from_uint
-from .errors import P4RuntimeError, Code
-from .rt_errors import table_error
-from .rt_target import EngineState, RuntimeTarget
-from .tables import Entry, TableManager, TableState
+from ..p4runtime.codec import fixed, from_uint
+from ..p4runtime.errors import P4RuntimeError, Code
+from ..p4runtime.tables import Entry, TableManager, TableState
+from .errors import table_error
+from .target import EngineState, RuntimeTarget
 
 log = logging.getLogger("p4scope.switch.runtime")
 

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .json_p4info import field_widths, key_fields
+from ...switch.thrift.json_p4info import field_widths, key_fields
 
 
 @dataclass

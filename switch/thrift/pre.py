@@ -8,7 +8,7 @@ plus, for each of its LAGs, the member BMv2 picks (the lag hash is a
 constant 0xFF in BMv2: member (0xFF % size) of the LAG's ports).
 
 Groups and sessions a P4Runtime controller wrote live in the same engine
-(pre.PreManager); `mirroring_get` reports a P4Runtime clone session as PI
+(p4runtime.pre.PreManager); `mirroring_get` reports a P4Runtime clone session as PI
 installs it on BMv2 (multicast group 32768 + session).
 """
 
@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .rt_errors import RtError
-from .rt_target import EngineState, RuntimeTarget
+from .errors import RtError
+from .target import EngineState, RuntimeTarget
 
 MAX_MIRROR_SESSION = 32767
 MAX_LAGS = 256

@@ -1,7 +1,7 @@
 """Errors of BMv2's run-time API, independent of the Thrift layer.
 
 The run-time modules raise `RtError(kind, code)` with BMv2's error code
-name ("DUPLICATE_ENTRY"); rt_handler turns it into the Thrift exception of
+name ("DUPLICATE_ENTRY"); thrift.handler turns it into the Thrift exception of
 that kind (InvalidTableOperation, InvalidMcOperation, ...), which
 simple_switch_CLI prints as "Invalid table operation (DUPLICATE_ENTRY)".
 `detail` is p4scope's explanation, logged by the switch.

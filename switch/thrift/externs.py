@@ -15,9 +15,9 @@ from typing import Optional, Sequence
 
 from finsy.proto import p4r
 
-from .errors import P4RuntimeError
-from .rt_errors import RtError
-from .rt_target import EngineState, RuntimeTarget
+from ..p4runtime.errors import P4RuntimeError
+from .errors import RtError
+from .target import EngineState, RuntimeTarget
 
 
 def _i64(v: int) -> int:

@@ -11,7 +11,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from .rtidl import bm
+from ...switch.thrift.idl import bm
 
 
 class ConnectError(Exception):

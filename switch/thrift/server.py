@@ -2,7 +2,7 @@
 
 Wire format as BMv2's server speaks it: TCP, buffered transport, binary
 protocol, services multiplexed by name ("standard:bm_mt_add_entry"),
-answered as Thrift's C++ processors answer (rt_mux). One thread accepts,
+answered as Thrift's C++ processors answer (mux.py). One thread accepts,
 one thread serves each connection; calls are serialised by the device lock
 in the handlers. It listens on loopback unless the caller explicitly allows
 another address (BMv2 listens on every interface).
@@ -22,7 +22,7 @@ Hostile or broken peers (BMv2's TThreadedServer has no limits here):
 - a message that cannot be decoded ends its connection with one log line
   ("thrift: peer H:P: malformed message: reason"), never a traceback;
   that includes types the binary protocol does not define and container
-  sizes that cannot be real (rt_protocol), which are refused before any
+  sizes that cannot be real (protocol.py), which are refused before any
   element is read.
 """
 
@@ -34,11 +34,11 @@ import threading
 import time
 from typing import Optional
 
-from .options import is_loopback
-from .rt_handler import RuntimeApi
-from .rt_mux import MuxProcessor, Refused
-from .rt_protocol import CheckedBinaryProtocol
-from .rtidl import SERVICES, bm
+from ..options import is_loopback
+from .handler import RuntimeApi
+from .idl import SERVICES, bm
+from .mux import MuxProcessor, Refused
+from .protocol import CheckedBinaryProtocol
 
 log = logging.getLogger("p4scope.switch.runtime")
 

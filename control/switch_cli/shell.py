@@ -16,11 +16,11 @@ import functools
 import json
 import sys
 
-from .cli_client import Clients
-from .cli_program import CliProgram, CliTable, load_program
-from .cli_values import (InputError, MatchKeyError, RuntimeDataError, byte_str, hexstr,
-                         parse_action_data, parse_match_key)
-from .rtidl import bm
+from ...switch.thrift.idl import bm
+from .client import Clients
+from .program import CliProgram, CliTable, load_program
+from .values import (InputError, MatchKeyError, RuntimeDataError, byte_str, hexstr,
+                     parse_action_data, parse_match_key)
 
 _LABELS = {
     "InvalidTableOperation": ("Invalid table operation", "TableOperationErrorCode"),

@@ -38,9 +38,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parser().parse_args(argv)
-    from .cli_client import ConnectError, connect
-    from .cli_program import load_program
-    from .cli_shell import SwitchShell
+    from .client import ConnectError, connect
+    from .program import load_program
+    from .shell import SwitchShell
     out = sys.stdout
     try:
         clients = connect(args.thrift_ip, args.thrift_port)

@@ -16,10 +16,10 @@ from typing import Callable, Optional
 
 from finsy.proto import p4i, p4r
 
+from ..engine import EngineAdapter, EngineFactory, EngineOptions, default_engine_factory
 from .action_profiles import ActionProfileManager
 from .bmv2json import parse_program
 from .digests import DigestManager
-from .engine import DataplaneEngine, EngineAdapter
 from .errors import invalid, unimplemented
 from .externs import ExternManager
 from .idle import IdleTimeout
@@ -28,20 +28,6 @@ from .schema import P4Schema
 from .tables import TableManager
 from .translate import Translation
 from .valuesets import ValueSetManager
-
-
-@dataclass(frozen=True, slots=True)
-class EngineOptions:
-    drop_port: int = 511
-    priority_queues: int = 1
-    seed: int = 0
-
-
-EngineFactory = Callable[[str, EngineOptions], EngineAdapter]
-
-
-def default_engine_factory(json_text: str, opts: EngineOptions) -> EngineAdapter:
-    return DataplaneEngine(json_text, opts.drop_port, opts.priority_queues, opts.seed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from typing import Optional
 import grpc
 from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
 
-from .device import Device
+from ..device import Device
 from .errors import P4RuntimeError
 
 log = logging.getLogger("p4scope.switch")

@@ -3,7 +3,7 @@
 BMv2's run-time API (simple_switch_CLI) works from the JSON: a switch
 started with `program.json` and no P4Runtime controller is configured by
 table names, not P4Info ids. p4scope keeps a single table shadow for both
-APIs (tables.TableManager, written with P4Runtime entities), so when no
+APIs (p4runtime.tables.TableManager, written with P4Runtime entities), so when no
 P4Info was given this module writes one that describes the JSON exactly:
 one table, action, counter, meter, register and action profile per JSON
 object, keys and parameters in JSON order with their widths. Ids are
@@ -17,8 +17,8 @@ from typing import Any
 
 from finsy.proto import p4i
 
-from .schema import (ACTION, ACTION_PROFILE, COUNTER, DIRECT_COUNTER, DIRECT_METER, METER,
-                     REGISTER, TABLE, VALUE_SET)
+from ..p4runtime.schema import (ACTION, ACTION_PROFILE, COUNTER, DIRECT_COUNTER, DIRECT_METER,
+                                METER, REGISTER, TABLE, VALUE_SET)
 
 _MATCH = {"exact": p4i.MatchField.EXACT, "valid": p4i.MatchField.EXACT,
           "lpm": p4i.MatchField.LPM, "ternary": p4i.MatchField.TERNARY,

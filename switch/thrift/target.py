@@ -1,7 +1,7 @@
 """What BMv2's run-time API acts on: the device's engine and its state.
 
 On BMv2 the Thrift API and P4Runtime (PI) write the same tables. p4scope
-keeps one table shadow per engine (tables.TableManager inside a
+keeps one table shadow per engine (p4runtime.tables.TableManager inside a
 `Pipeline`), so the run-time API finds it here:
 
 * a P4Runtime pipeline is committed and forwards: its Pipeline, shared
@@ -24,11 +24,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from ..p4runtime.pipeline import Pipeline
 from .json_p4info import p4info_from_json
-from .pipeline import Pipeline
 
 if TYPE_CHECKING:
-    from .device import Device
+    from ..device import Device
 
 
 @dataclass
