@@ -145,6 +145,10 @@ class VirtualSwitch:
     device: Any = None
     server: Any = None
     sw: Any = None  # p4scope.control.Switch
+    setup_switch: Optional[Callable[[Any], None]] = None
+    """Called with the controller's Switch (p4scope.control.Switch) after
+    the switch is configured, at start and after every reset: extra table
+    entries an experiment needs (an ACL, say) on top of the forwarding."""
     _flows: list[Flow] = field(default_factory=list)
     _telemetry: dict[int, TelemetryConfig] = field(default_factory=dict)
 
@@ -224,6 +228,8 @@ class VirtualSwitch:
             self._write_forwarding()
         for eg, cfg in self._telemetry.items():
             self._write_telemetry(eg, cfg)
+        if self.setup_switch is not None:
+            self.setup_switch(self.sw)
 
     def _write_forwarding(self) -> None:
         smac = self.sw.table("smac")
