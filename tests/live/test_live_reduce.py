@@ -112,3 +112,28 @@ def test_the_case_in_flight_keeps_its_peak_as_columns_widen():
     assert d["virtual_ns"] == 5000 and d["congested"] == 31
     assert max(d["queues"][0]["v"]) == 200  # the drop record (kind 2) left out
     assert sorted(s["ingress"] for s in d["ingress"]) == [1, 2]
+
+
+def test_replay_reads_a_killed_runs_parts_and_runs_without_queue_tables(tmp_path):
+    from p4scope.experiments import rundir as rd
+    from p4scope.experiments.live.model import from_run_dir
+
+    run = rd.RunDir.create(tmp_path, "g", run_id="killed")
+    run.start({"experiment": "microburst", "cases": {"planned": 3, "done": 0}})
+    for k in _tables("a"):
+        run.add_part(k, _tables("a")[k])
+    run.add_part("cases", pd.DataFrame([{"case_id": "a", "label": "case a", "status": "complete",
+                                         "wall_s": 0.5}]))
+    m = from_run_dir(run.path)  # never consolidated: SIGKILL left parts/
+    st = m.status()
+    assert (st["mode"], st["state"], st["planned"], st["done"]) == ("replay", "partial", 3, 1)
+    assert st["totals"]["peak_truth"] == 901.0 and m.case("a").series()["queues"]
+    bare = rd.RunDir.create(tmp_path, "g", run_id="rfc")  # a run with no queue tables at all
+    bare.start({"experiment": "rfc2544"})
+    bare.add_part("cases", pd.DataFrame([{"case_id": "x", "label": "x", "status": "complete",
+                                          "wall_s": 1.0}]))
+    bare.finish(True)
+    m = from_run_dir(bare.path)
+    s = m.case("x").series(px=50)
+    assert m.status()["state"] == "complete" and s["queues"] == [] and s["ingress"] == []
+    assert m.status()["totals"]["peak_truth"] is None  # shown as –, not as 0
