@@ -1,7 +1,9 @@
 // The p4lang tutorials' ecn exercise, reduced: port 1 <-> port 2, egress
 // marks CE on ECN-capable IPv4 packets enqueued behind ECN_THRESHOLD
-// packets, and stamps the enq_qdepth it saw into ipv4.identification (as
-// the mri exercise records it); counters of the UDP packets in and out.
+// packets, and stamps the enq_qdepth it saw into ipv4.identification and
+// the deq_qdepth (what is left behind, 0..63 in a 64-packet queue) into
+// ipv4.diffserv, as the mri exercise records queue depths; counters of the
+// UDP packets in and out.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -47,6 +49,7 @@ control MyEgress(inout headers hdr, inout metadata meta,
         if (hdr.ipv4.isValid() && hdr.ipv4.protocol == 17) {
             udp_out.count(0);
             hdr.ipv4.identification = (bit<16>) standard_metadata.enq_qdepth;
+            hdr.ipv4.diffserv = (bit<6>) standard_metadata.deq_qdepth;
             if (hdr.ipv4.ecn == 1 || hdr.ipv4.ecn == 2) {
                 if (standard_metadata.enq_qdepth >= ECN_THRESHOLD) { hdr.ipv4.ecn = 3; }
             }

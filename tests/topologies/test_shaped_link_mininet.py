@@ -43,7 +43,7 @@ SENDER = textwrap.dedent("""
             time.sleep(0.001)
 """)
 
-# the UDP frames that arrive: (sequence, ECN bits, the stamped enq_qdepth)
+# the UDP frames that arrive: (sequence, ECN bits, stamped enq_qdepth and deq_qdepth)
 RECEIVER = textwrap.dedent("""
     import json, socket, sys
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
@@ -59,7 +59,8 @@ RECEIVER = textwrap.dedent("""
             break
         s.settimeout(2)
         if f[23] == 17 and f[36:38] == (5001).to_bytes(2, "big"):
-            got.append((int.from_bytes(f[42:46], "big"), f[15] & 3, int.from_bytes(f[18:20], "big")))
+            got.append((int.from_bytes(f[42:46], "big"), f[15] & 3, int.from_bytes(f[18:20], "big"),
+                        f[15] >> 2))
     print(json.dumps(got), flush=True)
 """)
 
@@ -77,7 +78,8 @@ def test_a_shaped_link_fills_the_switch_queue_marks_ecn_and_drops_nothing_silent
     """h1 -> s1 -> h2 with the s1-h2 link shaped to 512 kbit/s (htb, as
     Mininet's TCLink in the tutorials): a burst of 400 ECT(1) frames
     backs up into the switch's 64-packet queue. The program sees it rising
-    (enq_qdepth, stamped in each packet), marks CE at 10 and more, and
+    (enq_qdepth and deq_qdepth, stamped in each packet), marks CE at 10
+    and more, and
     the frames the queue could not hold are the switch's drops (packets
     into ingress - packets out of egress), none lost elsewhere."""
     out = tmp_path / "ecn.json"
@@ -107,6 +109,7 @@ def test_a_shaped_link_fills_the_switch_queue_marks_ecn_and_drops_nothing_silent
     assert seqs == sorted(seqs), "in order"
     depth = [g[2] for g in got]
     assert max(depth) >= 60, "the switch's queue filled (64 packets)"
+    assert max(g[3] for g in got) >= 50, "and packets left it behind a long queue (mri's qdepth)"
     marked = [g for g in got if g[1] == 3]
     assert marked and all(g[2] >= 10 for g in marked), "CE at enq_qdepth >= 10"
     assert all(g[1] == 1 for g in got if g[2] < 10), "below the threshold: left ECT(1)"
