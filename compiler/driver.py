@@ -1,12 +1,14 @@
-"""The compiler's pipeline: one function per stage, run in order."""
+"""The compiler's entry points: run the pass list (passlist.PASSES) over one
+program and hand back what the backends made."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .diagnostics import Diagnostics
+from .passes import Compilation, Pass
 
 
 @dataclass
@@ -17,6 +19,8 @@ class CompileResult:
 
 
 BACKENDS = ("p4info", "bmv2")
+
+Observer = Callable[[Pass, Compilation], None]
 
 
 def compile_file(
@@ -39,45 +43,39 @@ def compile_text(
     include_dirs: list[str] | tuple[str, ...] = (),
     defines: dict[str, str] | None = None,
     backends: tuple[str, ...] = BACKENDS,
+    observer: Optional[Observer] = None,
 ) -> CompileResult:
-    from .frontend import run_frontend
-    from .preprocess import preprocess
-    from .parser import parse
-
-    diags = Diagnostics()
-    source = preprocess(text, filename, list(include_dirs), defines or {}, diags)
-    diags.check()
-    program = parse(source, diags, filename)
-    diags.check()
-    ir = run_frontend(program, diags)
-    diags.check()
-    result = CompileResult(diagnostics=diags)
-    if "p4info" in backends:
-        from .p4info import build_p4info
-
-        result.p4info = build_p4info(ir, diags)
-        diags.check()
-    if "bmv2" in backends:
-        from .bmv2 import build_bmv2_json
-
-        result.bmv2_json = build_bmv2_json(ir, diags)
-        diags.check()
-    return result
+    """Compile one program given as text.  `observer(pass, compilation)` is
+    called after each pass that ran without errors (--dump-after)."""
+    c = _run(text, filename, include_dirs, defines, backends, observer, until=None)
+    return CompileResult(bmv2_json=c.bmv2_json, p4info=c.p4info, diagnostics=c.diags)
 
 
 def frontend_text(text: str, filename: str = "<string>",
                   include_dirs: list[str] | tuple[str, ...] = (),
                   defines: dict[str, str] | None = None):
     """Preprocess, parse and run the front end only (for tools and tests)."""
-    from .frontend import run_frontend
-    from .preprocess import preprocess
-    from .parser import parse
+    return _run(text, filename, include_dirs, defines, (), None, until="frontend").ir
 
-    diags = Diagnostics()
-    source = preprocess(text, filename, list(include_dirs), defines or {}, diags)
-    diags.check()
-    program = parse(source, diags, filename)
-    diags.check()
-    ir = run_frontend(program, diags)
-    ir.checker.diags = diags
-    return ir
+
+def pass_names() -> list[str]:
+    """Every pass and sub-pass name, in running order."""
+    from .passlist import PASSES
+
+    return PASSES.names()
+
+
+def pass_listing() -> str:
+    """The pass list as `p4scope compile --list-passes` prints it."""
+    from .passlist import PASSES
+
+    return PASSES.listing()
+
+
+def _run(text, filename, include_dirs, defines, backends, observer, until) -> Compilation:
+    from .passlist import PASSES
+
+    c = Compilation(Diagnostics(), text=text, filename=filename,
+                    include_dirs=tuple(include_dirs), defines=defines or {},
+                    backends=tuple(backends), observer=observer)
+    return PASSES.run(c, until=until)

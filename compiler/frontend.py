@@ -57,21 +57,15 @@ class ProgramIR:
     global_instances: list[ast.Instantiation] = field(default_factory=list)
 
 
-def run_frontend(program: ast.Program, diags: Diagnostics) -> ProgramIR:
-    from .programchecks import check_program, v1model_version
+def run_frontend(program: ast.Program, diags: Diagnostics, observer=None) -> ProgramIR:
+    """Run the front end's passes (passlist.FRONTEND) over a parsed program.
 
-    v1model_version(program, diags)
-    checker = Checker(program, diags)
-    body = BodyChecker(checker)
-    for d in program.decls:
-        body.check_toplevel(d)
-    diags.check()
-    ir = ProgramIR(program, checker)
-    Elaborator(ir, body, diags).run()
-    diags.check()
-    check_program(ir, diags)
-    diags.check()
-    return ir
+    `observer(pass, compilation)` is called after each pass (--dump-after)."""
+    from .passes import Compilation
+    from .passlist import FRONTEND
+
+    c = FRONTEND.run(Compilation(diags, program=program, observer=observer))
+    return c.ir
 
 
 class BodyChecker:

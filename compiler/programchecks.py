@@ -148,8 +148,3 @@ def action_control_plane_names(ir: ProgramIR, diags: Diagnostics) -> None:
         elif isinstance(d, ast.ControlDecl) and id(d) in tops:
             names.control(tops[id(d)], "")
 
-
-def check_program(ir: ProgramIR, diags: Diagnostics) -> None:
-    """The checks that need the elaborated program, in p4c's pass order."""
-    parsers_terminate(ir, diags)
-    action_control_plane_names(ir, diags)

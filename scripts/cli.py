@@ -33,6 +33,14 @@ def _root(
     pass
 
 
+def _list_passes(value: bool) -> None:
+    if value:
+        from .compiler.driver import pass_listing
+
+        typer.echo(pass_listing(), nl=False)
+        raise typer.Exit()
+
+
 @app.command("compile", context_settings={"allow_interspersed_args": True})
 def compile_cmd(
     program: Path = typer.Argument(..., help="P4-16 source file."),
@@ -50,12 +58,20 @@ def compile_cmd(
     std: Optional[str] = typer.Option(None, "--std", help="Accepted for p4c compatibility: must be p4-16."),
     target: Optional[str] = typer.Option(None, "--target", help="Accepted for p4c compatibility: bmv2."),
     arch: Optional[str] = typer.Option(None, "--arch", help="Accepted for p4c compatibility: v1model."),
+    dump_after: List[str] = typer.Option(
+        [], "--dump-after", metavar="PASS[,PASS...]",
+        help="Print what PASS made to standard output once it has run (as p4c's --top4): "
+             "source text, syntax tree (with types after 'check'), block tree, P4Info or "
+             "JSON. Repeatable; with several passes each dump is headed '==> PASS <=='."),
+    list_passes: bool = typer.Option(
+        False, "--list-passes", callback=_list_passes, is_eager=True,
+        help="Print the compiler's passes in the order they run, and exit."),
 ) -> None:
     """Compile a P4-16 v1model program to BMv2 JSON and P4Info."""
     from .commands.compile import run_compile
 
     code = run_compile(program, output, p4info, p4runtime_format, include, define,
-                       p4v=p4v, std=std, target=target, arch=arch)
+                       p4v=p4v, std=std, target=target, arch=arch, dump_after=dump_after)
     raise typer.Exit(code)
 
 

@@ -67,12 +67,51 @@ def _outputs(program: Path, output: "str | Path | None", p4info: Optional[Path])
     return out
 
 
+def _dump_passes(names: list[str]) -> tuple[list[str], Optional[str]]:
+    """The pass names --dump-after gives (comma-separated or repeated), or
+    the problem with one of them."""
+    from p4scope.compiler.driver import pass_names
+
+    known = pass_names()
+    wanted = [n.strip() for arg in names for n in arg.split(",") if n.strip()]
+    for n in wanted:
+        if n not in known:
+            return [], f"--dump-after {n}: no such pass (see --list-passes: {', '.join(known)})"
+    return wanted, None
+
+
+def _dump_observer(wanted: list[str]):
+    """Prints each wanted pass's dump to stdout as the pass finishes."""
+    if not wanted:
+        return None
+
+    def observe(p, compilation) -> None:
+        if p.name not in wanted or closed:
+            return
+        try:
+            if len(wanted) > 1:
+                sys.stdout.write(f"==> {p.name} <==\n")
+            sys.stdout.write(p.dump(compilation))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop dumping, still compile;
+            # point stdout at the null device so exit does not fail to flush.
+            closed.append(True)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+
+    closed: list[bool] = []
+    return observe
+
+
 def run_compile(program: Path, output, p4info, p4runtime_format, include, define,
-                *, p4v=None, std=None, target=None, arch=None) -> int:
+                *, p4v=None, std=None, target=None, arch=None, dump_after=()) -> int:
     from p4scope.compiler import CompileError, compile_text
     from p4scope.compiler.p4info_io import write_p4info
 
-    problem = _check_compat(p4v, std, target, arch) or _check_p4info_options(
+    wanted, bad_pass = _dump_passes(list(dump_after))
+    problem = bad_pass or _check_compat(p4v, std, target, arch) or _check_p4info_options(
         p4info, p4runtime_format)
     if problem:
         eprint(f"p4scope compile: error: {problem}")
@@ -85,7 +124,7 @@ def run_compile(program: Path, output, p4info, p4runtime_format, include, define
         return 2 if e.usage else 1
     try:
         result = compile_text(source, str(program), [str(i) for i in include],
-                              _parse_defines(define))
+                              _parse_defines(define), observer=_dump_observer(wanted))
     except CompileError as e:
         eprint(e.render())
         return 1
