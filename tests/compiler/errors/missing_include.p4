@@ -1,0 +1,2 @@
+// preprocess: an #include that no include folder has
+#include "nowhere.p4"
