@@ -46,7 +46,7 @@ def compile_text(
     observer: Optional[Observer] = None,
 ) -> CompileResult:
     """Compile one program given as text.  `observer(pass, compilation)` is
-    called after each pass that ran without errors (--dump-after)."""
+    called after each pass that did not stop the run (--dump-after)."""
     c = _run(text, filename, include_dirs, defines, backends, observer, until=None)
     return CompileResult(bmv2_json=c.bmv2_json, p4info=c.p4info, diagnostics=c.diags)
 

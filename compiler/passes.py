@@ -36,7 +36,7 @@ class Compilation:
     ir: Any = None                   # elaborate: frontend.ProgramIR
     p4info: Any = None               # p4info: p4.config.v1.P4Info
     bmv2_json: Optional[dict[str, Any]] = None
-    # Called after each pass that ran without errors (--dump-after).
+    # Called after each pass that did not stop the run (--dump-after).
     observer: Optional[Callable[["Pass", "Compilation"], None]] = None
 
 
