@@ -73,7 +73,7 @@ class BodyChecker:
 
     def __init__(self, checker: Checker):
         self.c = checker
-        self.block_scopes: dict[int, Scope] = {}
+        self.block_scopes: dict[int, Scope] = {}   # by the declaration's nid (typemap.py)
 
     def err(self, kind: ErrorKind, node: ast.Node, msg: str) -> None:
         self.c.err(kind, node, msg)
@@ -129,7 +129,7 @@ class BodyChecker:
         return scope
 
     def control_scope(self, d: ast.ControlDecl, args: dict[str, Any] | None = None) -> Scope:
-        key = id(d)
+        key = d.nid
         if key in self.block_scopes and args is None:
             return self.block_scopes[key]
         scope = self._open_block(d, args)
@@ -308,7 +308,7 @@ class BodyChecker:
     # ---------------------------------------------------------------- parsers
 
     def parser_scope(self, d: ast.ParserDecl, args: dict[str, Any] | None = None) -> Scope:
-        key = id(d)
+        key = d.nid
         if key in self.block_scopes and args is None:
             return self.block_scopes[key]
         c = self.c

@@ -36,3 +36,14 @@ def test_a_new_node_has_no_type_until_a_pass_gives_it_one():
     assert ir.checker.type_of(fresh) == T.Bits(24)
     ir.checker.expr_types.forget(fresh)
     assert isinstance(ir.checker.type_of(fresh), T.Unknown)
+
+
+def test_a_rewritten_control_keeps_its_checked_scope():
+    from p4scope.compiler.frontend import BodyChecker
+
+    ir = frontend(body="m.x = 1;")
+    control = next(d for d in ir.program.decls if isinstance(d, ast.ControlDecl) and d.name == "I")
+    body = BodyChecker(ir.checker)
+    scope = body.control_scope(control)
+    assert body.control_scope(dataclasses.replace(control)) is scope
+    assert scope.lookup("m") is not None
