@@ -17,6 +17,7 @@ cases, series, the case in flight).
 from __future__ import annotations
 
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,13 +58,19 @@ def _page(drv, url: str, done: threading.Event, out: dict) -> None:
     out.update(drv.execute_script("return window.p4scopeLive || null") or {})
 
 
-def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
+def _cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _one(mode: str, root: Path) -> tuple[float, float, Optional[float], int]:
     args = [sys.executable, "-m", "p4scope.cli", *RUN, "--results", str(root)]
     if mode == "jobs1":
         args += ["--jobs", "1"]
     elif mode != "off":
         args.append("--live")
     drv = _browser(root / "profile") if mode == "page" else None
+    cpu0 = _cpu_children()
     t0 = time.perf_counter()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     done, stats, th, err = threading.Event(), {}, None, []
@@ -77,6 +84,7 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
                 th.start()
         rc = p.wait()
         wall = time.perf_counter() - t0
+        cpu = _cpu_children() - cpu0  # the run's CPU seconds (workers too; not the browser's)
         done.set()
         if th is not None:
             th.join(timeout=60)
@@ -91,7 +99,7 @@ def _one(mode: str, root: Path) -> tuple[float, Optional[float], int]:
     rate = None
     if stats.get("updates", 0) > 1 and stats.get("last", 0) > stats.get("first", 0):
         rate = (stats["updates"] - 1) / ((stats["last"] - stats["first"]) / 1000)
-    return wall, rate, int(stats.get("updates", 0))
+    return wall, cpu, rate, int(stats.get("updates", 0))
 
 
 def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns."),
@@ -107,23 +115,27 @@ def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns.
             typer.echo("p4scope bench live: error: --only: off, jobs1, live or page", err=True)
             raise typer.Exit(2)
     walls: dict[str, list[float]] = {m: [] for m in modes}
+    cpus: dict[str, list[float]] = {m: [] for m in modes}
     rates: list[float] = []
     for r in range(repeats):
         for m in modes:
             with tempfile.TemporaryDirectory(prefix="p4scope-bench-live-") as d:
-                wall, rate, n = _one(m, Path(d))
+                wall, cpu, rate, n = _one(m, Path(d))
             walls[m].append(wall)
+            cpus[m].append(cpu)
             extra = f", {n} page updates, {rate:.1f}/s" if rate is not None else ""
-            typer.echo(f"[{r + 1}/{repeats}] {m:<5} {wall:6.1f} s{extra}")
+            typer.echo(f"[{r + 1}/{repeats}] {m:<5} {wall:6.1f} s wall, {cpu:6.1f} s CPU{extra}")
             if rate is not None:
                 rates.append(rate)
     names = {"off": "without --live", "jobs1": "without --live, --jobs 1",
              "live": "--live, no page open",
              "page": "--live, page open in Chromium"}
-    typer.echo("\nwall time of `p4scope run microburst --quick --profiles fair` (median):")
+    typer.echo("\n`p4scope run microburst --quick --profiles fair`, median wall time, "
+               "median CPU time of the run's processes:")
     for m in modes:
-        typer.echo(f"  {names[m]:<32} {statistics.median(walls[m]):6.1f} s   "
-                   f"({', '.join(f'{w:.1f}' for w in walls[m])})")
+        typer.echo(f"  {names[m]:<32} {statistics.median(walls[m]):6.1f} s "
+                   f"({', '.join(f'{w:.1f}' for w in walls[m])}), CPU "
+                   f"{statistics.median(cpus[m]):6.1f} s")
     if rates:
         typer.echo(f"page updates per second while the run went: median {statistics.median(rates):.1f} "
                    f"({', '.join(f'{x:.1f}' for x in rates)})")

@@ -8,7 +8,7 @@ thread of its own) on loopback.
                              cases measured since the last one), `series`
                              (the newest case's series, reduced), `inflight`
                              (the case being measured, as far as virtual
-                             time got; at most 2.5 a second), `status`
+                             time got; at most 2 a second), `status`
                              (progress, clocks, totals; on every change, and
                              every 100 ms while a run goes), `end`
     GET /api/status, /api/cases, /api/series?case=ID&t0=&t1=&px=
@@ -40,7 +40,7 @@ from .model import RunModel
 ASSETS = Path(__file__).with_name("assets")
 HOST = "127.0.0.1"
 HEARTBEAT_S = 0.1  # a status at least this often while a run goes
-INFLIGHT_S = 0.4  # the case in flight at most this often (redrawing it is what costs a page)
+INFLIGHT_S = 0.5  # the case in flight at most this often (redrawing it is what costs a page)
 TICK_S = 0.08  # how often a stream looks for news (at most 12.5 statuses a second)
 SECURITY = {
     "X-Content-Type-Options": "nosniff",

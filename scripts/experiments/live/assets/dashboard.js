@@ -203,7 +203,12 @@ function renderInflight() {
   $("virtual-clock").textContent = `${fmtTime(d.virtual_ns)} (case in flight)`;
   renderBursts(null, null);
   $("bursts-note").textContent = "(measuring: the bursts show when the case is stored)";
-  drawPlots(d, { label: `measuring ${d.label}`, peak_unit: "bytes", bursts: [] }, null, "inflight");
+  // the shares move slowly: redrawn once a second (drawing is what a page costs a run)
+  const now = performance.now();
+  const shares = !S.sharesAt || now - S.sharesAt > 1000 || S.sharesOf !== d.id;
+  if (shares) { S.sharesAt = now; S.sharesOf = d.id; }
+  drawPlots(d, { label: `measuring ${d.label}`, peak_unit: "bytes", bursts: [] }, null, "inflight",
+            !shares);
 }
 
 function renderCase() {
@@ -219,7 +224,7 @@ function renderCase() {
   drawPlots(data, c, S.cursor === null ? null : S.cursor, S.selected + (S.zoom ? ":z" : ""));
 }
 
-function drawPlots(data, c, until, revision) {
+function drawPlots(data, c, until, revision, occupancyOnly) {
   const unit = c.peak_unit;
   const occ = [];
   data.reports.forEach((r, i) => {     // under the ground truth, which they should match
@@ -258,6 +263,7 @@ function drawPlots(data, c, until, revision) {
              gridcolor: "#eceff3" },
     shapes, uirevision: revision,
   }, { displaylogo: false, responsive: true });
+  if (occupancyOnly) return;
   const ing = data.ingress.map((s, i) => {
     const [t, v] = clip(s.t, s.v, until);
     return { x: t.map((x) => x / 1000), y: v, type: "scatter", mode: "lines", stackgroup: "in",
