@@ -8,6 +8,7 @@ is printed one instance a line with its control-plane name.
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from . import ast
@@ -18,8 +19,24 @@ _SKIPPED = ("pos", "nid")
 
 
 def dump_tree(node: ast.Node, types: Optional[TypeMap] = None) -> str:
+    """The tree under `node`.  For a whole program, the declarations of the
+    bundled core.p4 and v1model.p4 are shown as one `#include <...>` line
+    each, as p4c's ToP4 prints system files."""
+    from .preprocess import BUNDLED_INCLUDE_DIR
+
     lines: list[str] = []
-    _node_lines(node, "", 0, types, lines)
+    if isinstance(node, ast.Program):
+        lines.append("Program")
+        shown: set[str] = set()
+        for i, d in enumerate(node.decls):
+            if d.pos.file.startswith(BUNDLED_INCLUDE_DIR + os.sep):
+                if d.pos.file not in shown:
+                    shown.add(d.pos.file)
+                    lines.append(f"  #include <{os.path.basename(d.pos.file)}>")
+                continue
+            _node_lines(d, f"decls[{i}]", 1, types, lines)
+    else:
+        _node_lines(node, "", 0, types, lines)
     return "\n".join(lines) + "\n"
 
 

@@ -45,6 +45,9 @@ def test_dump_after_check_shows_the_types_and_still_writes_the_outputs(tmp_path)
     assert "==>" not in r.stdout                      # one pass: the dump alone
     line = next(l for l in r.stdout.splitlines() if "Binary op='+'" in l)
     assert line.endswith(": bit<16>") and "prog.p4:" in line
+    # the bundled includes are one line each, as p4c's ToP4 prints system files
+    assert "  #include <core.p4>\n  #include <v1model.p4>\n" in r.stdout
+    assert "ExternDecl name='packet_in'" not in r.stdout
     assert json.loads((tmp_path / "out.json").read_text())["pipelines"]
 
 
