@@ -1,5 +1,7 @@
 """p4scope's P4-16 compiler: preprocess, parse, resolve and type-check, then
-lower to BMv2 JSON and P4Info exactly as p4c's BMv2 backend does.
+lower to BMv2 JSON and P4Info exactly as p4c's BMv2 backend does.  The
+passes and their order are listed in passlist.py (`p4scope compile
+--list-passes`); passes.py runs them.
 
     from p4scope.compiler import compile_file
     result = compile_file("p4src/dut.p4", include_dirs=["p4src/include"])
