@@ -42,6 +42,11 @@ def test_live_run_in_chromium(tmp_path, served):
     url = s.url()
     with chromium(tmp_path / "profile") as drv:
         drv.get(url)
+        # a picture of a case in flight, when the page shows one
+        wait_for(drv, "window.p4scopeLive && (window.p4scopeLive.ended || "
+                      "window.p4scopeLive.inflightSeen >= 2)", 300, "a case in flight")
+        if not drv.execute_script("return window.p4scopeLive.ended"):
+            drv.save_screenshot(str(tmp_path / "live-inflight.png"))
         wait_for(drv, "window.p4scopeLive && window.p4scopeLive.ended", 300, "the run's end")
         stats = drv.execute_script("return window.p4scopeLive")
         run = results / "live"
