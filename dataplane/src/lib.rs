@@ -19,7 +19,6 @@
 //! * `externs`, `hash` — counters, meters, registers, value sets; the hash
 //!   algorithms of BMv2's calculations.
 //! * `tm` — the traffic manager (simple_switch's queues by default).
-//! * `clock` — caller-owned time: the engine never reads a clock.
 //! * `engine` — the switch: ingress, PRE (multicast), clone/resubmit/
 //!   recirculate, traffic manager, egress, in virtual time.
 //! * `sim` — virtual time: traffic sources and sinks around the switch,
@@ -29,7 +28,6 @@
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 
-pub mod clock;
 pub mod engine;
 pub mod fuzzing;
 pub mod externs;
