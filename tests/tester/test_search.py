@@ -88,3 +88,14 @@ def test_recovery_time_is_the_last_loss_after_the_reduction():
 def test_bad_search_parameters(bad):
     with pytest.raises(ValueError):
         search.throughput(limited(50), **bad)
+
+
+def test_the_answer_of_a_search():
+    """The rate found; NaN (not measured) when the generator fell short in
+    every trial; 0 when the DUT lost frames at every rate."""
+    import math
+
+    assert search.throughput(limited(40.0), 0.0, 1.0).answer()[0] == pytest.approx(40.0)
+    pct, note = search.throughput(lambda p: model_trial(0, short=True), 0.0, 10.0).answer()
+    assert math.isnan(pct) and note.startswith("not measured")
+    assert search.throughput(lambda p: model_trial(5), 0.0, 10.0).answer()[0] == 0.0

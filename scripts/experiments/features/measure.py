@@ -17,7 +17,6 @@ after each rules-on case the rules' direct counters go to
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -115,7 +114,7 @@ class FeaturesMeasure:
 
     def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
         dur = self._duration(size)
-        steps = max(1, int(np.ceil(np.log2(100.0 / self.p.resolution_pct))) + 1)
+        steps = search.throughput_trials(self.p.resolution_pct)
 
         def each(step: search.Step) -> None:
             self._keep(case, step)
@@ -123,13 +122,7 @@ class FeaturesMeasure:
 
         r = search.throughput(lambda pct: self.bed.trial(self._pair_streams(size, pct), dur),
                               self.p.tolerance_pct, self.p.resolution_pct, each=each)
-        note = r.note
-        if r.value is not None:
-            pct = r.value
-        elif all(s.trial.generator_short for s in r.steps):
-            pct, note = math.nan, "not measured: the generator fell short in every trial"
-        else:
-            pct = 0.0
+        pct, note = r.answer()
         self.rates[(case.params["rules"], size)] = pct
         hits = self._hits(case) if case.params["rules"] == "on" else {}
         fps = pct / 100.0 * frames_per_second(size, self.p.rate_bps)

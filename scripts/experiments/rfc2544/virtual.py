@@ -18,7 +18,6 @@ rate, and recovery is read from the analyzer's per-interval counts).
 
 from __future__ import annotations
 
-import math
 
 from typing import Any, Callable, Optional, Sequence
 
@@ -130,7 +129,7 @@ class Rfc2544Measure:
 
     def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
         dur = self._duration(size)
-        steps = max(1, int(np.ceil(np.log2(100.0 / self.p.resolution_pct))) + 1)
+        steps = search.throughput_trials(self.p.resolution_pct)
 
         def each(step: search.Step) -> None:
             self._keep(case, step)
@@ -138,15 +137,7 @@ class Rfc2544Measure:
 
         r = search.throughput(lambda pct: self.bed.trial(self._streams(size, pct), dur),
                               self.p.tolerance_pct, self.p.resolution_pct, each=each)
-        note = r.note
-        if r.value is not None:
-            pct = r.value
-        elif all(s.trial.generator_short for s in r.steps):
-            # every trial failed because the tester could not send: no answer
-            pct = math.nan
-            note = "not measured: the generator fell short in every trial (" + note + ")"
-        else:
-            pct = 0.0  # the DUT lost frames at every rate tried
+        pct, note = r.answer()
         self.rates[size] = pct
         fps = pct / 100.0 * frames_per_second(size, self.p.rate_bps)
         best = r.best.trial.summary() if r.best else {}

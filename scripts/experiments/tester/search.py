@@ -55,6 +55,16 @@ class Searched:
     steps: list[Step] = field(default_factory=list)
     note: str = ""
 
+    def answer(self) -> tuple[float, str]:
+        """The throughput to report and its note: the value found; NaN
+        ("not measured") when every trial failed only because the generator
+        fell short; 0 when the DUT lost frames at every rate tried."""
+        if self.value is not None:
+            return self.value, self.note
+        if self.steps and all(s.trial.generator_short for s in self.steps):
+            return math.nan, f"not measured: the generator fell short in every trial ({self.note})"
+        return 0.0, self.note
+
     @property
     def best(self) -> Optional[Step]:
         """The passing step at the answer."""
@@ -104,6 +114,12 @@ def throughput(run_at: RunAt, tolerance_pct: float = 0.0, resolution_pct: float 
     if short:
         out.note = f"{short} trial(s) where the generator fell short of the offered rate"
     return out
+
+
+def throughput_trials(resolution_pct: float) -> int:
+    """About how many trials a throughput search to `resolution_pct` takes
+    (for a progress bar)."""
+    return max(1, math.ceil(math.log2(100.0 / resolution_pct)) + 1)
 
 
 def _round_to(x: float, step: float) -> float:
