@@ -4,4 +4,9 @@ The package's parts are the repository's top-level folders: this folder
 (scripts/) holds the entry points, `p4scope.compiler` is compiler/.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("p4scope")  # pyproject.toml's, as installed
+except PackageNotFoundError:  # run from a tree that was never installed
+    __version__ = "0+unknown"

@@ -329,7 +329,9 @@ def main(argv: Optional[list[str]] = None, strict_separator: bool = True,
         print(HELP if grpc else SIMPLE_HELP, end="")
         return 0
     if o.action == "version":
-        from p4scope import __version__
+        from importlib.metadata import version
+
+        __version__ = version("p4scope")
         print(f"p4scope switch {__version__} (simple_switch_grpc command line, P4Runtime 1.3.0)"
               if grpc else f"p4scope switch {__version__} (simple_switch command line)")
         return 0
