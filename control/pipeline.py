@@ -2,7 +2,8 @@
 
     Pipeline.from_files("build/dut.json", "build/dut.p4info.txtpb")
     Pipeline.from_build("dut")                     # build/dut.json + .p4info.txtpb
-    Pipeline.compile("p4src/dut.p4")               # with p4scope's compiler
+    Pipeline.from_compiled("dut", result)          # a compiler's output (p4scope's:
+                                                   # compiler.compile_file)
 
 The device config is the raw JSON, as p4c's PTF base test sends it; PI on
 simple_switch_grpc and p4scope's switch both accept that form.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from finsy.proto import p4i
 
@@ -50,12 +51,8 @@ class Pipeline:
                                 f"--p4info {d}/{program}.p4info.txtpb)")
 
     @classmethod
-    def compile(cls, source: PathLike, include_dirs: Sequence[PathLike] = (),
-                defines: Optional[dict[str, str]] = None) -> "Pipeline":
-        """Compiles with p4scope's compiler (in process)."""
-        from p4scope.compiler import compile_file
-
-        src = Path(source)
-        incs = [str(p) for p in include_dirs] or [str(src.parent / "include")]
-        result = compile_file(src, incs, defines)
-        return cls(src.stem, result.p4info, json.dumps(result.bmv2_json).encode())
+    def from_compiled(cls, name: str, compiled: Any) -> "Pipeline":
+        """From a compiler's output in memory: its `p4info` (P4Info message)
+        and `bmv2_json` (the JSON document). The controller never compiles;
+        its caller does (p4scope's compiler: `compiler.compile_file`)."""
+        return cls(name, compiled.p4info, json.dumps(compiled.bmv2_json).encode())

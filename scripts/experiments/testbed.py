@@ -99,13 +99,22 @@ class DutProgram:
 
 def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:
     """Compiles the reference DUT with p4scope's compiler (in process)."""
-    from p4scope.control import Pipeline
-
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: the reference DUT is not there (run from the "
                                 "repository's top folder, or pass --program)")
-    return DutProgram(Pipeline.compile(source), str(source))
+    return DutProgram(compile_pipeline(source), str(source))
+
+
+def compile_pipeline(source: Path) -> Any:
+    """A P4 program compiled in process by p4scope's compiler (its include/
+    folder beside it) as the controller's Pipeline."""
+    from p4scope.compiler import compile_file
+    from p4scope.control import Pipeline
+
+    source = Path(source)
+    return Pipeline.from_compiled(source.stem,
+                                  compile_file(source, [str(source.parent / "include")]))
 
 
 @dataclass

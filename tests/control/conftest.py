@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 from p4scope.control import Pipeline, Switch  # noqa: E402
+from p4scope.experiments.testbed import compile_pipeline  # noqa: E402
 from p4scope.switch.device import Device, DeviceOptions  # noqa: E402
 from p4scope.switch.p4runtime.server import make_server  # noqa: E402
 
@@ -25,12 +26,12 @@ CPU_PORT = 255
 
 @pytest.fixture(scope="session")
 def dut_pipeline() -> Pipeline:
-    return Pipeline.compile(ROOT / "p4src" / "dut.p4")
+    return compile_pipeline(ROOT / "p4src" / "dut.p4")
 
 
 @pytest.fixture(scope="session")
 def tap_pipeline() -> Pipeline:
-    return Pipeline.compile(ROOT / "p4src" / "tap.p4")
+    return compile_pipeline(ROOT / "p4src" / "tap.p4")
 
 
 class Bench:

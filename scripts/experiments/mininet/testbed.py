@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...control import Pipeline
+from ..testbed import compile_pipeline
 from ...control.apps.collector import Collector
 from ...control.fabric import Fabric, FabricOptions, configure, router_arp
 from ...topologies.linkwatch import LinkWatcher, switch_ports
@@ -47,7 +48,7 @@ def build_dut(out_dir: Path, source: Path = DUT_SOURCE) -> DutBuild:
     """Compiles the reference DUT with p4scope's compiler into out_dir."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pipe = Pipeline.compile(source)
+    pipe = compile_pipeline(source)
     jp = out_dir / f"{Path(source).stem}.json"
     jp.write_bytes(pipe.device_config)
     (out_dir / f"{Path(source).stem}.p4info.txtpb").write_text(str(pipe.p4info))
