@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium + chromium-driver: the live dashboard's browser test (selenium, headless)
-APT_PACKAGES=(python3 python3-venv python3-pip python3-dev build-essential chromium chromium-driver)
+# chromium + chromium-driver: the live dashboard's browser test (selenium, headless);
+# prometheus: the --metrics-port test scrapes a run with Debian's server (its own, on loopback)
+APT_PACKAGES=(python3 python3-venv python3-pip python3-dev build-essential chromium chromium-driver
+              prometheus)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -10,6 +10,7 @@ import typer
 
 from .. import virtual_cli as V
 from ..live import cli as L
+from ..metrics import cli as X
 from ..mininet import cli as M
 from ..params import (EGRESS, MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError,
                       check_ports, combination_name, ns_from_us, parse_int_list, parse_mix)
@@ -66,7 +67,9 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             duration_s: float = FAIR_DURATION_S, warmup_s: float = FAIR_WARMUP_S,
             queue_packets: int = FAIR_QUEUE, switch: str = M.SWITCH,
             bmv2: bool = M.BMV2, live: bool = L.LIVE, live_port: int = L.LIVE_PORT,
-            live_linger: float = L.LIVE_LINGER) -> None:
+            live_linger: float = L.LIVE_LINGER, metrics_port: Optional[int] = X.METRICS_PORT,
+            metrics_address: str = X.METRICS_ADDRESS,
+            metrics_linger: float = X.METRICS_LINGER) -> None:
     """N:1 incast fairness with iMIX (seed 000, Table 3); --mode virtual|mininet.
 
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
@@ -74,7 +77,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     links, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
     L.check_options(live, live_port, live_linger, mode is Mode.virtual)
-    jobs = L.jobs_for(ctx, live, jobs)
+    X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
+    jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
     if mode is Mode.mininet:
         run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
                     results, run_id, progress, report)
@@ -84,9 +88,10 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
         fp = params_from_options(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
         V.fail(str(e))
-    L.run_live(live, live_port, live_linger, lambda on_event: V.execute(
-        "fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
-        report, jobs, on_event))
+    X.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: L.run_live(
+        live, live_port, live_linger, lambda on_event: V.execute(
+            "fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
+            report, jobs, X.both(on_event, tell))))
 
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,

@@ -10,6 +10,7 @@ import typer
 
 from .. import virtual_cli as V
 from ..live import cli as L
+from ..metrics import cli as X
 from ..mininet import cli as M
 from ..params import MAX_BURST_FRAMES, MAX_FRAME, MIN_FRAME, Mode, ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
@@ -51,7 +52,9 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             quick: bool = V.QUICK, jobs: int = V.JOBS, link_bw: str = M.LINK_BW,
             queue_packets: int = BURST_QUEUE, switch: str = M.SWITCH,
             bmv2: bool = M.BMV2, live: bool = L.LIVE, live_port: int = L.LIVE_PORT,
-            live_linger: float = L.LIVE_LINGER) -> None:
+            live_linger: float = L.LIVE_LINGER, metrics_port: Optional[int] = X.METRICS_PORT,
+            metrics_address: str = X.METRICS_ADDRESS,
+            metrics_linger: float = X.METRICS_LINGER) -> None:
     """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001); --mode virtual|mininet.
 
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
@@ -59,7 +62,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     link queue, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
     L.check_options(live, live_port, live_linger, mode is Mode.virtual)
-    jobs = L.jobs_for(ctx, live, jobs)
+    X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
+    jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
     if mode is Mode.mininet:
         run_mininet(MB_SIZES if sizes is None else sizes,
                     MB_SIZES_4TO1 if sizes_4to1 is None else sizes_4to1, link_bw, queue_packets,
@@ -71,9 +75,10 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
                                  "esg" if sizes_4to1 is None else sizes_4to1, burst_frames, quick)
     except ParamError as e:
         V.fail(str(e))
-    L.run_live(live, live_port, live_linger, lambda on_event: V.execute(
-        "microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress,
-        report, jobs, on_event))
+    X.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: L.run_live(
+        live, live_port, live_linger, lambda on_event: V.execute(
+            "microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress,
+            report, jobs, X.both(on_event, tell))))
 
 
 def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
