@@ -103,3 +103,25 @@ def test_a_finished_case_adds_its_pairs_drops_bursts_and_peaks():
     assert s[("p4scope_queue_occupancy_bytes", _q(31))] == 0
     assert s[("p4scope_run_cases", frozenset({"state": "done"}.items()))] == 1
     assert s[("p4scope_run_cases", frozenset({"state": "planned"}.items()))] == 2
+
+
+def test_the_grafana_dashboard_draws_only_metrics_the_endpoint_exposes():
+    import json
+    import re
+    from pathlib import Path
+
+    import p4scope.experiments.metrics as pkg
+
+    dash = json.loads((Path(pkg.__file__).parent / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    exprs += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
+    used = {m for e in exprs for m in re.findall(r"\bp4scope_\w+", e)}
+    t = Telemetry()
+    RunFeed(t).on_trace(1, _piece([(1, 31, 0, 1, 0, 1, 64, 1, 64)]))
+    t.add_pair(("virtual", 31, 1), 64, 1, 0)
+    t.add_burst(("virtual", 31, 0, "truth"), 64, "bytes")
+    exposed = {name for name, _ in _scrape(t)}
+    assert used and used <= exposed, used - exposed
+    assert {"p4scope_queue_occupancy_max_bytes", "p4scope_egress_ingress_bytes_total",
+            "p4scope_bursts_total", "p4scope_drops_total"} <= used
+    assert {p["type"] for p in dash["panels"]} >= {"timeseries", "status-history", "stat"}
