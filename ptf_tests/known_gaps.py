@@ -22,12 +22,7 @@ class Gap:
 
 
 GAPS: dict[str, dict[str, Gap]] = {
-    "p4scope": {
-        "wallclock_queue": Gap(
-            "the daemon runs each batch of frames it reads to completion, so a rate-limited "
-            "queue holds packets only while one batch lasts: whether a burst builds a queue "
-            "depends on how the frames happen to be batched", always=False),
-    },
+    "p4scope": {},
 }
 
 
