@@ -18,6 +18,7 @@ exits 0.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -154,6 +155,7 @@ class Switch:
             PortsView(list=lambda: [(p, name, True) for p, name in sorted(o.interfaces)]),
             max_l1=o.max_l1_entries, max_groups=o.max_mc_groups)
         self.runtime_server = None
+        self.metrics = None
 
     def start(self) -> None:
         o = self.o
@@ -184,6 +186,7 @@ class Switch:
         if o.grpc:  # simple_switch has no gRPC server
             self._start_grpc_server()
         self._start_runtime_server()
+        self._start_metrics()
         if self.ports is not None:
             self.ports.start(self.device.receive)
         if self.rt_ports is not None:
@@ -218,6 +221,23 @@ class Switch:
                 "the Thrift API)") from None
         self.runtime_server = srv
 
+    def _start_metrics(self) -> None:
+        """The queue statistics for Prometheus on -- --metrics-port (a port
+        in use is a usage error: exit 2 naming the option)."""
+        o = self.o
+        if o.metrics_port is None:
+            return
+        from .metrics import MetricsServer
+        try:
+            self.metrics = MetricsServer(self.device, f"device-{o.device_id}", o.metrics_port,
+                                         o.metrics_address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise UsageError(f"--metrics-port {o.metrics_port}: port {o.metrics_port} on "
+                                 f"{o.metrics_address} is taken ({e.strerror})") from None
+            raise UsageError(f"--metrics-address {o.metrics_address}: cannot listen there "
+                             f"({e.strerror or e})") from None
+
     @property
     def thrift_address(self) -> Optional[str]:
         srv = self.runtime_server
@@ -239,7 +259,8 @@ class Switch:
                  else f"Thrift on {thrift}" if thrift else "no server")
         return (f"{first}, device {o.device_id}, {len(o.interfaces)} port(s)"
                 + (f", CPU port {o.cpu_port}" if o.cpu_port else "")
-                + (f", Thrift on {thrift}" if grpc and thrift else ""))
+                + (f", Thrift on {thrift}" if grpc and thrift else "")
+                + (f", metrics on http://{self.metrics.address}/metrics" if self.metrics else ""))
 
     def stop(self) -> None:
         if self.stopped.is_set():
@@ -247,6 +268,8 @@ class Switch:
         self.stopped.set()
         if self.runtime_server is not None:
             self.runtime_server.stop()
+        if self.metrics is not None:
+            self.metrics.stop()
         if self.server is not None:
             self.server.stop(grace=0.5).wait(2)
         if self.ports is not None:

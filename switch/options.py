@@ -77,6 +77,9 @@ class SwitchOptions:
     tm_config_path: Optional[str] = None
     ready_file: Optional[str] = None
     seed: int = 0
+    metrics_port: Optional[int] = None
+    """p4scope: serve the traffic manager's queue statistics for Prometheus (0: a free port)."""
+    metrics_address: str = "127.0.0.1"
     warnings: list[str] = field(default_factory=list)
     grpc_options: list[str] = field(default_factory=list)
     """simple_switch_grpc-only target options given (refused with --no-grpc)."""
@@ -137,6 +140,8 @@ _TARGET = {
     "--no-thrift": ("flag", "no_thrift"),
     "--no-grpc": ("no-grpc", "grpc"),
     "--seed": ("u64", "seed"),
+    "--metrics-port": ("port", "metrics_port"),
+    "--metrics-address": ("str", "metrics_address"),
 }
 
 # simple_switch's target options (targets/simple_switch/main.cpp) and p4scope's own
@@ -145,7 +150,8 @@ _SIMPLE_TARGET = {
     **{k: _TARGET[k] for k in ("--drop-port", "--priority-queues", "--max-mc-groups",
                                "--max-l1-entries", "--max-l2-entries", "--load-modules",
                                "--help", "-h", "--tm-config", "--ready-file", "--thrift-ip",
-                               "--no-thrift", "--seed")},
+                               "--no-thrift", "--seed", "--metrics-port",
+                               "--metrics-address")},
 }
 _GRPC_ONLY = sorted(k for k in _TARGET if k not in _SIMPLE_TARGET and k != "--no-grpc")
 
@@ -371,6 +377,14 @@ def _check(o: SwitchOptions) -> None:
             raise UsageError(f"--cpu-port: port {o.cpu_port} is also an interface (-i)")
         if o.cpu_port == o.drop_port:
             raise UsageError(f"--cpu-port: port {o.cpu_port} is the drop port")
+    if o.metrics_address != "127.0.0.1":
+        try:
+            ipaddress.ip_address(o.metrics_address)
+        except ValueError:
+            raise UsageError(f"--metrics-address: '{o.metrics_address}' is not an IP "
+                             "address") from None
+        if o.metrics_port is None:
+            raise UsageError("--metrics-address: only with --metrics-port")
     if not 1 <= o.priority_queues <= 8:
         raise UsageError(f"--priority-queues: {o.priority_queues} is out of range (1..8, "
                          "v1model's priority is 3 bits)")
@@ -503,6 +517,9 @@ p4scope target options:
   --no-grpc                  serve no P4Runtime (as simple_switch: Thrift only;
                              the gRPC-only options above are then refused)
   --seed N                   seed of the engine's random numbers (default 0)
+  --metrics-port N           serve the traffic manager's queue statistics for
+                             Prometheus on http://ADDRESS:N/metrics (0: a free port)
+  --metrics-address IP       address of that endpoint (default 127.0.0.1)
 
 {_EXIT_HELP}"""
 
@@ -533,5 +550,8 @@ p4scope target options:
   --no-thrift                serve no Thrift API (as BMv2 built without Thrift);
                              otherwise a --thrift-port in use is an error
   --seed N                   seed of the engine's random numbers (default 0)
+  --metrics-port N           serve the traffic manager's queue statistics for
+                             Prometheus on http://ADDRESS:N/metrics (0: a free port)
+  --metrics-address IP       address of that endpoint (default 127.0.0.1)
 
 {_EXIT_HELP}"""

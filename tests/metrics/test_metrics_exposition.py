@@ -121,6 +121,23 @@ def test_the_grafana_dashboard_draws_only_metrics_the_endpoint_exposes():
     t.add_pair(("virtual", 31, 1), 64, 1, 0)
     t.add_burst(("virtual", 31, 0, "truth"), 64, "bytes")
     exposed = {name for name, _ in _scrape(t)}
+    from types import SimpleNamespace
+
+    from p4scope.switch.metrics import QueueStatsCollector
+
+    class _Engine:  # one queue of a running switch, with a drop
+        def tm_queue_stats(self):
+            return [{"port": 1, "queue": 0, "pkts": 1, "bytes": 64, "enq_pkts": 2,
+                     "enq_bytes": 128, "deq_pkts": 1, "deq_bytes": 64, "peak_pkts": 1,
+                     "peak_bytes": 64, "drops": {"queue_full": 1}}]
+
+        def tm_occupancy(self, port, queue):
+            return {"ingress": {2: (1, 64)}}
+
+    import threading
+
+    dev = SimpleNamespace(lock=threading.RLock(), dataplane=SimpleNamespace(raw=_Engine()))
+    exposed |= {name for name, _ in _scrape(QueueStatsCollector(dev, "device-0"))}
     assert used and used <= exposed, used - exposed
     assert {"p4scope_queue_occupancy_max_bytes", "p4scope_egress_ingress_bytes_total",
             "p4scope_bursts_total", "p4scope_drops_total"} <= used

@@ -1,0 +1,165 @@
+"""`p4scope switch ... -- --metrics-port N`: the traffic manager's queue
+statistics for Prometheus. The exposition over an engine's tm_queue_stats
+(label sets, values); a running switch forwarding packets, scraped by
+Debian's real prometheus server and read back through its HTTP API; the
+options' errors (exit 2 naming the option)."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from p4scope.switch.metrics import QueueStatsCollector
+from test_use_files import HEADER, frame, program_json, read_out, record  # noqa: F401 (fixture)
+
+READY_METRICS = re.compile(r"ready: .*metrics on http://127\.0\.0\.1:(\d+)/metrics")
+
+
+class _Engine:
+    def tm_queue_stats(self):
+        return [{"port": 3, "queue": 0, "pkts": 2, "bytes": 128, "enq_pkts": 10,
+                 "enq_bytes": 640, "deq_pkts": 8, "deq_bytes": 512, "peak_pkts": 5,
+                 "peak_bytes": 320, "drops": {"queue_full": 4}},
+                {"port": 4, "queue": 1, "pkts": 0, "bytes": 0, "enq_pkts": 1, "enq_bytes": 64,
+                 "deq_pkts": 1, "deq_bytes": 64, "peak_pkts": 1, "peak_bytes": 64, "drops": {}}]
+
+    def tm_occupancy(self, port, queue):
+        return {"pkts": 2, "bytes": 128, "ingress": {7: (1, 64), 9: (1, 64)}} if port == 3 \
+            else {"pkts": 0, "bytes": 0, "ingress": {}}
+
+
+def _scrape(collector) -> dict:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(collector)
+    text = generate_latest(reg).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def _k(name, port, queue, **extra):
+    return name, tuple(sorted({"switch": "device-0", "port": str(port), "queue": str(queue),
+                               **extra}.items()))
+
+
+def test_the_exposition_is_the_engines_queue_stats():
+    dev = SimpleNamespace(lock=threading.RLock(), dataplane=SimpleNamespace(raw=_Engine()))
+    s = _scrape(QueueStatsCollector(dev, "device-0"))
+    assert s[_k("p4scope_queue_occupancy_bytes", 3, 0)] == 128
+    assert s[_k("p4scope_queue_occupancy_packets", 3, 0)] == 2
+    assert s[_k("p4scope_queue_peak_bytes", 3, 0)] == 320
+    assert s[_k("p4scope_queue_peak_packets", 4, 1)] == 1
+    assert s[_k("p4scope_queue_enqueued_packets_total", 3, 0)] == 10
+    assert s[_k("p4scope_queue_dequeued_bytes_total", 3, 0)] == 512
+    assert s[_k("p4scope_queue_drops_total", 3, 0, reason="queue_full")] == 4
+    assert s[_k("p4scope_queue_ingress_occupancy_bytes", 3, 0, ingress="7")] == 64
+    assert s[_k("p4scope_queue_ingress_occupancy_packets", 3, 0, ingress="9")] == 1
+    assert not any(k[0] == "p4scope_queue_drops_total" and ("port", "4") in k[1] for k in s)
+    # no program loaded yet: no series, no error
+    empty = SimpleNamespace(lock=threading.RLock(), dataplane=None)
+    assert not any(k[0].startswith("p4scope_") for k in _scrape(QueueStatsCollector(empty, "x")))
+
+
+def _start(tmp_path, program_json, *target: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "p4scope.switch.daemon", "--use-files", "0",
+         "-i", f"0@{tmp_path / 'a'}", "-i", f"1@{tmp_path / 'b'}", "--thrift-port", "0",
+         str(program_json), "--", "--grpc-server-addr", "127.0.0.1:0", *target],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _stop(proc: subprocess.Popen, sig=signal.SIGTERM) -> int:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_prometheus_scrapes_a_running_switch(tmp_path, program_json):  # noqa: F811
+    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "metrics"))
+    from metrics_procs import PROMETHEUS, query, start_prometheus
+
+    if PROMETHEUS is None:
+        pytest.skip("no prometheus binary (scripts/setup.sh installs Debian's)")
+    n = 7
+    frames = [frame(1, k) for k in range(n)]
+    (tmp_path / "a_in.pcap").write_bytes(HEADER + b"".join(record(f, 1000 + k)
+                                                           for k, f in enumerate(frames)))
+    (tmp_path / "b_in.pcap").write_bytes(HEADER)
+    sw = _start(tmp_path, program_json, "--metrics-port", "0")
+    prom = None
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(sw.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not (m := READY_METRICS.search("".join(err))):
+            assert sw.poll() is None and time.monotonic() < deadline, "".join(err)
+            time.sleep(0.05)
+        while len(read_out(tmp_path / "b_out.pcap")) < n:
+            assert time.monotonic() < deadline, "the switch forwarded nothing"
+            time.sleep(0.05)
+        prom, base = start_prometheus(tmp_path, int(m.group(1)))
+        sel = '{job="p4scope",switch="device-0",port="1",queue="0"}'
+
+        def value(expr):
+            r = query(base, expr)
+            return float(r[0]["value"][1]) if r else None
+
+        while value(f"p4scope_queue_enqueued_packets_total{sel}") is None:
+            assert time.monotonic() < deadline + 30, prom.text()[-3000:]
+            assert prom.proc.poll() is None, prom.text()[-3000:]
+            time.sleep(0.2)
+        assert value(f"p4scope_queue_enqueued_packets_total{sel}") == n
+        assert value(f"p4scope_queue_dequeued_packets_total{sel}") == n
+        assert value(f"p4scope_queue_dequeued_bytes_total{sel}") == sum(len(f) for f in frames)
+        assert value(f"p4scope_queue_occupancy_packets{sel}") == 0
+        assert value(f"p4scope_queue_peak_packets{sel}") >= 1
+    finally:
+        prom_rc = prom.stop(signal.SIGTERM) if prom is not None else 0
+        sw_rc = _stop(sw)
+        reader.join(timeout=5)
+    assert (prom_rc, sw_rc) == (0, 0), "".join(err)
+
+
+def _taken():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    return s, s.getsockname()[1]
+
+
+@pytest.mark.parametrize("target, msg", [
+    (["--metrics-port", "70000"], "--metrics-port: 70000 is out of range"),
+    (["--metrics-port", "x"], "--metrics-port: 'x' is not a port number"),
+    (["--metrics-port", "0", "--metrics-address", "here"], "--metrics-address: 'here'"),
+    (["--metrics-address", "127.0.0.2"], "--metrics-address: only with --metrics-port"),
+    (["--metrics-port", "TAKEN"], "--metrics-port TAKEN: port TAKEN on 127.0.0.1 is taken"),
+])
+def test_bad_metrics_options_exit_2(tmp_path, program_json, target, msg):  # noqa: F811
+    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
+    blocker, port = _taken()
+    try:
+        target = [str(port) if t == "TAKEN" else t for t in target]
+        for name in "ab":
+            (tmp_path / f"{name}_in.pcap").write_bytes(HEADER)
+        proc = _start(tmp_path, program_json, *target)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 2, err
+        assert msg.replace("TAKEN", str(port)) in err and "Traceback" not in err
+    finally:
+        blocker.close()
