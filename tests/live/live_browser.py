@@ -1,5 +1,5 @@
 """Headless Chromium (Debian's chromium and chromium-driver) driven by
-selenium, with the flags of ENVIRONMENT.md; a profile in a temporary
+selenium, with the flags headless Chromium needs as root; a profile in a temporary
 folder of the test's own."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The RFC 2544 suite's parameters (defaults from RFC 2544 s. 9 and 26 and
-METHODS.md), checked before anything starts. Each mode has defaults of its
+the method notes of RFC 2544 testers), checked before anything starts. Each mode has defaults of its
 own (MODE_DEFAULTS): virtual time at 100GbE with a fine search; Mininet at
 the rates software sustains, 1 s trials and a coarser search."""
 

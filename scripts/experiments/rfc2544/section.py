@@ -126,7 +126,8 @@ def rp_layout(title: str, x: str, y: str) -> dict:
 _VIRTUAL = (
     "Each trial starts from a fresh switch (counters, queues and clock reset). Frames still in "
     "the switch a few frame times after the sources stop count as not forwarded, so the buffer "
-    "cannot hide an overload (METHODS.md, virtual-time caveat). Latency is FIFO as stamped "
+    "cannot hide an overload (a buffer of B bytes hides an overload of d for B/(d x rate)). "
+    "Latency is FIFO as stamped "
     "(first bit in to first bit out, 1 ns clock); LIFO is FIFO less the frame's time in.")
 _MININET = (
     "Mininet, real time: a tester host per port runs p4scope-trafgen, fresh generator and "

@@ -1,4 +1,4 @@
-"""The RFC 2544 tables in the shapes of METHODS.md and the seed reports,
+"""The RFC 2544 tables in the shapes the seed reports and RFC 2544 s. 26 give,
 derived from the stored tables only (results and trials)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The adaptive procedures a tester builds from trials (METHODS.md).
+"""The adaptive procedures a tester builds from trials (RFC 2544 s. 26).
 
 Each takes a function that runs one trial at a given load and returns a
 `Trial`, and calls `each(step)` after every trial, so a caller stores each

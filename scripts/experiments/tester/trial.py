@@ -46,7 +46,7 @@ class Trial:
     line_rate_bps: float
     queued_at_end: int = 0
     """Frames still in the DUT's queues when counting stopped: counted as
-    not forwarded (the virtual-time buffer caveat, METHODS.md)."""
+    not forwarded (a buffer must not hide an overload)."""
     histogram: pd.DataFrame = field(default_factory=pd.DataFrame)
     info: dict[str, Any] = field(default_factory=dict)
 

@@ -8,8 +8,8 @@ RFC 2544 asks. The reference DUT forwards on static entries the testbed
 installs for the trial's ports, so no learning frames are needed and none
 is flooded. Sources stop at the trial's end; frames still in the switch
 `settle_ns` later are counted as not forwarded (the virtual-time buffer
-caveat of METHODS.md: a buffer must not hide an overload) and reported in
-`Trial.queued_at_end`. The default settle time is what an uncongested switch
+caveat: a buffer of B bytes hides an overload of d for B / (d x rate))
+and reported in `Trial.queued_at_end`. The default settle time is what an uncongested switch
 needs for the largest frame in flight (100 ns plus four such frames' time
 on the wire), so an overload shows as loss as soon as it has queued more
 than a few frames; `trial_frames` gives the trial length at which an
@@ -44,6 +44,7 @@ def trial_frames(resolution_pct: float, shows_as: int = 50) -> int:
     `resolution_pct` of line rate leaves `shows_as` frames queued at its end
     (50 000 at 0.1 %), whatever the frame size."""
     return int(shows_as * 100.0 / resolution_pct)
+
 
 HEADER_KEYS = ("dst_mac", "src_mac", "src_ip", "dst_ip", "sport", "dport", "dscp", "template",
                "vary", "macs", "tag")
