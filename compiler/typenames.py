@@ -1,7 +1,7 @@
 """Telling type names from other identifiers, and ``<`` from ``<``.
 
 P4's grammar is only LALR(1) if the lexer knows which identifiers name types
-(SEMANTICS.md "Grammar"): ``T(x) y;`` instantiates, ``f(x);`` calls.  p4c
+(the P4-16 spec's grammar notes): ``T(x) y;`` instantiates, ``f(x);`` calls.  p4c
 has its parser declare types into a symbol table that the lexer reads.  Here
 a pass over the whole token list does the same job before the LALR parser
 runs, by recognising the few shapes that declare types:

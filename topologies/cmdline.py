@@ -1,7 +1,7 @@
 """The simple_switch_grpc command line that both switch kinds get.
 
 p4scope's switch takes simple_switch_grpc's command line unchanged
-(SEMANTICS.md, "Command line"), so one function builds the argument vector
+(BMv2's targets/simple_switch_grpc/main.cpp options), so one function builds the argument vector
 and only the program differs:
 
     simple_switch_grpc -i 1@s1-eth1 -i 2@s1-eth2 --device-id 0 --thrift-port 9090

@@ -1,6 +1,6 @@
 """A host bonded over 2..4 links, without the bonding driver.
 
-This kernel has neither bonding nor team (ENVIRONMENT.md), so the bond is
+This kernel has neither bonding nor team (no loadable modules), so the bond is
 made of what it has: a veth pair inside the host, ``bond0`` (the host's
 address) and ``bond0p``, and tc:
 

@@ -3,7 +3,7 @@
 A user-space switch reads and writes frames through AF_PACKET sockets.
 With segmentation offloads on, hosts hand the veth 64 KB TCP super-frames
 that a real wire never carries, and the switch forwards them as such or
-not at all (ENVIRONMENT.md: ping works, TCP stalls). Checksum offloads
+not at all (measured: ping works, TCP stalls). Checksum offloads
 leave TCP/UDP checksums unfilled, which shows up as bad checksums in pcaps
 and to P4 programs; worse, measured here: with only tso/gso/gro off, TCP
 through `p4scope switch` never gets going (iperf3 hangs at connect). So

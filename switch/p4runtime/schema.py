@@ -13,7 +13,7 @@ as `Schema`):
 
 Unknown names raise `UnknownName` with suggestions (names.py).
 
-Where it lives: DESIGN.md's arrows go scripts -> control -> switch ->
+Where it lives: the layers go scripts -> control -> switch ->
 dataplane, so the switch must not import control/ while the controller may
 import the switch. The schema (with names.py and the bytestring rules of
 codec.py) therefore belongs to the lower of the two layers, here. It

@@ -59,7 +59,7 @@ control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
 """)
     (t,) = info.tables
     assert t.preamble.name == "ingress.test1"
-    assert t.preamble.id == 36962230          # SEMANTICS.md check value
+    assert t.preamble.id == 36962230          # p4c's id for this name (jenkins hash)
     assert t.preamble.alias == "test1"
     assert [(m.name, m.bitwidth, m.match_type) for m in t.match_fields] == [
         ("hdr.ipv4.dst", 32, p4i.MatchField.LPM), ("hdr.ipv4.$valid$", 1, p4i.MatchField.EXACT),
