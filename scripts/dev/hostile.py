@@ -1,4 +1,4 @@
-"""The hostile pass (issue 10): bad inputs against the installed p4scope,
+"""The hostile pass: bad inputs against the installed p4scope,
 each with the clean answer it is due.
 
     .venv/bin/python scripts/dev/hostile.py [--fast] [--spawn] [--area NAME] [-q] [--keep]

@@ -25,7 +25,7 @@ from . import plotdata as pdt
 from . import seedtables as st
 from .rundir import atomic_write_text, list_tables, load_meta, load_table
 
-# Acceptance bars (issue "Done means").
+# Acceptance bars: what the reference DUT must show (the checks section).
 FAIR_JAIN = 0.99
 FAIR_SHARE_DEV = 0.02
 ABSORPTION_TOL = 0.02

@@ -1,4 +1,4 @@
-"""The hostile pass of issue 10 in CI: scripts/dev/hostile.py --fast tries
+"""The hostile pass in CI: scripts/dev/hostile.py --fast tries
 bad inputs against the compiler's command line, the switch's P4Runtime and
 Thrift servers, STF tests, the experiments' options and the engine's
 packets; every one must be handled (none wrong, none crashed)."""
