@@ -18,7 +18,30 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    services=() others=()
+    for p in "${missing[@]}"; do
+        case "$p" in prometheus) services+=("$p") ;; *) others+=("$p") ;; esac
+    done
+    [ ${#others[@]} -eq 0 ] || apt-get install -y -qq "${others[@]}" >/dev/null
+    if [ ${#services[@]} -gt 0 ]; then
+        # Debian's prometheus package starts a Prometheus service on :9090 (the
+        # Thrift port BMv2 and p4scope's switch take by default) and recommends
+        # exporters; the tests run their own server on loopback. So: no
+        # recommends, no service started while it installs (policy-rc.d), and
+        # none enabled afterwards
+        policy=/usr/sbin/policy-rc.d
+        made_policy=""
+        if [ ! -e "$policy" ]; then
+            printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy" && made_policy=1
+        fi
+        status=0
+        apt-get install -y -qq --no-install-recommends "${services[@]}" >/dev/null || status=$?
+        [ -z "$made_policy" ] || rm -f "$policy"
+        [ "$status" -eq 0 ] || exit "$status"
+        if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+            systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+        fi
+    fi
 fi
 
 PY=/usr/bin/python3
