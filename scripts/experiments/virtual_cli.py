@@ -62,6 +62,30 @@ def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None
     finish(res)
 
 
+def run_observed(run: Callable[[Callable], None], on_event: Callable, on_trace: Callable,
+                 linger_s: float, close: Callable[[float], None]) -> None:
+    """Runs `run(on_event)` with the ground-truth trace handed to `on_trace`
+    (traffic.trace_observed), then `close(linger)`: `linger_s` when the run
+    ended by itself (complete or partial), 0 when a signal ended it; SIGTERM
+    is an interrupt meanwhile. The live dashboard and the metrics endpoint
+    watch a run this way."""
+    from .runner import sigterm_interrupts
+    from .traffic import trace_observed
+
+    linger = 0.0
+    try:
+        with trace_observed(on_trace):
+            run(on_event)
+        linger = linger_s
+    except typer.Exit as e:
+        if (e.exit_code or 0) in (0, 1):  # the run ended (complete or partial), not a signal
+            linger = linger_s
+        raise
+    finally:
+        with sigterm_interrupts():
+            close(linger)
+
+
 def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program,
             progress, report, jobs: int = 1, on_event: Optional[Callable] = None) -> None:
     """A run on the reference DUT in virtual time (driver.py) of the

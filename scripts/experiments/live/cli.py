@@ -68,8 +68,7 @@ def run_live(live: bool, port: int, linger_s: float,
     if not live:
         run(None)
         return
-    from ..runner import sigterm_interrupts
-    from ..traffic import trace_observed
+    from ..virtual_cli import run_observed
     from .server import PortInUse
     from .session import LiveSession
 
@@ -78,18 +77,7 @@ def run_live(live: bool, port: int, linger_s: float,
     except PortInUse as e:
         _fail("run", f"--live-port {port}: {e.strerror}")
     session.start()
-    linger = 0.0
-    try:
-        with trace_observed(session.on_trace):
-            run(session.on_event)
-        linger = linger_s
-    except typer.Exit as e:
-        if (e.exit_code or 0) in (0, 1):  # the run ended (complete or partial), not a signal
-            linger = linger_s
-        raise
-    finally:
-        with sigterm_interrupts():
-            session.close(linger)
+    run_observed(run, session.on_event, session.on_trace, linger_s, session.close)
 
 
 def watch_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),

@@ -95,8 +95,7 @@ def run_metrics(port: Optional[int], address: str, linger_s: float,
     if port is None:
         run(None)
         return
-    from ..runner import sigterm_interrupts
-    from ..traffic import trace_observed
+    from ..virtual_cli import run_observed
     from .feed import RunFeed
     from .telemetry import Telemetry
 
@@ -109,23 +108,16 @@ def run_metrics(port: Optional[int], address: str, linger_s: float,
             _fail(f"--metrics-port {port}: port {port} on {address} is taken ({e.strerror})")
         _fail(f"--metrics-address {address}: cannot listen there ({e.strerror or e})")
     typer.echo(f"p4scope metrics: Prometheus endpoint at {endpoint.url}", err=True)
-    linger = 0.0
-    try:
-        with trace_observed(feed.on_trace):
-            run(feed.on_event)
-        linger = linger_s
-    except typer.Exit as e:
-        if (e.exit_code or 0) in (0, 1):  # the run ended (complete or partial), not a signal
-            linger = linger_s
-        raise
-    finally:
-        with sigterm_interrupts():
-            try:
-                if linger > 0:
-                    typer.echo(f"p4scope metrics: the endpoint stays at {endpoint.url} for "
-                               f"{linger:g} s (Ctrl-C stops it)", err=True)
-                    time.sleep(linger)
-            except KeyboardInterrupt:
-                pass
-            finally:
-                endpoint.stop()
+
+    def close(linger: float) -> None:
+        try:
+            if linger > 0:
+                typer.echo(f"p4scope metrics: the endpoint stays at {endpoint.url} for "
+                           f"{linger:g} s (Ctrl-C stops it)", err=True)
+                time.sleep(linger)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            endpoint.stop()
+
+    run_observed(run, feed.on_event, feed.on_trace, linger_s, close)
