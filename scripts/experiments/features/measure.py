@@ -114,14 +114,9 @@ class FeaturesMeasure:
 
     def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
         dur = self._duration(size)
-        steps = search.throughput_trials(self.p.resolution_pct)
-
-        def each(step: search.Step) -> None:
-            self._keep(case, step)
-            tick(min(1.0, (step.index + 1) / steps))
-
         r = search.throughput(lambda pct: self.bed.trial(self._pair_streams(size, pct), dur),
-                              self.p.tolerance_pct, self.p.resolution_pct, each=each)
+                              self.p.tolerance_pct, self.p.resolution_pct,
+                              each=lambda step: self._keep(case, step), tick=tick)
         pct, note = r.answer()
         self.rates[(case.params["rules"], size)] = pct
         hits = self._hits(case) if case.params["rules"] == "on" else {}

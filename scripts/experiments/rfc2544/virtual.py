@@ -129,14 +129,9 @@ class Rfc2544Measure:
 
     def throughput(self, case: Case, size: int, tick: Tick) -> Tables:
         dur = self._duration(size)
-        steps = search.throughput_trials(self.p.resolution_pct)
-
-        def each(step: search.Step) -> None:
-            self._keep(case, step)
-            tick(min(1.0, (step.index + 1) / steps))
-
         r = search.throughput(lambda pct: self.bed.trial(self._streams(size, pct), dur),
-                              self.p.tolerance_pct, self.p.resolution_pct, each=each)
+                              self.p.tolerance_pct, self.p.resolution_pct,
+                              each=lambda step: self._keep(case, step), tick=tick)
         pct, note = r.answer()
         self.rates[size] = pct
         fps = pct / 100.0 * frames_per_second(size, self.p.rate_bps)

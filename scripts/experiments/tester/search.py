@@ -73,12 +73,14 @@ class Searched:
 
 
 def throughput(run_at: RunAt, tolerance_pct: float = 0.0, resolution_pct: float = 0.1,
-               low_pct: float = 0.0, high_pct: float = 100.0, each: Each = _noop) -> Searched:
+               low_pct: float = 0.0, high_pct: float = 100.0, each: Each = _noop,
+               tick: Callable[[float], None] = lambda fraction: None) -> Searched:
     """Binary search between a rate that passed (`low_pct`, 0 by default:
     nothing offered, nothing lost) and one that failed, to `resolution_pct`
     of line rate; the first trial is at `high_pct`. A trial whose generator
     fell short counts as failed (the tester, not the DUT, limits it) and is
-    marked so in the note."""
+    marked so in the note. `tick(fraction)` after each trial, of the trials
+    such a search takes (throughput_trials)."""
     if not 0 < resolution_pct <= 100:
         raise ValueError("the resolution is a share of line rate in (0, 100]")
     if not 0 <= low_pct < high_pct <= 100:
@@ -96,8 +98,10 @@ def throughput(run_at: RunAt, tolerance_pct: float = 0.0, resolution_pct: float 
         step = Step("throughput", len(out.steps), rate, t, ok)
         out.steps.append(step)
         each(step)
+        tick(min(1.0, len(out.steps) / expected))
         return ok
 
+    expected = throughput_trials(resolution_pct)
     lo, hi = low_pct, high_pct
     if attempt(hi):
         out.value = hi
