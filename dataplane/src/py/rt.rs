@@ -1,7 +1,7 @@
 //! The real-time loop's Python face: ports bound to interfaces, the loop
 //! in a Rust thread (no GIL), events (packet-ins, digests) for Python.
 
-use super::Core;
+use super::{Core, Engine, EngineError};
 use crate::engine::Switch;
 use crate::io::rt::{self, Event, Shared};
 use crate::io::trace::{TraceEv, TraceKind};
@@ -165,4 +165,111 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("priority", c.priority)?;
     d.set_item("demotions", c.demotions)?;
     Ok(d)
+}
+
+#[pymethods]
+impl Engine {
+    /// Binds switch port `port` to Linux interface `iface` (AF_PACKET; needs
+    /// CAP_NET_RAW). Works before or while the loop runs. pcap_in/pcap_out:
+    /// files that get every frame received / sent on the port.
+    #[pyo3(signature = (port, iface, pcap_in=None, pcap_out=None))]
+    fn rt_add_port(&mut self, port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> PyResult<()> {
+        let p = crate::io::rt::PortIo::open(port, iface, pcap_in, pcap_out)
+            .map_err(|e| EngineError::new_err(format!("port {port}@{iface}: {e}")))?;
+        self.rt()?.shared.add_port(p);
+        Ok(())
+    }
+
+    /// Unbinds a port; returns whether it was bound.
+    fn rt_remove_port(&mut self, port: u32) -> PyResult<bool> {
+        Ok(self.rt()?.shared.remove_port(port))
+    }
+
+    /// {port: interface} of the bound ports.
+    fn rt_ports(&mut self) -> PyResult<std::collections::BTreeMap<u32, String>> {
+        Ok(self.rt()?.shared.ifaces.lock().map(|m| m.clone()).unwrap_or_default())
+    }
+
+    /// Starts the real-time loop in a Rust thread. Packets the switch sends
+    /// to `cpu_port` become ("packet_in", ...) events instead of frames.
+    /// `priority`: the loop thread's SCHED_FIFO priority (1-99) while it
+    /// keeps up (normal scheduling after 0.5 s busy without a pause, until
+    /// it pauses); 0 or a process without CAP_SYS_NICE: normal scheduling.
+    /// rt_stats() says which ("priority", "demotions").
+    #[pyo3(signature = (cpu_port=None, priority=1))]
+    fn rt_start(&mut self, cpu_port: Option<u32>, priority: i32) -> PyResult<()> {
+        if !(0..=99).contains(&priority) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("priority {priority}: give 0..99")));
+        }
+        let core = self.core.clone();
+        let r = self.rt()?;
+        r.shared.priority.store(priority, std::sync::atomic::Ordering::Relaxed);
+        *r.shared.cpu_port.lock().unwrap_or_else(|e| e.into_inner()) = cpu_port;
+        r.start(core).map_err(|e| EngineError::new_err(format!("real time: {e}")))
+    }
+
+    /// Stops the loop (ports stay bound for a restart). GIL released.
+    fn rt_stop(&mut self, py: Python<'_>) {
+        if let Some(r) = self.rt.as_mut() {
+            py.allow_threads(|| r.stop());
+        }
+    }
+
+    #[getter]
+    fn rt_running(&self) -> bool {
+        self.rt.as_ref().map(|r| r.running()).unwrap_or(false)
+    }
+
+    /// A frame entering the switch on `port` at the current wall-clock time
+    /// (a packet-out: the CPU port).
+    fn rt_inject(&mut self, port: u32, data: Vec<u8>) -> PyResult<()> {
+        self.rt()?.shared.inject(port, data);
+        Ok(())
+    }
+
+    /// Up to `max` events, waiting up to `timeout` seconds for the first
+    /// (GIL released): ("packet_in", port, bytes, time_ns) and
+    /// ("digest", learn list name, [field bytes], time_ns).
+    #[pyo3(signature = (max=1024, timeout=0.0))]
+    fn rt_take_events(&mut self, py: Python<'_>, max: usize, timeout: f64) -> PyResult<PyObject> {
+        let sh = self.rt()?.shared.clone();
+        let t = std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        let evs = py.allow_threads(move || sh.take_events(max, t));
+        Ok(events(py, &self.core, evs)?.into())
+    }
+
+    /// A waiter for this engine's loop events and trace records that does
+    /// not hold the engine while it waits (see RtWaiter.wait).
+    fn rt_waiter(&mut self) -> PyResult<RtWaiter> {
+        Ok(RtWaiter::new(self.rt()?.shared.clone()))
+    }
+
+    /// What the loop records per packet from now on (BMv2's --log-console
+    /// traces): `packets`: arrival, drops, departures, digests of every
+    /// packet; `log`: log_msg lines and run-time warnings (under packet id 0
+    /// without `packets`); `dump_bytes`: how much of each frame the arrival
+    /// and departure records keep. All off (the default) costs the loop
+    /// nothing. Works before or while the loop runs.
+    #[pyo3(signature = (packets=true, log=true, dump_bytes=0))]
+    fn rt_trace(&mut self, packets: bool, log: bool, dump_bytes: usize) -> PyResult<()> {
+        let cfg = crate::io::trace::TraceCfg { packets, log, dump: dump_bytes };
+        self.rt()?.shared.set_trace(cfg);
+        Ok(())
+    }
+
+    /// Up to `max` trace records, oldest first, without waiting (tuples:
+    /// see the rt module's `traces`; e.g. ("sent", id, time_ns, copy,
+    /// port, size, bytes)).
+    #[pyo3(signature = (max=4096))]
+    fn rt_take_traces(&mut self, py: Python<'_>, max: usize) -> PyResult<PyObject> {
+        let recs = self.rt()?.shared.take_traces(max);
+        Ok(traces(py, &self.core, recs)?.into())
+    }
+
+    /// Per-port frame counters of the loop, frames for ports without an
+    /// interface (no_port), dropped events and trace records.
+    fn rt_stats(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let sh = self.rt()?.shared.clone();
+        Ok(stats(py, &sh)?.into())
+    }
 }

@@ -2,7 +2,7 @@
 //! results as dicts and columns.
 
 use super::conv::array;
-use super::ConfigError;
+use super::{guard, lock, ConfigError, Core, Engine, EngineError};
 use crate::engine::Switch;
 use crate::sim::frame::{udp_template, FrameBuilder, Vary};
 use crate::sim::stream::{Burst, Rate, Sizes, StreamCfg};
@@ -249,4 +249,154 @@ pub fn records<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyDict>>
     d.set_item("tx_ns", array(py, &r.tx_ns)?)?;
     d.set_item("rx_ns", array(py, &r.rx_ns)?)?;
     Ok(d)
+}
+
+#[pymethods]
+impl Engine {
+    /// Adds a traffic stream entering `port`; returns its id. Keywords:
+    /// rate_pct (default 100) | rate_bps (layer 1) | rate_fps; line_rate_bps
+    /// (default: the port's line rate); size (default 64) | sizes (cycled) |
+    /// weights [(size, weight)] | imix=True (sizes include the FCS); burst
+    /// (frames), burst_gap_ns, bursts (count); start_ns, duration_ns,
+    /// frames; template (header bytes) or dst_mac, src_mac, src_ip, dst_ip,
+    /// sport, dport, dscp for an Ethernet/IPv4/UDP header; macs (vary the
+    /// source MAC over N values); vary [{offset, width, count, step, start}];
+    /// tag (default True: stream, sequence and timestamp in the last 16
+    /// bytes); name.
+    #[pyo3(signature = (port, **kw))]
+    fn add_stream(&mut self, py: Python<'_>, port: u32, kw: Option<&Bound<'_, PyDict>>) -> PyResult<u16> {
+        let mut c = self.lock();
+        let id = c.tester.sources.len();
+        let cfg = stream_cfg(py, &c.sw, port, kw, id)?;
+        c.tester.add_stream(cfg).map_err(ConfigError::new_err)
+    }
+
+    /// Removes every stream and its results.
+    fn clear_streams(&mut self) {
+        self.lock().tester.clear_streams()
+    }
+
+    /// Forgets the receive results (streams stay).
+    fn reset_stats(&mut self) {
+        self.lock().tester.reset_stats()
+    }
+
+    /// Runs virtual time for `duration_ns` (or until `until_ns`): frames of
+    /// the streams arrive, the switch forwards them, sinks count what
+    /// leaves. With `drain`, the switch then runs until idle. Returns the
+    /// number of events processed. The GIL is released.
+    #[pyo3(signature = (duration_ns=None, until_ns=None, drain=false))]
+    fn run(&mut self, py: Python<'_>, duration_ns: Option<u64>, until_ns: Option<u64>, drain: bool) -> PyResult<u64> {
+        self.check_not_real_time("run")?;
+        let core = self.core.clone();
+        py.allow_threads(move || {
+            guard(|| {
+                let c = &mut *lock(&core);
+                let until = match (duration_ns, until_ns) {
+                    (Some(d), None) => c.sw.now_ns().saturating_add(d),
+                    (None, Some(u)) => u,
+                    (None, None) => u64::MAX,
+                    _ => return Err(EngineError::new_err("give duration_ns or until_ns, not both")),
+                };
+                if until == u64::MAX && c.tester.sources.iter().any(|s| s.cfg.duration_ns.is_none() && s.cfg.frames.is_none() && s.cfg.burst.and_then(|b| b.count).is_none()) {
+                    return Err(EngineError::new_err("a stream without end: give duration_ns or until_ns"));
+                }
+                let before = c.tester.events;
+                let Core { sw, tester } = c;
+                tester.run(sw, until, drain);
+                Ok(tester.events - before)
+            })
+        })
+    }
+
+    /// Per stream and egress port: tx/rx frames and bytes, lost, loss_pct,
+    /// out_of_order, seq_gaps, latency min/avg/max and jitter (ns), rates.
+    fn stream_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(stream_stats(py, &self.lock().tester)?.into())
+    }
+
+    /// Per egress port: frames, bytes, untagged frames, first/last time.
+    fn port_rx_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(port_stats(py, &self.lock().tester)?.into())
+    }
+
+    /// (bin edges in ns, counts) of a stream's latency, on one egress port
+    /// or all of them.
+    #[pyo3(signature = (stream, port=None))]
+    fn latency_histogram(&self, stream: u16, port: Option<u32>) -> (Vec<u64>, Vec<u64>) {
+        let c = self.lock();
+        let t = &c.tester;
+        let mut counts = vec![0u64; t.edges.len()];
+        for ((s, p), r) in &t.rx {
+            if *s == stream && port.map(|x| x == *p).unwrap_or(true) {
+                for (a, b) in counts.iter_mut().zip(&r.hist) {
+                    *a += b;
+                }
+            }
+        }
+        (t.edges.clone(), counts)
+    }
+
+    /// Keeps (or stops keeping) one record per received tagged frame.
+    #[pyo3(signature = (enabled=true))]
+    fn record_rx(&mut self, enabled: bool) {
+        self.lock().tester.record = if enabled { Some(Default::default()) } else { None };
+    }
+
+    /// The received frames' records as columns (array.array): stream, seq,
+    /// port, size, tx_ns, rx_ns.
+    fn rx_records(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(records(py, &self.lock().tester)?.into())
+    }
+
+    /// A hash of every frame that left the switch in virtual time (port,
+    /// time, bytes): equal for two runs exactly when they agree.
+    fn sim_digest(&self) -> String {
+        format!("{:016x}", self.lock().tester.digest)
+    }
+
+    /// Keeps every frame that leaves `port` in virtual time (`run`), with
+    /// its departure time (first bit out, ns), until `take_captured`. At
+    /// most `limit` frames are held between two takes (default 1048576);
+    /// later ones are counted in `capture_stats` as not kept. Called again,
+    /// it changes the limit. Ports not captured cost nothing.
+    #[pyo3(signature = (port, limit=None))]
+    fn capture_port(&mut self, port: u32, limit: Option<usize>) {
+        self.lock().tester.captures.start(port, limit)
+    }
+
+    /// The frames captured on `port` since the last take, as [(time_ns,
+    /// bytes)] in departure order (bytes without FCS); the port stays
+    /// captured. An empty list for a port not captured.
+    fn take_captured<'py>(&mut self, py: Python<'py>, port: u32) -> PyResult<Bound<'py, PyList>> {
+        let frames = match self.lock().tester.captures.ports.get_mut(&port) {
+            Some(c) => c.take(),
+            None => vec![],
+        };
+        let out = PyList::empty_bound(py);
+        for (t, data) in frames {
+            out.append((t, PyBytes::new_bound(py, &data)))?;
+        }
+        Ok(out)
+    }
+
+    /// Stops capturing `port` (what it still held is dropped).
+    fn capture_stop(&mut self, port: u32) {
+        self.lock().tester.captures.stop(port);
+    }
+
+    /// Per captured port: {"limit", "held", "kept", "not_kept"} (kept and
+    /// not_kept count since capture started or `reset_stats`).
+    fn capture_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new_bound(py);
+        for (port, c) in &self.lock().tester.captures.ports {
+            let d = PyDict::new_bound(py);
+            d.set_item("limit", c.limit)?;
+            d.set_item("held", c.frames.len())?;
+            d.set_item("kept", c.kept)?;
+            d.set_item("not_kept", c.not_kept)?;
+            out.set_item(port, d)?;
+        }
+        Ok(out)
+    }
 }

@@ -2,7 +2,7 @@
 //! and the ground-truth trace as dicts and array columns.
 
 use super::conv::{array, parse_text, to_json};
-use super::{ConfigError, EngineError};
+use super::{guard, ConfigError, Engine, EngineError};
 use crate::engine::Switch;
 use crate::tm::config::TmConfig;
 use crate::tm::trace::{Trace, TraceCfg};
@@ -161,4 +161,73 @@ pub fn trace_columns<'py>(py: Python<'py>, t: &Trace) -> PyResult<Bound<'py, PyD
 
 pub fn no_trace() -> PyErr {
     EngineError::new_err("no trace is being recorded (call tm_trace_start first)")
+}
+
+#[pymethods]
+impl Engine {
+    /// Configures the traffic manager: a dict, or JSON or YAML text (see
+    /// the crate's config for the keys). Settings not given keep their
+    /// current values. Raises ConfigError naming the offending key.
+    fn tm_configure(&mut self, config: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = config_value(config)?;
+        guard(|| apply(&mut self.lock().sw, &v))
+    }
+
+    /// tm_configure with a .json, .yaml or .yml file.
+    fn tm_configure_file(&mut self, path: &str) -> PyResult<()> {
+        let v = config_file(path)?;
+        guard(|| apply(&mut self.lock().sw, &v))
+    }
+
+    /// A port's line rate in bit/s, the 20-byte preamble and gap (and the
+    /// 4-byte FCS) counted; None: unlimited, as BMv2.
+    #[pyo3(signature = (port, bps))]
+    fn set_port_rate(&mut self, port: u32, bps: Option<u64>) {
+        self.lock().sw.tm.set_port_rate(port, bps)
+    }
+
+    /// One dict per queue that has seen traffic: occupancy, counters,
+    /// drops by reason, ECN marks, peaks and time-weighted averages.
+    fn tm_queue_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(queue_stats(py, &self.lock().sw)?.into())
+    }
+
+    /// One dict per egress port: transmitted packets/bytes/wire bytes and busy time.
+    fn tm_port_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(port_stats(py, &self.lock().sw)?.into())
+    }
+
+    /// {"pkts", "bytes", "ingress": {port: (pkts, bytes)}} of one queue or
+    /// of all queues of a port.
+    #[pyo3(signature = (port, queue=None))]
+    fn tm_occupancy(&self, py: Python<'_>, port: u32, queue: Option<usize>) -> PyResult<PyObject> {
+        Ok(occupancy(py, &self.lock().sw, port, queue)?.into())
+    }
+
+    /// The shared buffer's state, or None without one.
+    fn tm_buffer(&self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(buffer(py, &self.lock().sw)?.map(|d| d.into_py(py)).unwrap_or_else(|| py.None()))
+    }
+
+    /// Starts recording the ground-truth occupancy trace (every enqueue
+    /// and dequeue; drops too when asked; only some egress ports if given).
+    #[pyo3(signature = (drops=false, ports=None, max_records=0))]
+    fn tm_trace_start(&mut self, drops: bool, ports: Option<Vec<u32>>, max_records: usize) {
+        self.lock().sw.tm.trace_start(trace_cfg(drops, ports, max_records))
+    }
+
+    /// The records since the last call, as columns (array.array): time_ns,
+    /// port, queue, ingress, kind (0 enq, 1 deq, 2 drop), len, q_pkts,
+    /// q_bytes, in_pkts, in_bytes (the packet's ingress port in that queue),
+    /// buffer_bytes; and overflow (records not kept).
+    fn tm_trace_take(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let t = self.lock().sw.tm.trace_take().ok_or_else(no_trace)?;
+        Ok(trace_columns(py, &t)?.into())
+    }
+
+    /// Stops recording and returns what was left, as tm_trace_take.
+    fn tm_trace_stop(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let t = self.lock().sw.tm.trace_stop().ok_or_else(no_trace)?;
+        Ok(trace_columns(py, &t)?.into())
+    }
 }

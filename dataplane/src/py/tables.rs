@@ -1,0 +1,108 @@
+//! Table entries through the Python face: add, modify, delete, defaults,
+//! idle timeouts, direct counters and the program's table and action names.
+
+use super::*;
+
+#[pymethods]
+impl Engine {
+    /// Adds a table entry; returns its handle. `priority`: lower wins (BMv2).
+    #[pyo3(signature = (table, action, key, args=None, priority=0))]
+    fn table_add(
+        &mut self,
+        table: &str,
+        action: &str,
+        key: &Bound<'_, PyAny>,
+        args: Option<&Bound<'_, PyAny>>,
+        priority: i32,
+    ) -> PyResult<u32> {
+        let k = to_key(key)?;
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_add(table, &k, action, &a, priority).map_err(to_py))
+    }
+
+    #[pyo3(signature = (table, handle, action, args=None))]
+    fn table_modify(&mut self, table: &str, handle: u32, action: &str, args: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_modify(table, handle, action, &a).map_err(to_py))
+    }
+
+    fn table_delete(&mut self, table: &str, handle: u32) -> PyResult<()> {
+        guard(|| self.lock().sw.table_delete(table, handle).map_err(to_py))
+    }
+
+    fn table_clear(&mut self, table: &str) -> PyResult<()> {
+        guard(|| self.lock().sw.table_clear(table).map_err(to_py))
+    }
+
+    /// Removes every entry of every table.
+    fn clear_all_tables(&mut self) {
+        self.lock().sw.clear_all_tables()
+    }
+
+    #[pyo3(signature = (table, action, args=None))]
+    fn table_set_default(&mut self, table: &str, action: &str, args: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let a = vals(args)?;
+        guard(|| self.lock().sw.table_set_default(table, action, &a).map_err(to_py))
+    }
+
+    fn table_entry_count(&mut self, table: &str) -> PyResult<usize> {
+        guard(|| self.lock().sw.table_entry_count(table).map_err(to_py))
+    }
+
+    // ----- idle timeout --------------------------------------------------------
+
+    /// An entry's idle timeout in ns (None: it never ages); its clock restarts.
+    #[pyo3(signature = (table, handle, ttl_ns))]
+    fn table_set_entry_ttl(&mut self, table: &str, handle: u32, ttl_ns: Option<u64>) -> PyResult<()> {
+        guard(|| self.lock().sw.table_set_entry_ttl(table, handle, ttl_ns).map_err(to_py))
+    }
+
+    /// Nanoseconds since the entry was last hit (or added).
+    fn table_entry_idle_ns(&mut self, table: &str, handle: u32) -> PyResult<u64> {
+        guard(|| self.lock().sw.table_entry_idle_ns(table, handle).map_err(to_py))
+    }
+
+    /// Entries whose idle timeout expired (by the switch's time, or `now_ns`),
+    /// each reported once until hit again: [(table, handle, idle_ns)].
+    #[pyo3(signature = (now_ns=None))]
+    fn idle_sweep(&mut self, now_ns: Option<u64>) -> Vec<(String, u32, u64)> {
+        let mut c = self.lock();
+        let now = now_ns.unwrap_or(c.sw.now_ns());
+        c.sw.idle_sweep(now)
+    }
+
+    /// (bytes, packets) of an entry's direct counter.
+    fn direct_counter_read(&self, table: &str, handle: u32) -> PyResult<(u64, u64)> {
+        guard(|| self.lock().sw.direct_counter(table, handle).map_err(to_py))
+    }
+
+    /// The full names of the program's tables.
+    fn table_names(&self) -> Vec<String> {
+        self.lock().sw.prog.tables.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// For each table: (name, match_type, [(key name, match kind, width)], [action names]).
+    fn table_info(&self, py: Python<'_>) -> PyObject {
+        let list = PyList::empty_bound(py);
+        let c = self.lock();
+        for t in &c.sw.prog.tables {
+            let keys: Vec<(String, String, u32)> =
+                t.keys.iter().map(|k| (k.name.clone(), format!("{:?}", k.kind).to_lowercase(), k.width)).collect();
+            let acts: Vec<String> = t.actions.iter().map(|a| c.sw.prog.actions[*a as usize].name.clone()).collect();
+            let mt = format!("{:?}", t.match_type).to_lowercase();
+            let _ = list.append((t.name.clone(), mt, keys, acts));
+        }
+        list.into()
+    }
+
+    /// For each action: (name, [(param name, width)]).
+    fn action_info(&self) -> Vec<(String, Vec<(String, u32)>)> {
+        self.lock()
+            .sw
+            .prog
+            .actions
+            .iter()
+            .map(|a| (a.name.clone(), a.params.iter().map(|p| (p.name.clone(), p.width)).collect()))
+            .collect()
+    }
+}
