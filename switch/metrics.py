@@ -1,8 +1,9 @@
 """The switch's traffic-manager statistics for Prometheus (`p4scope switch
 ... -- --metrics-port N`): per egress port and queue, what it holds now
-(in all and per ingress port), its peak since the switch started, what
-went in and out, and the drops by reason, read from the running engine
-(tm_queue_stats, tm_occupancy) at each scrape.
+(in all and per ingress port), the most it held since the last scrape
+(queue_maxima.py) and since the switch started, what went in and out, and
+the drops by reason, read from the running engine (tm_queue_stats,
+tm_occupancy) at each scrape.
 
 Series names and labels are those of a run's endpoint
 (p4scope.experiments.metrics) where they mean the same, so one Grafana
@@ -12,7 +13,9 @@ dashboard draws both: `switch` (here "device-<device id>"), `port`,
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
+
+from .queue_maxima import QueueMaxima
 
 Metric = Any
 
@@ -25,19 +28,30 @@ def _engine(device: Any) -> Any:
 
 class QueueStatsCollector:
     """A prometheus_client collector over a Device's current engine (read
-    under the device's lock, as every engine call)."""
+    under the device's lock, as every engine call). With `maxima` (its
+    thread started by the caller) it adds each queue's most since the
+    last scrape."""
 
-    def __init__(self, device: Any, switch: str):
+    def __init__(self, device: Any, switch: str, maxima: Optional[QueueMaxima] = None):
         self.device = device
         self.switch = switch
+        self.maxima = maxima
+        self.since_scrape: dict[tuple[int, int], tuple[float, float]] = {}
 
     def read(self) -> tuple[list[dict[str, Any]], dict[tuple[int, int], dict[int, tuple[int, int]]]]:
-        """(tm_queue_stats, per queue the ingress ports' (pkts, bytes) held now)."""
+        """(tm_queue_stats, per queue the ingress ports' (pkts, bytes) held
+        now); the maxima since the last scrape into `since_scrape`."""
         with self.device.lock:
             raw = _engine(self.device)
             if raw is None:  # no program loaded yet
+                self.since_scrape = {}
                 return [], {}
+            traced = self.maxima is not None and self.maxima.safe_fold()
             stats = list(raw.tm_queue_stats())
+            if traced:
+                self.since_scrape = self.maxima.take(
+                    {(int(q["port"]), int(q["queue"])): (float(q["bytes"]), float(q["pkts"]))
+                     for q in stats})
             held = {}
             if hasattr(raw, "tm_occupancy"):
                 for q in stats:
@@ -65,6 +79,14 @@ class QueueStatsCollector:
 
         yield gauge("p4scope_queue_occupancy_bytes", "Bytes held in an egress queue now.", "bytes")
         yield gauge("p4scope_queue_occupancy_packets", "Packets held in an egress queue now.", "pkts")
+        if self.since_scrape:
+            top = [GaugeMetricFamily(f"p4scope_queue_occupancy_max_{u}",
+                                     f"The most {u} an egress queue held since the last scrape.",
+                                     labels=lq) for u in ("bytes", "packets")]
+            for (port, queue), (nbytes, pkts) in sorted(self.since_scrape.items()):
+                top[0].add_metric([self.switch, str(port), str(queue)], nbytes)
+                top[1].add_metric([self.switch, str(port), str(queue)], pkts)
+            yield from top
         yield gauge("p4scope_queue_peak_bytes",
                     "The most bytes an egress queue held since the switch started.", "peak_bytes")
         yield gauge("p4scope_queue_peak_packets",
@@ -100,12 +122,15 @@ class MetricsServer:
         from prometheus_client import CollectorRegistry, start_http_server
 
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(QueueStatsCollector(device, switch))
+        self.maxima = QueueMaxima(device)
+        registry.register(QueueStatsCollector(device, switch, self.maxima))
         self.httpd, self._thread = start_http_server(port, address, registry)
         host = f"[{address}]" if ":" in address else address
         self.address = f"{host}:{self.httpd.server_port}"
+        self.maxima.start()
 
     def stop(self) -> None:
+        self.maxima.stop()
         self.httpd.shutdown()
         self.httpd.server_close()
         self._thread.join(timeout=5)

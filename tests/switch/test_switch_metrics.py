@@ -163,3 +163,97 @@ def test_bad_metrics_options_exit_2(tmp_path, program_json, target, msg):  # noq
         assert msg.replace("TAKEN", str(port)) in err and "Traceback" not in err
     finally:
         blocker.close()
+
+
+class _TracingEngine(_Engine):
+    """An engine whose queue 3/0 is empty now and whose occupancy trace
+    the test fills: a burst, then a smaller one under the first's peak."""
+
+    def __init__(self):
+        self.records: list[tuple[int, int, int, int]] = []  # port, queue, pkts, bytes
+        self.started = 0
+
+    def tm_queue_stats(self):
+        stats = super().tm_queue_stats()
+        stats[0].update(pkts=0, bytes=0)
+        return stats
+
+    def tm_trace_start(self, drops, ports, max_records):
+        self.started += 1
+
+    def tm_trace_take(self):
+        rec, self.records = self.records, []
+        cols = ("port", "queue", "q_pkts", "q_bytes")
+        out = {c: [r[i] for r in rec] for i, c in enumerate(cols)}
+        out["time_ns"] = list(range(len(rec)))
+        return out
+
+
+def test_max_since_the_last_scrape_sees_a_burst_under_an_earlier_peak():
+    from p4scope.switch.queue_maxima import QueueMaxima
+
+    eng = _TracingEngine()
+    dev = SimpleNamespace(lock=threading.RLock(), dataplane=SimpleNamespace(raw=eng))
+    coll = QueueStatsCollector(dev, "device-0", QueueMaxima(dev))
+    s = _scrape(coll)  # the trace starts; before it, the engine's peaks (5 packets, 320 B)
+    assert eng.started == 1
+    assert s[_k("p4scope_queue_occupancy_max_packets", 3, 0)] == 5
+    assert s[_k("p4scope_queue_occupancy_max_bytes", 3, 0)] == 320
+    s = _scrape(coll)  # nothing since: the level now
+    assert s[_k("p4scope_queue_occupancy_max_packets", 3, 0)] == 0
+    eng.records = [(3, 0, k, 64 * k) for k in (1, 2, 3, 2, 1, 0)]  # a 3-packet burst, drained
+    s = _scrape(coll)
+    assert s[_k("p4scope_queue_occupancy_max_packets", 3, 0)] == 3  # the peak since start: 5
+    assert s[_k("p4scope_queue_occupancy_max_bytes", 3, 0)] == 192
+    assert s[_k("p4scope_queue_peak_packets", 3, 0)] == 5
+    assert _scrape(coll)[_k("p4scope_queue_occupancy_max_packets", 3, 0)] == 0
+    assert eng.started == 1
+    # an engine that cannot trace: no max series, the rest as before
+    plain = SimpleNamespace(lock=threading.RLock(), dataplane=SimpleNamespace(raw=_Engine()))
+    s = _scrape(QueueStatsCollector(plain, "device-0", QueueMaxima(plain)))
+    assert not any(k[0].startswith("p4scope_queue_occupancy_max") for k in s)
+    assert s[_k("p4scope_queue_peak_packets", 3, 0)] == 5
+
+
+def _metrics(port: int) -> dict:
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_a_running_switch_resets_the_max_at_each_scrape(tmp_path, program_json):  # noqa: F811
+    """The real engine's trace: what a queue held shows once, at the next
+    scrape, and no more; the peak since start stays."""
+    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
+    n = 5
+    frames = [frame(1, k) for k in range(n)]
+    (tmp_path / "a_in.pcap").write_bytes(HEADER + b"".join(record(f, 1000 + k)
+                                                           for k, f in enumerate(frames)))
+    (tmp_path / "b_in.pcap").write_bytes(HEADER)
+    sw = _start(tmp_path, program_json, "--metrics-port", "0")
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(sw.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not (m := READY_METRICS.search("".join(err))):
+            assert sw.poll() is None and time.monotonic() < deadline, "".join(err)
+            time.sleep(0.05)
+        port = int(m.group(1))
+        while len(read_out(tmp_path / "b_out.pcap")) < n:
+            assert time.monotonic() < deadline, "the switch forwarded nothing"
+            time.sleep(0.05)
+        first = _metrics(port)
+        assert first[_k("p4scope_queue_occupancy_max_packets", 1, 0)] >= 1
+        assert first[_k("p4scope_queue_occupancy_max_bytes", 1, 0)] >= len(frames[0])
+        second = _metrics(port)
+        assert second[_k("p4scope_queue_occupancy_max_packets", 1, 0)] == 0
+        assert second[_k("p4scope_queue_occupancy_max_bytes", 1, 0)] == 0
+        assert second[_k("p4scope_queue_peak_packets", 1, 0)] == first[
+            _k("p4scope_queue_occupancy_max_packets", 1, 0)]
+    finally:
+        rc = _stop(sw)
+        reader.join(timeout=5)
+    assert rc == 0, "".join(err)
