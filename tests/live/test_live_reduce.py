@@ -89,6 +89,7 @@ def test_the_model_totals_what_its_cases_say():
     st = m.status()
     assert st["state"] == "complete" and st["done"] == 2
     assert st["totals"] == {"peak_truth": 901.0, "peak_instrument": 880.0, "peak_unit": "bytes",
+                            "peak_truth_pkts": 1.0, "peak_instrument_pkts": 1.0,
                             "bursts_truth": 2, "bursts_instrument": 2, "drops": 6, "sent": 40}
 
 

@@ -6,6 +6,8 @@ A case may produce millions of records; what the page needs is the
 largest value per pixel column. `Columns` keeps exactly that, at most
 `n` columns whose width doubles (neighbours merged) whenever virtual time
 outgrows them, so each piece costs its own length and memory stays flat.
+Every series of a case keeps the same width (the widest's), so they share
+their columns: the rows of a time x port heatmap.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class Columns:
         ends = np.flatnonzero(np.append(k[1:] != k[:-1], True))
         self.last[k[ends]] = v[ends]
 
+    def widen_to(self, width_ns: int) -> None:
+        while self.w < width_ns:
+            self._widen()
+
     def _widen(self) -> None:
         half = self.n // 2
         top = np.maximum(self.top[0::2], self.top[1::2])
@@ -62,12 +68,14 @@ class Columns:
 
 
 class InFlight:
-    """The case in flight: per egress queue its occupancy (bytes), per
-    ingress port what it holds there, the virtual time reached."""
+    """The case in flight: per egress queue its occupancy (bytes and
+    packets), per ingress port what it holds there (bytes), the virtual
+    time reached."""
 
     def __init__(self, case_id: str, label: str, index: int):
         self.case_id, self.label, self.index = case_id, label, index
         self.queues: dict[tuple[int, int], Columns] = {}
+        self.queues_pkts: dict[tuple[int, int], Columns] = {}
         self.ingress: dict[tuple[int, int, int], Columns] = {}
         self.peak: dict[tuple[int, int], float] = {}
         self.t_ns = 0
@@ -81,19 +89,29 @@ class InFlight:
             queue = np.asarray(piece["queue"])[keep]
             ing = np.asarray(piece["ingress"])[keep]
             qb = np.asarray(piece["q_bytes"], dtype=float)[keep]
+            qp = (np.asarray(piece["q_pkts"], dtype=float)[keep] if "q_pkts" in piece
+                  else np.zeros(t.size))
             ib = np.asarray(piece["in_bytes"], dtype=float)[keep]
             for p, q in {(int(a), int(b)) for a, b in zip(*np.unique(
                     np.stack([port, queue]), axis=1))}:
                 sel = (port == p) & (queue == q)
                 self.queues.setdefault((p, q), Columns()).add(t[sel], qb[sel])
+                self.queues_pkts.setdefault((p, q), Columns()).add(t[sel], qp[sel])
                 self.peak[(p, q)] = max(self.peak.get((p, q), 0.0), float(qb[sel].max()))
                 for i in np.unique(ing[sel]):
                     si = sel & (ing == i)
                     self.ingress.setdefault((p, q, int(i)), Columns()).add(t[si], ib[si])
             self.t_ns = max(self.t_ns, int(t.max()))
+            self._same_width()
         if t_ns is not None and t_ns < 2**61:
             self.t_ns = max(self.t_ns, int(t_ns))
         self.version += 1
+
+    def _same_width(self) -> None:
+        cols = [*self.queues.values(), *self.queues_pkts.values(), *self.ingress.values()]
+        w = max(c.w for c in cols)
+        for c in cols:
+            c.widen_to(w)
 
     def series(self) -> dict[str, Any]:
         """In the shape of CaseData.series, over [0, the virtual time reached]."""
@@ -102,7 +120,9 @@ class InFlight:
                                "queues": [], "reports": [], "ingress": [], "congested": None}
         for (p, q), c in sorted(self.queues.items()):
             t, v = c.series(self.t_ns)
-            out["queues"].append({"name": f"port {p} q{q}", "t": t, "v": v})
+            pk = self.queues_pkts.get((p, q))
+            out["queues"].append({"name": f"port {p} q{q}", "t": t, "v": v,
+                                  "p": pk.series(self.t_ns)[1] if pk is not None else []})
         if self.peak:
             p, q = max(self.peak, key=lambda k: self.peak[k])
             out["congested"] = p

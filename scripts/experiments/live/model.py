@@ -1,8 +1,9 @@
 """A run as the dashboard shows it: its state and progress, and per case
 what the stored tables say — the occupancy of every traced egress queue
-(ground truth), what each ingress port holds in the congested one, the
-instrument's reports, the bursts (instrument and ground truth, with the
-same thresholds), the peaks and the drops.
+(ground truth, in bytes and packets), what each ingress port holds in the
+congested one, the instrument's reports, the bursts (instrument and ground
+truth, with the same thresholds; with the ingress ports and flows that
+built them, culprits.py), the peaks and the drops per (ingress, egress).
 
 A model is fed case by case while a run goes (from the runner's events),
 the case in flight drawn from its trace as it comes (inflight.py), or at
@@ -26,6 +27,7 @@ import pandas as pd
 
 from .. import rundir as rd
 from . import reduce as rx
+from .culprits import blame
 from .inflight import InFlight
 
 TABLES = ("ground_truth", "ground_truth_ingress", "instrument_series", "burst_events",
@@ -47,15 +49,20 @@ class CaseData:
     status: str = "complete"
     wall_s: float = math.nan
     queues: dict[str, Series] = field(default_factory=dict)  # "port 31 q0" -> bytes (step)
+    queues_pkts: dict[str, Series] = field(default_factory=dict)  # the same in packets
     reports: dict[str, Series] = field(default_factory=dict)  # "port 31" -> depth bytes (points)
+    reports_pkts: dict[str, Series] = field(default_factory=dict)  # the same in packets
     congested: Optional[int] = None  # the egress port split by ingress
     ingress: dict[int, Series] = field(default_factory=dict)  # ingress port -> bytes (step)
     bursts: list[dict[str, Any]] = field(default_factory=list)
     peak_truth: float = math.nan
     peak_instrument: float = math.nan
     peak_unit: str = "bytes"
+    peak_truth_pkts: float = math.nan
+    peak_instrument_pkts: float = math.nan
     sent: int = 0
     drops: int = 0
+    pairs: list[dict[str, Any]] = field(default_factory=list)  # per (ingress, egress): sent, lost
     span: tuple[float, float] = (0.0, 0.0)
 
     def summary(self) -> dict[str, Any]:
@@ -63,15 +70,18 @@ class CaseData:
                 "status": self.status, "wall_s": _num(self.wall_s),
                 "span": [self.span[0], self.span[1]], "peak_truth": _num(self.peak_truth),
                 "peak_instrument": _num(self.peak_instrument), "peak_unit": self.peak_unit,
+                "peak_truth_pkts": _num(self.peak_truth_pkts),
+                "peak_instrument_pkts": _num(self.peak_instrument_pkts),
                 "bursts_truth": sum(b["source"] == "truth" for b in self.bursts),
                 "bursts_instrument": sum(b["source"] == "instrument" for b in self.bursts),
                 "bursts": self.bursts, "sent": self.sent, "drops": self.drops,
-                "congested": self.congested}
+                "pairs": self.pairs, "congested": self.congested}
 
     def series(self, t0: Optional[float] = None, t1: Optional[float] = None,
                px: int = rx.DEFAULT_PX) -> dict[str, Any]:
         """The case's series over [t0, t1] (default: its whole span), one
-        value per pixel column (the largest)."""
+        value per pixel column (the largest), in bytes (`v`) and packets
+        (`p`); every queue on the same columns (a time x port heatmap's)."""
         lo = self.span[0] if t0 is None else float(t0)
         hi = self.span[1] if t1 is None else float(t1)
         e = rx.edges(lo, hi, px)
@@ -80,10 +90,14 @@ class CaseData:
                                "congested": self.congested, "ingress": []}
         for name, s in self.queues.items():
             t, v = rx.step_max(s.t, s.v, e)
-            out["queues"].append({"name": name, "t": t, "v": v})
+            sp = self.queues_pkts.get(name)
+            p = rx.step_max(sp.t, sp.v, e)[1] if sp is not None else []
+            out["queues"].append({"name": name, "t": t, "v": v, "p": p})
         for name, s in self.reports.items():
             t, v = rx.point_max(s.t, s.v, e)
-            out["reports"].append({"name": name, "t": t, "v": v})
+            sp = self.reports_pkts.get(name)
+            p = rx.point_max(sp.t, sp.v, e)[1] if sp is not None else []
+            out["reports"].append({"name": name, "t": t, "v": v, "p": p})
         for port, s in self.ingress.items():
             t, v = rx.step_max(s.t, s.v, e)
             out["ingress"].append({"ingress": port, "t": t, "v": v})
@@ -118,23 +132,57 @@ def digest(case_id: str, label: str, index: int, tables: dict[str, pd.DataFrame]
     c = CaseData(case_id, label, index, status, wall_s)
     gt = _rows(tables.get("ground_truth"), case_id)
     for (port, q), g in (gt.groupby(["egress_port", "queue"], sort=True) if not gt.empty else ()):
-        c.queues[f"port {int(port)} q{int(q)}"] = _sorted(g["t_ns"], g["occupancy_bytes"])
+        name = f"port {int(port)} q{int(q)}"
+        c.queues[name] = _sorted(g["t_ns"], g["occupancy_bytes"])
+        if "occupancy_frames" in g.columns:
+            c.queues_pkts[name] = _sorted(g["t_ns"], g["occupancy_frames"])
     ins = _rows(tables.get("instrument_series"), case_id)
     if not ins.empty:
-        ins = ins[ins["t_ns"] >= 0]  # a case maximum read from a register has no time
+        if "depth_frames" in ins.columns:  # a case maximum read from a register counts too
+            c.peak_instrument_pkts = float(ins["depth_frames"].max())
+        ins = ins[ins["t_ns"] >= 0]  # ... but has no time
         for port, g in ins.groupby("egress_port", sort=True):
             c.reports[f"port {int(port)}"] = _sorted(g["t_ns"], g["depth_bytes"])
+            if "depth_frames" in g.columns:
+                c.reports_pkts[f"port {int(port)}"] = _sorted(g["t_ns"], g["depth_frames"])
+    if not gt.empty and "occupancy_frames" in gt.columns:
+        c.peak_truth_pkts = float(gt["occupancy_frames"].max())
     gi = _rows(tables.get("ground_truth_ingress"), case_id)
     if not gi.empty:
         fullest = gi.groupby("egress_port")["occupancy_bytes"].max()
         c.congested = int(fullest.idxmax())
         for ing, g in gi[gi["egress_port"] == c.congested].groupby("ingress_port", sort=True):
             c.ingress[int(ing)] = _sorted(g["t_ns"], g["occupancy_bytes"])
+    st = _rows(tables.get("streams"), case_id)
     c.bursts = _bursts(_rows(tables.get("burst_events"), case_id))
+    for b in c.bursts:
+        blame(b, gi, ins, st)
+        b["peak_pkts"] = _burst_pkts(b, gt, ins)
     _peaks(c, _rows(tables.get("instrument_errors"), case_id))
-    _drops(c, _rows(tables.get("streams"), case_id))
+    _drops(c, st)
     c.span = _span(c)
     return c
+
+
+def _burst_pkts(b: dict[str, Any], gt: pd.DataFrame, ins: pd.DataFrame) -> Optional[float]:
+    """A burst's peak in packets: the most its queue held from its start to
+    its end (ground truth), or the most a reported packet left behind
+    (instrument); None when the tables cannot say."""
+    start, end = b["start_ns"], b["end_ns"]
+    if start is None:
+        return None
+    if b["source"] == "truth":
+        d, col = gt, "occupancy_frames"
+        if not d.empty:
+            d = d[(d["egress_port"] == b["egress_port"]) & (d["queue"] == b["queue"])]
+    else:
+        d, col = ins, "depth_frames"
+        if not d.empty:
+            d = d[(d["egress_port"] == b["egress_port"]) & (d["kind"] == "burst_pkt")]
+    if d.empty or col not in d.columns:
+        return None
+    d = d[(d["t_ns"] >= start) & ((d["t_ns"] <= end) if end is not None else True)]
+    return _num(d[col].max()) if not d.empty else None
 
 
 def _bursts(be: pd.DataFrame) -> list[dict[str, Any]]:
@@ -173,6 +221,11 @@ def _drops(c: CaseData, st: pd.DataFrame) -> None:
         return
     c.sent = int(st["tx_frames"].sum())
     c.drops = int(max(0, c.sent - int(st[rx_col].sum())))
+    if {"ingress_port", "egress_port"} <= set(st.columns):
+        for (i, e), g in st.groupby(["ingress_port", "egress_port"], sort=True):
+            sent = int(g["tx_frames"].sum())
+            c.pairs.append({"ingress": int(i), "egress": int(e), "sent": sent,
+                            "lost": max(0, sent - int(g[rx_col].sum()))})
 
 
 def _span(c: CaseData) -> tuple[float, float]:
@@ -297,6 +350,12 @@ class RunModel:
                                                  if math.isfinite(c.peak_instrument)),
                                                 default=math.nan)),
                     "peak_unit": cs[0].peak_unit if cs else "bytes",
+                    "peak_truth_pkts": _num(max((c.peak_truth_pkts for c in cs
+                                                 if math.isfinite(c.peak_truth_pkts)),
+                                                default=math.nan)),
+                    "peak_instrument_pkts": _num(max((c.peak_instrument_pkts for c in cs
+                                                      if math.isfinite(c.peak_instrument_pkts)),
+                                                     default=math.nan)),
                     "bursts_truth": sum(c.summary()["bursts_truth"] for c in cs),
                     "bursts_instrument": sum(c.summary()["bursts_instrument"] for c in cs),
                     "drops": sum(c.drops for c in cs), "sent": sum(c.sent for c in cs),

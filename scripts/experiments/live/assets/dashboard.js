@@ -1,7 +1,9 @@
 // p4scope's live dashboard: state pushed by the server (server-sent events,
 // /events), series reduced there to one value per pixel column. A case
 // other than the newest, or a zoomed window, is asked for once
-// (/api/series) when the user picks it.
+// (/api/series) when the user picks it. Every series comes in bytes (v) and
+// packets (p) on the same columns, so the unit toggle and the time x port
+// heatmap need nothing more from the server.
 "use strict";
 
 const S = {
@@ -10,6 +12,7 @@ const S = {
   zoom: null,            // {id, t0, t1, data} while zoomed in
   inflight: null,        // the case being measured, as far as virtual time got
   ended: false, playing: null,
+  unit: "bytes",         // occupancy shown in bytes or packets
 };
 // what a test (or a curious user) can read: updates applied, their times
 const stats = window.p4scopeLive = { updates: 0, times: [], states: {}, statusCount: 0,
@@ -22,10 +25,10 @@ const fmtUs = (ns) => (ns === null || ns === undefined || !isFinite(ns)) ? "–"
   (ns / 1000).toLocaleString("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 3 });
 function fmtBytes(v, unit) {
   if (v === null || v === undefined || !isFinite(v)) return "–";
-  return fmtInt(v) + (unit === "frames" ? " frames" : " B");
+  return fmtInt(v) + (unit === "frames" ? " frames" : unit === "packets" ? " packets" : " B");
 }
 function fmtMiB(v, unit) {
-  if (v === null || v === undefined || !isFinite(v) || unit === "frames") return "";
+  if (v === null || v === undefined || !isFinite(v) || unit === "frames" || unit === "packets") return "";
   return (v / 1048576).toFixed(3) + " MiB";
 }
 function fmtTime(ns) {
@@ -88,11 +91,15 @@ function renderStatus() {
   $("progress-text").textContent = text;
   $("wall-clock").textContent = st.mode === "replay" ? "replay" : fmtWall(st.wall_s);
   $("virtual-total").textContent = fmtTime(st.virtual_ns);
-  const tot = st.totals, u = tot.peak_unit;
-  setValue("peak-truth", tot.peak_truth, fmtBytes(tot.peak_truth, u));
-  $("peak-truth-sub").textContent = fmtMiB(tot.peak_truth, u) + (st.cases_shown ? " · largest of all cases" : "");
-  setValue("peak-instrument", tot.peak_instrument, fmtBytes(tot.peak_instrument, u));
-  $("peak-instrument-sub").textContent = fmtMiB(tot.peak_instrument, u);
+  const tot = st.totals, pk = S.unit === "packets";
+  const u = pk ? "packets" : tot.peak_unit;
+  const truth = pk ? tot.peak_truth_pkts : tot.peak_truth;
+  const instr = pk ? tot.peak_instrument_pkts : tot.peak_instrument;
+  setValue("peak-truth", truth, fmtBytes(truth, u));
+  $("peak-truth-sub").textContent = (pk ? "the stored series' highest level" : fmtMiB(truth, u)) +
+    (st.cases_shown ? " · largest of all cases" : "");
+  setValue("peak-instrument", instr, fmtBytes(instr, u));
+  $("peak-instrument-sub").textContent = pk ? "what a reported packet left behind, itself included" : fmtMiB(instr, u);
   setValue("burst-count", tot.bursts_instrument, fmtInt(tot.bursts_instrument));
   setValue("burst-count-truth", tot.bursts_truth, fmtInt(tot.bursts_truth));
   setValue("drops", tot.drops, fmtInt(tot.drops));
@@ -199,16 +206,24 @@ function showingInflight() { return S.follow && S.inflight && !S.ended; }
 
 function renderInflight() {
   const d = S.inflight;
+  const wall = d.clock === "wall";
   $("cursor-time").textContent = "live";
-  $("virtual-clock").textContent = `${fmtTime(d.virtual_ns)} (case in flight)`;
-  renderBursts(null, null);
-  $("bursts-note").textContent = "(measuring: the bursts show when the case is stored)";
+  $("virtual-clock").textContent = wall ? `last ${fmtWallSpan(d.t1 - d.t0)} (wall clock)`
+                                        : `${fmtTime(d.virtual_ns)} (case in flight)`;
+  renderBursts(d.bursts ? d : null, null, wall ? d.t0 : 0);
+  $("bursts-note").textContent = d.bursts ? "(as the instrument reports them: start, peak, end, who built them)"
+                                          : "(measuring: the bursts show when the case is stored)";
+  renderDrops(d.drops || null);
   // the shares move slowly: redrawn once a second (drawing is what a page costs a run)
   const now = performance.now();
   const shares = !S.sharesAt || now - S.sharesAt > 1000 || S.sharesOf !== d.id;
   if (shares) { S.sharesAt = now; S.sharesOf = d.id; }
-  drawPlots(d, { label: `measuring ${d.label}`, peak_unit: "bytes", bursts: [] }, null, "inflight",
-            !shares);
+  drawPlots(d, { label: wall ? d.label : `measuring ${d.label}`, peak_unit: "bytes", bursts: d.bursts || [] },
+            null, "inflight", !shares);
+}
+
+function fmtWallSpan(ns) {
+  return (!isFinite(ns) || ns <= 0) ? "–" : fmtWall(ns / 1e9);
 }
 
 function renderCase() {
@@ -219,54 +234,66 @@ function renderCase() {
   const cur = cursorNs();
   $("cursor-time").textContent = c ? (S.cursor === null ? `end · ${fmtTime(cur)}` : fmtTime(cur)) : "–";
   $("virtual-clock").textContent = c ? `${fmtTime(cur)} of ${fmtTime(span(c)[1])}` : "–";
-  renderBursts(c, cur);
+  renderBursts(c, cur, 0);
+  renderDrops(c ? c.pairs || [] : null);
   if (!c || !data) { drawEmpty(); return; }
   drawPlots(data, c, S.cursor === null ? null : S.cursor, S.selected + (S.zoom ? ":z" : ""));
 }
 
+// the series' values in the unit shown (packets: p, bytes: v)
+function vals(s) { return S.unit === "packets" ? (s.p || []) : s.v; }
+// the time axis: virtual time in µs, or a switch watched in seconds of wall clock
+function axis(data) {
+  return data.clock === "wall" ? { scale: 1e9, origin: data.t1, title: "seconds (0: now)" }
+                               : { scale: 1e3, origin: 0, title: "virtual time (µs)" };
+}
+
 function drawPlots(data, c, until, revision, occupancyOnly) {
-  const unit = c.peak_unit;
+  const unit = S.unit;
+  const ax = axis(data);
+  const X = (ns) => (ns - ax.origin) / ax.scale;
   const occ = [];
   data.reports.forEach((r, i) => {     // under the ground truth, which they should match
-    const [t, v] = clip(r.t, r.v, until);
-    occ.push({ x: t.map((x) => x / 1000), y: v, type: "scatter", mode: "markers",
+    const [t, v] = clip(r.t, vals(r), until);
+    occ.push({ x: t.map(X), y: v, type: "scatter", mode: "markers",
                marker: { size: 7, color: ["rgba(227,98,9,0.45)", "rgba(130,80,223,0.45)"][i % 2] },
                name: `instrument reports, ${r.name}` });
   });
   data.queues.forEach((q, i) => {
-    const [t, v] = clip(q.t, q.v, until);
-    occ.push({ x: t.map((x) => x / 1000), y: v, type: "scatter", mode: "lines",
-               line: { shape: "hv", width: 2, color: COLORS[i % COLORS.length] },
-               name: `ground truth, ${q.name}` });
+    const [t, v] = clip(q.t, vals(q), until);
+    occ.push({ x: t.map(X), y: v, type: "scatter", mode: data.clock === "wall" ? "lines+markers" : "lines",
+               line: { shape: "hv", width: 2, color: COLORS[i % COLORS.length] }, connectgaps: false,
+               name: data.clock === "wall" ? q.name : `ground truth, ${q.name}` });
   });
-  const xr = [data.t0 / 1000, data.t1 / 1000];
+  const xr = [X(data.t0), X(data.t1)];
   let top = 0;  // the whole window's, so the queue grows into a fixed frame
-  for (const s of data.queues.concat(data.reports)) for (const v of s.v) if (v > top) top = v;
+  for (const s of data.queues.concat(data.reports)) for (const v of vals(s)) if (v > top) top = v;
   const shapes = [];
   for (const b of c.bursts) {
     if (b.source !== "instrument" || b.start_ns === null || (until !== null && b.start_ns > until)) continue;
     let end = b.end_ns === null ? data.t1 : b.end_ns;
     if (until !== null) end = Math.min(end, until);
-    shapes.push({ type: "rect", xref: "x", yref: "paper", x0: b.start_ns / 1000, x1: end / 1000,
+    shapes.push({ type: "rect", xref: "x", yref: "paper", x0: X(b.start_ns), x1: X(end),
                   y0: 0, y1: 1, fillcolor: "rgba(227,98,9,0.10)", line: { width: 0 }, layer: "below" });
   }
   if (until !== null)
-    shapes.push({ type: "line", xref: "x", yref: "paper", x0: until / 1000, x1: until / 1000, y0: 0, y1: 1,
+    shapes.push({ type: "line", xref: "x", yref: "paper", x0: X(until), x1: X(until), y0: 0, y1: 1,
                   line: { color: "#444", width: 1, dash: "dot" } });
   const base = { margin: { l: 80, r: 20, t: 40, b: 96 }, font: { size: 13 },
                  legend: { orientation: "h", y: -0.3, x: 0, xanchor: "left", yanchor: "top" },
                  paper_bgcolor: "#fff", plot_bgcolor: "#fff" };
   Plotly.react("occupancy-plot", occ, {
     ...base, title: { text: `Occupancy per egress queue (${unit}) — ${c.label}`, x: 0.01, font: { size: 15 } },
-    xaxis: { title: { text: "virtual time (µs)" }, range: xr, gridcolor: "#eceff3" },
+    xaxis: { title: { text: ax.title }, range: xr, gridcolor: "#eceff3" },
     yaxis: { title: { text: unit }, range: [0, top > 0 ? top * 1.05 : 1], separatethousands: true,
              gridcolor: "#eceff3" },
     shapes, uirevision: revision,
   }, { displaylogo: false, responsive: true });
+  drawHeatmap(data, c, until, revision, base, xr, X);
   if (occupancyOnly) return;
   const ing = data.ingress.map((s, i) => {
     const [t, v] = clip(s.t, s.v, until);
-    return { x: t.map((x) => x / 1000), y: v, type: "scatter", mode: "lines", stackgroup: "in",
+    return { x: t.map(X), y: v, type: "scatter", mode: "lines", stackgroup: "in",
              groupnorm: "percent", line: { shape: "hv", width: 0.5, color: COLORS[i % COLORS.length] },
              name: `ingress port ${s.ingress}` };
   });
@@ -274,36 +301,107 @@ function drawPlots(data, c, until, revision, occupancyOnly) {
     ...base,
     title: { text: data.congested === null || data.congested === undefined
       ? "Each ingress port's share of the congested egress queue (no congested queue in this case)"
-      : `Each ingress port's share of egress port ${data.congested}'s queue (%, stacked)`, x: 0.01, font: { size: 15 } },
-    xaxis: { title: { text: "virtual time (µs)" }, range: xr, gridcolor: "#eceff3" },
+      : data.shares_title || `Each ingress port's share of egress port ${data.congested}'s queue (%, stacked, of the bytes held)`,
+      x: 0.01, font: { size: 15 } },
+    xaxis: { title: { text: ax.title }, range: xr, gridcolor: "#eceff3" },
     yaxis: { title: { text: "share of the queue (%)" }, range: [0, 100], gridcolor: "#eceff3" },
     shapes: shapes.filter((s) => s.type === "line"), uirevision: revision,
   }, { displaylogo: false, responsive: true });
 }
 
+// time x port: one row per egress queue, one column per pixel column of the
+// server's reduction (every queue of a case shares them), the largest value
+function drawHeatmap(data, c, until, revision, base, xr, X) {
+  const qs = data.queues;
+  if (!qs.length) {
+    Plotly.react("heatmap-plot", [], { ...base, title: { text: "Occupancy, time x port (no queue traced)",
+      x: 0.01, font: { size: 15 } }, xaxis: { visible: false }, yaxis: { visible: false } },
+      { displaylogo: false, responsive: true });
+    return;
+  }
+  const t = qs[0].t;
+  let n = t.length;
+  if (until !== null) { n = 0; while (n < t.length && t[n] <= until) n++; }
+  const z = qs.map((q) => {
+    const v = vals(q);
+    return t.slice(0, n).map((_, k) => (v[k] === null || v[k] === undefined) ? null : v[k]);
+  });
+  Plotly.react("heatmap-plot", [{
+    type: "heatmap", x: t.slice(0, n).map(X), y: qs.map((q) => q.name), z,
+    colorscale: "YlOrRd", reversescale: true, zmin: 0, hoverongaps: false,  // full: dark red
+    colorbar: { title: { text: S.unit }, thickness: 14 },
+  }], {
+    ...base, margin: { l: 110, r: 20, t: 40, b: 50 },
+    title: { text: `Occupancy, time x port (${S.unit}, the most per column) — ${c.label}`, x: 0.01, font: { size: 15 } },
+    xaxis: { title: { text: axis(data).title }, range: xr, gridcolor: "#eceff3" },
+    yaxis: { type: "category", automargin: true }, uirevision: revision,
+  }, { displaylogo: false, responsive: true });
+}
+
 function drawEmpty() {
-  for (const id of ["occupancy-plot", "ingress-plot"])
+  for (const id of ["occupancy-plot", "heatmap-plot", "ingress-plot"])
     Plotly.react(id, [], { title: { text: "waiting for the first case…", x: 0.01, font: { size: 15 } },
                            margin: { l: 80, r: 20, t: 40, b: 40 }, xaxis: { visible: false },
                            yaxis: { visible: false } }, { displaylogo: false, responsive: true });
 }
 
-function renderBursts(c, cur) {
+// the ports that built a burst, the largest share first
+function culprits(b) {
+  if (!b.ingress || !b.ingress.length) return "–";
+  return b.ingress.map((c) => `port ${c.port} ${Math.round(100 * c.share)} %`).join(" · ");
+}
+function flows(b) {
+  const f = b.flows || [];
+  return f.length > 4 ? f.slice(0, 4).join(", ") + ` … (${f.length} flows)` : (f.length ? f.join(", ") : "–");
+}
+
+// c: a case (or a watched switch's view) with bursts; times shown from `t0`
+// (a watched switch: its wall clock, in seconds ago; a case: µs of virtual time)
+function renderBursts(c, cur, t0) {
   const tb = $("bursts-table").querySelector("tbody");
   tb.innerHTML = "";
+  const wall = c && c.clock === "wall";
+  for (const th of document.querySelectorAll("#bursts-table .time-head"))
+    th.textContent = `${th.dataset.what} ${wall ? "s" : "µs"}`;
+  $("bursts-peak-head").textContent = S.unit === "packets" ? "peak packets"
+    : `peak ${c && c.bursts.length && c.bursts[0].unit === "frames" ? "frames" : "bytes"}`;
   if (!c) return;
+  const T = wall ? (ns) => (ns === null || ns === undefined) ? "–" : ((ns - c.t1) / 1e9).toFixed(3) : fmtUs;
+  const D = wall ? (ns) => (ns / 1e9).toFixed(3) : fmtUs;
   const until = S.cursor === null ? null : cur;
   for (const b of c.bursts) {
     if (until !== null && b.start_ns !== null && b.start_ns > until) continue;
-    const ongoing = until !== null && (b.end_ns === null || b.end_ns > until);
+    const ongoing = (until !== null && (b.end_ns === null || b.end_ns > until)) ||
+                    (wall && b.end_ns === null);
     const tr = document.createElement("tr");
     if (ongoing) tr.className = "ongoing";
-    const shownPeak = !ongoing || (b.peak_ns !== null && b.peak_ns <= until);
-    cells(tr, [[b.source, "text"], b.egress_port, b.burst_id, fmtUs(b.start_ns),
-               shownPeak ? fmtInt(b.peak) : "…", shownPeak ? fmtUs(b.peak_ns) : "…",
-               ongoing ? "ongoing" : fmtUs(b.end_ns),
-               ongoing || b.end_ns === null || b.start_ns === null ? "–" : fmtUs(b.end_ns - b.start_ns),
-               ongoing ? "…" : fmtInt(b.frames)]);
+    const shownPeak = !ongoing || wall || (b.peak_ns !== null && b.peak_ns <= until);
+    const peak = S.unit === "packets" ? b.peak_pkts : b.peak;
+    cells(tr, [[b.source, "text"], b.egress_port, b.burst_id, T(b.start_ns),
+               shownPeak ? fmtInt(peak) : "…", shownPeak ? T(b.peak_ns) : "…",
+               ongoing ? "ongoing" : T(b.end_ns),
+               ongoing || b.end_ns === null || b.start_ns === null ? "–" : D(b.end_ns - b.start_ns),
+               ongoing && !wall ? "…" : fmtInt(b.frames), [culprits(b), "text culprits"],
+               [flows(b), "text flows"]]);
+    tb.appendChild(tr);
+  }
+}
+
+// frames lost per (ingress, egress): a case's streams, or a watched switch's counters
+function renderDrops(pairs) {
+  const tb = $("drops-table").querySelector("tbody");
+  tb.innerHTML = "";
+  if (!pairs) return;
+  const shown = pairs.filter((p) => p.lost > 0 || pairs.length <= 16);
+  for (const p of shown) {
+    const tr = document.createElement("tr");
+    if (p.lost > 0) tr.className = "lost";
+    cells(tr, [p.ingress, p.egress, fmtInt(p.sent), fmtInt(p.lost), [p.what || "sent by the tester, not received", "text"]]);
+    tb.appendChild(tr);
+  }
+  if (!shown.length) {
+    const tr = document.createElement("tr");
+    cells(tr, [["no frame lost", "text"], "", "", "", ""]);
     tb.appendChild(tr);
   }
 }
@@ -311,6 +409,14 @@ function renderBursts(c, cur) {
 // ----- controls ----------------------------------------------------------------
 
 $("case-select").addEventListener("change", (e) => { setFollow(false); select(e.target.value); });
+for (const id of ["unit-bytes", "unit-packets"])
+  $(id).addEventListener("change", (e) => {
+    if (!e.target.checked) return;
+    S.unit = e.target.value;
+    stats.unit = S.unit;
+    renderStatus();
+    if (showingInflight()) { S.sharesAt = 0; renderInflight(); } else renderCase();
+  });
 $("follow").addEventListener("change", (e) => {
   S.follow = e.target.checked;
   if (S.follow && S.cases.length) select(S.cases[S.cases.length - 1].id);
