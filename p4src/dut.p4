@@ -43,6 +43,14 @@ const bit<4> DROP_L2         = 8;
 const bit<4> DROP_NO_FLOOD   = 9;
 const bit<4> DROP_LAG        = 10;
 
+/* LAG hashing is fixed when the program is compiled (v1model has no
+ * run-time choice of a selector's algorithm or fields): -DLAG_HASH=crc16
+ * (or csum16, xor16, identity) picks the algorithm, -DLAG_HASH_LAYER2_3
+ * leaves the L4 ports out of the key. */
+#ifndef LAG_HASH
+#define LAG_HASH crc32
+#endif
+
 struct l2_metadata_t {
     bit<1>  src_known;
     port_t  src_port;
@@ -178,7 +186,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
     action set_egress_port(port_t port) {
         sm.egress_spec = port;
     }
-    action_selector(HashAlgorithm.crc32, 1024, 16) lag_selector;
+    action_selector(HashAlgorithm.LAG_HASH, 1024, 16) lag_selector;
     table lag_select {
         key = {
             meta.l2.lag_id: exact;
@@ -187,8 +195,10 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.ipv4.src_addr: selector;
             hdr.ipv4.dst_addr: selector;
             hdr.ipv4.protocol: selector;
+#ifndef LAG_HASH_LAYER2_3
             meta.l4_src_port: selector;
             meta.l4_dst_port: selector;
+#endif
         }
         actions = { set_egress_port; }
         implementation = lag_selector;

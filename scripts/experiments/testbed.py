@@ -64,6 +64,8 @@ class DutProgram:
 
     pipeline: Any  # p4scope.control.Pipeline
     source: str
+    defines: dict[str, str] = field(default_factory=dict)
+    """The -D macros it was compiled with (e.g. the DUT's LAG hash)."""
 
     @property
     def byte_depths(self) -> bool:
@@ -94,27 +96,30 @@ class DutProgram:
                 "p4info_sha256": hashlib.sha256(
                     self.pipeline.p4info.SerializeToString(deterministic=True)).hexdigest(),
                 "queue_depth_unit": "bytes" if self.byte_depths else "packets",
-                "instrument_clock_ns": 1 if self.ns_clock else 1000}
+                "instrument_clock_ns": 1 if self.ns_clock else 1000,
+                **({"defines": dict(self.defines)} if self.defines else {})}
 
 
-def compile_dut(source: Path = Path("p4src/dut.p4")) -> DutProgram:
-    """Compiles the reference DUT with p4scope's compiler (in process)."""
+def compile_dut(source: Path = Path("p4src/dut.p4"),
+                defines: Optional[dict[str, str]] = None) -> DutProgram:
+    """Compiles the reference DUT with p4scope's compiler (in process),
+    with the -D macros `defines`."""
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: the reference DUT is not there (run from the "
                                 "repository's top folder, or pass --program)")
-    return DutProgram(compile_pipeline(source), str(source))
+    return DutProgram(compile_pipeline(source, defines), str(source), dict(defines or {}))
 
 
-def compile_pipeline(source: Path) -> Any:
+def compile_pipeline(source: Path, defines: Optional[dict[str, str]] = None) -> Any:
     """A P4 program compiled in process by p4scope's compiler (its include/
     folder beside it) as the controller's Pipeline."""
     from p4scope.compiler import compile_file
     from p4scope.control import Pipeline
 
     source = Path(source)
-    return Pipeline.from_compiled(source.stem,
-                                  compile_file(source, [str(source.parent / "include")]))
+    return Pipeline.from_compiled(source.stem, compile_file(
+        source, [str(source.parent / "include")], dict(defines) if defines else None))
 
 
 @dataclass

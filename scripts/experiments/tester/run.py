@@ -60,12 +60,13 @@ def finish(run: RunDir, outcome, report: bool) -> RunResult:
 def virtual(experiment: str, cases: list[Case], meta: dict[str, Any], profile: Profile,
             seed: int, program: Path, rate_bps: float, make: MakeMeasure, results: Path,
             run_id: Optional[str], progress: bool = True, report: bool = True,
-            echo: Echo = print) -> RunResult:
+            echo: Echo = print, defines: Optional[dict[str, str]] = None) -> RunResult:
     """The run against the reference DUT in the embedded switch, in virtual
-    time, under `profile`; `meta` has the experiment's parameters."""
+    time, under `profile`; `meta` has the experiment's parameters;
+    `defines`: -D macros the DUT is compiled with."""
     profile.check()
     traffic.check_engine()
-    dut = testbed.compile_dut(program)
+    dut = testbed.compile_dut(program, defines)
     meta = {**meta, "seed": seed, "program": dut.info, "testbed": "virtual",
             "dut": {"name": "p4scope", "label": "the reference DUT in the embedded switch"},
             "clock": "virtual time (the engine's event clock; no wall-clock dependence)"}
