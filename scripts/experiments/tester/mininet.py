@@ -12,6 +12,9 @@ the DUT but its ports: it sends and counts on the hosts.
 
 A trial, with `trial(streams, duration_ns)` as on the virtual testbed:
 
+0. `setup_switch` (P4 DUTs): what it wrote for the last trial is taken
+   out and written again (an ACL's counters start at zero), or taken out
+   when the hook is gone, so a trial sees forwarding plus its own entries;
 1. learning frames (RFC 2544 s. 23): a few frames from every receiving
    host, so a learning DUT knows every MAC before the trial (for the P4
    DUT the testbed waits until the controller has learnt them), then a
@@ -210,6 +213,14 @@ class MininetTestbed:
         self.switch = "s1"
         self.last: Optional[dict[str, Any]] = None
         """The last trial's streams, trafgen ids and raw reports."""
+        self.setup_switch: Optional[Callable[[Any], None]] = None
+        """As the virtual testbed's (P4 DUTs only): called with the
+        controller's Switch before each trial, for entries a trial needs
+        beyond forwarding (e.g. an ACL); None: forwarding only. The DUT is
+        not reset between trials, so the hook must also have `undo(sw)`,
+        which takes out what it wrote: the testbed calls it before the next
+        trial, so what a trial had stays readable (counters) until then."""
+        self._written: Any = None  # the hook whose entries are in the DUT
 
     # ----- lifecycle ----------------------------------------------------------------
 
@@ -246,7 +257,7 @@ class MininetTestbed:
 
     def stop(self) -> None:
         if self._bed is not None:
-            bed, self._bed = self._bed, None
+            bed, self._bed, self._written = self._bed, None, None
             bed.stop()
 
     @property
@@ -258,6 +269,31 @@ class MininetTestbed:
         return self._bed.host(f"h{port}")
 
     # ----- what the DUT is told -------------------------------------------------------
+
+    def controller_switch(self) -> Any:
+        """The controller's Switch (control.device) of a P4 DUT, started."""
+        if not self.dut.p4:
+            raise ValueError(f"the DUT's tables need a P4 DUT (p4scope or bmv2), "
+                             f"not {self.dut.name}")
+        self.start()
+        return self._bed.fabric.switch(self.switch)
+
+    def _setup(self) -> None:
+        """Takes out what setup_switch wrote for the last trial, then has
+        it write this trial's entries (see setup_switch)."""
+        hook = self.setup_switch
+        if hook is not None and not callable(getattr(hook, "undo", None)):
+            raise ValueError("setup_switch on a Mininet DUT needs an undo(sw): the DUT keeps "
+                             "its tables from trial to trial")
+        if self._written is None and hook is None:
+            return
+        sw = self.controller_switch()
+        if self._written is not None:
+            written, self._written = self._written, None
+            written.undo(sw)
+        if hook is not None:
+            hook(sw)
+            self._written = hook
 
     def shape_ports(self, ports: Sequence[int], pct: float, size: float) -> None:
         """Limits the DUT's egress `ports` to `pct` of line rate for frames
@@ -388,6 +424,7 @@ class MininetTestbed:
         self._check(streams, int(duration_ns))
         self.start()
         for retry in range(self.short_retries + 1):
+            self._setup()
             t = self._trial(streams, int(duration_ns), records, tick, settle_ns)
             stalled = any(g.get("schedule_slips") for g in t.info["generator"].values())
             if not (t.generator_short and stalled):
