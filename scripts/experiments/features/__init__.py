@@ -1,14 +1,15 @@
 """Performance with packet processing features on (seed 001, ESG's
 Figures 11-13): throughput and latency on six port pairs at 64, 82 and
 97 B with 24 ACL rules off and on, their difference, and bandwidth
-fairness N:1 with the rules on.
+fairness N:1 with the rules on; in virtual time, or with real traffic
+through the reference DUT in Mininet (root).
 
-    params    sizes, pairs, fairness scenarios, search, checked
+    params    sizes, pairs, fairness scenarios, search, mode, checked
     rules     the 24 rules (control/apps/acl.py) and the test frames' headers
-    measure   the cases on the tester; the rules written after each reset
+    measure   the cases on the tester; the rules written before each trial
     tables    the seed-shaped tables (with, without, difference; shares)
     section   the report's section and plots
-    run, cli  `p4scope run features`
+    run, cli  `p4scope run features [--mode virtual|mininet]`
 """
 
 EXPERIMENT = "features"
@@ -34,4 +35,5 @@ PLUGIN = Experiment(
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,
     sections=(section.section,),
+    modes=("virtual", "mininet"),
 )

@@ -1,6 +1,12 @@
 """`p4scope run features`: seed 001's throughput and latency with and
 without 24 ACL rules, and ESG's fairness with the rules on, against the
-reference DUT in virtual time."""
+reference DUT in virtual time (--mode virtual) or with real traffic
+through it in Mininet (--mode mininet, root: p4scope switch or BMv2, the
+rules written over P4Runtime).
+
+Each mode has options of its own; giving one of the other mode's exits 2.
+A Mininet run exits 3 when this machine cannot run it (not root, Mininet
+or the DUT missing)."""
 
 from __future__ import annotations
 
@@ -10,57 +16,124 @@ from typing import Optional
 import typer
 
 from .. import virtual_cli as V
-from ..params import ParamError, parse_int_list
-from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
-from .params import (ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, TESTS, FeaturesParams, fairness_text,
-                     pairs_text, parse_fairness, parse_pairs)
+from ..params import Mode, ParamError, parse_int_list
+from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from .params import (DUTS, ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS,
+                     FeaturesParams, fairness_text, pairs_text, parse_fairness, parse_pairs)
+
+MININET_PANEL = "Mininet (--mode mininet, root)"
+VIRTUAL_ONLY = ("trial_frames", "fairness_us", "profile", "buffer_mb", "alpha", "cell_bytes",
+                "seed", "program")
+MININET_ONLY = ("dut", "line_rate", "trial_s")
+_V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
+
+
+def _rate(text: str, option: str) -> int:
+    from ...topologies.spec import TopologyError, parse_rate
+
+    try:
+        return parse_rate(text, option)
+    except TopologyError as e:
+        raise ParamError(str(e)) from None
 
 
 def command(
+        ctx: typer.Context,
+        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
+                                  "virtual time at 100GbE; mininet: real traffic through the "
+                                  "reference DUT in Mininet (root)."),
         sizes: str = typer.Option(",".join(map(str, ESG_SIZES)), "--sizes",
                                   help="Packet sizes of the throughput and latency tests (B, FCS "
                                        "included), comma-separated."),
-        pairs: str = typer.Option(pairs_text(ESG_PAIRS), "--pairs",
-                                  help="Adjacent port pairs A-B, comma-separated; each pair "
-                                       "sends both ways, all pairs at once."),
+        pairs: Optional[str] = typer.Option(
+            None, "--pairs", show_default=False,
+            help=f"Adjacent port pairs A-B, comma-separated; each pair sends both ways, all "
+                 f"pairs at once (default {pairs_text(ESG_PAIRS)}; in Mininet the first of "
+                 f"these, one per two cores of this machine)."),
         tests: str = typer.Option(",".join(TESTS), "--tests", help="Which tests: "
                                   + ", ".join(TESTS) + "."),
         fairness: str = typer.Option(fairness_text(ESG_FAIRNESS), "--fairness",
                                      help="Fairness scenarios N:1@SIZE, comma-separated: N "
                                           "source ports at line rate into port 32, rules on."),
-        fairness_us: float = typer.Option(100.0, "--fairness-us", help="Virtual time each "
-                                          "fairness trial offers its load, 1..100000 us."),
         tolerance: float = typer.Option(0.0, "--tolerance-pct", help="Loss a throughput trial "
                                         "may have, % (0: RFC 2544)."),
-        resolution: float = typer.Option(0.1, "--resolution-pct", help="Throughput search "
-                                         "resolution, % of line rate (0.001..10)."),
-        trial_frames: int = typer.Option(10_000, "--trial-frames", help="Frames each stream "
-                                         "sends per throughput or latency trial, "
-                                         "100..10,000,000."),
+        resolution: Optional[float] = typer.Option(
+            None, "--resolution-pct", show_default=False,
+            help=f"Throughput search resolution, % of line rate (0.001..10; default "
+                 f"{_V['resolution_pct']:g} in virtual time, {_M['resolution_pct']:g} in "
+                 "Mininet)."),
         latency_trials: int = typer.Option(20, "--latency-trials", help="Latency trials per size "
                                            "and rule setting (RFC 2544: 20)."),
-        profile: str = typer.Option("fair", "--profile", help="The traffic-manager profile "
-                                    "(fair or unfair)."),
-        buffer_mb: float = without_panel(V.BUFFER),
-        alpha: float = without_panel(V.ALPHA), cell_bytes: int = without_panel(V.CELL),
-        seed: int = without_panel(V.SEED), program: Path = without_panel(V.PROGRAM),
+        trial_frames: int = typer.Option(10_000, "--trial-frames", rich_help_panel=V.VIRTUAL_PANEL,
+                                         help="Frames each stream sends per throughput or "
+                                              "latency trial, 100..10,000,000."),
+        fairness_us: float = typer.Option(100.0, "--fairness-us", rich_help_panel=V.VIRTUAL_PANEL,
+                                          help="Virtual time each fairness trial offers its "
+                                               "load, 1..100000 us."),
+        profile: str = typer.Option("fair", "--profile", rich_help_panel=V.VIRTUAL_PANEL,
+                                    help="The traffic-manager profile (fair or unfair)."),
+        buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA, cell_bytes: int = V.CELL,
+        seed: int = V.SEED, program: Path = V.PROGRAM,
+        dut: str = typer.Option("p4scope", "--dut", rich_help_panel=MININET_PANEL,
+                                help="The reference DUT's switch: p4scope (p4scope switch) or "
+                                     "bmv2 (simple_switch_grpc, if installed); the rules are "
+                                     "written over P4Runtime."),
+        line_rate: str = typer.Option(f"{_M['rate_bps'] / 1e6:g}M", "--line-rate",
+                                      rich_help_panel=MININET_PANEL,
+                                      help="What the tester says a port is (1M..100G): offered "
+                                           "loads are shares of it."),
+        trial_s: float = typer.Option(_M["trial_s"], "--trial-s", rich_help_panel=MININET_PANEL,
+                                      help="Seconds each trial lasts (fairness's too), "
+                                           "0.05..60."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
         report: bool = REPORT) -> None:
     """Throughput and latency with and without 24 ACL rules (seed 001, ESG Figure 11) on
-    six port pairs at 64, 82, 97 B, and their difference; fairness N:1, rules on (Fig. 12, 13)."""
-    from .run import execute
-
+    six port pairs at 64, 82, 97 B, and their difference; fairness N:1, rules on (Fig. 12, 13);
+    --mode virtual|mininet."""
+    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
-        p = FeaturesParams(sizes=parse_int_list(sizes, "--sizes"), pairs=parse_pairs(pairs),
-                           tests=tuple(x.strip() for x in tests.split(",") if x.strip()),
-                           tolerance_pct=tolerance, resolution_pct=resolution,
-                           trial_frames=trial_frames, latency_trials=latency_trials,
-                           fairness=parse_fairness(fairness), fairness_us=fairness_us).check()
-        profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
-        if len(profs) != 1:
-            raise ParamError("--profile: one profile (fair or unfair)")
+        common = dict(sizes=parse_int_list(sizes, "--sizes"),
+                      pairs=parse_pairs(pairs) if pairs is not None else None,
+                      tests=tuple(x.strip() for x in tests.split(",") if x.strip()),
+                      tolerance_pct=tolerance, resolution_pct=resolution,
+                      latency_trials=latency_trials, fairness=parse_fairness(fairness))
+        if mode is Mode.mininet:
+            p = FeaturesParams.for_mode("mininet", **common, dut=dut.strip(), trial_s=trial_s,
+                                        rate_bps=_rate(line_rate, "--line-rate")).check()
+        else:
+            p = FeaturesParams.for_mode("virtual", **common, trial_frames=trial_frames,
+                                        fairness_us=fairness_us).check()
+            profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+            if len(profs) != 1:
+                raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
         V.fail(str(e))
+    if mode is Mode.mininet:
+        _run_mininet(p, results, run_id, progress, report)
+        return
+    from .run import execute
+
     V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)),
                  program)
+
+
+def _run_mininet(p: FeaturesParams, results: Path, run_id: Optional[str], progress: bool,
+                 report: bool) -> None:
+    """This host able to run Mininet and the DUT (exit 3 if not), then the run."""
+    from ..mininet.cli import fail
+    from ..mininet.driver import NeedsRoot, check_host
+    from ..tester.mininet import parse_dut
+    from ..tester.run import available_duts
+    from .run import execute_mininet
+
+    assert p.dut in DUTS  # checked with the parameters
+    try:
+        check_host()
+    except NeedsRoot as e:
+        fail(f"{e} (features --mode mininet runs in Mininet)", 3)
+    _, skipped = available_duts([parse_dut(p.dut)])
+    if skipped:
+        fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
+    V.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+                                         echo=lambda s: typer.echo(s, err=True)))

@@ -13,6 +13,12 @@ keeps it; a case's answer is one row of `features_results` (fairness: one
 row per case in `features_fairness`, one per source in `features_shares`);
 after each rules-on case the rules' direct counters go to
 `features_acl_hits` (a rule set that was not installed shows no hits).
+
+In Mininet trials last `trial_s`, the rules are written again before each
+trial (and taken out for the rules-off cases) by the Mininet testbed's
+setup_switch, a test stream is one stream per UDP destination port, and
+a fairness case limits the egress port to line rate (the DUT's queue
+rate), so the DUT's traffic manager shares it as a port at that rate would.
 """
 
 from __future__ import annotations
@@ -26,10 +32,9 @@ from ..figures import jain_index
 from ..linerate import frames_per_second, wire_bits
 from ..runner import Case, Tables, Tick
 from ..tester import search
-from ..tester.streams import Rate, Stream
 from . import EXPERIMENT
 from .params import FeaturesParams, fairness_egress, fairness_sources
-from .rules import TEST_HEADERS, RuleInstaller, esg_rules, rewrite_ports
+from .rules import RuleInstaller, esg_rules, rewrite_ports, test_streams
 
 Store = Callable[[str, pd.DataFrame], None]
 RULES = ("off", "on")
@@ -70,11 +75,18 @@ class FeaturesMeasure:
     # ----- helpers -----------------------------------------------------------------
 
     def _duration(self, size: int) -> int:
+        if self.p.trial_ns is not None:
+            return self.p.trial_ns
         return int(self.p.trial_frames / frames_per_second(size, self.p.rate_bps) * 1e9) + 1
 
-    def _pair_streams(self, size: int, pct: float) -> list[Stream]:
-        return [Stream(a, b, Rate.pct(pct), size, headers=TEST_HEADERS)
-                for x, y in self.p.pairs for a, b in ((x, y), (y, x))]
+    def _streams(self, tx: int, rx: int, pct: float, size: int) -> list:
+        """The rules' test streams (one per UDP port where the generator
+        cannot vary it: Mininet's)."""
+        return test_streams(tx, rx, pct, size, vary=self.p.mode == "virtual")
+
+    def _pair_streams(self, size: int, pct: float) -> list:
+        return [st for x, y in self.p.pairs for a, b in ((x, y), (y, x))
+                for st in self._streams(a, b, pct, size)]
 
     def _rules(self, rules: str) -> None:
         self.bed.setup_switch = self.installer if rules == "on" else None
@@ -136,20 +148,26 @@ class FeaturesMeasure:
         dur = self._duration(size)
         rows = []
         n = self.p.latency_trials
+        short = 0
         for i in range(n):
             t = self.bed.trial(self._pair_streams(size, pct), dur)
             self._keep(case, search.Step("latency", i, pct, t, t.passed(self.p.tolerance_pct)))
             rows.append(t.streams)
+            short += t.generator_short
             tick((i + 1) / n)
         hits = self._hits(case) if case.params["rules"] == "on" else {}
+        note = (f"{short} trial(s) where the generator fell short of the offered rate"
+                if short else "")
         s = pd.concat(rows, ignore_index=True)
         got = s[s["rx_frames"] > 0]
         if got.empty:
             return self._result(case, offered_pct=pct, rate_from=why, trials=n,
-                                note="nothing received", **hits)
+                                note="; ".join(x for x in ("nothing received", note) if x),
+                                generator_short_trials=short, **hits)
         w = got["rx_frames"]
         return self._result(
-            case, offered_pct=pct, rate_from=why, trials=n,
+            case, offered_pct=pct, rate_from=why, trials=n, note=note,
+            generator_short_trials=short,
             lat_min_ns=float(got["lat_min_ns"].min()),
             lat_avg_ns=float(np.average(got["lat_avg_ns"], weights=w)),
             lat_max_ns=float(got["lat_max_ns"].max()),
@@ -159,13 +177,15 @@ class FeaturesMeasure:
     def fairness(self, case: Case, size: int, tick: Tick) -> Tables:
         n = int(case.params["n"])
         egress, sources = fairness_egress(n), fairness_sources(n)
-        streams = [Stream(s, egress, Rate.pct(100.0), size, headers=TEST_HEADERS)
-                   for s in sources]
-        dur = int(round(self.p.fairness_us * 1000))
+        streams = [st for s in sources for st in self._streams(s, egress, 100.0, size)]
+        if self.p.mode == "mininet":  # the egress port at line rate, as the DUT's queue rate
+            self.bed.shape_ports([egress], 100.0, size)
+        dur = self.p.trial_ns or int(round(self.p.fairness_us * 1000))
         t = self.bed.trial(streams, dur, tick=tick)
         self._keep(case, search.Step("fairness", 0, 100.0, t, True))
         hits = self._hits(case)
-        st = t.streams
+        st = t.streams.groupby("tx_port", sort=True, as_index=False)[
+            ["tx_frames", "rx_frames", "rx_l1_bps"]].sum()
         bps = st["rx_l1_bps"].to_numpy(float)
         total = float(bps.sum())
         share = 100.0 * bps / total if total > 0 else np.full(len(bps), np.nan)
@@ -182,5 +202,6 @@ class FeaturesMeasure:
                "egress_l1_bps": total, "egress_utilization_pct": 100.0 * total / self.p.rate_bps,
                "jain": jain_index(bps), "share_min_pct": float(np.nanmin(share)),
                "share_max_pct": float(np.nanmax(share)), "fair_share_pct": 100.0 / n,
-               "tx_frames": t.tx_frames, "rx_frames": t.rx_frames, **hits}
+               "tx_frames": t.tx_frames, "rx_frames": t.rx_frames,
+               "generator_short": t.generator_short, **hits}
         return {"features_fairness": pd.DataFrame([row]), "features_shares": shares}

@@ -75,19 +75,49 @@ def _shares(fair: pd.DataFrame, shares: pd.DataFrame):
     return web, fig
 
 
+def _mininet_text(meta: dict) -> str:
+    """What a Mininet run measured, and how that differs from virtual time."""
+    par = meta.get("parameters", {}).get("features", {})
+    rate = float(par.get("rate_bps", 0.0))
+    pairs = ", ".join(f"{a}&harr;{b}" for a, b in par.get("pairs", []))
+    dut = meta.get("dut", {}).get("label", "the reference DUT")
+    return (
+        f"Mininet, real time, against {R.esc(dut)}: the rules written over P4Runtime before "
+        "every trial (and taken out for the rules-off cases), so each trial's hit counts start "
+        f"at zero. Port pairs {pairs} (as many of ESG's six as this machine's cores carry, "
+        f"unless given) at a line rate of {rate / 1e6:g} Mbit/s per port, what the tester says "
+        f"a port is; trials last {float(par.get('trial_s') or 0):g} s. A tester host per port "
+        "runs p4scope-trafgen, which cannot vary a field frame by frame, so each direction is "
+        "six streams, one per UDP destination port the rules match. A trial whose generator "
+        "sent less than asked is marked short (the tester's limit, not the DUT's); the search "
+        "counts it as failed and the tables' notes say how many there were. Latency is from "
+        "the generator's software timestamp to the analyzer's kernel receive timestamp. "
+        "Fairness: N sources at line rate into one port that the DUT sends at line rate (its "
+        "queue rate, set over Thrift for the frame size); what shares it is the software "
+        "switch's receive loop feeding one tail-drop queue, and strictly periodic sources can "
+        "lock in phase with it, so shares may be far from those in virtual time, where the "
+        "traffic manager's buffer profile decides them.")
+
+
 def section(page: R.Page) -> None:
     res = page.run.t.get("features_results")
     fair = page.run.t.get("features_fairness")
     if (res is None or res.empty) and (fair is None or fair.empty):
         return
-    s = page.section("features", "Performance with packet processing features on (seed 001)")
+    meta = page.run.meta
+    mininet = meta.get("mode") == "mininet"
+    s = page.section("features", "Performance with packet processing features on (seed 001)"
+                     + (" — Mininet" if mininet else ""))
     s.parts.append(R.para(
         "ESG's test: 24 ACL rules in the DUT's ternary <code>acl</code> table, 12 on all ports "
         "(6 deny for traffic the test never sends, 6 permit for the test traffic) and 12 DSCP "
-        "rewrites on the first port of each pair; every test frame is looked up against all "
-        "24 and none is denied. Port pairs send both ways at once; throughput is the tester's "
-        "binary search, latency trials run at that throughput. A feature-invariant DUT shows "
-        "no difference between the rules off and on."))
+        "rewrites, two on each of six ports (the first port of each pair; with fewer pairs, "
+        "also ports no pair uses); every test frame is looked up against all 24 and none is "
+        "denied. Port pairs send both ways at once; throughput is the tester's binary search, "
+        "latency trials run at that throughput. A feature-invariant DUT shows no difference "
+        "between the rules off and on."))
+    if mininet:
+        s.parts.append(R.para(_mininet_text(meta)))
     if res is not None and not res.empty:
         for title, fn in (("Throughput", T.throughput), ("Latency", T.latency),
                           ("Difference (rules on less rules off)", T.difference)):

@@ -37,6 +37,15 @@ def _get(w: pd.DataFrame, field: str, rules: str) -> pd.Series:
     return w[(field, rules)] if (field, rules) in w.columns else pd.Series(np.nan, index=w.index)
 
 
+def _notes(results: pd.DataFrame, test: str, rules: str, index: pd.Index) -> pd.Series:
+    """`test`'s notes for `rules` by frame size (e.g. trials where the
+    generator fell short, in Mininet); "" where there is none."""
+    r = results[(results["test"] == test) & (results["rules"] == rules)]
+    if "note" not in r:
+        return pd.Series("", index=index)
+    return r.set_index("frame_size")["note"].reindex(index).fillna("")
+
+
 def throughput(results: pd.DataFrame) -> Optional[pd.DataFrame]:
     w = _side(results, "throughput")
     if w is None:
@@ -47,6 +56,8 @@ def throughput(results: pd.DataFrame) -> Optional[pd.DataFrame]:
         "Throughput with rules (% line rate)": _get(w, "throughput_pct", "on").round(3),
         "Frames/s per port without rules": _get(w, "throughput_fps_per_port", "off").round(0),
         "Frames/s per port with rules": _get(w, "throughput_fps_per_port", "on").round(0),
+        "Note without rules": _notes(results, "throughput", "off", w.index),
+        "Note with rules": _notes(results, "throughput", "on", w.index),
     })
 
 
@@ -59,6 +70,8 @@ def latency(results: pd.DataFrame) -> Optional[pd.DataFrame]:
         out[f"Offered {word} rules (% line rate)"] = _get(w, "offered_pct", rules).round(3)
         for f, name in (("lat_avg_ns", "average"), ("lat_min_ns", "min"), ("lat_max_ns", "max")):
             out[f"Latency {name} {word} rules (ns)"] = _get(w, f, rules).round(1)
+    for rules, word in (("off", "without"), ("on", "with")):
+        out[f"Note {word} rules"] = _notes(results, "latency", rules, w.index)
     return pd.DataFrame(out)
 
 
@@ -85,7 +98,8 @@ def difference(results: pd.DataFrame) -> Optional[pd.DataFrame]:
 
 def fairness_shares(fair: pd.DataFrame, shares: pd.DataFrame) -> pd.DataFrame:
     """One row per scenario: N:1, size, egress port, each source port's
-    share (%, as ESG's figures label them) in port order, Jain's index."""
+    share (%, as ESG's figures label them) in port order, Jain's index, a
+    note when a generator fell short (Mininet)."""
     ports = sorted(shares["ingress_port"].unique())
     rows = []
     for cid, f in fair.set_index("case_id").iterrows():
@@ -95,7 +109,9 @@ def fairness_shares(fair: pd.DataFrame, shares: pd.DataFrame) -> pd.DataFrame:
                      **{f"Port {p} share (%)": round(float(s[p]), 2) if p in s else np.nan
                         for p in ports},
                      "Fair share (%)": round(float(f["fair_share_pct"]), 2),
-                     "Jain's index": round(float(f["jain"]), 6)})
+                     "Jain's index": round(float(f["jain"]), 6),
+                     "Note": "a generator fell short of line rate"
+                     if bool(f.get("generator_short", False)) else ""})
     return pd.DataFrame(rows)
 
 
