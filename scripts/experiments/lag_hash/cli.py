@@ -31,11 +31,11 @@ def command(
         port_gbps: float = typer.Option(SEED_PORT_GBPS, "--port-gbps",
                                         help="The single port's rate, Gbit/s."),
         setups: str = typer.Option(",".join(SETUPS), "--setups",
-                                   help="Which egress: port (one port), lag, or both."),
+                                   help="Which egress: port (one port), lag, or port,lag (both)."),
         hash_: str = typer.Option("crc32", "--hash", help="The DUT's LAG selector algorithm "
                                   "(compiled in): " + ", ".join(HASHES) + "."),
         fields: str = typer.Option("layer3+4", "--hash-fields", help="The selector's key: "
-                                   + "; ".join(f"{k}: {v}" for k, v in FIELDS.items()) + "."),
+                                   + "; ".join(f"{k} ({v})" for k, v in FIELDS.items()) + "."),
         duration_us: float = typer.Option(2300.0, "--duration-us", help="Virtual time of each "
                                           "run, us (up to 100000)."),
         warmup_us: float = typer.Option(300.0, "--warmup-us", help="Warm-up at the start of "

@@ -41,8 +41,8 @@ SETUPS = ("port", "lag")
 HASHES = ("crc32", "crc16", "csum16", "xor16", "identity")
 """v1model HashAlgorithm values the DUT's selector takes (crc32: as shipped)."""
 FIELDS = {
-    "layer3+4": "MAC and IPv4 addresses, IPv4 protocol and L4 ports: the DUT's key as shipped",
-    "layer2+3": "MAC and IPv4 addresses and IPv4 protocol, no L4 ports",
+    "layer3+4": "MAC and IPv4 addresses, protocol, L4 ports; the DUT as shipped",
+    "layer2+3": "MAC and IPv4 addresses, protocol; no L4 ports",
 }
 """The selector's key: Linux bonding's xmit_hash_policy names (the DUT keys
 the MACs too; here every stream has the same ones)."""
