@@ -136,7 +136,6 @@ class Switch:
         self.port = 0
         self.ports = None
         self.rt_ports = None  # RtPorts when the engine serves -i itself
-        self.tap = None
         self.stopped = threading.Event()
 
         def factory(json_text: str, eo: EngineOptions) -> EngineAdapter:
@@ -160,8 +159,8 @@ class Switch:
     def start(self) -> None:
         o = self.o
         ifaces = dict(o.interfaces)
-        from .ports import RtPorts, rt_available
-        if ifaces and o.use_files is None and rt_available():
+        from .ports import RtPorts
+        if ifaces and o.use_files is None:
             # before the JSON loads: loading it attaches the ports to its engine
             self.rt_ports = RtPorts(self.device, ifaces, o.cpu_port or 0, o.pcap_dir,
                                     dump_bytes=o.dump_packet_data)
@@ -176,10 +175,6 @@ class Switch:
         if o.use_files is not None:
             from .ports import FilePorts
             self.ports = FilePorts(ifaces, o.use_files)
-        elif ifaces and self.rt_ports is None:
-            from .ports import LinuxPorts, PcapTap
-            self.tap = PcapTap(o.pcap_dir, ifaces) if o.pcap_dir else None
-            self.ports = LinuxPorts(ifaces, self.tap)
         if self.ports is not None:
             self.device.transmit = self.ports.send
         self.device.start()
@@ -276,8 +271,6 @@ class Switch:
             self.ports.close()
         if self.rt_ports is not None:
             self.rt_ports.close()
-        if self.tap is not None:
-            self.tap.close()
         self.device.stop()
 
 

@@ -418,7 +418,7 @@ class Device:
                 pid = self._pkt_ids
                 for port, data in batch:
                     traces.received(pid, port, data, self.opts.dump_packet_data)
-            before = engine.stats() if tracing and hasattr(engine, "stats") else None
+            before = engine.stats() if tracing else None
             outs = engine.process([(p, d, now) for p, d in batch])
             digests = engine.take_digests()
             pipe = self.pipeline if self.pipeline is not None and self.pipeline.engine is engine else None

@@ -5,16 +5,9 @@ implements it over `p4scope_dataplane.Engine` (the Rust engine's Python
 module). Tables, counters, meters and registers are addressed by their BMv2
 JSON names; table entries by the handle the engine returned.
 
-Some calls are optional because the engine does not offer them yet; the
-managers check `caps` and emulate what they can:
-
-    direct_counter_write   emulated by offsets over direct_counter_read
-    direct_meter_set_rates not emulated: direct meter configs are refused
-    act_prof_* and         action profiles and selectors (p4runtime/action_profiles.py);
-    table_indirect_*       without them entries run their member's action directly,
-                           if the engine accepts that, else UNIMPLEMENTED
-    mc_node_destroy        emulated by recycling nodes
-    next_event_at          real time: polled instead
+The engine ships with the package at the same version, so every call here
+is always there (no capability probing); action profiles and selectors are
+reached through `raw` (p4runtime/action_profiles.py).
 
 The adapter is not thread-safe; the device serialises every call with its
 lock (the engine itself is a single-threaded object).
@@ -25,21 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Sequence
 
-from .p4runtime.errors import P4RuntimeError, exhausted, internal, invalid, unimplemented
-
-
-@dataclass(frozen=True, slots=True)
-class EngineCaps:
-    direct_counter_write: bool = False
-    direct_meter_set_rates: bool = False
-    mc_node_destroy: bool = False
-    next_event_at: bool = False
+from .p4runtime.errors import P4RuntimeError, exhausted, internal, invalid
 
 
 class EngineAdapter(Protocol):
     """What the switch needs from an engine (names are BMv2 JSON names)."""
-
-    caps: EngineCaps
 
     # tables; key items: ("exact", bytes) ("lpm", bytes, plen) ("ternary", bytes, mask)
     # ("range", lo, hi); priority: lower number wins (BMv2)
@@ -49,6 +32,9 @@ class EngineAdapter(Protocol):
     def table_delete(self, table: str, handle: int) -> None: ...
     def table_set_default(self, table: str, action: str, args: Sequence[int]) -> None: ...
     def direct_counter_read(self, table: str, handle: int) -> tuple[int, int]: ...
+    def direct_counter_write(self, table: str, handle: int, nbytes: int, packets: int) -> None: ...
+    def direct_meter_set_rates(self, table: str, handle: int,
+                               rates: Sequence[tuple[float, int]]) -> None: ...
     # indexed externs
     def counter_read(self, name: str, index: int) -> tuple[int, int]: ...
     def counter_write(self, name: str, index: int, nbytes: int, packets: int) -> None: ...
@@ -61,6 +47,7 @@ class EngineAdapter(Protocol):
     def mc_group_destroy(self, mgid: int) -> None: ...
     def mc_node_create(self, rid: int, ports: Sequence[int]) -> int: ...
     def mc_node_update(self, node: int, ports: Sequence[int]) -> None: ...
+    def mc_node_destroy(self, node: int) -> None: ...
     def mc_node_associate(self, mgid: int, node: int) -> None: ...
     def mc_node_dissociate(self, mgid: int, node: int) -> None: ...
     def mirroring_add(self, session: int, port: Optional[int], mgid: Optional[int]) -> None: ...
@@ -103,27 +90,16 @@ class DataplaneEngine:
             raise invalid(f"p4_device_config: the engine cannot run this BMv2 JSON: {e}") from None
         except mod.EngineError as e:
             raise invalid(f"p4_device_config: {e}") from None
-        e = self._e
-        self.caps = EngineCaps(
-            direct_counter_write=hasattr(e, "direct_counter_write"),
-            direct_meter_set_rates=hasattr(e, "direct_meter_set_rates"),
-            mc_node_destroy=hasattr(e, "mc_node_destroy"),
-            next_event_at=hasattr(e, "next_event_at"),
-        )
 
     @property
     def raw(self) -> Any:
-        """The engine object itself (for optional calls and tests)."""
+        """The engine object itself (action profiles, the traffic manager, tests)."""
         return self._e
 
     def _table_error(self, e: Exception) -> P4RuntimeError:
         msg = str(e)
         if "is full" in msg:
             return exhausted(msg)
-        if "indirect tables are not supported" in msg:
-            return unimplemented(
-                f"{msg} (the engine needs action profiles: act_prof_create_member/_group, "
-                "act_prof_add_member_to_group, table_indirect_add[_with_group], ...)")
         return internal(f"engine: {msg}")
 
     def table_add(self, table, action, key, args, priority):

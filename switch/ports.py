@@ -3,17 +3,12 @@
 * `RtPorts`: the engine's own real-time ports (rt_add_port ... rt_start: a
   Rust thread with a receive ring per port and sendmmsg, no GIL, at
   real-time priority while it keeps up: $P4SCOPE_RT_PRIORITY, see
-  `rt_priority`), used for `-i PORT@IFACE` whenever the engine offers them,
-  per-packet traces included (the loop records them, `traces.log_records`
-  writes them);
-* `LinuxPorts`: the Python fallback for an engine without the rt API: one
-  AF_PACKET socket per `-i PORT@IFACE`, a reader thread polling them all,
-  each poll round handed to the device as one batch;
+  `rt_priority`), for `-i PORT@IFACE`, per-packet traces included (the
+  loop records them, `traces.log_records` writes them) and `--pcap DIR`
+  copies (`DIR/<iface>_in.pcap`, `DIR/<iface>_out.pcap`) written by it;
 * `FilePorts` (`--use-files WAIT`): reads every `<iface>_in.pcap` (files or
   FIFOs, together, earliest timestamp first) after WAIT seconds and writes
-  `<iface>_out.pcap`, as BMv2 does;
-* `PcapTap` (`--pcap DIR`): copies what every port receives and sends to
-  `DIR/<iface>_in.pcap` and `DIR/<iface>_out.pcap`.
+  `<iface>_out.pcap`, as BMv2 does.
 
 A port driver calls `receive(batch)` with [(port, bytes)] and is given
 packets to send with `send(port, data)`.
@@ -35,13 +30,7 @@ from .pcap_stream import PcapError, PcapStream
 
 log = logging.getLogger("p4scope.switch")
 
-ETH_P_ALL = 0x0003
-PACKET_OUTGOING = 4
-SOL_PACKET = 263
-PACKET_IGNORE_OUTGOING = 23
 MAX_FRAME = 65536
-RT_API = ("rt_add_port", "rt_remove_port", "rt_start", "rt_stop", "rt_inject", "rt_take_events",
-          "rt_trace", "rt_take_traces", "rt_stats", "rt_waiter")
 Receive = Callable[[list[tuple[int, bytes]]], None]
 
 
@@ -65,124 +54,6 @@ class PcapWriter:
     def close(self) -> None:
         with self.lock:
             self.f.close()
-
-
-class PcapTap:
-    """--pcap DIR: per-interface capture files of what goes in and out."""
-
-    def __init__(self, directory: str, ifaces: dict[int, str]):
-        self.ins = {p: PcapWriter(os.path.join(directory, f"{n}_in.pcap")) for p, n in ifaces.items()}
-        self.outs = {p: PcapWriter(os.path.join(directory, f"{n}_out.pcap")) for p, n in ifaces.items()}
-
-    def received(self, port: int, data: bytes) -> None:
-        w = self.ins.get(port)
-        if w is not None:
-            w.write(data)
-
-    def sent(self, port: int, data: bytes) -> None:
-        w = self.outs.get(port)
-        if w is not None:
-            w.write(data)
-
-    def close(self) -> None:
-        for w in list(self.ins.values()) + list(self.outs.values()):
-            w.close()
-
-
-class LinuxPorts:
-    """AF_PACKET sockets on Linux interfaces (needs CAP_NET_RAW)."""
-
-    def __init__(self, ifaces: dict[int, str], tap: Optional[PcapTap] = None):
-        self.ifaces = ifaces
-        self.tap = tap
-        self.socks: dict[int, socket.socket] = {}
-        self.by_fd: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._r, self._w = os.pipe()
-        try:
-            for port, name in ifaces.items():
-                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-                try:
-                    s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-                except OSError:
-                    pass  # older kernels: outgoing packets are skipped by pkttype below
-                s.bind((name, 0))
-                s.setblocking(False)
-                self.socks[port] = s
-                self.by_fd[s.fileno()] = port
-        except OSError:
-            self.close()
-            raise
-
-    def start(self, receive: Receive) -> None:
-        self._thread = threading.Thread(target=self._loop, args=(receive,), name="ports",
-                                        daemon=True)
-        self._thread.start()
-
-    def _loop(self, receive: Receive) -> None:
-        poller = select.poll()
-        for fd in self.by_fd:
-            poller.register(fd, select.POLLIN)
-        poller.register(self._r, select.POLLIN)
-        while not self._stop.is_set():
-            try:
-                events = poller.poll(200)
-            except InterruptedError:
-                continue
-            batch: list[tuple[int, bytes]] = []
-            for fd, _ in events:
-                port = self.by_fd.get(fd)
-                if port is None:
-                    continue
-                s = self.socks[port]
-                for _ in range(64):
-                    try:
-                        data, addr = s.recvfrom(MAX_FRAME)
-                    except (BlockingIOError, InterruptedError):
-                        break
-                    except OSError as e:
-                        log.warning("port %d: receive failed: %s", port, e)
-                        break
-                    if len(addr) > 2 and addr[2] == PACKET_OUTGOING:
-                        continue
-                    if self.tap:
-                        self.tap.received(port, data)
-                    batch.append((port, data))
-            if batch:
-                try:
-                    receive(batch)
-                except Exception:
-                    log.exception("packet processing failed")
-
-    def send(self, port: int, data: bytes) -> None:
-        s = self.socks.get(port)
-        if s is None:
-            return  # BMv2 drops packets sent to ports without an interface
-        try:
-            s.send(data)
-        except OSError as e:
-            log.debug("port %d: send failed: %s", port, e)
-            return
-        if self.tap:
-            self.tap.sent(port, data)
-
-    def close(self) -> None:
-        self._stop.set()
-        try:
-            os.write(self._w, b"x")
-        except OSError:
-            pass
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        for s in self.socks.values():
-            s.close()
-        self.socks.clear()
-        for fd in (self._r, self._w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
 
 
 class FilePorts:
@@ -312,15 +183,6 @@ def rt_priority() -> int:
         log.warning("%s=%r: give 0..99; using %d", RT_PRIORITY_ENV, v, RT_PRIORITY_DEFAULT)
         return RT_PRIORITY_DEFAULT
     return p
-
-
-def rt_available() -> bool:
-    """Whether the installed engine has real-time ports (the whole rt_* API)."""
-    try:
-        import p4scope_dataplane  # type: ignore[import-not-found]
-    except ImportError:
-        return False
-    return all(hasattr(p4scope_dataplane.Engine, n) for n in RT_API)
 
 
 class RtPorts:

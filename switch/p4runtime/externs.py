@@ -225,8 +225,6 @@ class ExternManager:
         if cfg is not None:
             mtype = self.schema.direct_meters.by_id[info.direct_meter_id].type
             self.check_meter_config(cfg, f"{where}.config", mtype)
-        if not self.engine.caps.direct_meter_set_rates:
-            raise unimplemented(f"{where}: the engine cannot configure direct meters yet")
         tables._set_meter(st, e, cfg)
 
     def read_direct_meter(self, dme, out, where: str = "direct_meter_entry") -> None:

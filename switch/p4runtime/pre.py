@@ -47,7 +47,6 @@ class PreManager:
         self.groups: dict[int, McGroup] = {}
         self.clones: dict[int, CloneSession] = {}
         self._clone_groups: dict[int, McGroup] = {}
-        self._free_nodes: dict[int, list[int]] = {}
 
     def write(self, utype: int, pre, where: str = "packet_replication_engine_entry") -> None:
         kind = pre.WhichOneof("type")
@@ -93,12 +92,7 @@ class PreManager:
             by_rid.setdefault(rid, []).append(port)
         nodes = []
         for rid, ports in by_rid.items():
-            free = self._free_nodes.get(rid)
-            if free:
-                node = free.pop()
-                self.engine.mc_node_update(node, ports)
-            else:
-                node = self.engine.mc_node_create(rid, ports)
+            node = self.engine.mc_node_create(rid, ports)
             self.engine.mc_node_associate(mgid, node)
             nodes.append((rid, node))
         return nodes
@@ -106,10 +100,7 @@ class PreManager:
     def _release(self, mgid: int, nodes, destroy: bool) -> None:
         for rid, node in nodes:
             self.engine.mc_node_dissociate(mgid, node)
-            if self.engine.caps.mc_node_destroy:
-                self.engine.mc_node_destroy(node)
-            else:
-                self._free_nodes.setdefault(rid, []).append(node)
+            self.engine.mc_node_destroy(node)
         if destroy:
             self.engine.mc_group_destroy(mgid)
 

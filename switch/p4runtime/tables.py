@@ -44,10 +44,6 @@ class Entry:
     controller_metadata: int = 0
     idle_timeout_ns: int = 0
     is_const: bool = False
-    counter_base: tuple[int, int] = (0, 0)
-    """Engine counter values when the client last wrote the counter."""
-    counter_value: tuple[int, int] = (0, 0)
-    """The value the client wrote then (emulates direct counter writes)."""
     meter_config: Optional[bytes] = None
     """Serialized MeterConfig written by the client; None is the default (all GREEN)."""
     last_hit_ns: int = 0
@@ -195,9 +191,6 @@ class TableManager:
             if not info.direct_meter_id:
                 raise invalid(f"{where}.meter_config: table '{info.name}' has no direct meter")
             self.pipe.externs.check_meter_config(te.meter_config, f"{where}.meter_config")
-            if not self.engine.caps.direct_meter_set_rates:
-                raise unimplemented(f"{where}.meter_config: the engine cannot configure direct "
-                                    "meters yet")
         if te.HasField("meter_counter_data"):
             raise unimplemented(f"{where}.meter_counter_data: per-colour meter counters are not "
                                 "supported")
@@ -260,7 +253,7 @@ class TableManager:
             e.idle_timeout_ns = te.idle_timeout_ns
         if te.HasField("counter_data"):
             self._set_counter(st, e, te.counter_data)
-        if info.direct_meter_id and self.engine.caps.direct_meter_set_rates:
+        if info.direct_meter_id:
             # MODIFY without meter_config resets the meter to its default
             self._set_meter(st, e, te.meter_config if te.HasField("meter_config") else None)
 
@@ -309,19 +302,12 @@ class TableManager:
     # ----- direct resources -----------------------------------------------
 
     def _set_counter(self, st: TableState, e: Entry, data) -> None:
-        if self.engine.caps.direct_counter_write:
-            self.engine.direct_counter_write(st.map.name, e.handle, data.byte_count,
-                                             data.packet_count)
-            e.counter_base, e.counter_value = (0, 0), (0, 0)
-        else:
-            e.counter_base = self.engine.direct_counter_read(st.map.name, e.handle)
-            e.counter_value = (data.byte_count, data.packet_count)
+        self.engine.direct_counter_write(st.map.name, e.handle, data.byte_count,
+                                         data.packet_count)
 
     def read_counter(self, st: TableState, e: Entry) -> tuple[int, int]:
-        """(bytes, packets) of an entry's direct counter as the client sees it."""
-        b, p = self.engine.direct_counter_read(st.map.name, e.handle)
-        return (e.counter_value[0] + b - e.counter_base[0],
-                e.counter_value[1] + p - e.counter_base[1])
+        """(bytes, packets) of an entry's direct counter."""
+        return self.engine.direct_counter_read(st.map.name, e.handle)
 
     def _set_meter(self, st: TableState, e: Entry, cfg) -> None:
         rates = self.pipe.externs.meter_rates(cfg)

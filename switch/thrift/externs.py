@@ -93,12 +93,7 @@ class RtExterns:
 
     def register_reset(self, name: str) -> None:
         es, r = self._register(name)
-        raw = getattr(es.engine, "raw", None)
-        if raw is not None and hasattr(raw, "register_reset"):
-            raw.register_reset(r.name)
-        else:
-            for i in range(r.size):
-                es.engine.register_write(r.name, i, 0)
+        es.engine.raw.register_reset(r.name)
 
     # ----- meters ---------------------------------------------------------------
 

@@ -597,7 +597,8 @@ class SwitchHandler:
     def _queue(self, kind, value, port, prio) -> int:
         if value < 0:
             return 1
-        return 0 if self.rt.target.queue(kind, value, port, prio) else 1
+        self.rt.target.queue(kind, value, port, prio)
+        return 0
 
     @api(None)
     def set_egress_priority_queue_depth(self, port_num, priority, depth_pkts):

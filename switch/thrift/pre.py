@@ -41,8 +41,6 @@ class PreState:
     """mgid -> L1 handles, in association order."""
     nodes: dict[int, L1Node] = field(default_factory=dict)
     lags: dict[int, set[int]] = field(default_factory=dict)
-    free_engine_nodes: dict[int, list[int]] = field(default_factory=dict)
-    """rid -> engine nodes to reuse (when the engine cannot destroy nodes)."""
     sessions: dict[int, tuple[Optional[int], Optional[int]]] = field(default_factory=dict)
     """mirroring session -> (port, mgid)."""
 
@@ -117,12 +115,7 @@ class RtPre:
         handle = next(h for h in range(len(ps.nodes) + 1) if h not in ps.nodes)
         node = L1Node(rid & 0xFFFF, ports, lags, -1)
         eff = self._effective_ports(ps, node)
-        free = ps.free_engine_nodes.get(node.rid)
-        if free:
-            node.engine_node = free.pop()
-            es.engine.mc_node_update(node.engine_node, eff)
-        else:
-            node.engine_node = es.engine.mc_node_create(node.rid, eff)
+        node.engine_node = es.engine.mc_node_create(node.rid, eff)
         ps.nodes[handle] = node
         return handle
 
@@ -166,11 +159,7 @@ class RtPre:
         node = self._node(ps, handle)
         if node.mgid is not None:
             self.node_dissociate(node.mgid, handle)
-        if es.engine.caps.mc_node_destroy:
-            es.engine.mc_node_destroy(node.engine_node)
-        else:
-            es.engine.mc_node_update(node.engine_node, [])
-            ps.free_engine_nodes.setdefault(node.rid, []).append(node.engine_node)
+        es.engine.mc_node_destroy(node.engine_node)
         del ps.nodes[handle]
 
     def set_lag_membership(self, lag: int, port_map: str) -> None:

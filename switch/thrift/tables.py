@@ -397,9 +397,6 @@ class RtTables:
         if len(rates) != 2 or rates[1][0] < rates[0][0]:
             raise table_error("INVALID_METER_OPERATION", "two rates are needed, the second "
                               "not below the first")
-        if not es.engine.caps.direct_meter_set_rates:
-            raise table_error("INVALID_METER_OPERATION", "the engine cannot configure direct "
-                              "meters yet")
         cfg = p4r.MeterConfig(cir=round(rates[0][0] * 1e6), cburst=rates[0][1],
                               pir=round(rates[1][0] * 1e6), pburst=rates[1][1])
         es.pipe.tables._set_meter(st, e, cfg)

@@ -119,23 +119,22 @@ class RuntimeTarget:
 
     # ----- traffic manager -------------------------------------------------
 
-    def queue(self, kind: str, *args) -> bool:
+    def queue(self, kind: str, *args) -> None:
         """Applies a queue setting to the current engine and remembers it.
         kind "depth": (depth, port|None, priority|None); "rate": (pps, port|None,
-        priority|None). False if the engine has no traffic manager calls."""
+        priority|None)."""
         self.queue_settings.append((kind, args))
         eng = self.device.dataplane
-        return self._apply(eng, kind, args) if eng is not None else True
+        if eng is not None:
+            self._apply(eng, kind, args)
 
     def _replay_queues(self, engine) -> None:
         for kind, args in self.queue_settings:
             self._apply(engine, kind, args)
 
     @staticmethod
-    def _apply(engine, kind: str, args: tuple) -> bool:
-        raw = getattr(engine, "raw", None)
-        if raw is None or not hasattr(raw, "set_queue_depth"):
-            return False
+    def _apply(engine, kind: str, args: tuple) -> None:
+        raw = engine.raw
         if kind == "depth":
             depth, port, prio = args
             raw.set_queue_depth(depth, port, prio)
@@ -146,7 +145,6 @@ class RuntimeTarget:
                     raw.set_queue_rate(p, pps or None, prio)
             else:
                 raw.set_queue_rate(port, pps or None, prio)
-        return True
 
 
 def _known_ports(engine) -> range:

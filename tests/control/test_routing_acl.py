@@ -31,12 +31,6 @@ def router(dut):
     return r
 
 
-def has_selector_groups(bench) -> bool:
-    """Whether the engine runs action selectors itself (BMv2's act_prof_*
-    calls); without them the switch runs a group's first member."""
-    return hasattr(bench.engine, "act_prof_create_group")
-
-
 def test_route_rewrites_macs_and_decrements_ttl(bench, dut, router):
     router.route("10.0.2.0/24", [NextHop(NH2, port=2)])
     out = bench.send(1, routed(ttl=64))
@@ -65,9 +59,6 @@ def test_ttl_expiry_and_no_route_are_dropped_and_counted(bench, dut, router):
 
 
 def test_ecmp_spreads_flows_over_next_hops(bench, dut, router):
-    if not has_selector_groups(bench):
-        pytest.skip("the engine has no action selectors yet (act_prof_* calls): every "
-                    "flow takes the group's first member")
     router.route("10.0.2.0/24", [NextHop(NH2, port=2), NextHop(NH3, port=3),
                                  NextHop(NH4, port=4)])
     seen = {}

@@ -227,9 +227,7 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"])
     sw = Switch(o)
     sw.start()
-    from p4scope.switch.ports import rt_available
-    if rt_available():  # the engine's real-time loop serves -i, not Python
-        assert sw.rt_ports is not None and sw.ports is None
+    assert sw.rt_ports is not None and sw.ports is None  # the engine's real-time loop serves -i
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     rx.bind((b1, 0))
     rx.settimeout(3)
@@ -310,9 +308,6 @@ def test_per_packet_traces_come_from_the_real_time_loop(veths, tmp_path, schema)
     """--log-console at trace level with -i ports: the engine's real-time
     loop serves the ports (no Python fallback) and the daemon still prints
     each packet's lines, --dump-packet-data bytes included."""
-    from p4scope.switch.ports import rt_available
-    if not rt_available():
-        pytest.skip("the installed engine has no real-time loop")
     (a0, b0), (a1, b1) = veths
     proc, addr, _ready = start(tmp_path, general=(
         "-i", f"1@{a0}", "-i", f"2@{a1}", "--log-console", "-L", "trace",
@@ -365,10 +360,6 @@ def test_rate_limited_port_in_real_time(veths, tmp_path, schema, how):
     from p4scope.control.switch_cli.client import connect
     from p4scope.switch.daemon import Switch
     from p4scope.switch.options import parse_args
-    from p4scope.switch.ports import rt_available
-
-    if not rt_available():
-        pytest.skip("the installed engine has no real-time loop")
     (a0, b0), (a1, b1) = veths
     size, n = 1000, 400
     depth = 100

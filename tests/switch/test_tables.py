@@ -198,19 +198,6 @@ def test_idle_timeout_notification(ctl, schema, switch):
     assert n.idle_timeout_ns == 50_000_000 and msg.idle_timeout_notification.timestamp > 0
 
 
-def insert_indirect(ctl, te):
-    """Inserts an entry of an indirect table; skips the test if the engine can
-    run none (no action profiles, and entries of indirect tables refused)."""
-    from sw_client import errors_of
-    try:
-        ctl.write(update("insert", table_entry=te))
-    except grpc.RpcError as e:
-        errs = errors_of(e)
-        if errs and errs[0].canonical_code == grpc.StatusCode.UNIMPLEMENTED.value[0]:
-            pytest.skip(f"engine without action profiles: {errs[0].message}")
-        raise
-
-
 def test_action_profile_members(ctl, schema, switch):
     ap = schema.action_profiles.find("nh_profile").id
     mem = p4r.ActionProfileMember(action_profile_id=ap, member_id=1,
@@ -218,7 +205,7 @@ def test_action_profile_members(ctl, schema, switch):
     ctl.write(update("insert", action_profile_member=mem))
     te = table_entry(schema, "nexthop", {"hdr.probe.level": 3})
     te.action.action_profile_member_id = 1
-    insert_indirect(ctl, te)
+    ctl.write(update("insert", table_entry=te))
     switch.inject(9, probe(1, 0, level=3))
     assert ports(switch) == [4]
     # modifying the member changes the entries that use it
@@ -253,7 +240,7 @@ def test_action_selector_groups(ctl, schema, switch):
     assert [(m.member_id, m.weight) for m in g.action_profile_group.members] == [(1, 1), (2, 2)]
     te = table_entry(schema, "ecmp", {"hdr.probe.addr": 0x0A000001})
     te.action.action_profile_group_id = 10
-    insert_indirect(ctl, te)
+    ctl.write(update("insert", table_entry=te))
     switch.inject(9, probe(1, 0x0A000001, kind=4))
     assert ports(switch)[0] in (6, 7)
     (g,) = ctl.read(p4r.Entity(action_profile_group=p4r.ActionProfileGroup()))

@@ -138,6 +138,27 @@ impl Switch {
         }
     }
 
+    /// Sets an entry's direct counter (P4Runtime's counter_data, BMv2's
+    /// `bm_mt_write_counter`).
+    pub fn direct_counter_write(&mut self, table: &str, handle: u32, bytes: u64, packets: u64) -> Result<(), EngineError> {
+        let e = self.entry_mut(table, handle)?;
+        e.counter.bytes = bytes;
+        e.counter.packets = packets;
+        Ok(())
+    }
+
+    /// Sets the rates of an entry's direct meter: [(committed units per us,
+    /// burst), (peak units per us, burst)], as `meter_set_rates` takes them.
+    pub fn direct_meter_set_rates(&mut self, table: &str, handle: u32, rates: [(f64, u64); 2]) -> Result<(), EngineError> {
+        let t = self.table_id(table)?;
+        if self.prog.tables[t as usize].direct_meter.is_none() {
+            return Err(EngineError::Invalid(format!("table '{}' has no direct meter", self.prog.tables[t as usize].name)));
+        }
+        let e = self.entry_mut(table, handle)?;
+        e.meter.set_rates(rates[0].0, rates[0].1, rates[1].0, rates[1].1);
+        Ok(())
+    }
+
     pub(crate) fn lookup_name(map: &HashMap<String, u32>, kind: &'static str, name: &str) -> Result<u32, EngineError> {
         if let Some(i) = map.get(name) {
             return Ok(*i);

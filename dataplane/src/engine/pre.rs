@@ -42,6 +42,20 @@ impl Pre {
         }
     }
 
+    /// Destroys a node, leaving every group it was in; false if there is none.
+    pub fn node_destroy(&mut self, node: u32) -> bool {
+        match self.nodes.get_mut(node as usize) {
+            Some(n @ Some(_)) => {
+                *n = None;
+                for g in self.groups.values_mut() {
+                    g.retain(|m| *m != node);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn node_associate(&mut self, mgid: u32, node: u32) -> bool {
         if !matches!(self.nodes.get(node as usize), Some(Some(_))) {
             return false;
@@ -80,3 +94,25 @@ impl Pre {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::Pre;
+
+    #[test]
+    fn a_destroyed_node_leaves_its_groups_and_is_gone() {
+        let mut pre = Pre::default();
+        pre.group_create(1);
+        let a = pre.node_create(7, &[2, 1]);
+        let b = pre.node_create(8, &[3]);
+        assert!(pre.node_associate(1, a) && pre.node_associate(1, b));
+        let mut out = vec![];
+        pre.replicate(1, &mut out);
+        assert_eq!(out, vec![(7, 1), (7, 2), (8, 3)]);
+        assert!(pre.node_destroy(a));
+        pre.replicate(1, &mut out);
+        assert_eq!(out, vec![(8, 3)]);
+        assert!(!pre.node_destroy(a), "destroyed twice");
+        assert!(!pre.node_update(a, &[4]) && !pre.node_associate(1, a));
+    }
+}

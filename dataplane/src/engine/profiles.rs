@@ -143,7 +143,7 @@ impl Switch {
 
     // ----- idle timeout ----------------------------------------------------
 
-    fn entry_mut(&mut self, table: &str, handle: u32) -> Result<&mut crate::tables::Entry, EngineError> {
+    pub(super) fn entry_mut(&mut self, table: &str, handle: u32) -> Result<&mut crate::tables::Entry, EngineError> {
         let t = self.table_id(table)?;
         let name = self.prog.tables[t as usize].name.clone();
         self.rt.tables[t as usize]

@@ -25,6 +25,14 @@ impl Engine {
         }
     }
 
+    fn mc_node_destroy(&mut self, node: u32) -> PyResult<()> {
+        if self.lock().sw.pre.node_destroy(node) {
+            Ok(())
+        } else {
+            Err(EngineError::new_err(format!("no multicast node {node}")))
+        }
+    }
+
     fn mc_node_associate(&mut self, mgid: u32, node: u32) -> PyResult<()> {
         if self.lock().sw.pre.node_associate(mgid, node) {
             Ok(())

@@ -158,4 +158,9 @@ impl Engine {
     fn now_ns(&self) -> u64 {
         self.lock().sw.now_ns()
     }
+
+    /// When the switch's next pending event is due (None: nothing pending).
+    fn next_event_at(&self) -> Option<u64> {
+        self.lock().sw.next_event_at()
+    }
 }

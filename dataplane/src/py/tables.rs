@@ -76,6 +76,19 @@ impl Engine {
         guard(|| self.lock().sw.direct_counter(table, handle).map_err(to_py))
     }
 
+    /// Sets an entry's direct counter to (bytes, packets).
+    fn direct_counter_write(&mut self, table: &str, handle: u32, bytes: u64, packets: u64) -> PyResult<()> {
+        guard(|| self.lock().sw.direct_counter_write(table, handle, bytes, packets).map_err(to_py))
+    }
+
+    /// rates: [(committed units per us, burst), (peak units per us, burst)].
+    fn direct_meter_set_rates(&mut self, table: &str, handle: u32, rates: Vec<(f64, u64)>) -> PyResult<()> {
+        if rates.len() != 2 {
+            return Err(EngineError::new_err("a meter takes two (rate, burst) pairs"));
+        }
+        guard(|| self.lock().sw.direct_meter_set_rates(table, handle, [rates[0], rates[1]]).map_err(to_py))
+    }
+
     /// The full names of the program's tables.
     fn table_names(&self) -> Vec<String> {
         self.lock().sw.prog.tables.iter().map(|t| t.name.clone()).collect()
