@@ -34,7 +34,7 @@ for _e in registry.experiments().values():
 _ALL = SimpleNamespace(**{k: without_panel(o) for k, o in dict(
     profiles=V.PROFILES, ports=FC.PORTS, dur=FC.DUR, warm=FC.WARM, buffer=V.BUFFER,
     alpha=V.ALPHA, cell=V.CELL, seed=V.SEED, program=V.PROGRAM, quick=V.QUICK,
-    jobs=V.JOBS).items()})
+    jobs=V.JOBS, cluster=V.CLUSTER).items()})
 
 
 @run_app.command("all")
@@ -45,7 +45,7 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = MC.SIZES, sizes_4to1: st
             cell_bytes: int = _ALL.cell, seed: int = _ALL.seed, results: Path = RESULTS,
             run_id: Optional[str] = RUN_ID, program: Path = _ALL.program,
             progress: bool = PROGRESS, report: bool = REPORT, quick: bool = _ALL.quick,
-            jobs: int = _ALL.jobs) -> None:
+            jobs: int = _ALL.jobs, cluster: Optional[str] = _ALL.cluster) -> None:
     """Microburst and fairness in virtual time, one run folder, one report."""
     try:
         profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
@@ -54,7 +54,7 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = MC.SIZES, sizes_4to1: st
     except ParamError as e:
         V.fail(str(e))
     V.execute("all", profs, {"microburst": mb, "fairness": fp}, seed, results, run_id, program,
-              progress, report, jobs)
+              progress, report, jobs, cluster=cluster)
 
 
 def main_run() -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import registry, theory
+from . import cluster, registry, theory
 from .params import MAX_JOBS, Profile, as_dict, check_int, check_seed
 from .report import RENDERER
 from .rundir import RunDir
@@ -44,6 +44,9 @@ class RunRequest:
     switch); the tables are the same for any number."""
     on_event: Optional[Callable[..., None]] = None
     """Told as the run goes (runner.RunEvent), e.g. the live dashboard."""
+    cluster: Optional[str] = None
+    """A Dask scheduler's address (tcp://HOST:PORT) or local:N: its workers
+    measure the cases instead (cluster.py); the same tables again."""
 
     def plan(self) -> list[Case]:
         cases: list[Case] = []
@@ -158,19 +161,50 @@ def measure_case(vs: Any, profiles: dict[str, Profile]) -> Callable[[Case, Any],
 
 
 _WORKER: dict[str, Any] = {}
-"""In a worker process: its switch's measure function."""
+"""In a worker process: its switch's measure function, and what stops it."""
 
 
-def _worker_start(program: Path, profiles: dict[str, Profile], seed: int) -> None:
-    """A worker's own embedded switch, as the sequential run starts it."""
+@dataclass(frozen=True)
+class ShippedDut:
+    """The compiled DUT as a Dask worker on another machine gets it (its
+    P4Info serialized: the message itself does not pickle), so the worker
+    needs no copy of the P4 source and runs exactly what this run compiled."""
+
+    name: str
+    p4info: bytes
+    device_config: bytes
+    source: str
+
+    @classmethod
+    def of(cls, dut: Any) -> "ShippedDut":
+        p = dut.pipeline
+        return cls(p.name, p.p4info.SerializeToString(), p.device_config, dut.source)
+
+    def load(self) -> Any:
+        from p4scope.control import Pipeline
+        from finsy.proto import p4i
+
+        from .testbed import DutProgram
+
+        return DutProgram(Pipeline(self.name, p4i.P4Info.FromString(self.p4info),
+                                   self.device_config), self.source)
+
+
+def _worker_start(program: Path | ShippedDut, profiles: dict[str, Profile], seed: int) -> None:
+    """A worker's own embedded switch, as the sequential run starts it (a
+    Dask worker's switch of an earlier run is stopped first)."""
     from multiprocessing import util
 
     from . import testbed, traffic
 
-    vs = testbed.VirtualSwitch(testbed.compile_dut(program), next(iter(profiles.values())), seed,
+    dut = program.load() if isinstance(program, ShippedDut) else testbed.compile_dut(program)
+    stop = _WORKER.pop("stop", None)
+    if stop is not None:
+        stop()
+    vs = testbed.VirtualSwitch(dut, next(iter(profiles.values())), seed,
                                apply_profile=traffic.apply_profile)
     vs.start()
-    util.Finalize(vs, vs.close, exitpriority=10)
+    _WORKER["stop"] = util.Finalize(vs, vs.close, exitpriority=10)
     _WORKER["measure"] = measure_case(vs, profiles)
 
 
@@ -189,6 +223,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
 
     check_seed(req.seed)
     check_int(req.jobs, 1, MAX_JOBS, "--jobs")
+    address = cluster.parse_address(req.cluster) if req.cluster is not None else None
     cases = req.plan()
     if not cases:
         raise ValueError("nothing to measure: no cases")
@@ -197,13 +232,51 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
         measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile
     program = testbed.compile_dut(req.program)
+    if address is None or measure_factory is not measure_case:
+        run, outcome, measured = _measure(req, cases, program, measure_factory, echo,
+                                          apply_profile)
+    else:
+        with cluster.connected(address) as client:  # ClusterUnreachable before the run folder
+            run, outcome, measured = _measure(req, cases, program, measure_factory, echo,
+                                              apply_profile, client)
+    if not measured:
+        return RunResult(run.path, outcome, None)
+    rep = None
+    if req.report:
+        from .report import render
+
+        try:
+            rep = render(run.path)
+        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
+            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
+    return RunResult(run.path, outcome, rep)
+
+
+def _measure(req: RunRequest, cases: list[Case], program: Any, measure_factory: Callable,
+             echo: Callable[[str], None], apply_profile: Optional[Callable],
+             client: Any = None) -> tuple[RunDir, Outcome, bool]:
+    """The run folder made and the cases measured into it: on `client`'s
+    Dask cluster, in --jobs worker processes or in this process; False
+    when the run ended before its first case (nothing to report)."""
+    from . import testbed
+
+    meta = start_meta(req, program.info, cases)
+    if client is not None:
+        meta["cluster"] = {"scheduler": str(req.cluster), "workers": cluster.worker_count(client)}
     run = RunDir.create(req.results, req.experiment, req.run_id)
-    run.start(start_meta(req, program.info, cases))
-    echo(f"p4scope run: {len(cases)} cases into {run.path}")
+    run.start(meta)
+    echo(f"p4scope run: {len(cases)} cases into {run.path}"
+         + (f" on {meta['cluster']['workers']} Dask workers ({req.cluster})" if client else ""))
     first = next(iter(req.profiles.values()))
     outcome: Optional[Outcome] = None
     try:
-        if req.jobs > 1 and len(cases) > 1 and measure_factory is measure_case:
+        if client is not None:
+            outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
+                                workers=Workers(0, _worker_start,
+                                                (ShippedDut.of(program), req.profiles, req.seed),
+                                                _worker_measure, client=client),
+                                on_event=req.on_event)
+        elif req.jobs > 1 and len(cases) > 1 and measure_factory is measure_case:
             outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
                                 workers=Workers(req.jobs, _worker_start,
                                                 (req.program, req.profiles, req.seed),
@@ -220,13 +293,5 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
             echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")
         else:
             outcome = abandon(run, len(cases), e, "before the first case")
-            return RunResult(run.path, outcome, None)
-    rep = None
-    if req.report:
-        from .report import render
-
-        try:
-            rep = render(run.path)
-        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
-            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
-    return RunResult(run.path, outcome, rep)
+            return run, outcome, False
+    return run, outcome, True

@@ -1,5 +1,6 @@
 """Runs an experiment's cases into a run folder: one after another in this
-process, or in worker processes (`Workers`, --jobs) stored in plan order.
+process, or in worker processes (`Workers`: --jobs, or a Dask cluster's
+workers with --cluster, see cluster.py) stored in plan order.
 
 Each case is measured, then its tables are stored at once (as parts, see
 rundir), so whatever happens next, what was measured stays. A progress
@@ -245,6 +246,9 @@ class Workers:
     init: Callable[..., None]
     args: tuple
     measure: Callable[[Case], Tables]
+    client: Any = None
+    """A dask.distributed Client: the cases are measured on its cluster's
+    workers instead (cluster.py; `jobs` is not used)."""
 
 
 Measured = tuple[str, Tables, Optional[BaseException], Optional[str], float]
@@ -274,6 +278,13 @@ given fails with it)."""
 
 def _worker_init(init: Callable[..., None], args: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    _start_worker(init, args)
+
+
+def _start_worker(init: Callable[..., None], args: tuple) -> None:
+    """`init(*args)` in a worker; a failure is kept for its cases (a Dask
+    worker starts again for each run: what an earlier start said goes)."""
+    _WORKER_FAILED.clear()
     try:
         init(*args)
     except Exception as e:  # noqa: BLE001 - reported with the first case
@@ -309,6 +320,12 @@ def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> 
         pool.terminate()  # cases still running when the run ends (Ctrl-C, a failure)
 
 
+def _measure_on_cluster(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
+    from .cluster import measure_on_cluster
+
+    return measure_on_cluster(cases, w, bar)
+
+
 def run_cases(rundir: RunDir, cases: Sequence[Case],
               measure: Optional[Callable[[Case, Tick], Tables]],
               derive: Optional[Callable[[RunDir], None]] = None,
@@ -327,8 +344,9 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     emit("start")
     try:
         with _Progress(progress, total, planned, emit) as bar:
-            outcomes = (_measure_in_workers(cases, workers, bar) if workers is not None
-                        else _measure_here(cases, measure, bar))
+            outcomes = (_measure_here(cases, measure, bar) if workers is None
+                        else _measure_in_workers(cases, workers, bar) if workers.client is None
+                        else _measure_on_cluster(cases, workers, bar))
             for i, case in enumerate(cases):
                 try:
                     status, tables, exc, err_text, wall = next(outcomes)

@@ -20,6 +20,18 @@ def fail(msg: str) -> None:
     raise typer.Exit(2)
 
 
+def _cluster(value: Optional[str]) -> Optional[str]:
+    """--cluster is checked while the command line is read (exit 2)."""
+    from .cluster import parse_address
+
+    if value is None:
+        return None
+    try:
+        return str(parse_address(value))
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
 def profiles(names: str, buffer_mb: float, alpha: float, cell_bytes: int, seed: int):
     """The profiles chosen, once the engine options (seed too) are checked."""
     return EngineOptions(buffer_mb, alpha, cell_bytes, seed).profiles(names)
@@ -39,9 +51,11 @@ def only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, 
 def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None:
     """Runs `start()` (a run; it returns the run's result) with SIGTERM as an
     interrupt, and ends as every run ends (mininet.cli.finish): a bad value
-    exits 2, an engine without what the run needs 3, an interrupt before
-    the run folder exists 128 + the signal."""
+    exits 2, an engine without what the run needs 3, a Dask scheduler that
+    does not answer 1, an interrupt before the run folder exists 128 + the
+    signal."""
     from ..compiler.diagnostics import CompileError
+    from .cluster import ClusterUnreachable
     from .mininet.cli import finish
     from .runner import interrupt_signal, sigterm_interrupts
     from .testbed import MissingEngineAPI
@@ -55,6 +69,9 @@ def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None
     except MissingEngineAPI as e:
         typer.echo(f"p4scope run: {e}", err=True)
         raise typer.Exit(3)
+    except ClusterUnreachable as e:
+        typer.echo(f"p4scope run: --cluster: {e}", err=True)
+        raise typer.Exit(1)
     except CompileError as e:
         fail(f"--program {program}: {e}")
     except (FileNotFoundError, ParamError, ValueError) as e:
@@ -87,14 +104,15 @@ def run_observed(run: Callable[[Callable], None], on_event: Callable, on_trace: 
 
 
 def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run_id, program,
-            progress, report, jobs: int = 1, on_event: Optional[Callable] = None) -> None:
+            progress, report, jobs: int = 1, on_event: Optional[Callable] = None,
+            cluster: Optional[str] = None) -> None:
     """A run on the reference DUT in virtual time (driver.py) of the
-    registered experiments in `parts`, to its end; `on_event` is told as it
-    goes (runner.RunEvent)."""
+    registered experiments in `parts`, to its end, on the Dask `cluster`
+    when one is given; `on_event` is told as it goes (runner.RunEvent)."""
     from .driver import RunRequest, execute
 
     req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report,
-                     jobs, on_event)
+                     jobs, on_event, cluster)
     run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
 
 
@@ -108,8 +126,10 @@ CELL = typer.Option(256, "--cell-bytes", rich_help_panel=VIRTUAL_PANEL, help=f"B
 SEED = typer.Option(1, "--seed", rich_help_panel=VIRTUAL_PANEL, help="Seed of the engine and the sources, 0..2^64-1 (runs are deterministic).")
 PROGRAM = typer.Option(Path("p4src/dut.p4"), "--program", rich_help_panel=VIRTUAL_PANEL, help="The reference DUT's P4 source.")
 JOBS = typer.Option(os.cpu_count() or 1, "--jobs", rich_help_panel=VIRTUAL_PANEL, help=f"Worker processes measuring cases at once, 1..{MAX_JOBS} (default: the machine's cores); the tables are the same for any number.")
+CLUSTER = typer.Option(None, "--cluster", callback=_cluster, rich_help_panel=VIRTUAL_PANEL, metavar="ADDRESS", help="Measure the cases on a Dask cluster instead of --jobs worker processes: tcp://HOST:PORT of a scheduler (`dask scheduler`; workers: `dask worker tcp://HOST:PORT --nthreads 1` with this p4scope), or local:N for N worker processes here; the tables are the same.")
 QUICK = typer.Option(False, "--quick", rich_help_panel=VIRTUAL_PANEL, help="Fewer sizes (64, 512, 1518, 9216; 4:1 512, 9216) and one port combination per N.")
 
 
-VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick", "jobs")
+VIRTUAL_ONLY = ("profiles", "buffer_mb", "alpha", "cell_bytes", "seed", "program", "quick", "jobs",
+                "cluster")
 MININET_ONLY = ("link_bw", "queue_packets", "switch", "bmv2")

@@ -62,7 +62,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             cell_bytes: int = V.CELL, seed: int = V.SEED, results: Path = RESULTS,
             run_id: Optional[str] = RUN_ID, program: Path = V.PROGRAM,
             progress: bool = PROGRESS, report: bool = REPORT, quick: bool = V.QUICK,
-            jobs: int = V.JOBS,
+            jobs: int = V.JOBS, cluster: Optional[str] = V.CLUSTER,
             link_bw: str = M.LINK_BW, load: float = FAIR_LOAD,
             duration_s: float = FAIR_DURATION_S, warmup_s: float = FAIR_WARMUP_S,
             queue_packets: int = FAIR_QUEUE, switch: str = M.SWITCH,
@@ -91,7 +91,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     X.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: L.run_live(
         live, live_port, live_linger, lambda on_event: V.execute(
             "fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
-            report, jobs, X.both(on_event, tell))))
+            report, jobs, X.both(on_event, tell), cluster)))
 
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,

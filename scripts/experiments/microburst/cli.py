@@ -49,7 +49,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             alpha: float = V.ALPHA, cell_bytes: int = V.CELL, seed: int = V.SEED,
             results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
             program: Path = V.PROGRAM, progress: bool = PROGRESS, report: bool = REPORT,
-            quick: bool = V.QUICK, jobs: int = V.JOBS, link_bw: str = M.LINK_BW,
+            quick: bool = V.QUICK, jobs: int = V.JOBS, cluster: Optional[str] = V.CLUSTER,
+            link_bw: str = M.LINK_BW,
             queue_packets: int = BURST_QUEUE, switch: str = M.SWITCH,
             bmv2: bool = M.BMV2, live: bool = L.LIVE, live_port: int = L.LIVE_PORT,
             live_linger: float = L.LIVE_LINGER, metrics_port: Optional[int] = X.METRICS_PORT,
@@ -78,7 +79,7 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     X.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: L.run_live(
         live, live_port, live_linger, lambda on_event: V.execute(
             "microburst", profs, {"microburst": mb}, seed, results, run_id, program, progress,
-            report, jobs, X.both(on_event, tell))))
+            report, jobs, X.both(on_event, tell), cluster)))
 
 
 def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
