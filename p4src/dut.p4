@@ -46,7 +46,10 @@ const bit<4> DROP_LAG        = 10;
 /* LAG hashing is fixed when the program is compiled (v1model has no
  * run-time choice of a selector's algorithm or fields): -DLAG_HASH=crc16
  * (or csum16, xor16, identity) picks the algorithm, -DLAG_HASH_LAYER2_3
- * leaves the L4 ports out of the key. */
+ * leaves the L4 ports out of the key. Seed 004's trunking policies key it
+ * on fewer fields: -DLAG_POLICY_IP_DST (the IPv4 destination only),
+ * -DLAG_POLICY_SRC (the source MAC and IPv4 addresses), -DLAG_POLICY_MAC
+ * (the two MAC addresses). */
 #ifndef LAG_HASH
 #define LAG_HASH crc32
 #endif
@@ -190,6 +193,15 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
     table lag_select {
         key = {
             meta.l2.lag_id: exact;
+#if defined(LAG_POLICY_IP_DST)
+            hdr.ipv4.dst_addr: selector;
+#elif defined(LAG_POLICY_SRC)
+            hdr.ethernet.src_addr: selector;
+            hdr.ipv4.src_addr: selector;
+#elif defined(LAG_POLICY_MAC)
+            hdr.ethernet.dst_addr: selector;
+            hdr.ethernet.src_addr: selector;
+#else
             hdr.ethernet.dst_addr: selector;
             hdr.ethernet.src_addr: selector;
             hdr.ipv4.src_addr: selector;
@@ -198,6 +210,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
 #ifndef LAG_HASH_LAYER2_3
             meta.l4_src_port: selector;
             meta.l4_dst_port: selector;
+#endif
 #endif
         }
         actions = { set_egress_port; }
