@@ -326,6 +326,16 @@ class Collector:
                 b.end_ns = egress_ns
                 b.packets = max(b.packets, q.burst_pkts)
 
+    def take(self) -> tuple[list[QueueSample], list[IntervalMax]]:
+        """The queue samples and interval maxima since the last take, which
+        the collector then forgets (with the reports they came from), for
+        a consumer that keeps its own reduction of a long watch; bursts and
+        losses are kept as before."""
+        with self._lock:
+            samples, intervals = self.samples, self.intervals
+            self.samples, self.intervals, self.reports = [], [], []
+        return samples, intervals
+
     def bursts(self, port: Optional[int] = None) -> list[BurstEvent]:
         with self._lock:
             out = [b for b in self._bursts.values() if port is None or b.port == port]

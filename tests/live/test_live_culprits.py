@@ -25,7 +25,8 @@ def _tables():
             "occupancy_bytes": [0, 1000, 2000, 3000, 0, 0, 1000, 1000, 0]}),
         "instrument_series": pd.DataFrame({
             "case_id": CID, "t_ns": [12, 22, 26, 33, 50], "egress_port": 31, "queue": 0,
-            "kind": ["burst_pkt"] * 4 + ["interval_max"], "depth_bytes": [1000, 3000, 3000, 4000, 4000],
+            "kind": ["burst_pkt"] * 4 + ["interval_max"],
+            "depth_bytes": [1000, 3000, 3000, 4000, 4000],
             "depth_frames": [1, 3, 3, 4, 4], "ingress_port": [1, 1, 2, 1, -1]}),
         "burst_events": pd.DataFrame({
             "case_id": CID, "source": ["truth", "instrument"], "egress_port": 31, "queue": 0,

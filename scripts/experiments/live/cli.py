@@ -1,13 +1,16 @@
 """The dashboard on the command line: the `--live` options of the
-virtual-time runs (`p4scope run microburst|fairness --live`) and
-`p4scope watch RUN_DIR`, the replay of a stored run.
+virtual-time runs (`p4scope run microburst|fairness --live`), `p4scope
+watch RUN_DIR`, the replay of a stored run, and `p4scope watch --switch
+ADDR --reports [ADDR:]PORT`, a switch that is already running (attach.py).
 
-Both serve on 127.0.0.1 only and print the page's address first; a port
+All serve on 127.0.0.1 only and print the page's address first; a port
 that is taken, or a value out of range, exits 2 naming the option.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -80,13 +83,49 @@ def run_live(live: bool, port: int, linger_s: float,
     run_observed(run, session.on_event, session.on_trace, linger_s, session.close)
 
 
-def watch_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),
-              live_port: int = typer.Option(0, "--live-port", "--port",
-                                            help=f"Port on 127.0.0.1, 0..{MAX_PORT} (0: a free one).")
-              ) -> None:
+WATCH_SWITCH = "Watching a running switch"
+MIN_POLL_S, MAX_POLL_S = 0.02, 60.0
+MIN_WINDOW_S, MAX_WINDOW_S = 1.0, 3600.0
+
+
+def watch_cmd(run_dir: Optional[Path] = typer.Argument(
+                  None, help="A run folder (results/<run-id>) to replay."),
+              live_port: int = typer.Option(
+                  0, "--live-port", "--port",
+                  help=f"Port on 127.0.0.1, 0..{MAX_PORT} (0: a free one)."),
+              switch: Optional[str] = typer.Option(
+                  None, "--switch", rich_help_panel=WATCH_SWITCH, show_default=False,
+                  help="A running switch's P4Runtime address (HOST:PORT): its telemetry "
+                       "instrument is read there, read-only (never primary, never a write)."),
+              reports: Optional[str] = typer.Option(
+                  None, "--reports", rich_help_panel=WATCH_SWITCH, show_default=False,
+                  help="Take the instrument's INT reports (UDP) on [ADDRESS:]PORT (address "
+                       "default 127.0.0.1): the collector address the switch sends them to."),
+              device_id: int = typer.Option(0, "--device-id", rich_help_panel=WATCH_SWITCH,
+                                            help="The switch's P4Runtime device id."),
+              poll_s: float = typer.Option(0.2, "--poll", rich_help_panel=WATCH_SWITCH,
+                                           help=f"Seconds between two reads over P4Runtime, "
+                                                f"{MIN_POLL_S:g}..{MAX_POLL_S:g}."),
+              window_s: float = typer.Option(60.0, "--window", rich_help_panel=WATCH_SWITCH,
+                                             help=f"Seconds of wall clock the page shows, "
+                                                  f"{MIN_WINDOW_S:g}..{MAX_WINDOW_S:g}.")) -> None:
     """Replay a stored run in the live dashboard (queues, shares, bursts, drops,
-    with a time slider), served on 127.0.0.1 until Ctrl-C."""
+    with a time slider), or watch a running switch's queues live (--switch,
+    --reports); served on 127.0.0.1 until Ctrl-C."""
     check_port(live_port, "watch")
+    if run_dir is None:
+        if switch is None and reports is None:
+            _fail("watch", "give RUN_DIR (a stored run to replay) or --switch/--reports "
+                           "(a running switch to watch)")
+        _watch_switch(live_port, switch, reports, device_id, poll_s, window_s)
+        return
+    attach = [o for o, given in (("--switch", switch is not None),
+                                 ("--reports", reports is not None),
+                                 ("--device-id", device_id != 0), ("--poll", poll_s != 0.2),
+                                 ("--window", window_s != 60.0)) if given]
+    if attach:
+        _fail("watch", f"{', '.join(attach)}: watch a running switch, not a stored run "
+                       f"(give RUN_DIR or {attach[0]}, not both)")
     if not (run_dir / "run.json").is_file():
         _fail("watch", f"{run_dir} is not a run folder (no run.json)")
     from ..runner import sigterm_interrupts
@@ -107,3 +146,84 @@ def watch_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<r
         typer.echo(f"p4scope watch: {model.run_id}: {model.count()} cases ({model.state}); "
                    f"dashboard at {dash.url} (Ctrl-C stops it)", err=True)
         watch_until_stopped(dash)
+
+
+def reports_address(value: str) -> tuple[str, int]:
+    """[ADDRESS:]PORT as (address, port); ValueError says what is wrong."""
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    ipaddress.ip_address(host)  # ValueError: not an IP address
+    p = int(port)
+    if not 1 <= p <= MAX_PORT:
+        raise ValueError(f"port {p} is not 1..{MAX_PORT}")
+    return host, p
+
+
+def _watch_switch(live_port: int, switch: Optional[str], reports: Optional[str], device_id: int,
+                  poll_s: float, window_s: float) -> None:
+    """The dashboard over a running switch until Ctrl-C/SIGTERM."""
+    if not MIN_POLL_S <= poll_s <= MAX_POLL_S:
+        _fail("watch", f"--poll {poll_s:g}: {MIN_POLL_S:g}..{MAX_POLL_S:g} seconds")
+    if not MIN_WINDOW_S <= window_s <= MAX_WINDOW_S:
+        _fail("watch", f"--window {window_s:g}: {MIN_WINDOW_S:g}..{MAX_WINDOW_S:g} seconds")
+    if device_id < 0:
+        _fail("watch", f"--device-id {device_id}: a device id is 0 or more")
+    if switch is None and (poll_s != 0.2 or device_id != 0):
+        _fail("watch", "--poll, --device-id: only with --switch")
+    addr = None
+    if reports is not None:
+        try:
+            addr = reports_address(reports)
+        except ValueError as e:
+            _fail("watch", f"--reports {reports}: give PORT or ADDRESS:PORT ({e})")
+    from ..runner import sigterm_interrupts
+    from .attach import AttachError, Attached, ReportFeed, RuntimeFeed
+    from .server import Dashboard, PortInUse
+    from .switch_model import SwitchModel
+
+    model = SwitchModel(switch or f"reports on {reports}", window_s)
+    feeds: list[Any] = []
+    try:
+        try:
+            dash = Dashboard(model, live_port)
+        except PortInUse as e:
+            _fail("watch", f"--live-port {live_port}: {e.strerror}")
+        feeds.append(dash)
+        if addr is not None:
+            try:
+                feeds.append(ReportFeed(model, *addr))
+            except OSError as e:
+                _fail("watch", f"--reports {reports}: cannot listen there ({e.strerror or e})")
+        if switch is not None:
+            feeds.append(RuntimeFeed(model, switch, device_id))
+    except AttachError as e:
+        _close(feeds)
+        _fail("watch", f"{e.option} {switch}: {e}")
+    except typer.Exit:
+        _close(feeds)
+        raise
+    rf = next((f for f in feeds if isinstance(f, ReportFeed)), None)
+    rt = next((f for f in feeds if isinstance(f, RuntimeFeed)), None)
+    attached = Attached(model, rf, rt, poll_s)
+    with sigterm_interrupts():
+        dash.start()
+        what = ([f"P4Runtime {switch} (read-only)"] if rt else []) + (
+            [f"INT reports on udp {rf.address}"] if rf else [])
+        typer.echo(f"p4scope watch: {' and '.join(what)}; dashboard at {dash.url} "
+                   f"(Ctrl-C stops it)", err=True)
+        try:
+            while dash.alive():
+                attached.step()
+                time.sleep(0.1)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            model.end("the watch stopped")
+            attached.stop()
+            dash.flush()
+            dash.stop()
+
+
+def _close(things: list[Any]) -> None:
+    for t in things:
+        t.stop()

@@ -32,8 +32,8 @@ def held_at(gi: pd.DataFrame, egress: int, t_ns: float) -> list[Culprit]:
     if d.empty:
         return []
     last = d.sort_values("t_ns", kind="stable").groupby("ingress_port").tail(1)
-    return _ranked({int(p): float(b) for p, b in zip(last["ingress_port"], last["occupancy_bytes"])},
-                   "bytes held at the peak")
+    held = zip(last["ingress_port"], last["occupancy_bytes"])
+    return _ranked({int(p): float(b) for p, b in held}, "bytes held at the peak")
 
 
 def reported_during(ins: pd.DataFrame, egress: int, start: float, end: float) -> list[Culprit]:

@@ -11,9 +11,10 @@ thread of its own) on loopback.
                              time got; at most 2 a second), `status`
                              (progress, clocks, totals; on every change, and
                              every 100 ms while a run goes), `end`
-    GET /api/status, /api/cases, /api/series?case=ID&t0=&t1=&px=
-                             the same as JSON (series for any window, one
-                             value per pixel column)
+    GET /api/status, /api/cases, /api/series?case=ID&t0=&t1=&px=,
+        /api/inflight        the same as JSON (series for any window, one
+                             value per pixel column; the case in flight, or
+                             a watched switch's window, {} when none)
 
 Read-only (GET and HEAD only) and closed: every path is one of the routes
 above; assets are a fixed table of names, never looked up on the disk from
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Optional
 
 from . import reduce as rx
-from .model import RunModel
+from .model import RunModel  # or any model with its interface (switch_model.SwitchModel)
 
 ASSETS = Path(__file__).with_name("assets")
 HOST = "127.0.0.1"
@@ -151,6 +152,9 @@ def make_app(model: RunModel, stopping: Optional[threading.Event] = None,
                                 headers=SECURITY)
         return JSONResponse(c.series(t0, t1, px), headers=SECURITY)
 
+    def inflight(_: Request) -> Response:
+        return JSONResponse(model.inflight_series(-1) or {}, headers=SECURITY)
+
     async def events(_: Request) -> Response:
         return StreamingResponse(_stream(model, stopping, streams), media_type="text/event-stream",
                                  headers={**SECURITY, "Cache-Control": "no-cache",
@@ -161,7 +165,8 @@ def make_app(model: RunModel, stopping: Optional[threading.Event] = None,
               Route("/events", events, methods=["GET"]),
               Route("/api/status", status, methods=["GET"]),
               Route("/api/cases", cases, methods=["GET"]),
-              Route("/api/series", series, methods=["GET"])]
+              Route("/api/series", series, methods=["GET"]),
+              Route("/api/inflight", inflight, methods=["GET"])]
     return Starlette(routes=routes, exception_handlers={404: not_found},
                      middleware=[Middleware(TrustedHostMiddleware,
                                             allowed_hosts=["127.0.0.1", "localhost"])])

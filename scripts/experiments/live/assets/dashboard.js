@@ -71,7 +71,8 @@ function showRate() {  // over the last 2 s while updates come; replays push onc
 function renderStatus() {
   const st = S.status;
   if (!st) return;
-  $("mode").textContent = st.mode === "replay" ? "replay" : "live";
+  const attach = st.mode === "attach";
+  $("mode").textContent = st.mode === "replay" ? "replay" : attach ? "watch" : "live";
   $("run-id").textContent = (st.experiment ? st.experiment + " · " : "") + (st.run_id || "");
   const state = $("state");
   state.textContent = st.state + (st.state === "partial" && st.reason ? ": " + st.reason : "");
@@ -88,6 +89,12 @@ function renderStatus() {
   else if (st.state === "complete") text += " · complete";
   else if (st.state === "partial") text += " · ended partial";
   else if (st.state === "starting") text = "starting (compiling the DUT, starting the switch)";
+  if (attach) text = sourcesText(st.sources || {});
+  // a watched switch has no cases to pick nor a replay to slide through
+  for (const el of [$("progress"), $("case-select").parentElement, $("follow").parentElement,
+                    document.querySelector(".slider-box"), $("virtual-total").parentElement,
+                    $("cases-table").parentElement])
+    el.hidden = attach;
   $("progress-text").textContent = text;
   $("wall-clock").textContent = st.mode === "replay" ? "replay" : fmtWall(st.wall_s);
   $("virtual-total").textContent = fmtTime(st.virtual_ns);
@@ -99,7 +106,9 @@ function renderStatus() {
   $("peak-truth-sub").textContent = (pk ? "the stored series' highest level" : fmtMiB(truth, u)) +
     (st.cases_shown ? " · largest of all cases" : "");
   setValue("peak-instrument", instr, fmtBytes(instr, u));
-  $("peak-instrument-sub").textContent = pk ? "what a reported packet left behind, itself included" : fmtMiB(instr, u);
+  $("peak-instrument-sub").textContent = attach ? "since the watch began" :
+    pk ? "what a reported packet left behind, itself included" : fmtMiB(instr, u);
+  if (attach) $("peak-truth-sub").textContent = "no ground truth: a running switch";
   setValue("burst-count", tot.bursts_instrument, fmtInt(tot.bursts_instrument));
   setValue("burst-count-truth", tot.bursts_truth, fmtInt(tot.bursts_truth));
   setValue("drops", tot.drops, fmtInt(tot.drops));
@@ -108,6 +117,17 @@ function renderStatus() {
   $("update-count").textContent = `${stats.updates} updates pushed`;
   $("footer").textContent = st.path ? `run folder: ${st.path}` +
     (st.mode === "live" && S.ended ? ` · replay: p4scope watch ${st.path}` : "") : "";
+}
+
+// what a watch of a running switch reads, and how it goes
+function sourcesText(src) {
+  const out = [];
+  const rt = src.p4runtime, rep = src.reports;
+  if (rt) out.push(`P4Runtime ${rt.address} (read-only): ${rt.polls} reads, measured ports ` +
+                   `${(rt.ports || []).join(", ") || "none yet"}` + (rt.errors ? `, ${rt.errors} failed` : ""));
+  if (rep) out.push(`INT reports on udp ${rep.address}: ${fmtInt(rep.received)} received` +
+                    (rep.lost ? `, ${fmtInt(rep.lost)} lost` : "") + (rep.malformed ? `, ${rep.malformed} malformed` : ""));
+  return out.join(" · ") || "attaching…";
 }
 
 // ----- cases -------------------------------------------------------------------
@@ -340,7 +360,8 @@ function drawHeatmap(data, c, until, revision, base, xr, X) {
 
 function drawEmpty() {
   for (const id of ["occupancy-plot", "heatmap-plot", "ingress-plot"])
-    Plotly.react(id, [], { title: { text: "waiting for the first case…", x: 0.01, font: { size: 15 } },
+    Plotly.react(id, [], { title: { text: S.status && S.status.mode === "attach" ? "waiting for the switch's telemetry…"
+                                                   : "waiting for the first case…", x: 0.01, font: { size: 15 } },
                            margin: { l: 80, r: 20, t: 40, b: 40 }, xaxis: { visible: false },
                            yaxis: { visible: false } }, { displaylogo: false, responsive: true });
 }
