@@ -16,6 +16,7 @@
 //! is free with one).
 
 mod control;
+mod link;
 mod pre;
 mod profiles;
 
@@ -28,6 +29,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 
+pub use link::{LinkDrops, PortEvent};
 pub use pre::Pre;
 
 pub const INSTANCE_NORMAL: u64 = 0;
@@ -145,6 +147,8 @@ pub struct Switch {
     /// slot (0 otherwise): the engine's standard-metadata reads and writes
     /// are then one load or store, without looking at the field's layout.
     narrow_mask: Vec<u128>,
+    /// Link status changes: scheduled, reported, and the frames they cost.
+    links: link::Links,
 }
 
 impl Switch {
@@ -180,6 +184,7 @@ impl Switch {
             last_id: 0,
             with_queueing_metadata: wq,
             narrow_mask: narrow_masks(&prog),
+            links: link::Links::default(),
             prog,
         }
     }
@@ -279,6 +284,15 @@ impl Switch {
 
     /// The time of the next pending event, if any.
     pub fn next_event_at(&self) -> Option<u64> {
+        let p = self.next_packet_event_at();
+        match (p, self.links.next_at()) {
+            (Some(p), Some(l)) => Some(p.min(l)),
+            (p, l) => p.or(l),
+        }
+    }
+
+    /// The time of the next pending packet event (arrival, service, loop).
+    fn next_packet_event_at(&self) -> Option<u64> {
         if !self.recirc.is_empty() {
             return Some(self.now);
         }
@@ -324,6 +338,10 @@ impl Switch {
     }
 
     fn step(&mut self) {
+        if self.link_due(self.next_packet_event_at()) {
+            self.apply_link_event();
+            return;
+        }
         if let Some(p) = self.recirc.pop_front() {
             self.ingress(p);
             return;
@@ -473,6 +491,10 @@ impl Switch {
     }
 
     fn receive_pkt(&mut self, port: u32, mut p: Box<Packet>) {
+        if !self.link_takes_rx(port) {
+            self.free(p);
+            return;
+        }
         self.stats.received += 1;
         p.ingress_port = port;
         p.ingress_len = p.data.len();
@@ -705,6 +727,9 @@ impl Switch {
             self.set_std(&mut c, s.packet_length, len as u64);
             c.loops = pkt.loops + 1;
             self.requeue(c);
+            return;
+        }
+        if !self.link_takes_tx(port) {
             return;
         }
         if pkt.ecn_mark && tm::ecn::mark_ce(&mut pkt.data) {

@@ -75,11 +75,6 @@ impl Switch {
         self.rt.profiles[p as usize].remove_from_group(member, group).map_err(|e| self.prof_err(p, e))
     }
 
-    /// Watch ports follow this (ports are up unless said otherwise).
-    pub fn set_port_status(&mut self, port: u32, up: bool) {
-        self.rt.ports.set(port, up);
-    }
-
     fn indirect_target(&self, t: u32, r: Ref) -> Result<u32, EngineError> {
         let td = &self.prog.tables[t as usize];
         let Some(p) = td.profile else {

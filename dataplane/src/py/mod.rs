@@ -5,6 +5,7 @@
 
 mod conv;
 mod externs;
+mod links;
 mod multicast;
 mod packets;
 mod profiles;
