@@ -281,19 +281,26 @@ class Group:
     members: list[tuple[int, int]] = field(default_factory=list)
     """(member id, weight)."""
     max_size: int = 0
+    watch_ports: dict[int, int] = field(default_factory=dict)
+    """member id -> the port it watches (P4Runtime's watch_port): the switch
+    leaves the member out of selection while that port is down."""
 
     def encode(self, schema: Schema) -> p4r.ActionProfileGroup:
         ap = schema.action_profile(self.profile)
         msg = p4r.ActionProfileGroup(action_profile_id=ap.id, group_id=self.group_id,
                                      max_size=self.max_size)
         for mid, weight in self.members:
-            msg.members.add(member_id=mid, weight=weight)
+            gm = msg.members.add(member_id=mid, weight=weight)
+            if mid in self.watch_ports:
+                gm.watch_port = V.encode(self.watch_ports[mid], 32, "watch_port")
         return msg
 
     @classmethod
     def decode(cls, msg: p4r.ActionProfileGroup, schema: Schema) -> "Group":
+        watch = {m.member_id: V.decode(m.watch_port) for m in msg.members
+                 if m.WhichOneof("watch_kind") == "watch_port" and m.watch_port}
         return cls(schema.name_of(msg.action_profile_id), msg.group_id,
-                   [(m.member_id, m.weight) for m in msg.members], msg.max_size)
+                   [(m.member_id, m.weight) for m in msg.members], msg.max_size, watch)
 
 
 # ----- packet replication ---------------------------------------------------------

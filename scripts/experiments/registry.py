@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-PLUGINS = ("microburst", "fairness", "tcp_incast", "rfc2544", "frame_loss", "features", "lag_hash")
+PLUGINS = ("microburst", "fairness", "tcp_incast", "rfc2544", "frame_loss", "features", "lag_hash",
+           "lag_failover")
 """The experiment folders, in the order their report sections appear."""
 
 

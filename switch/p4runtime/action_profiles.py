@@ -380,6 +380,13 @@ class _Backend:
     def release(self, p: Profile, private: object) -> None: ...
 
 
+def _watch_port(watch: bytes) -> Optional[int]:
+    """The engine's watch port of a member's watch port bytestring (b"": none).
+    The engine leaves the member out of selection while that port is down,
+    as PI's watch-port enforcer deactivates it on a port-down event."""
+    return int.from_bytes(watch, "big") if watch else None
+
+
 class _NativeProfiles(_Backend):
     """The engine has action profiles (BMv2's act_prof_* / table_indirect_* calls)."""
 
@@ -414,26 +421,38 @@ class _NativeProfiles(_Backend):
             self.e.act_prof_delete_member(self._name(p), h)
         m.copies = []
 
-    def _handles(self, p: Profile, members) -> set[int]:
-        """Engine members serving (member id, weight) pairs, copies made as needed."""
-        out = set()
-        for mid, w, _ in members:
+    def _handles(self, p: Profile, members) -> dict[int, Optional[int]]:
+        """Engine members serving (member id, weight, watch port) triples,
+        copies made as needed -> the port each watches (None: none)."""
+        out: dict[int, Optional[int]] = {}
+        for mid, w, watch in members:
             m = p.members[mid]
             while len(m.copies) < max(w, 1):
                 m.copies.append(self._copy(p, m.action))
-            out.update(m.copies[:max(w, 1)])
+            for h in m.copies[:max(w, 1)]:
+                out[h] = _watch_port(watch)
         return out
 
+    def _add(self, name: str, h: int, grp: int, watch: Optional[int]) -> None:
+        if watch is None:  # BMv2's call, for engines without watch ports
+            self.e.act_prof_add_member_to_group(name, h, grp)
+        else:
+            self.e.act_prof_add_member_to_group(name, h, grp, watch_port=watch)
+
     def group_set(self, p, g, old):
+        """The engine group made to hold `g.members` (it held `old`); a
+        member whose watch port changed is removed and added again."""
         name = self._name(p)
         if g.handle < 0:
             g.handle = self.e.act_prof_create_group(name)
         want = self._handles(p, g.members)
-        have = self._handles(p, old) if old else set()
-        for h in sorted(have - want):
-            self.e.act_prof_remove_member_from_group(name, h, g.handle)
-        for h in sorted(want - have):
-            self.e.act_prof_add_member_to_group(name, h, g.handle)
+        have = self._handles(p, old) if old else {}
+        for h in sorted(have):
+            if h not in want or want[h] != have[h]:
+                self.e.act_prof_remove_member_from_group(name, h, g.handle)
+        for h in sorted(want):
+            if h not in have or want[h] != have[h]:
+                self._add(name, h, g.handle, want[h])
 
     def group_deleted(self, p, g):
         if g.handle >= 0:
@@ -444,11 +463,11 @@ class _NativeProfiles(_Backend):
         name = self._name(p)
         grp = self.e.act_prof_create_group(name)
         members = []
-        for spec, w, _ in actions:
+        for spec, w, watch in actions:
             for _ in range(max(w, 1)):
                 h = self._copy(p, spec)
                 members.append(h)
-                self.e.act_prof_add_member_to_group(name, h, grp)
+                self._add(name, h, grp, _watch_port(watch))
         return grp, members
 
     def add_entry(self, p, tm, ek, eprio, ref):
