@@ -41,7 +41,9 @@ impl Engine {
         guard(|| self.lock().sw.act_prof_remove_member_from_group(profile, member, group).map_err(to_py))
     }
 
-    /// Watch ports follow this; every port is up until said otherwise.
+    /// The port's link goes down or up now: watch ports follow (every port
+    /// is up until said otherwise), frames to and from a down port are
+    /// dropped and counted, and a change is a port event (links.rs).
     fn set_port_status(&mut self, port: u32, up: bool) {
         self.lock().sw.set_port_status(port, up)
     }
