@@ -20,6 +20,8 @@
  *    LAG members, the ipv4_lpm selector for ECMP next hops).
  *  - ACL (ternary/range, priorities): permit, deny, DSCP rewrite; per-rule
  *    hit counters.
+ *  - Traffic class from the DSCP (traffic_class): the egress queue, which
+ *    the traffic manager's PFC and strict-priority settings refer to.
  *  - Counters per ingress port, per egress port, and of drops per (reason,
  *    ingress port): index reason << 9 | port, reasons DROP_* below.
  *  - Packet-in/out through the CPU port.
@@ -52,6 +54,12 @@ const bit<4> DROP_LAG        = 10;
  * (the two MAC addresses). */
 #ifndef LAG_HASH
 #define LAG_HASH crc32
+#endif
+
+/* The MAC table (smac and dmac, one entry each per learnt address) holds
+ * MAC_TABLE_SIZE addresses: -DMAC_TABLE_SIZE=N for a smaller or larger one. */
+#ifndef MAC_TABLE_SIZE
+#define MAC_TABLE_SIZE 65536
 #endif
 
 struct l2_metadata_t {
@@ -161,7 +169,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         actions = { smac_hit; smac_miss; }
         default_action = smac_miss();
         support_timeout = true;
-        size = 65536;
+        size = MAC_TABLE_SIZE;
     }
 
     action forward(port_t port) {
@@ -182,7 +190,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         key = { hdr.ethernet.dst_addr: exact; }
         actions = { forward; forward_lag; flood_group; drop; flood; }
         default_action = flood();
-        size = 65536;
+        size = MAC_TABLE_SIZE;
     }
 
     /* LAG members: one action selector group per LAG. */
@@ -290,6 +298,18 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
+    /* ---- QoS: the traffic class (egress queue, and the priority PFC
+     * pauses) from the DSCP the frame leaves with; none: class 0 ---- */
+    action set_traffic_class(bit<3> tc) {
+        sm.priority = tc;
+    }
+    table traffic_class {
+        key = { hdr.ipv4.dscp: exact; }
+        actions = { set_traffic_class; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
     apply {
         ingress_port_counter.count((bit<32>)sm.ingress_port);
         if (hdr.packet_out.isValid()) {
@@ -338,6 +358,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (meta.drop_reason == DROP_NONE && hdr.ipv4.isValid()) {
             acl.apply();
+            traffic_class.apply();
         }
 
         if (meta.drop_reason != DROP_NONE) {

@@ -29,6 +29,8 @@ class LearningStats:
     moved: int = 0
     aged: int = 0
     digests: int = 0
+    table_full: int = 0
+    """Digests not learnt because the smac or dmac table was full."""
 
 
 @dataclass
@@ -66,20 +68,40 @@ class L2Learning:
         return smac, dmac
 
     def learn(self, mac: int, port: int) -> bool:
-        """Installs (or moves) one MAC; False if it was already there."""
+        """Installs (or moves) one MAC; False if it was already there, or
+        if the MAC table is full (stats.table_full counts those)."""
         old = self.macs.get(mac)
         if old == port:
             return False
         smac, dmac = self._entries(mac, port)
         if old is None:
-            # learnt by another controller run, or a digest raced: overwrite
-            self.sw.insert_or_modify(smac, dmac)
+            try:
+                self.sw.insert(smac, dmac)
+            except WriteError as e:
+                if any(u.code_name == "RESOURCE_EXHAUSTED" for u in e.errors):
+                    failed = {u.index for u in e.errors}
+                    return self._table_full([x for i, x in enumerate((smac, dmac))
+                                             if i not in failed])
+                # learnt by another controller run, or a digest raced: overwrite
+                self.sw.modify(smac, dmac)
             self.stats.learnt += 1
         else:
             self.sw.modify(smac, dmac)
             self.stats.moved += 1
         self.macs[mac] = port
         return True
+
+    def _table_full(self, inserted: list[TableEntry]) -> bool:
+        """A full MAC table: the MAC stays unknown (flooded, as a switch
+        whose table is full floods it); the half of the pair that was
+        `inserted` is taken out again."""
+        self.stats.table_full += 1
+        for e in inserted:
+            try:
+                self.sw.delete(e)
+            except WriteError:
+                pass
+        return False
 
     def forget(self, mac: int) -> None:
         self.macs.pop(mac, None)
