@@ -99,10 +99,13 @@ def line_fps(rate_bps: float, size: int) -> float:
     return rate_bps / ((size - 4) * 8)
 
 
-def plan(p: MnBurstParams) -> list[Case]:
+def plan(p: MnBurstParams, kinds: Optional[tuple[str, ...]] = None,
+         how: str = "Mininet") -> list[Case]:
+    """The cases, per switch kind (`kinds`: the DUTs measured, default the
+    parameters' reference-DUT kinds), scenario and size; `how` ends each label."""
     p.check()
     cases = []
-    for kind in p.kinds:
+    for kind in kinds or p.kinds:
         for scenario, k, sizes in (("2:1", 2, p.sizes_2to1), ("4:1", 4, p.sizes_4to1)):
             ports = tuple(range(1, k + 1))
             name = combination_name(ports)
@@ -112,7 +115,7 @@ def plan(p: MnBurstParams) -> list[Case]:
                 bp = mbx.BurstPlan(scenario, name, ports, p.egress, size, kind, n, size - 4,
                                    min((k - 1) * n, cap), float(cap * (size - 4)),
                                    float(p.rate_bps))
-                label = f"microburst {scenario} {size} B via {kind} ({k}x{n} frames, Mininet)"
+                label = f"microburst {scenario} {size} B via {kind} ({k}x{n} frames, {how})"
                 cases.append(Case(mbx.case_id(scenario, name, size, kind), mbx.EXPERIMENT, label,
                                   mbx.case_params(bp), weight=float(k * n * size)))
     return cases
@@ -124,9 +127,13 @@ def params_dict(p: MnBurstParams) -> dict[str, Any]:
     return d
 
 
-def measure(p: MnBurstParams, case: Case, tick: Callable[[float], None], tb: Any) -> dict:
-    bp = mbx.plan_of(case)
-    sw = tb.name("s1")
+def burst_through(tb: Any, bp: mbx.BurstPlan, qdisc_ifs: list[str],
+                  tick: Callable[[float], None] = lambda f: None,
+                  period_s: float = 0.005) -> tuple[pd.DataFrame, list]:
+    """One burst case's traffic on a started testbed (`tb.host(name)`):
+    the senders' bursts, all at once, what the receiver got per sender
+    (the sinks), and the qdiscs of `qdisc_ifs` sampled every `period_s`
+    meanwhile."""
     rcv = tb.host(f"h{bp.egress}")
     fps = line_fps(bp.rate_bps, bp.frame_size)
     burst_s = bp.burst_frames / fps
@@ -144,7 +151,7 @@ def measure(p: MnBurstParams, case: Case, tick: Callable[[float], None], tb: Any
             errors.append(f"h{port}: {e}")
 
     threads = [threading.Thread(target=burst, args=(port,)) for port in bp.ingress]
-    with QdiscSampler([f"{sw}-eth{bp.egress}"], 0.005) as qs:
+    with QdiscSampler(qdisc_ifs, period_s) as qs:
         for t in threads:
             t.start()
         for t in threads:
@@ -159,12 +166,18 @@ def measure(p: MnBurstParams, case: Case, tick: Callable[[float], None], tb: Any
         "rx_frames": by_id.get(port, {}).get("unique", 0),
         "rx_bytes": by_id.get(port, {}).get("rx_bytes", 0)} for port in bp.ingress])
     mbx.sent_check(bp, sinks)
-    peak = max((q.backlog_bytes for q in qs.samples), default=0)
+    return sinks, list(qs.samples)
+
+
+def measure(p: MnBurstParams, case: Case, tick: Callable[[float], None], tb: Any) -> dict:
+    bp = mbx.plan_of(case)
+    sinks, samples = burst_through(tb, bp, [f"{tb.name('s1')}-eth{bp.egress}"], tick)
+    peak = max((q.backlog_bytes for q in samples), default=0)
     row = mbx.result_row(case, bp, sinks, float(peak))
     row["mode"] = "mininet"
     row["link_mbps"] = bp.rate_bps / 1e6
     row["queue_packets"] = p.queue_packets
-    row["peak_link_backlog_frames"] = max((q.qlen for q in qs.samples), default=0)
+    row["peak_link_backlog_frames"] = max((q.qlen for q in samples), default=0)
     streams = sinks.assign(case_id=case.case_id, experiment=mbx.EXPERIMENT, profile=bp.profile,
                            scenario=bp.scenario, combination=bp.combination,
                            frame_size=bp.frame_size)
