@@ -38,20 +38,27 @@ class QdiscSample:
 
 def read_qdisc(ifname: str) -> Optional[tuple[int, int, int, int]]:
     """(backlog bytes, queue length, drops, packets sent) of the root qdisc; None if
-    the interface is gone."""
-    r = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname],
-                       capture_output=True, text=True)
+    the interface is gone. The root's figures include those of the qdiscs
+    below it (htb counts a drop of its pfifo as its own)."""
+    return read_qdiscs([ifname], ["dev", ifname]).get(ifname)
+
+
+def read_qdiscs(ifnames: Sequence[str], dev: Sequence[str] = ()) -> dict[str, tuple[int, int, int, int]]:
+    """read_qdisc of several interfaces with one `tc` call (`dev`: its
+    filter, none: every interface); those gone are left out."""
+    r = subprocess.run(["tc", "-s", "-j", "qdisc", "show", *dev], capture_output=True, text=True)
     if r.returncode != 0:
-        return None
+        return {}
     try:
         qs = json.loads(r.stdout or "[]")
     except json.JSONDecodeError:
-        return None
-    root = next((q for q in qs if q.get("root")), None)
-    if root is None:
-        return None
-    drops = sum(int(q.get("drops", 0)) for q in qs)
-    return int(root.get("backlog", 0)), int(root.get("qlen", 0)), drops, int(root.get("packets", 0))
+        return {}
+    roots = {q.get("dev"): q for q in qs if q.get("root")}
+    if dev and qs:  # one interface asked for: tc leaves out its name
+        roots = {dev[-1]: next((q for q in qs if q.get("root")), None)}
+    return {name: (int(r.get("backlog", 0)), int(r.get("qlen", 0)), int(r.get("drops", 0)),
+                   int(r.get("packets", 0)))
+            for name in ifnames if (r := roots.get(name)) is not None}
 
 
 class QdiscSampler(PeriodicSampler):
