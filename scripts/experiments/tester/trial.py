@@ -130,12 +130,21 @@ def stream_rows(streams: Sequence[Stream], engine_rows: Sequence[Mapping[str, An
             "lost": max(tx_frames - rx_frames, 0),
             "loss_pct": 100.0 * max(tx_frames - rx_frames, 0) / tx_frames if tx_frames else 0.0,
             "misdelivered": sum(int(r["rx_frames"]) for r in wrong),
-            "generator_short": bool(st.frames is None and offered_fps > 0
-                                    and tx_fps < SHORT_GENERATOR * offered_fps),
+            "generator_short": _short(st, tx_frames, offered_fps, window_ns),
         }
         row.update(_latency(good, records, sid, st, line_rate_bps))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _short(st: Stream, tx_frames: int, offered_fps: float, window_ns: int) -> bool:
+    """Whether a stream's generator sent less than it offered over the time
+    it was on (from its start to the end of the window), by more than the
+    generator's margin and the one frame that rounding the window takes."""
+    if st.frames is not None or offered_fps <= 0:
+        return False
+    offered = offered_fps * max(window_ns - st.start_ns, 0) / 1e9
+    return tx_frames + 1 < SHORT_GENERATOR * offered
 
 
 def _latency(good: list[Mapping[str, Any]], records: Optional[Mapping[str, np.ndarray]],
