@@ -5,6 +5,7 @@
 
 mod conv;
 mod externs;
+mod fabric;
 mod links;
 mod multicast;
 mod packets;
@@ -148,6 +149,7 @@ fn check_json(json: &str) -> PyResult<()> {
 #[pymodule]
 fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
+    m.add_class::<fabric::Fabric>()?;
     m.add_class::<rt::RtWaiter>()?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;

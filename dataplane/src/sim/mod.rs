@@ -9,6 +9,7 @@
 //! The switch is the same object the real-time driver runs.
 
 pub mod capture;
+pub mod fabric;
 pub mod frame;
 pub mod sink;
 pub mod stream;
@@ -133,16 +134,9 @@ impl Tester {
             }
             self.events += 1;
             if source_first {
-                let Some(Reverse((t, id))) = self.heap.pop() else { break };
-                let src = &mut self.sources[id as usize];
-                let (seq, size, tx_ns) = src.take();
-                let port = src.cfg.port;
-                let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
-                let builder = &src.cfg.builder;
-                sw.deliver_with(port, t, |buf| builder.build(buf, size as usize, seq, tag));
-                if let Some(n) = src.next_arrival_ns() {
-                    self.heap.push(Reverse((n, id)));
-                }
+                let Some((_, id)) = self.next_source() else { break };
+                let port = self.sources[id as usize].cfg.port;
+                self.send_next(sw, port);
             } else {
                 sw.step_once();
             }
@@ -165,6 +159,28 @@ impl Tester {
             self.sink(sw, &mut buf_out);
         }
         self.outs = buf_out;
+    }
+
+    /// The next source frame due: (arrival time, stream id).
+    #[inline]
+    pub(crate) fn next_source(&self) -> Option<(u64, u16)> {
+        self.heap.peek().map(|Reverse(k)| *k)
+    }
+
+    /// Delivers the frame `next_source` names to `sw` on `port` (the
+    /// stream's own port, or where a fabric attached it) and schedules the
+    /// stream's next frame.
+    #[inline]
+    pub(crate) fn send_next(&mut self, sw: &mut Switch, port: u32) {
+        let Some(Reverse((t, id))) = self.heap.pop() else { return };
+        let src = &mut self.sources[id as usize];
+        let (seq, size, tx_ns) = src.take();
+        let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
+        let builder = &src.cfg.builder;
+        sw.deliver_with(port, t, |buf| builder.build(buf, size as usize, seq, tag));
+        if let Some(n) = src.next_arrival_ns() {
+            self.heap.push(Reverse((n, id)));
+        }
     }
 
     fn sink(&mut self, sw: &mut Switch, outs: &mut Vec<Output>) {
@@ -214,12 +230,12 @@ impl Tester {
 }
 
 #[inline]
-fn mix(h: u64, v: u64) -> u64 {
+pub(crate) fn mix(h: u64, v: u64) -> u64 {
     let x = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     x ^ (x >> 29)
 }
 
-fn hash_bytes(mut h: u64, data: &[u8]) -> u64 {
+pub(crate) fn hash_bytes(mut h: u64, data: &[u8]) -> u64 {
     let mut chunks = data.chunks_exact(8);
     for c in &mut chunks {
         h = mix(h, u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
