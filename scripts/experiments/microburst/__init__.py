@@ -6,7 +6,8 @@ instrument.
     params      the seed's sizes and port combinations, checked
     plan        cases and the per-case formulas
     virtual     a case on the reference DUT in virtual time
-    mininet     a case (and the run) in Mininet
+    mininet     a case (and the run) in Mininet; with --instrument tap, through
+                another switch with the tap in its path (experiments.tap)
     tables      Table 4 and Figure 10's shapes
     section     the report's section
     cli         `p4scope run microburst`
@@ -14,6 +15,8 @@ instrument.
 
 from ..measure import TABLES as INSTRUMENT_TABLES
 from ..registry import Experiment, VirtualDut
+from ..tap import section as tap_section
+from ..tap.tables import TABLES as TAP_TABLES
 from . import cli, plan, section, tables, theory_lines, virtual
 
 PLUGIN = Experiment(
@@ -25,10 +28,11 @@ PLUGIN = Experiment(
                       "frames/bytes/MB, the prediction, its error, the true peak",
         "streams": "one row per case and stream: tx/rx frames and bytes, latency",
         **INSTRUMENT_TABLES,
+        **TAP_TABLES,
     },
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,
-    sections=(section.section,),
+    sections=(section.section, tap_section.section),
     virtual=VirtualDut(plan.plan, virtual.measure_burst, theory_lines.theory_lines),
     modes=("virtual", "mininet"),
 )

@@ -21,7 +21,9 @@ def section(page: R.Page) -> None:
     from .. import plots_web as pw
 
     micro = run.t["microburst"]
-    s = page.section("microburst", "Microburst absorption")
+    duts = micro["dut_title"].dropna().unique() if "dut_title" in micro else []
+    s = page.section("microburst", "Microburst absorption"
+                     + (f" of {', '.join(map(str, duts))}" if len(duts) else ""))
     s.parts.append(R.para(
         "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
         "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "

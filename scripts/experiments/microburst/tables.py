@@ -34,7 +34,7 @@ def table4_microburst(microburst: pd.DataFrame, value: str = "buffered_mb",
         for i, comb in enumerate(st.ordered(dp["combination"])):
             dc = dp[dp["combination"] == comb].set_index("frame_size")[value]
             vals = [st.fmt(dc.get(s), digits) if digits else st.int_or_none(dc.get(s)) for s in sizes]
-            rows.append([f"p4scope {prof}" if i == 0 else "", comb] + vals)
+            rows.append([_label(dp, prof) if i == 0 else "", comb] + vals)
     notes = []
     for comb in st.ordered(df["combination"]):
         r = df[df["combination"] == comb].iloc[0]
@@ -59,10 +59,18 @@ def burst_4to1(microburst: pd.DataFrame, value: str = "buffered_mb", digits: int
             label = f"{r['ingress_ports']} -> {r['egress_port']}"
             dc = dc.set_index("frame_size")[value]
             vals = [st.fmt(dc.get(s), digits) if digits else st.int_or_none(dc.get(s)) for s in sizes]
-            rows.append([f"p4scope {prof}", label] + vals)
+            rows.append([_label(dp, prof), label] + vals)
     rows.append([f"Note: burst absorption capacity ({'MB' if value == 'buffered_mb' else 'frames'})"
                  " by the Tolly formula, four ingress ports to one egress port."])
     return rows
+
+
+def _label(rows: pd.DataFrame, profile: str) -> str:
+    """The row's title: the switch measured (`dut_label`, when another
+    switch than p4scope's was), else p4scope and the profile."""
+    if "dut_label" in rows and rows["dut_label"].notna().any():
+        return str(rows["dut_label"].dropna().iloc[0])
+    return f"p4scope {profile}"
 
 
 def write_csvs(run: RunDir) -> list[str]:

@@ -164,7 +164,7 @@ def merge_intervals(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _flow(key: bytes) -> Optional[str]:
-    """The frame's 5-tuple as text (None when it is not IPv4)."""
+    """The frame's 5-tuple and source MAC as text (None when it is not IPv4)."""
     try:
         f = parse_frame(key)
     except ValueError:
@@ -172,7 +172,8 @@ def _flow(key: bytes) -> Optional[str]:
     if f.ip_src is None:
         return None
     ports = f"{f.sport}>{f.dport}" if f.sport is not None else "-"
-    return f"{_ip(f.ip_src)}>{_ip(f.ip_dst)} {f.proto} {ports}"
+    mac = ":".join(f"{b:02x}" for b in f.src_mac.to_bytes(6, "big"))
+    return f"{_ip(f.ip_src)}>{_ip(f.ip_dst)} {f.proto} {ports} from {mac}"
 
 
 def _ip(v: int) -> str:

@@ -1,0 +1,41 @@
+"""`--instrument tap` where it is not supported (yet) exits 2 naming the
+option, before anything starts (no root needed to be told)."""
+
+import pytest
+from typer.testing import CliRunner
+
+from p4scope.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["microburst", "--instrument", "tap"], "--instrument tap: not with --mode virtual yet"),
+    (["microburst", "--instrument", "tap", "--mode", "virtual"], "--instrument tap: not with"),
+    (["microburst", "--instrument", "nope"], "--instrument 'nope': give dut or tap"),
+    (["microburst", "--dut", "bridge"], "--dut: only with --instrument tap"),
+    (["microburst", "--mode", "mininet", "--dut", "bridge"], "--dut: only with --instrument tap"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--dut", "bmv2"],
+     "--dut 'bmv2': the tap runs around bridge or p4scope"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--dut", "mininet.node:OVSSwitch"],
+     "--dut 'mininet.node:OVSSwitch'"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--switch", "bmv2"],
+     "--switch: picks the reference DUT's switch"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--bmv2"], "--bmv2: picks"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--live"],
+     "--live: not with --instrument tap yet"),
+    (["microburst", "--mode", "mininet", "--instrument", "tap", "--sizes", "10"], "64..1518"),
+    (["fairness", "--mode", "mininet", "--instrument", "tap"], "No such option: --instrument"),
+])
+def test_the_tap_where_it_is_not_supported_exits_2_naming_the_option(tmp_path, args, message):
+    r = runner.invoke(app, ["run", *args, "--results", str(tmp_path)], env={"COLUMNS": "200"})
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert "Traceback" not in r.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_help_says_what_the_tap_needs():
+    r = runner.invoke(app, ["run", "microburst", "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    assert "--instrument" in r.output and "--dut" in r.output

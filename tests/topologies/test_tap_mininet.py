@@ -1,0 +1,118 @@
+"""`p4scope run microburst --instrument tap --dut bridge --mode mininet`
+(root): the tap (p4src/tap.p4 in p4scope switch) on every link of a Linux
+bridge infers the bridge's egress queue during a 2:1 burst; the report
+shows it next to the qdisc's own backlog with the error table, the
+inferred peak is within the stated tolerance of the qdisc's, the drops it
+counts are the tester's losses, and the run leaves nothing behind."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from p4scope.cli import app
+from p4scope.experiments.tap import scoring
+from p4scope.topologies import procs
+from p4scope.topologies.clean import ifindex
+from p4scope.topologies.manifest import Manifest
+
+from mn_namespaces import netns
+
+FRAME = 1518 - 4  # the bytes a qdisc (and the tap) count per frame
+
+
+def leftovers(run: Path) -> list[str]:
+    out = []
+    names = netns()
+    for mf in run.rglob("manifest.json"):
+        m = Manifest.load(mf.parent)
+        out += [f"namespace {n}" for n in m.namespaces if n in names]
+        out += [f"interface {i['name']}" for i in m.interfaces if ifindex(i["name"]) == i["ifindex"]]
+        out += [p["what"] for p in m.processes
+                if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
+        if m.state != "cleaned":
+            out.append(f"run {m.run_id} in state {m.state}")
+    return out
+
+
+def test_the_tap_infers_a_bridges_queue_next_to_its_qdisc(mininet_ok, tmp_path):
+    r = CliRunner().invoke(app, [
+        "run", "microburst", "--instrument", "tap", "--dut", "bridge", "--mode", "mininet",
+        "--sizes", "1518", "--sizes-4to1", "none", "--queue-packets", "60",
+        "--results", str(tmp_path), "--run-id", "tap", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    run = tmp_path / "tap"
+    try:
+        micro = pd.read_parquet(run / "microburst.parquet").iloc[0]
+        assert (micro["dut"], micro["instrument"]) == ("bridge", "tap")
+        err = pd.read_parquet(run / "tap_errors.parquet")
+        assert len(err) == 1, err
+        e = err.iloc[0]
+        # the queue filled: 60 frames in the pfifo, read by tc
+        assert e["peak_reference_bytes"] >= 50 * FRAME, e
+        tol = scoring.peak_tolerance(e["peak_reference_bytes"], FRAME)
+        assert tol == max(0.05 * e["peak_reference_bytes"], 2 * FRAME)
+        assert abs(e["peak_tap_bytes"] - e["peak_reference_bytes"]) <= tol, e
+        assert e["peak_within_tolerance"]
+        assert abs(e["mean_error_rel"]) <= 0.05, e
+        # every frame reported; what the DUT dropped is what the tester lost
+        assert e["reports"] >= 2 * micro["sent_total"] - micro["lost_frames"]
+        assert e["reports_lost"] == 0
+        assert e["drops_tap_frames"] == e["drops_tester_frames"] == micro["lost_frames"] > 0
+        series = pd.read_parquet(run / "tap_series.parquet")
+        ref = pd.read_parquet(run / "tap_reference.parquet")
+        assert series["valid"].all() and series["occupancy_bytes"].max() == e["peak_tap_bytes"]
+        assert len(ref) > 20 and ref["backlog_bytes"].max() == e["peak_reference_bytes"]
+        bursts = pd.read_parquet(run / "tap_bursts.parquet")
+        tap_b = bursts[bursts["source"] == "tap"].iloc[0]
+        assert set(re.findall(r"(\d) \(", tap_b["culprits"])) == {"1", "2"}
+        html = (run / "report.html").read_text()
+        assert "Microburst through the Linux bridge, seen by the tap in its path" in html
+        assert "reference: qdisc backlog (sampled)" in html and "tap: inferred" in html
+        assert "peak, qdisc (B)" in html and "peak within tolerance" in html
+        assert "Clock and sampling." in html
+        assert (run / "figures" / "tap_occupancy.png").exists()
+        assert "Linux bridge" in (run / "table4_microburst_mb.csv").read_text()
+    finally:
+        assert leftovers(run) == []
+
+
+def test_the_capture_sees_what_a_switch_sends_not_what_it_receives(netns_ok, tmp_path):
+    """topologies.capture on a veth pair in the root namespace: frames sent
+    on one end are kept with a kernel timestamp, frames arriving are not."""
+    import socket
+    import time
+
+    from p4scope.topologies.capture import OutgoingCapture
+
+    a, b = f"p4tc{tmp_path.name[-4:]}a", f"p4tc{tmp_path.name[-4:]}b"
+    subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+    try:
+        for i in (a, b):
+            subprocess.run(["ip", "link", "set", i, "up"], check=True)
+        tx_a = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        tx_a.bind((a, 0))
+        tx_b = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        tx_b.bind((b, 0))
+        frame = bytes.fromhex("02000000aaaa02000000bbbb88b5") + bytes(46)
+        with OutgoingCapture(a) as cap:
+            t0 = time.time_ns()
+            tx_a.send(frame)
+            tx_b.send(frame[:13] + b"\x01" + frame[14:])  # arrives on a: not kept
+            deadline = time.monotonic() + 2
+            got: list = []
+            while time.monotonic() < deadline and not got:
+                time.sleep(0.05)
+                got += cap.take()
+            time.sleep(0.1)
+            got += cap.take()
+        tx_a.close()
+        tx_b.close()
+        assert [f for _, f in got] == [frame]
+        assert t0 - 1e9 < got[0][0] < time.time_ns()
+    finally:
+        subprocess.run(["ip", "link", "delete", a], capture_output=True)
