@@ -130,3 +130,26 @@ def full_mesh(ports: list[int], size: int, pct: float,
     return [Stream(a, ports[(i + 1 + k) % n], Rate.pct(pct / (n - 1)), size,
                    start_ns=round(k * gap_ns))
             for i, a in enumerate(ports) for k in range(n - 1)]
+
+
+def partial_mesh(group_a: list[int], group_b: list[int], size: int, pct: float,
+                 line_rate_bps: float = 100e9, *, bidirectional: bool = True) -> list[Stream]:
+    """RFC 2889's partial mesh: every port of `group_a` sends to every port
+    of `group_b` (and, `bidirectional`, every port of B to every port of A),
+    each port's `pct` spread evenly over the other group. As in
+    `full_mesh`, a port's streams start one frame time apart and port i of
+    a group sends to port i+k of the other in turn k, so the frames of one
+    turn spread over the other group's ports. One port against N is
+    RFC 2889's 1:N (the one port receives N x `pct`); two groups are N:N."""
+    if not group_a or not group_b:
+        raise StreamError("a partial mesh needs two groups of ports")
+    if set(group_a) & set(group_b):
+        raise StreamError("a port is in both groups of a partial mesh")
+    gap_ns = wire_bits(size) * 1e9 / (line_rate_bps * pct / 100.0)
+
+    def one_way(src: list[int], dst: list[int]) -> list[Stream]:
+        n = len(dst)
+        return [Stream(a, dst[(i + k) % n], Rate.pct(pct / n), size, start_ns=round(k * gap_ns))
+                for i, a in enumerate(src) for k in range(n)]
+
+    return one_way(group_a, group_b) + (one_way(group_b, group_a) if bidirectional else [])

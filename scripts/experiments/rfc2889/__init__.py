@@ -1,0 +1,43 @@
+"""RFC 2889 (seed 003, as Xena Valkyrie2889 reports it): forwarding in a
+full mesh and in partial meshes 1:N and N:N, congestion control, maximum
+forwarding rate, address caching capacity and learning rate, broadcast
+forwarding rate and latency, on the reference DUT in virtual time.
+
+    params      the suite's parameters, checked; the tests not measured yet
+    topology    which ports do what in each test, and their streams
+    verdicts    the pass/fail rules on plain numbers
+    context     what a procedure gets from the run (testbed, storing, rates)
+    forwarding  meshes (forwarding per load, throughput search), maximum
+                forwarding rate, congestion control
+    broadcast   broadcast forwarding rate and latency
+    controller  the DUT's learning path (digests, the controller's
+                P4Runtime writes) in virtual time
+    address     address caching capacity and learning rate
+    measure     the cases and the measure function
+    tables      the seed-shaped tables
+    section     the report's section and plots
+    run, cli    `p4scope run rfc2889`
+"""
+
+EXPERIMENT = "rfc2889"
+
+from ..registry import Experiment  # noqa: E402 (the modules below need EXPERIMENT)
+from . import cli, section, tables  # noqa: E402
+
+PLUGIN = Experiment(
+    name=EXPERIMENT,
+    summary="RFC 2889 meshes, congestion, max forwarding rate, address handling, broadcast",
+    command=cli.command,
+    tables={
+        "rfc2889_trials": "one row per forwarding, throughput, congestion or broadcast trial, "
+                          "stored as it ends: offered and achieved rates, tx/rx/lost, passed",
+        "rfc2889_address_trials": "one row per address trial: addresses, rate, test frames, "
+                                  "learning/monitor port rx, learnt, controller service time",
+        "rfc2889_broadcast_ports": "broadcast: per receiving port at the rate found: rx, loss, "
+                                   "latency",
+        "rfc2889_results": "one row per case: the answer and its Pass/Fail",
+    },
+    csv_files=tables.CSV_FILES,
+    write_csvs=tables.write_csvs,
+    sections=(section.section,),
+)

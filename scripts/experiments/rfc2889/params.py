@@ -1,0 +1,152 @@
+"""The RFC 2889 suite's parameters, checked before anything starts: which
+tests, frame sizes, how many ports at what line rate, the offered loads of
+the forwarding tests, the searches' resolution and trial length, and the
+address tests' counts and rates. The defaults are a small mesh that runs
+in seconds; the seed's set-up is `--ports 18 --line-rate 1G`, the issue's
+benchmark `--ports 32 --line-rate 100G`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..linerate import frames_per_second
+from ..params import MAX_PORT, ParamError, check_int, check_number, check_sizes
+
+STANDARD_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
+LOADS = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
+TESTS = ("full_mesh", "partial_mesh_1n", "partial_mesh_nn", "congestion_control",
+         "max_forwarding_rate", "address_caching", "address_learning", "broadcast")
+"""What `--tests` takes, in the order the cases run (the maximum
+forwarding rate reuses the full mesh's forwarding trials of the same size)."""
+NOT_MEASURED = {
+    "forward_pressure": "virtual sources that send with an inter-frame gap below 96 bit and "
+                        "sinks that measure the gap they receive (an engine change: Ethernet MAC "
+                        "behaviour at the ports)",
+    "errored_frames": "ports that carry an FCS and count and drop frames with a bad FCS, "
+                      "undersize or oversize frames as an Ethernet MAC does, and sources that "
+                      "send such frames (an engine change)",
+}
+"""RFC 2889 tests not measured yet, and what they need: never a PASS."""
+MIN_PORTS = {"full_mesh": 2, "partial_mesh_1n": 2, "partial_mesh_nn": 2,
+             "congestion_control": 4, "max_forwarding_rate": 2, "address_caching": 3,
+             "address_learning": 3, "broadcast": 2}
+MAX_ADDRESSES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Rfc2889Params:
+    """sizes: frame sizes (FCS included) of the forwarding, congestion,
+    maximum-forwarding-rate and broadcast tests; ports: the DUT's ports
+    1..ports; rate_bps: their line rate; tests: which of TESTS; loads: the
+    forwarding tests' offered loads (% of line rate per sending port);
+    tolerance_pct: the loss a throughput trial may have; resolution_pct:
+    the searches' resolution (% of line rate); trial_frames: frames a port
+    sends in a trial at line rate (None: an overload of one resolution step
+    shows as 50 frames), or trial_us: the trial's length; dut_rate_pct: the
+    DUT's egress ports shaped to this share of line rate (100: unshaped).
+
+    The address tests (test port 1, learning port 2, monitor port 3):
+    address_sizes: their frame sizes; max_addresses: the caching search's
+    largest address count (its answer is at most this); learn_fps: the
+    caching test's learning rate (frames/s); learning_addresses: the
+    address counts of the learning-rate test; learn_rate_max_fps and
+    learn_rate_resolution_fps: its search; ageing_s: the controller's
+    ageing time; mac_table_size: compile the DUT with this MAC table
+    (None: the program's own size)."""
+
+    sizes: tuple[int, ...] = STANDARD_SIZES
+    ports: int = 4
+    rate_bps: float = 100e9
+    tests: tuple[str, ...] = TESTS
+    loads: tuple[float, ...] = LOADS
+    tolerance_pct: float = 0.0
+    resolution_pct: float = 1.0
+    trial_frames: Optional[int] = None
+    trial_us: Optional[float] = None
+    dut_rate_pct: float = 100.0
+    address_sizes: tuple[int, ...] = (64,)
+    max_addresses: int = 1024
+    learn_fps: float = 20.0
+    learning_addresses: tuple[int, ...] = (100, 500)
+    learn_rate_max_fps: float = 10_000.0
+    learn_rate_resolution_fps: float = 100.0
+    ageing_s: float = 300.0
+    mac_table_size: Optional[int] = None
+
+    def check(self) -> "Rfc2889Params":
+        unknown = [t for t in self.tests if t not in TESTS and t not in NOT_MEASURED]
+        if unknown or not self.tests:
+            raise ParamError(f"--tests: {', '.join(unknown) or 'none'}: choose from "
+                             f"{', '.join(TESTS)}")
+        later = [t for t in self.tests if t in NOT_MEASURED]
+        if later:
+            raise ParamError("--tests: " + "; ".join(f"{t} is not measured yet: needs "
+                                                     f"{NOT_MEASURED[t]}" for t in later))
+        if len(set(self.tests)) != len(self.tests):
+            raise ParamError("--tests: a test is named twice")
+        check_sizes(self.sizes, "--sizes")
+        check_sizes(self.address_sizes, "--address-sizes")
+        check_int(self.ports, 2, MAX_PORT, "--ports")
+        for t in self.tests:
+            if self.ports < MIN_PORTS[t]:
+                raise ParamError(f"--ports {self.ports}: {t} needs at least {MIN_PORTS[t]} ports")
+        check_number(self.rate_bps, 1e6, 400e9, "--line-rate", unit="bit/s")
+        if not self.loads:
+            raise ParamError("--loads: no offered loads")
+        for x in self.loads:
+            check_number(x, 0.0, 100.0, "--loads", above=True, unit="%")
+        if len(set(self.loads)) != len(self.loads):
+            raise ParamError("--loads: a load repeats")
+        check_number(self.tolerance_pct, 0.0, 50.0, "--tolerance-pct")
+        check_number(self.resolution_pct, 0.001, 10.0, "--resolution-pct")
+        if self.trial_frames is not None and self.trial_us is not None:
+            raise ParamError("--trial-frames and --trial-us: give one of them, not both")
+        if self.trial_frames is not None:
+            check_int(self.trial_frames, 100, 10_000_000, "--trial-frames")
+        if self.trial_us is not None:
+            check_number(self.trial_us, 0.0, 1_000_000.0, "--trial-us", above=True, unit="us")
+        check_number(self.dut_rate_pct, 1.0, 100.0, "--dut-rate-pct")
+        check_int(self.max_addresses, 1, MAX_ADDRESSES, "--max-addresses")
+        line_fps = frames_per_second(max(self.address_sizes), self.rate_bps)
+        where = f"a port's line rate at {max(self.address_sizes)} B"
+        check_number(self.learn_fps, 0.0, line_fps, "--learn-fps", above=True, unit="frames/s",
+                     where=where)
+        if not self.learning_addresses:
+            raise ParamError("--learning-addresses: no address counts")
+        for n in self.learning_addresses:
+            check_int(n, 1, MAX_ADDRESSES, "--learning-addresses")
+        if len(set(self.learning_addresses)) != len(self.learning_addresses):
+            raise ParamError("--learning-addresses: a count repeats")
+        check_number(self.learn_rate_max_fps, 1.0, line_fps, "--learn-rate-max-fps",
+                     unit="frames/s", where=where)
+        check_number(self.learn_rate_resolution_fps, 0.001, self.learn_rate_max_fps,
+                     "--learn-rate-resolution-fps", above=True, unit="frames/s")
+        check_number(self.ageing_s, 1.0, 1e6, "--ageing-s", unit="s")
+        if self.mac_table_size is not None:
+            check_int(self.mac_table_size, 4, 1 << 20, "--mac-table-size")
+        return self
+
+    @property
+    def port_list(self) -> list[int]:
+        return list(range(1, self.ports + 1))
+
+    @property
+    def defines(self) -> dict[str, str]:
+        """The -D macros the DUT is compiled with."""
+        return {} if self.mac_table_size is None else {"MAC_TABLE_SIZE": str(self.mac_table_size)}
+
+
+def parse_loads(text: str) -> tuple[float, ...]:
+    """'10,20,...' -> (10.0, 20.0, ...): offered loads in % of line rate."""
+    out = []
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise ParamError(f"--loads: {item!r} is not a number (% of line rate)") from None
+    if not out:
+        raise ParamError("--loads: empty")
+    return tuple(out)

@@ -1,0 +1,170 @@
+"""The RFC 2889 section of a run's report: the Xena-style summary, every
+table in the seed's shape, the tests not measured yet and why, and plots
+(received vs offered rate per mesh, maximum forwarding rate and broadcast
+rate per size, the address learning rate), each interactive and as PNG."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import report as rp
+from . import tables as tb
+from .topology import MESH_NAMES
+
+_METHOD = (
+    "Each trial starts from a fresh switch (counters, queues, tables and clock reset: RFC 2889's "
+    "address reset too). Frames still in the switch a few frame times after the sources stop "
+    "count as not forwarded, so the buffer cannot hide an overload. Rates in % are layer-1 "
+    "shares of the sending ports' line rate, as the seed's tester gives them; b/s and f/s are "
+    "over all sending ports. Meshes: full (every port to every other), 1:N (port 1 against "
+    "the others, both ways: port 1 receives N times the load), N:N (the first half of the "
+    "ports against the second half, both ways). Congestion control: ports 1 and 2 send at "
+    "100 %, port 1 half to port 3 (uncongested) and half to port 4, port 2 all to port 4 "
+    "(150 %); it fails on head-of-line blocking (port 3 loses), and back pressure is reported "
+    "when the sources were held back. The maximum forwarding rate is the highest rate received "
+    "over the offered loads (full mesh, loss allowed; RFC 2889 gives it no pass/fail). "
+    "Broadcast: port 1 sends broadcast frames, every other port must receive each.")
+_ADDRESS = (
+    "Address caching and learning (test port 1, learning port 2, monitor port 3): the test "
+    "port's address is learnt first, the learning port sends one frame from each of N new "
+    "addresses to the test port at the learning rate, then the test port sends one frame to "
+    "each address at the same rate; a trial passes when the learning port gets every test frame "
+    "and the monitor port none (an address not learnt in time is flooded). <b>The reference "
+    "DUT learns through digests to the controller, so the learning rate measured is the "
+    "controller's digest path</b>: each mac_learn_t digest the engine raises goes through the "
+    "switch's digest manager and the P4Runtime stream to the controller (L2Learning), whose "
+    "Write installs the smac and dmac entries; in virtual time the controller is a single "
+    "server whose service time per digest is the wall-clock time it took on this machine "
+    "(mean {service}), so the rate depends on the machine. The MAC table's size is the "
+    "program's ({table} entries; the test port's own address takes one). Ageing is the "
+    "controller's idle timeout ({ageing:g} s), longer than any trial: nothing ages in one.")
+
+
+def _layout(title: str, x: str, y: str) -> dict:
+    return dict(template="plotly_white", title=title, xaxis_title=x, yaxis_title=y,
+                margin=dict(l=60, r=20, t=50, b=50), height=380)
+
+
+def _forwarding_figs(trials: pd.DataFrame, mesh: str):
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    t = trials[(trials["procedure"] == "forwarding") & (trials["topology"] == mesh)]
+    web, (fig, ax) = go.Figure(), plt.subplots(figsize=(6.5, 3.6))
+    for size, g in t.groupby("frame_size"):
+        g = g.sort_values("value")
+        web.add_scatter(x=g["value"], y=g["rx_pct"], mode="markers+lines", name=f"{size} B")
+        ax.plot(g["value"], g["rx_pct"], "o-", label=f"{size} B")
+    diag = [0, 100]
+    web.add_scatter(x=diag, y=diag, mode="lines", name="no loss", line=dict(dash="dot",
+                                                                           color="#999"))
+    ax.plot(diag, diag, ":", color="#999", label="no loss")
+    title = f"Forwarding, {MESH_NAMES[mesh]}: received vs offered rate"
+    web.update_layout(**_layout(title, "Tx rate (% line rate)", "Rx rate (% line rate)"))
+    ax.set_xlabel("Tx rate (% line rate)")
+    ax.set_ylabel("Rx rate (% line rate)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return web, fig
+
+
+def _per_size_figs(points: dict[str, pd.DataFrame], title: str):
+    """% of line rate per frame size for each named series."""
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    web, (fig, ax) = go.Figure(), plt.subplots(figsize=(6.5, 3.6))
+    for name, d in points.items():
+        web.add_scatter(x=d["size"], y=d["pct"], mode="markers+lines", name=name)
+        ax.plot(d["size"], d["pct"], "o-", label=name)
+    web.update_layout(**_layout(title, "frame size (B)", "% of line rate"))
+    web.update_xaxes(type="log")
+    web.update_yaxes(range=[0, 105])
+    ax.set_xscale("log")
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("frame size (B)")
+    ax.set_ylabel("% of line rate")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return web, fig
+
+
+def _learning_figs(r: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    web, (fig, ax) = go.Figure(), plt.subplots(figsize=(6.5, 3.6))
+    for size, g in r.groupby("frame_size"):
+        g = g.sort_values("addresses")
+        web.add_scatter(x=g["addresses"], y=g["learning_rate_fps"], mode="markers+lines",
+                        name=f"{size} B")
+        ax.plot(g["addresses"], g["learning_rate_fps"], "o-", label=f"{size} B")
+    title = "Address learning rate (the controller's digest path)"
+    web.update_layout(**_layout(title, "addresses", "frames/s"))
+    ax.set_xlabel("addresses")
+    ax.set_ylabel("learning rate (frames/s)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return web, fig
+
+
+def _tables(s: rp.Section, made: dict[str, pd.DataFrame], names: tuple[str, ...]) -> None:
+    for name in names:
+        if name in made:
+            s.parts.append(f"<h3>{rp.esc(tb.CSV_FILES[name].split(':')[0])}</h3>")
+            s.parts.append(rp.para(rp.esc(tb.CSV_FILES[name]) + f" (<code>{name}.csv</code>)"))
+            s.parts.append(rp.html_table(made[name]))
+
+
+def section(page: rp.Page) -> None:
+    run = page.run
+    results, trials = run.t.get("rfc2889_results"), run.t.get("rfc2889_trials")
+    if results is None and trials is None:
+        return
+    p = run.meta.get("parameters", {}).get("rfc2889", {})
+    rate = float(p.get("rate_bps", 100e9))
+    s = page.section("rfc2889", "RFC 2889: forwarding, congestion, maximum forwarding rate, "
+                     "address handling, broadcast — DUT: the reference DUT in the embedded switch")
+    speed = f"{rate / 1e9:g} Gbit/s" if rate >= 1e9 else f"{rate / 1e6:g} Mbit/s"
+    s.parts.append(rp.para(
+        f"{p.get('ports', '?')} ports at {speed}; loss tolerance {p.get('tolerance_pct', 0):g} %, "
+        f"search resolution {p.get('resolution_pct', 1):g} % of line rate"
+        + (f", DUT egress shaped to {p['dut_rate_pct']:g} %" if p.get("dut_rate_pct", 100) < 100
+           else "") + ". " + rp.esc(_METHOD)))
+    later = run.meta.get("not_measured") or {}
+    if later:
+        s.parts.append(rp.para("Not yet measured (left out of the suite, no verdict): "
+                               + "; ".join(f"<b>{rp.esc(k.replace('_', ' '))}</b>: needs "
+                                           f"{rp.esc(v)}" for k, v in later.items()) + "."))
+    made = tb.all_tables(results, trials)
+    _tables(s, made, ("rfc2889_summary", "rfc2889_forwarding"))
+    if trials is not None and "topology" in trials:
+        for mesh in MESH_NAMES:
+            if ((trials["procedure"] == "forwarding") & (trials["topology"] == mesh)).any():
+                page.plot(s, f"rfc2889_forwarding_{mesh}", *_forwarding_figs(trials, mesh))
+    _tables(s, made, ("rfc2889_throughput", "rfc2889_congestion_control",
+                      "rfc2889_max_forwarding_rate"))
+    if results is None:
+        return
+    series = {}
+    for test, name, col in (("max_forwarding_rate", "maximum forwarding rate (received, per "
+                             "sending port)", "mfr_pct"),
+                            ("broadcast", "broadcast forwarding rate (source port)",
+                             "throughput_pct")):
+        r = results[results["test"] == test]
+        if not r.empty and col in r:
+            series[name] = pd.DataFrame({"size": r["frame_size"], "pct": r[col]}).dropna()
+    if series:
+        page.plot(s, "rfc2889_rates", *_per_size_figs(
+            series, "Maximum forwarding rate and broadcast forwarding rate"))
+    addr = results[results["test"].isin(["address_caching", "address_learning"])]
+    if not addr.empty:
+        service = addr["controller_service_ns"].dropna()
+        s.parts.append(rp.para(_ADDRESS.format(
+            service=f"{service.mean() / 1e3:.0f} us" if len(service) else "n/a",
+            table=int(addr["mac_table_size"].iloc[0]), ageing=float(p.get("ageing_s", 300)))))
+    _tables(s, made, ("rfc2889_address_caching", "rfc2889_address_learning"))
+    learning = results[results["test"] == "address_learning"]
+    if not learning.empty:
+        page.plot(s, "rfc2889_address_learning", *_learning_figs(learning))
+    _tables(s, made, ("rfc2889_broadcast", "rfc2889_broadcast_latency"))
