@@ -116,3 +116,28 @@ def test_the_capture_sees_what_a_switch_sends_not_what_it_receives(netns_ok, tmp
         assert t0 - 1e9 < got[0][0] < time.time_ns()
     finally:
         subprocess.run(["ip", "link", "delete", a], capture_output=True)
+
+
+def test_the_tap_around_p4scopes_reference_dut(mininet_ok, tmp_path):
+    """The second DUT: the reference DUT in p4scope switch, configured by
+    the fabric controller behind the tap (learning through it)."""
+    from p4scope.experiments.microburst import mininet as M
+    from p4scope.experiments.microburst.tap import execute_tap_microburst
+
+    p = M.MnBurstParams(sizes_2to1=(1518,), sizes_4to1=(), queue_packets=60)
+    res = execute_tap_microburst(p, "p4scope", tmp_path, "tap-p4", progress=False, report=False,
+                                 echo=lambda s: None)
+    try:
+        assert res.outcome.complete, res.outcome
+        micro = pd.read_parquet(res.path / "microburst.parquet").iloc[0]
+        assert micro["case_id"].endswith("/1518B/p4scope") and micro["dut"] == "p4scope"
+        err = pd.read_parquet(res.path / "tap_errors.parquet")
+        seen = err[err["reference_burst"]]
+        assert len(seen) == 1, err
+        e = seen.iloc[0]
+        assert e["peak_reference_bytes"] >= 50 * FRAME, e
+        # the switch's own queue is the tap's and not the qdisc's: the tap reads as much or more
+        assert e["peak_within_tolerance"] and e["peak_tap_bytes"] >= e["peak_reference_bytes"], e
+        assert e["drops_tap_frames"] == e["drops_tester_frames"] == micro["lost_frames"] > 0
+    finally:
+        assert leftovers(res.path) == []

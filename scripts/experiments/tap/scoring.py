@@ -17,6 +17,11 @@ clock):
 * start and end against the reference's own burst (same thresholds),
   which it can place only to within a sample period.
 
+A burst the reference did not see at all (none of its samples crossed
+the threshold meanwhile: a queue it does not hold, such as a software
+switch's own, or one shorter than its sample period) has no verdict
+(`reference_burst` False, `peak_within_tolerance` None).
+
 A burst touched by lost reports has no inferred values where they are
 unknown: its figures are NaN there and it is flagged.
 """
@@ -83,7 +88,9 @@ def score(case_id: str, port: int, series: pd.DataFrame, bursts: pd.DataFrame,
             "peak_error_bytes": b.peak - ref_peak,
             "peak_error_rel": fg.relative_error(b.peak, ref_peak) if ref_peak else math.nan,
             "peak_tolerance_bytes": tol,
-            "peak_within_tolerance": bool(abs(b.peak - ref_peak) <= tol) if not math.isnan(tol) else None,
+            "reference_burst": ref_b is not None,
+            "peak_within_tolerance": (bool(abs(b.peak - ref_peak) <= tol)
+                                      if ref_b is not None and not math.isnan(tol) else None),
             "peak_tap_at_samples_bytes": sampled,
             "mean_tap_bytes": mean_tap, "mean_reference_bytes": mean_ref,
             "mean_error_bytes": mean_tap - mean_ref,

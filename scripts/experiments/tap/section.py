@@ -20,7 +20,7 @@ ERROR_COLUMNS = {
     "case": "case", "burst_id": "burst", "peak_tap_bytes": "peak, tap (B)",
     "peak_reference_bytes": "peak, qdisc (B)", "peak_error_bytes": "peak error (B)",
     "peak_error_rel": "peak error (rel)", "peak_tap_at_samples_bytes": "tap at the qdisc's samples, peak (B)",
-    "peak_within_tolerance": "peak within tolerance", "mean_tap_bytes": "mean, tap (B)",
+    "reference_burst": "qdisc saw it", "peak_within_tolerance": "peak within tolerance", "mean_tap_bytes": "mean, tap (B)",
     "mean_reference_bytes": "mean, qdisc (B)", "mean_error_rel": "mean error (rel)",
     "mae_at_samples_bytes": "|tap − qdisc| at its samples, mean (B)",
     "start_error_ns": "start error (ns)", "end_error_ns": "end error (ns)",
@@ -67,7 +67,8 @@ def section(page: R.Page) -> None:
             "both (the qdisc's samples as a step), the mean difference at the qdisc's sample "
             "times, and start and end against the qdisc's own burst (same thresholds; it can "
             "place them only to within a sample period). Peak within tolerance: within "
-            f"{100 * tol.get('rel', 0.05):g} % or {tol.get('frames', 2)} frames of the qdisc's."))
+            f"{100 * tol.get('rel', 0.05):g} % or {tol.get('frames', 2)} frames of the qdisc's "
+            "(no verdict for a burst the qdisc did not see)." + _reference_note(info)))
         e = err.assign(case=[labels.get(c, c) for c in err["case_id"]])
         cols = [c for c in ERROR_COLUMNS if c in e]
         s.parts.append(R.html_table(e[cols].rename(columns=ERROR_COLUMNS)))
@@ -142,3 +143,13 @@ def _statement(info: dict, err: pd.DataFrame, rate_bps: Optional[float]) -> str:
         f"minus the tap's; the median report took {delay_us:,.1f} µs more): the reference "
         "misses what happens between its reads and its times are uncertain by about a read."
     )
+
+
+def _reference_note(info: dict) -> str:
+    if info.get("dut") == "bridge":
+        return (" The bridge forwards in the kernel as frames arrive: its egress qdisc is "
+                "where its queue builds, so the qdisc is the whole of what it holds.")
+    return (" The reference is the qdisc only: what the switch holds itself (its own queue, "
+            "frames between its ports in its rings) is in the tap's figure and not in the "
+            "qdisc's, so the tap reads more, and a burst the switch holds before the link "
+            "queue fills has no reference.")
