@@ -1,25 +1,16 @@
 """Action profile members and groups (spec "ActionProfileMember & Group").
 
-The P4Runtime side (ids, validation, reference counts, reads) lives here
-whatever the engine offers. Two ways to run indirect tables on an engine:
-
-* `_NativeProfiles`, for an engine with action profiles (BMv2's runtime
-  API, as simple_switch_CLI names it: act_prof_create_member / _group,
-  act_prof_add_member_to_group, table_indirect_add[_with_group], ...).
-  Members and groups exist in the engine; a member of weight w is w engine
-  members with the same action, as PI does it, since BMv2 groups are sets.
-  One-shot action sets become hidden members and a hidden group.
-* `_ExpandedProfiles`, for an engine without them: each entry is added as
-  a direct entry running its member's action (modifying a member rewrites
-  the entries that use it); a group runs its first member, so forwarding
-  works but load balancing does not. If the engine refuses entries on
-  indirect tables, the write is UNIMPLEMENTED and says which calls the
-  engine lacks.
+The P4Runtime side (ids, validation, reference counts, reads) lives in the
+manager; `_EngineProfiles` mirrors members, groups and indirect entries in
+the engine with BMv2's run-time calls (as simple_switch_CLI names them:
+act_prof_create_member / _group, act_prof_add_member_to_group,
+table_indirect_add[_with_group], ...). A member of weight w is w engine
+members with the same action, as PI does it, since BMv2 groups are sets.
+One-shot action sets become hidden members and a hidden group.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -36,14 +27,7 @@ if TYPE_CHECKING:
     from .tables import Entry
     from .translate import TableMap
 
-log = logging.getLogger("p4scope.switch")
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
-
-NATIVE_CALLS = ("act_prof_create_member", "act_prof_modify_member", "act_prof_delete_member",
-                "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
-                "act_prof_remove_member_from_group", "table_indirect_add",
-                "table_indirect_add_with_group", "table_indirect_modify",
-                "table_indirect_modify_with_group")
 
 
 @dataclass(slots=True)
@@ -52,7 +36,7 @@ class Member:
     groups: int = 0
     entries: list = field(default_factory=list)  # [(TableState, Entry)]
     copies: list[int] = field(default_factory=list)
-    """Engine member handles (native back end): copies[:w] serve weight w."""
+    """Engine member handles: copies[:w] serve weight w."""
 
 
 @dataclass(slots=True)
@@ -61,7 +45,7 @@ class Group:
     max_size: int
     entries: list = field(default_factory=list)
     handle: int = -1
-    """Engine group handle (native back end)."""
+    """Engine group handle."""
 
 
 @dataclass(slots=True)
@@ -92,11 +76,7 @@ class ActionProfileManager:
                     table = pipe.tr.tables.get(tid)
                     break
             self.profiles[ap.id] = Profile(ap, actions, table, pipe.tr.action_profiles.get(ap.id))
-        raw = getattr(self.engine, "raw", self.engine)
-        if all(hasattr(raw, c) for c in NATIVE_CALLS):
-            self.backend: _Backend = _NativeProfiles(self, raw)
-        else:
-            self.backend = _ExpandedProfiles(self)
+        self.backend = _EngineProfiles(self, self.engine.raw)
 
     def _profile(self, ap_id: int, where: str) -> Profile:
         p = self.profiles.get(ap_id)
@@ -367,19 +347,6 @@ class ActionProfileManager:
         return list(out), list(groups)
 
 
-class _Backend:
-    """How members, groups and indirect entries reach the engine."""
-
-    def member_created(self, p: Profile, m: Member) -> None: ...
-    def member_modified(self, p: Profile, mid: int, m: Member) -> None: ...
-    def member_deleted(self, p: Profile, m: Member) -> None: ...
-    def group_set(self, p: Profile, g: Group, old: list) -> None: ...
-    def group_deleted(self, p: Profile, g: Group) -> None: ...
-    def add_entry(self, p: Profile, tm, ek, eprio: int, ref: tuple) -> tuple[int, object]: ...
-    def modify_entry(self, p: Profile, tm, handle: int, ref: tuple) -> object: ...
-    def release(self, p: Profile, private: object) -> None: ...
-
-
 def _watch_port(watch: bytes) -> Optional[int]:
     """The engine's watch port of a member's watch port bytestring (b"": none).
     The engine leaves the member out of selection while that port is down,
@@ -387,8 +354,9 @@ def _watch_port(watch: bytes) -> Optional[int]:
     return int.from_bytes(watch, "big") if watch else None
 
 
-class _NativeProfiles(_Backend):
-    """The engine has action profiles (BMv2's act_prof_* / table_indirect_* calls)."""
+class _EngineProfiles:
+    """Members, groups and indirect entries in the engine (BMv2's act_prof_* /
+    table_indirect_* calls)."""
 
     def __init__(self, mgr: ActionProfileManager, raw):
         self.mgr = mgr
@@ -434,10 +402,7 @@ class _NativeProfiles(_Backend):
         return out
 
     def _add(self, name: str, h: int, grp: int, watch: Optional[int]) -> None:
-        if watch is None:  # BMv2's call, for engines without watch ports
-            self.e.act_prof_add_member_to_group(name, h, grp)
-        else:
-            self.e.act_prof_add_member_to_group(name, h, grp, watch_port=watch)
+        self.e.act_prof_add_member_to_group(name, h, grp, watch_port=watch)
 
     def group_set(self, p, g, old):
         """The engine group made to hold `g.members` (it held `old`); a
@@ -501,59 +466,3 @@ class _NativeProfiles(_Backend):
             self.e.act_prof_remove_member_from_group(name, h, grp)
             self.e.act_prof_delete_member(name, h)
         self.e.act_prof_delete_group(name, grp)
-
-
-class _ExpandedProfiles(_Backend):
-    """No action profiles in the engine: entries run their member's action directly."""
-
-    def __init__(self, mgr: ActionProfileManager):
-        self.mgr = mgr
-        self.engine = mgr.engine
-        self._warned = False
-
-    def _actions(self, p: Profile, ref: tuple) -> list[ActionSpec]:
-        kind, val = ref
-        if kind == "member":
-            return [p.members[val].action]
-        if kind == "group":
-            return [p.members[mid].action for mid, _, _ in p.groups[val].members]
-        return [spec for spec, _, _ in val]
-
-    def _pick(self, p: Profile, tm, ref: tuple) -> tuple[str, list]:
-        specs = self._actions(p, ref)
-        if ref[0] != "member" and not self._warned:
-            self._warned = True
-            log.warning("the engine has no action selectors yet: entries of table '%s' (and "
-                        "others) run the first member of their group", tm.name)
-        if specs:
-            return tm.actions[specs[0][0]], list(specs[0][1])
-        jt = tm.json
-        return jt.default_action or "NoAction", list(jt.default_data)
-
-    def member_modified(self, p, mid, m):
-        for st, e in m.entries:
-            self.engine.table_modify(st.map.name, e.handle, st.map.actions[m.action[0]],
-                                     m.action[1])
-        for gid, g in p.groups.items():
-            if any(x[0] == mid for x in g.members):
-                for st, e in g.entries:
-                    action, args = self._pick(p, st.map, ("group", gid))
-                    self.engine.table_modify(st.map.name, e.handle, action, args)
-
-    def group_set(self, p, g, old):
-        for st, e in g.entries:
-            gid = next(k for k, v in p.groups.items() if v is g)
-            action, args = self._pick(p, st.map, ("group", gid))
-            self.engine.table_modify(st.map.name, e.handle, action, args)
-
-    def add_entry(self, p, tm, ek, eprio, ref):
-        action, args = self._pick(p, tm, ref)
-        return self.engine.table_add(tm.name, action, ek, args, eprio), None
-
-    def modify_entry(self, p, tm, handle, ref):
-        action, args = self._pick(p, tm, ref)
-        self.engine.table_modify(tm.name, handle, action, args)
-        return None
-
-    def release(self, p, private):
-        return None

@@ -73,7 +73,7 @@ class FakeEngine:
         assert not any(e[2] == ("group", h) for e in self.entries.values()), "group in use"
         del self.groups[h]
 
-    def act_prof_add_member_to_group(self, profile, m, g):
+    def act_prof_add_member_to_group(self, profile, m, g, watch_port=None):
         assert m not in self.groups[g]
         self.groups[g].add(m)
 
