@@ -97,6 +97,9 @@ def test_the_meshes_offer_what_rfc_2889_asks():
     one_n = mesh_streams("partial_mesh_1n", ports, 64, 60.0, 100e9)
     assert per_port(one_n) == pytest.approx({1: 60.0, 2: 60.0, 3: 60.0, 4: 60.0})
     assert into(one_n) == pytest.approx({1: 180.0, 2: 20.0, 3: 20.0, 4: 20.0})
+    # the three ports sending to port 1 take turns within a frame time: no bursts
+    starts = sorted(s.start_ns for s in one_n if s.rx_port == 1)
+    assert len(set(starts)) == 3 and starts[-1] < (64 + 20) * 8 / 100 / 0.6  # one frame time
     n_n = mesh_streams("partial_mesh_nn", ports, 64, 60.0, 100e9)
     assert {(s.tx_port, s.rx_port) for s in n_n} == {(1, 3), (1, 4), (2, 3), (2, 4), (3, 1),
                                                      (3, 2), (4, 1), (4, 2)}

@@ -139,8 +139,11 @@ def partial_mesh(group_a: list[int], group_b: list[int], size: int, pct: float,
     each port's `pct` spread evenly over the other group. As in
     `full_mesh`, a port's streams start one frame time apart and port i of
     a group sends to port i+k of the other in turn k, so the frames of one
-    turn spread over the other group's ports. One port against N is
-    RFC 2889's 1:N (the one port receives N x `pct`); two groups are N:N."""
+    turn spread over the other group's ports; where a group is larger than
+    the other, the ports that meet at one port in a turn start spread over
+    the turn, so what the port receives arrives evenly, not in bursts. One
+    port against N is RFC 2889's 1:N (the one port receives N x `pct`);
+    two groups are N:N."""
     if not group_a or not group_b:
         raise StreamError("a partial mesh needs two groups of ports")
     if set(group_a) & set(group_b):
@@ -149,7 +152,9 @@ def partial_mesh(group_a: list[int], group_b: list[int], size: int, pct: float,
 
     def one_way(src: list[int], dst: list[int]) -> list[Stream]:
         n = len(dst)
-        return [Stream(a, dst[(i + k) % n], Rate.pct(pct / n), size, start_ns=round(k * gap_ns))
+        meet = -(-len(src) // n)  # source ports that send to one port in the same turn
+        return [Stream(a, dst[(i + k) % n], Rate.pct(pct / n), size,
+                       start_ns=round(k * gap_ns + (i // n) * gap_ns / meet))
                 for i, a in enumerate(src) for k in range(n)]
 
     return one_way(group_a, group_b) + (one_way(group_b, group_a) if bidirectional else [])
