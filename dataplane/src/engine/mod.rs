@@ -17,6 +17,7 @@
 
 mod control;
 mod link;
+mod pause;
 mod pre;
 mod profiles;
 
@@ -508,6 +509,10 @@ impl Switch {
         self.set_std(&mut p, s.instance_type, INSTANCE_NORMAL);
         self.set_std(&mut p, s.ingress_global_timestamp, self.now / 1000);
         self.set_sat(&mut p, s.p4s_ingress_timestamp_ns, self.now);
+        if self.tm.pfc.is_some() && self.pause_received(port, &p.data) {
+            self.free(p);
+            return;
+        }
         self.ingress(p);
     }
 
@@ -652,10 +657,16 @@ impl Switch {
                 self.free(p);
             }
         }
+        if self.tm.pauses_pending() {
+            self.send_pauses();
+        }
     }
 
     fn service(&mut self, port: u32) {
         if let Some(d) = self.tm.dequeue(self.now, port) {
+            if self.tm.pauses_pending() {
+                self.send_pauses();
+            }
             let mut pkt = d.pkt;
             self.egress(port, d.prio, d.port_pkts, d.port_bytes, &mut pkt);
             self.free(pkt);

@@ -54,6 +54,8 @@ pub struct Packet {
     /// Length the traffic manager accounts for it, and its buffer cells.
     pub tm_len: u32,
     pub tm_cells: u32,
+    /// Its cells are in a lossless priority's PFC headroom.
+    pub tm_hdrm: bool,
     /// simple_switch's rate limiter: earliest time it may leave (ns).
     pub send_ns: u64,
     /// The traffic manager decided to mark it ECN CE.
@@ -85,6 +87,7 @@ impl Packet {
             enq_ns: 0,
             tm_len: 0,
             tm_cells: 0,
+            tm_hdrm: false,
             send_ns: 0,
             ecn_mark: false,
             id: 0,

@@ -104,6 +104,16 @@ impl Buffer {
         Ok(shared)
     }
 
+    /// Whether `cells` more bytes fit in the shared pool alone (a lossless
+    /// packet: no dynamic thresholds); Ok(the shared bytes it would take).
+    pub fn admit_pool(&self, cells: u64, port_used: u64, reserved: u64) -> Result<u64, BufferRefusal> {
+        let shared = (port_used + cells).saturating_sub(reserved) - port_used.saturating_sub(reserved);
+        if self.shared_used + shared > self.shared_size {
+            return Err(BufferRefusal::Full);
+        }
+        Ok(shared)
+    }
+
     pub fn take(&mut self, cells: u64, shared: u64, ingress: u32) {
         self.shared_used += shared;
         self.used += cells;

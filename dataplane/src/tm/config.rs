@@ -12,8 +12,14 @@
 //!  "defaults": {"rate_bps": "100G", "scheduler": "drr",
 //!               "arbitration": {"mode": "groups", "group_size": 8, "first_port": 1},
 //!               "queues": {"all": {"limit_bytes": 1000000, "ecn": {"threshold_bytes": 100000}}}},
-//!  "ports": {"1-16": {"rate_bps": "100G"}, "31": {"queues": {"1": {"weight": 3}}}}}
+//!  "ports": {"1-16": {"rate_bps": "100G"}, "31": {"queues": {"1": {"weight": 3}}}},
+//!  "pfc": {"priorities": [3], "ports": "1-16", "xoff_bytes": 262144,
+//!          "xon_bytes": 131072, "headroom_bytes": 32768, "quanta": 65535}}
 //! ```
+//!
+//! A queue with `"strict": true` is served before the port's scheduler
+//! picks among the others (highest strict queue first). `pfc` makes
+//! priorities lossless ([`super::pfc`]).
 //!
 //! `ports` entries patch `defaults` (given keys only).
 //!
@@ -33,6 +39,7 @@
 //! older keys are accepted too: top-level `queue_depth`, `queue_rate_pps`,
 //! and per port `queue_depth`, `rate_pps`. Errors name the offending path.
 
+use super::pfc::PfcCfg;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -171,6 +178,8 @@ pub struct QueueCfg {
     /// Caps on what one ingress port may hold in this queue.
     pub ingress_limit_pkts: Option<u32>,
     pub ingress_limit_bytes: Option<u64>,
+    /// Served before the scheduler's queues (strict priority above them).
+    pub strict: bool,
 }
 
 impl Default for QueueCfg {
@@ -185,6 +194,7 @@ impl Default for QueueCfg {
             ecn: None,
             ingress_limit_pkts: None,
             ingress_limit_bytes: None,
+            strict: false,
         }
     }
 }
@@ -228,6 +238,7 @@ pub struct TmConfig {
     pub buffer: Option<BufferCfg>,
     pub defaults: PortCfg,
     pub ports: BTreeMap<u32, PortCfg>,
+    pub pfc: Option<PfcCfg>,
 }
 
 impl Default for TmConfig {
@@ -238,6 +249,7 @@ impl Default for TmConfig {
             buffer: None,
             defaults: PortCfg::default(),
             ports: BTreeMap::new(),
+            pfc: None,
         }
     }
 }
@@ -261,6 +273,11 @@ impl TmConfig {
         self.ports.values().map(|p| p.reserved_bytes).sum()
     }
 
+    /// Space outside the shared pool: the ports' reserves and PFC headroom.
+    pub fn carved_total(&self) -> u64 {
+        self.reserved_total() + self.pfc.as_ref().map(|p| p.headroom_total()).unwrap_or(0)
+    }
+
     /// The settings of one port, created from the defaults if needed.
     pub fn port_mut(&mut self, port: u32) -> &mut PortCfg {
         let d = self.defaults.clone();
@@ -282,6 +299,7 @@ impl TmConfig {
                 "buffer",
                 "defaults",
                 "ports",
+                "pfc",
                 "comment",
             ],
         )?;
@@ -353,6 +371,12 @@ impl TmConfig {
                     format!("the ports' reserved space ({reserved} bytes) exceeds the buffer ({} bytes)", b.size_bytes),
                 );
             }
+        }
+        if let Some(v) = obj.get("pfc") {
+            cfg.pfc = if v.is_null() { None } else { Some(PfcCfg::parse(v, "pfc")?) };
+        }
+        if let Some(p) = &cfg.pfc {
+            p.check(&cfg)?;
         }
         Ok(cfg)
     }
@@ -566,6 +590,7 @@ fn parse_queue(v: &Value, path: &str, base: &QueueCfg) -> R<QueueCfg> {
             "ecn",
             "ingress_limit_pkts",
             "ingress_limit_bytes",
+            "strict",
             "comment",
         ],
     )?;
@@ -602,6 +627,9 @@ fn parse_queue(v: &Value, path: &str, base: &QueueCfg) -> R<QueueCfg> {
     }
     if let Some(x) = o.get("ingress_limit_bytes") {
         q.ingress_limit_bytes = opt_size(x, &format!("{path}.ingress_limit_bytes"))?;
+    }
+    if let Some(x) = o.get("strict") {
+        q.strict = x.as_bool().ok_or(()).or_else(|_| err(&format!("{path}.strict"), "expected true or false"))?;
     }
     Ok(q)
 }
@@ -643,7 +671,7 @@ fn parse_ecn(v: &Value, path: &str) -> R<EcnCfg> {
 
 // ----- value helpers ------------------------------------------------------
 
-fn check_keys(o: &Map<String, Value>, path: &str, known: &[&str]) -> R<()> {
+pub(super) fn check_keys(o: &Map<String, Value>, path: &str, known: &[&str]) -> R<()> {
     for k in o.keys() {
         if !known.contains(&k.as_str()) {
             let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
@@ -653,7 +681,7 @@ fn check_keys(o: &Map<String, Value>, path: &str, known: &[&str]) -> R<()> {
     Ok(())
 }
 
-fn as_obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
+pub(super) fn as_obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
     v.as_object().ok_or(()).or_else(|_| err(path, "expected an object"))
 }
 
@@ -661,7 +689,7 @@ fn as_str<'a>(v: &'a Value, path: &str) -> R<&'a str> {
     v.as_str().ok_or(()).or_else(|_| err(path, "expected a string"))
 }
 
-fn as_u64(v: &Value, path: &str) -> R<u64> {
+pub(super) fn as_u64(v: &Value, path: &str) -> R<u64> {
     if let Some(n) = v.as_u64() {
         return Ok(n);
     }
@@ -740,7 +768,7 @@ fn opt_rate(v: &Value, path: &str) -> R<Option<u64>> {
 }
 
 /// Bytes: a number or a string with K/M/G (powers of ten), e.g. "16M".
-fn as_size(v: &Value, path: &str) -> R<u64> {
+pub(super) fn as_size(v: &Value, path: &str) -> R<u64> {
     let x = match v {
         Value::String(s) => parse_si(s),
         other => other.as_f64().filter(|f| *f >= 0.0),

@@ -20,7 +20,11 @@
 //!   thresholds for queues and ingress ports ([`buffer`]);
 //! * ingress arbitration inside a queue (fifo, fair, port groups) and
 //!   per-ingress limits ([`arbiter`]);
-//! * ECN marking at enqueue ([`ecn`]);
+//! * ECN marking at enqueue ([`ecn`]), always above a threshold or
+//!   RED-like between two;
+//! * strict-priority queues above the scheduler (`"strict": true`);
+//! * priority flow control: lossless priorities on ingress accounting,
+//!   with headroom and pause frames sent upstream ([`pfc`]);
 //! * statistics per queue (drops by reason, peaks, time-weighted
 //!   averages) and the ground-truth occupancy trace ([`trace`]).
 //!
@@ -30,6 +34,8 @@ pub mod arbiter;
 pub mod buffer;
 pub mod config;
 pub mod ecn;
+pub mod pfc;
+pub mod pfc_frame;
 pub mod queue;
 pub mod srr;
 pub mod trace;
@@ -69,6 +75,8 @@ pub struct PortTm {
     /// ([`TX_UNLIMITED`]: no limit). The real-time loop sets 0 while the
     /// kernel refuses the port's frames, so they wait in the queues.
     pub tx_credit: u32,
+    /// Some queue is strict (served before the scheduler's).
+    any_strict: bool,
 }
 
 /// A port's dequeues limited by nothing but the traffic manager itself.
@@ -90,12 +98,14 @@ impl PortTm {
             tx_wire_bytes: 0,
             busy_ps: 0,
             tx_credit: TX_UNLIMITED,
+            any_strict: false,
         };
         p.set_sched_quanta();
         p
     }
 
     fn set_sched_quanta(&mut self) {
+        self.any_strict = self.queues.iter().any(|q| q.cfg.strict);
         for (i, q) in self.queues.iter().enumerate() {
             let quantum = match self.cfg.sched {
                 SchedKind::Drr => q.cfg.weight.saturating_mul(config::DEFAULT_QUANTUM),
@@ -120,7 +130,7 @@ impl PortTm {
         self.srr = Srr::new(1);
         self.set_sched_quanta();
         for (i, q) in self.queues.iter().enumerate() {
-            if !q.is_empty() {
+            if !q.is_empty() && !q.cfg.strict {
                 self.srr.activate(i as u16);
             }
         }
@@ -128,10 +138,16 @@ impl PortTm {
 
     #[inline]
     fn eligible(q: &Queue, now_ns: u64) -> bool {
-        !q.is_empty() && q.pps_ready_ns() <= now_ns && ceil_ns(q.bps_next_ps) <= now_ns
+        !q.is_empty() && q.pps_ready_ns() <= now_ns && ceil_ns(q.bps_next_ps) <= now_ns && q.paused_until_ns <= now_ns
     }
 
     fn pick(&mut self, now_ns: u64) -> Option<usize> {
+        if self.any_strict {
+            let qs = &self.queues;
+            if let Some(i) = (0..qs.len()).rev().find(|i| qs[*i].cfg.strict && Self::eligible(&qs[*i], now_ns)) {
+                return Some(i);
+            }
+        }
         match self.cfg.sched {
             SchedKind::Strict => (0..self.queues.len()).rev().find(|i| Self::eligible(&self.queues[*i], now_ns)),
             _ => {
@@ -167,13 +183,15 @@ pub struct TrafficManager {
     ports: Vec<Option<Box<PortTm>>>,
     pub buffer: Option<Buffer>,
     pub trace: Option<Trace>,
+    /// Priority flow control, when configured.
+    pub pfc: Option<pfc::Pfc>,
     rng: u64,
 }
 
 impl TrafficManager {
     pub fn new(nb_queues: usize) -> TrafficManager {
         let cfg = TmConfig { nb_queues: nb_queues.clamp(1, MAX_QUEUES), ..TmConfig::default() };
-        TrafficManager { cfg, ports: vec![], buffer: None, trace: None, rng: 0x853c_49e6_748f_ea9b }
+        TrafficManager { cfg, ports: vec![], buffer: None, trace: None, pfc: None, rng: 0x853c_49e6_748f_ea9b }
     }
 
     pub fn nb_queues(&self) -> usize {
@@ -204,6 +222,11 @@ impl TrafficManager {
             }
         }
         self.cfg = cfg;
+        // PFC's counts stay while its settings do (packets queued under
+        // other settings are released against fresh counts)
+        if self.pfc.as_ref().map(|p| &p.cfg) != self.cfg.pfc.as_ref() {
+            self.pfc = self.cfg.pfc.clone().map(pfc::Pfc::new);
+        }
         for (i, slot) in self.ports.iter_mut().enumerate() {
             if let Some(p) = slot {
                 let pc = self.cfg.live_port(i as u32);
@@ -217,7 +240,8 @@ impl TrafficManager {
     /// A new buffer: the configured ports' reserves carved out now, and
     /// what the live ports already hold taken.
     fn rebuild_buffer(&mut self) {
-        let reserved = self.cfg.reserved_total();
+        let reserved = self.cfg.carved_total();
+        let headroom_held: u64 = self.pfc.iter().flat_map(|p| p.groups().map(|(_, _, g)| g.headroom)).sum();
         self.buffer = self.cfg.buffer.clone().map(|bc| {
             let mut b = Buffer::new(bc);
             b.carve(reserved);
@@ -231,6 +255,7 @@ impl TrafficManager {
                     }
                 }
             }
+            b.used += headroom_held;
             b.peak_used = b.used;
             b
         });
@@ -241,7 +266,7 @@ impl TrafficManager {
     fn refresh_port(&mut self, port: u32, now_ns: u64) {
         let nb = self.cfg.nb_queues;
         let pc = self.cfg.live_port(port);
-        let reserved = self.cfg.reserved_total();
+        let reserved = self.cfg.carved_total();
         let mut held = None;
         if let Some(Some(p)) = self.ports.get_mut(port as usize) {
             held = Some((p.cells, p.cfg.reserved_bytes));
@@ -403,8 +428,16 @@ impl TrafficManager {
             Some(b) => b.cells(pkt.tm_len),
             None => pkt.tm_len as u64,
         };
-        let verdict = self.admit(now, port, prio, &pkt, cells);
+        let lossless = self.pfc.as_ref().is_some_and(|p| p.cfg.lossless(pkt.ingress_port, prio));
+        let verdict = if lossless {
+            self.admit_lossless(now, port, prio, &pkt, cells)
+        } else {
+            self.admit(now, port, prio, &pkt, cells).map(|s| (s, false))
+        };
         if let Err(reason) = verdict {
+            if let (true, Some(pf)) = (lossless, self.pfc.as_mut()) {
+                pf.dropped(pkt.ingress_port, prio);
+            }
             let p = self.port_mut(port, now);
             if let Some(q) = p.queues.get_mut(prio) {
                 q.stats.drops[reason as usize] += 1;
@@ -415,7 +448,8 @@ impl TrafficManager {
             }
             return Err((pkt, reason));
         }
-        let shared = verdict.unwrap_or(0);
+        let (shared, headroom) = verdict.unwrap_or((0, false));
+        pkt.tm_hdrm = headroom;
         let buffer_before = self.buffer.as_ref().map(|b| b.used).unwrap_or(0);
         if let Some(b) = self.buffer.as_mut() {
             b.take(cells, shared, pkt.ingress_port);
@@ -445,12 +479,19 @@ impl TrafficManager {
             pkt.send_ns = send;
         }
         let len = pkt.tm_len as u64;
+        let strict = q.cfg.strict;
         q.push(now, pkt);
         p.pkts += 1;
         p.bytes += len;
-        p.cells += cells;
-        if p.cfg.sched != SchedKind::Strict {
+        if !headroom {
+            // headroom is outside the egress port's reserve and shared use
+            p.cells += cells;
+        }
+        if p.cfg.sched != SchedKind::Strict && !strict {
             p.srr.activate(prio as u16);
+        }
+        if lossless {
+            self.pfc_charge(now, ingress, prio, cells, headroom);
         }
         if self.trace.is_some() {
             // the record needs the packet; rebuild its identity cheaply
@@ -478,6 +519,68 @@ impl TrafficManager {
             }
         }
         Ok(info)
+    }
+
+    /// The pause time of an XOFF sent out of `port` (its line rate).
+    fn pause_ns(&self, port: u32) -> u64 {
+        self.pfc.as_ref().map(|p| p.pause_ns(self.cfg.port(port).rate_bps)).unwrap_or(0)
+    }
+
+    #[inline(never)]
+    fn pfc_charge(&mut self, now: u64, ingress: u32, prio: usize, cells: u64, headroom: bool) {
+        let pause = self.pause_ns(ingress);
+        if let Some(p) = self.pfc.as_mut() {
+            p.charge(ingress, prio, cells, headroom, now, pause);
+        }
+    }
+
+    #[inline(never)]
+    fn pfc_release(&mut self, now: u64, ingress: u32, prio: usize, cells: u64, headroom: bool) {
+        let pause = self.pause_ns(ingress);
+        if let Some(p) = self.pfc.as_mut() {
+            p.release(ingress, prio, cells, headroom, now, pause);
+        }
+    }
+
+    /// A PFC frame received on `port` holds its egress queue `prio` until
+    /// `until_ns` (an XON: until now).
+    pub fn pause_egress(&mut self, now: u64, port: u32, prio: usize, until_ns: u64) {
+        if let Some(q) = self.port_mut(port, now).queues.get_mut(prio) {
+            q.paused_until_ns = until_ns;
+        }
+    }
+
+    /// Whether pause frames wait to be sent (`take_pauses`).
+    #[inline]
+    pub fn pauses_pending(&self) -> bool {
+        self.pfc.as_ref().is_some_and(|p| !p.outbox.is_empty())
+    }
+
+    /// The pause frames to send now, in the order they were decided.
+    pub fn take_pauses(&mut self) -> Vec<pfc::PauseOut> {
+        self.pfc.as_mut().map(|p| std::mem::take(&mut p.outbox)).unwrap_or_default()
+    }
+
+    /// A lossless packet: in the shared pool up to its group's xoff, then
+    /// in the group's headroom; Ok((shared bytes, in headroom)).
+    fn admit_lossless(
+        &mut self,
+        now: u64,
+        port: u32,
+        prio: usize,
+        pkt: &Packet,
+        cells: u64,
+    ) -> Result<(u64, bool), DropReason> {
+        let p = self.port_mut(port, now);
+        let (port_cells, reserved) = (p.cells, p.cfg.reserved_bytes);
+        let pool = self.buffer.as_ref().map(|b| b.admit_pool(cells, port_cells, reserved));
+        let Some(pf) = self.pfc.as_ref() else { return Err(DropReason::Headroom) };
+        let fits = matches!(pool, Some(Ok(_)));
+        match pf.place(pkt.ingress_port, prio, cells, fits) {
+            pfc::Place::Shared => Ok((pool.and_then(|r| r.ok()).unwrap_or(0), false)),
+            pfc::Place::Headroom => Ok((0, true)),
+            pfc::Place::Drop => Err(DropReason::Headroom),
+        }
     }
 
     #[inline(never)]
@@ -539,7 +642,7 @@ impl TrafficManager {
         let mut best = u64::MAX;
         for q in &p.queues {
             if !q.is_empty() {
-                best = best.min(q.pps_ready_ns().max(ceil_ns(q.bps_next_ps)));
+                best = best.min(q.pps_ready_ns().max(ceil_ns(q.bps_next_ps)).max(q.paused_until_ns));
             }
         }
         Some(best.max(ceil_ns(p.busy_until_ps)))
@@ -565,18 +668,25 @@ impl TrafficManager {
         let len = pkt.tm_len;
         let cells = pkt.tm_cells as u64;
         match p.cfg.sched {
+            _ if q.cfg.strict => {}
             SchedKind::Strict => {}
             SchedKind::Drr => p.srr.charge(prio as u16, len, more),
             _ => p.srr.charge(prio as u16, 1, more),
         }
-        let port_cells_before = p.cells;
+        let headroom = pkt.tm_hdrm;
+        let port_cells_before = if headroom { 0 } else { p.cells };
         p.pkts -= 1;
         p.bytes -= len as u64;
-        p.cells = p.cells.saturating_sub(cells);
-        let reserved = p.cfg.reserved_bytes;
+        if !headroom {
+            p.cells = p.cells.saturating_sub(cells);
+        }
+        let reserved = if headroom { 0 } else { p.cfg.reserved_bytes };
         let (left_pkts, left_bytes) = (p.pkts, p.bytes);
         if let Some(b) = self.buffer.as_mut() {
             b.give(cells, port_cells_before, reserved, pkt.ingress_port);
+        }
+        if self.pfc.as_ref().is_some_and(|p| p.cfg.lossless(pkt.ingress_port, prio)) {
+            self.pfc_release(now, pkt.ingress_port, prio, cells, headroom);
         }
         if self.trace.is_some() {
             self.record(now, port, prio, &pkt, trace::DEQ);
@@ -641,3 +751,5 @@ impl TrafficManager {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pfc_tests;

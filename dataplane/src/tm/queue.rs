@@ -17,9 +17,11 @@ pub enum DropReason {
     BufferFull = 4,
     QueueThreshold = 5,
     IngressThreshold = 6,
+    /// A lossless priority's headroom was full (its sender ignored PFC).
+    Headroom = 7,
 }
 
-pub const DROP_REASONS: [&str; 7] = [
+pub const DROP_REASONS: [&str; 8] = [
     "queue_packets",
     "queue_bytes",
     "ingress_packets",
@@ -27,6 +29,7 @@ pub const DROP_REASONS: [&str; 7] = [
     "buffer_full",
     "queue_threshold",
     "ingress_threshold",
+    "headroom",
 ];
 
 /// What one ingress port holds in a queue.
@@ -44,7 +47,7 @@ pub struct QueueStats {
     pub enq_bytes: u64,
     pub deq_pkts: u64,
     pub deq_bytes: u64,
-    pub drops: [u64; 7],
+    pub drops: [u64; 8],
     pub drop_bytes: u64,
     pub ecn_marked: u64,
     pub peak_pkts: u32,
@@ -84,6 +87,8 @@ pub struct Queue {
     pub bps_next_ps: u64,
     pub occ: Vec<InOcc>,
     pub stats: QueueStats,
+    /// Held by a PFC frame the port received for this priority (ns).
+    pub paused_until_ns: u64,
 }
 
 impl Queue {
@@ -99,6 +104,7 @@ impl Queue {
             bps_next_ps: 0,
             occ: vec![],
             stats: QueueStats { since_ns: now_ns, last_ns: now_ns, ..Default::default() },
+            paused_until_ns: 0,
         }
     }
 
