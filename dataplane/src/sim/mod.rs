@@ -11,6 +11,7 @@
 pub mod capture;
 pub mod fabric;
 pub mod frame;
+pub mod pause;
 pub mod sink;
 pub mod stream;
 
@@ -196,6 +197,9 @@ impl Tester {
         self.digest = mix(self.digest, time_ns);
         self.digest = hash_bytes(self.digest, data);
         self.captures.offer(port, time_ns, data);
+        if self.pause_frame(port, data, time_ns) {
+            return;
+        }
         let size = (data.len() + FCS) as u64;
         let p = self.ports.entry(port).or_default();
         p.frames += 1;

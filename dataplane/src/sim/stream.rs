@@ -9,6 +9,7 @@
 //! the tester port's line rate.
 
 use super::frame::FrameBuilder;
+use super::pause::PauseState;
 
 const PS: f64 = 1e12;
 
@@ -94,6 +95,8 @@ pub struct Source {
     pub first_tx_ns: Option<u64>,
     /// End of the last frame on the wire (with its gap) (ps).
     pub last_end_ps: u64,
+    /// Priority flow control: what it obeys, when it is paused.
+    pub pause: PauseState,
 }
 
 impl Source {
@@ -128,6 +131,7 @@ impl Source {
             tx_bytes: 0,
             first_tx_ns: None,
             last_end_ps: start,
+            pause: PauseState::default(),
         };
         s.next_size = s.draw_size();
         s.check_done();
@@ -176,19 +180,26 @@ impl Source {
         }
     }
 
+    /// When the next frame starts: when due, or when a pause ends (ps).
+    #[inline]
+    fn start_ps(&self) -> u64 {
+        self.pause.hold(self.next_ps)
+    }
+
     /// When the next frame is complete at the switch (ns), if any.
     pub fn next_arrival_ns(&self) -> Option<u64> {
-        if self.done {
+        let start = self.start_ps();
+        if self.done || start >= self.end_ps {
             return None;
         }
         let rx_ps = (self.next_size as f64 + 8.0) * 8.0 / self.cfg.line_rate_bps * PS;
-        Some((self.next_ps + rx_ps.round() as u64).div_ceil(1000))
+        Some((start + rx_ps.round() as u64).div_ceil(1000))
     }
 
     /// The frame that is due: (seq, size, first-bit time in ns); advances
     /// the source to the next one.
     pub fn take(&mut self) -> (u64, u32, u64) {
-        let (seq, size, start_ps) = (self.seq, self.next_size, self.next_ps);
+        let (seq, size, start_ps) = (self.seq, self.next_size, self.start_ps());
         let tx_ns = start_ps / 1000;
         self.first_tx_ns.get_or_insert(tx_ns);
         self.tx_frames += 1;
