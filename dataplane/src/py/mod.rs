@@ -9,6 +9,7 @@ mod fabric;
 mod links;
 mod multicast;
 mod packets;
+mod pfc;
 mod profiles;
 mod rt;
 mod sim;
@@ -132,10 +133,12 @@ fn pcap_write(path: &str, packets: Vec<(u64, Vec<u8>)>) -> PyResult<()> {
 
 /// Checks a traffic-manager configuration (dict, JSON or YAML text)
 /// without an engine; raises ConfigError naming what is wrong and where.
+/// The engine's queues are not known here: any of the 8 may be named.
 #[pyfunction]
 fn tm_config_check(config: &Bound<'_, PyAny>) -> PyResult<()> {
     let v = tm::config_value(config)?;
-    crate::tm::TmConfig::parse(&v, &crate::tm::TmConfig::default())
+    let base = crate::tm::TmConfig { nb_queues: crate::tm::config::MAX_QUEUES, ..Default::default() };
+    crate::tm::TmConfig::parse(&v, &base)
         .map(|_| ())
         .map_err(|e| ConfigError::new_err(e.to_string()))
 }

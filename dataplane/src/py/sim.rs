@@ -37,6 +37,8 @@ const KEYS: &[&str] = &[
     "macs",
     "vary",
     "tag",
+    "priority",
+    "obey_pause",
 ];
 
 fn bad(msg: impl Into<String>) -> PyErr {
@@ -178,6 +180,16 @@ pub fn stream_cfg(py: Python<'_>, sw: &Switch, port: u32, kw: Option<&Bound<'_, 
     })
 }
 
+/// The priority whose PFC pause frames a stream obeys (None: it ignores them).
+pub(super) fn pause_priority(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Option<u8>> {
+    let Some(kw) = kw else { return Ok(Some(0)) };
+    let prio = get::<u8>(kw, "priority")?.unwrap_or(0);
+    if prio > 7 {
+        return Err(bad(format!("add_stream: priority {prio} is out of range 0..7")));
+    }
+    Ok(get::<bool>(kw, "obey_pause")?.unwrap_or(true).then_some(prio))
+}
+
 /// One row per (stream, egress port) that received frames, and one per
 /// stream that received nothing.
 pub fn stream_stats<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyList>> {
@@ -211,6 +223,11 @@ pub fn stream_stats<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyL
             d.set_item("tx_l1_bps", (s.tx_bytes + 20 * s.tx_frames) as f64 * 8.0 / secs)?;
             d.set_item("rx_l1_bps", (bytes + 20 * frames) as f64 * 8.0 / secs)?;
             d.set_item("rx_fps", frames as f64 / secs)?;
+            d.set_item("first_tx_ns", s.first_tx_ns)?;
+            d.set_item("first_rx_ns", r.and_then(|r| r.first_ns))?;
+            d.set_item("last_rx_ns", r.filter(|r| r.frames > 0).map(|r| r.last_ns))?;
+            d.set_item("pause_frames", s.pause.frames)?;
+            d.set_item("paused_ns", s.pause.paused_ps(u64::MAX) / 1000)?;
             out.append(d)
         };
         if rows.is_empty() {
@@ -262,13 +279,18 @@ impl Engine {
     /// sport, dport, dscp for an Ethernet/IPv4/UDP header; macs (vary the
     /// source MAC over N values); vary [{offset, width, count, step, start}];
     /// tag (default True: stream, sequence and timestamp in the last 16
-    /// bytes); name.
+    /// bytes); name; priority (0..7, default 0: the class whose PFC pause
+    /// frames the source obeys) and obey_pause (default True; False: a
+    /// sender that ignores PFC).
     #[pyo3(signature = (port, **kw))]
     fn add_stream(&mut self, py: Python<'_>, port: u32, kw: Option<&Bound<'_, PyDict>>) -> PyResult<u16> {
         let mut c = self.lock();
         let id = c.tester.sources.len();
         let cfg = stream_cfg(py, &c.sw, port, kw, id)?;
-        c.tester.add_stream(cfg).map_err(ConfigError::new_err)
+        let pause = pause_priority(kw)?;
+        let sid = c.tester.add_stream(cfg).map_err(ConfigError::new_err)?;
+        c.tester.sources[sid as usize].pause.priority = pause;
+        Ok(sid)
     }
 
     /// Removes every stream and its results.
@@ -310,7 +332,9 @@ impl Engine {
     }
 
     /// Per stream and egress port: tx/rx frames and bytes, lost, loss_pct,
-    /// out_of_order, seq_gaps, latency min/avg/max and jitter (ns), rates.
+    /// out_of_order, seq_gaps, latency min/avg/max and jitter (ns), rates,
+    /// first_tx_ns, first_rx_ns and last_rx_ns (first bits), pause_frames
+    /// and paused_ns (PFC: the pauses the stream obeyed).
     fn stream_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
         Ok(stream_stats(py, &self.lock().tester)?.into())
     }
