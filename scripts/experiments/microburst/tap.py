@@ -112,7 +112,10 @@ def measure(p: mm.MnBurstParams, dut: str, case: Case, tick: Callable[[float], N
         "transit_min_ns": float(transit.min()) if transit.size else math.nan,
         "report_delay_median_ns": float(np.median(np.array(stamps, float) - offset
                                                   - np.array([f.time_ns for f in frames], float))),
-        "reference_period_ns": REFERENCE_PERIOD_S * 1e9, "burst_on_bytes": on,
+        "reference_period_ns": REFERENCE_PERIOD_S * 1e9,
+        "reference_interval_median_ns": (float(np.median(np.diff([s.time_ns for s in samples])))
+                                         if len(samples) > 1 else math.nan),
+        "burst_on_bytes": on,
         "burst_off_bytes": off, "frame_bytes": bp.frame_size - 4,
     }
     if not errors:  # no burst found: still one row, saying so

@@ -12,7 +12,11 @@ clock):
   tap would say if it were read like the reference (the part of the peak
   error that is the reference's sampling, not the tap);
 * time-weighted mean over the span: the inferred step series against the
-  reference's samples as a step series (each holds until the next);
+  reference's samples as a step series (each holds until the next); and
+  the inferred series read only at the reference's sample times, averaged
+  the same way (the part of the mean's error that is the reference's
+  sampling, not the tap: a reference read every 15 ms misses a burst's
+  rise);
 * the mean absolute difference at the reference's sample times;
 * start and end against the reference's own burst (same thresholds),
   which it can place only to within a sample period.
@@ -79,6 +83,9 @@ def score(case_id: str, port: int, series: pd.DataFrame, bursts: pd.DataFrame,
         mean_tap = fg.time_weighted_mean(t, v, b.start, end) if known and t.size else math.nan
         mean_ref = (fg.time_weighted_mean(ref_t, ref_v, b.start, end)
                     if (ref_t <= b.start).any() else math.nan)
+        # the tap read as the reference reads: at its sample times, held until the next
+        mean_tap_sampled = (fg.time_weighted_mean(ref_t[near], at, b.start, end)
+                            if known and at.size and not math.isnan(mean_ref) else math.nan)
         tol = peak_tolerance(ref_peak, frame_bytes) if not math.isnan(ref_peak) else math.nan
         ref_b: Optional[fg.Burst] = matched.get(id(b))
         rows.append({
@@ -95,13 +102,23 @@ def score(case_id: str, port: int, series: pd.DataFrame, bursts: pd.DataFrame,
             "mean_tap_bytes": mean_tap, "mean_reference_bytes": mean_ref,
             "mean_error_bytes": mean_tap - mean_ref,
             "mean_error_rel": fg.relative_error(mean_tap, mean_ref) if mean_ref else math.nan,
+            "mean_tap_at_samples_bytes": mean_tap_sampled,
+            "mean_error_at_samples_rel": (fg.relative_error(mean_tap_sampled, mean_ref)
+                                          if mean_ref else math.nan),
             "mae_at_samples_bytes": float(np.nanmean(diffs)) if diffs.size and not np.isnan(diffs).all() else math.nan,
             "reference_samples": int(within.sum()),
+            "reference_max_gap_ns": _max_gap(ref_t[near]),
             "start_error_ns": b.start - ref_b.start if ref_b is not None else math.nan,
             "end_error_ns": (b.end - ref_b.end) if ref_b is not None else math.nan,
             "lost_reports": bool(r.lost_reports),
         })
     return rows
+
+
+def _max_gap(t: np.ndarray) -> float:
+    """The longest time between two reads of the reference (a busy machine
+    delays `tc`): what it cannot have seen."""
+    return float(np.diff(t).max()) if t.size > 1 else math.nan
 
 
 def reference_burst_rows(case_id: str, port: int, ref_t: np.ndarray, ref_v: np.ndarray,

@@ -22,7 +22,9 @@ ERROR_COLUMNS = {
     "peak_error_rel": "peak error (rel)", "peak_tap_at_samples_bytes": "tap at the qdisc's samples, peak (B)",
     "reference_burst": "qdisc saw it", "peak_within_tolerance": "peak within tolerance", "mean_tap_bytes": "mean, tap (B)",
     "mean_reference_bytes": "mean, qdisc (B)", "mean_error_rel": "mean error (rel)",
+    "mean_error_at_samples_rel": "mean error, tap read at the qdisc's samples (rel)",
     "mae_at_samples_bytes": "|tap − qdisc| at its samples, mean (B)",
+    "reference_max_gap_ns": "qdisc: longest time between reads (ns)",
     "start_error_ns": "start error (ns)", "end_error_ns": "end error (ns)",
     "reports": "reports", "reports_lost": "lost", "lost_reports": "burst touched by lost reports",
 }
@@ -64,9 +66,11 @@ def section(page: R.Page) -> None:
         s.parts.append(R.para(
             "Per burst the tap found: its peak against the highest qdisc sample within the "
             "burst (one sample period either side), the time-weighted mean over the burst of "
-            "both (the qdisc's samples as a step), the mean difference at the qdisc's sample "
-            "times, and start and end against the qdisc's own burst (same thresholds; it can "
-            "place them only to within a sample period). Peak within tolerance: within "
+            "both (the qdisc's samples as a step; and the tap's series read only at the qdisc's "
+            "sample times, averaged the same way, which leaves out the qdisc's sampling), the "
+            "mean difference at the qdisc's sample times, and start and end against the qdisc's "
+            "own burst (same thresholds; it can place them only to within a sample period). "
+            "Peak within tolerance: within "
             f"{100 * tol.get('rel', 0.05):g} % or {tol.get('frames', 2)} frames of the qdisc's "
             "(no verdict for a burst the qdisc did not see)." + _reference_note(info)))
         e = err.assign(case=[labels.get(c, c) for c in err["case_id"]])
@@ -119,6 +123,7 @@ def _statement(info: dict, err: pd.DataFrame, rate_bps: Optional[float]) -> str:
         return int(err.drop_duplicates("case_id")[col].sum()) if col in err and not err.empty else 0
 
     period_ms = med("reference_period_ns") / 1e6
+    got_ms = med("reference_interval_median_ns") / 1e6
     transit_us = float(np.nanmin(err["transit_min_ns"])) / 1e3 if "transit_min_ns" in err and not err.empty else math.nan
     reports, lost, drops = total("reports"), total("reports_lost"), total("capture_drops")
     delay_us = med("report_delay_median_ns") / 1e3
@@ -137,8 +142,9 @@ def _statement(info: dict, err: pd.DataFrame, rate_bps: Optional[float]) -> str:
         f"{transit_us:,.1f} µs" + (
             f" (at one link's rate, {rate_bps / 1e6:g} Mbit/s, {transit_us * rate_bps / 8e6:,.0f} "
             "bytes per link that feeds or drains the queue)" if rate_bps else "") + ". "
-        f"The reference is read every {period_ms:g} ms (each read takes a few ms and is stamped "
-        "when it returns), and put on the tap's clock by the offset of the report that "
+        f"The reference is asked for every {period_ms:g} ms (each read takes a few ms and is "
+        "stamped when it returns; a busy machine makes them fewer: the median case got one "
+        f"every {got_ms:.1f} ms), and put on the tap's clock by the offset of the report that "
         "reached the collector port fastest (kernel timestamp at the tap's collector port "
         f"minus the tap's; the median report took {delay_us:,.1f} µs more): the reference "
         "misses what happens between its reads and its times are uncertain by about a read."
