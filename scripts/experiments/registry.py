@@ -20,7 +20,7 @@ from importlib import import_module
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 PLUGINS = ("microburst", "fairness", "tcp_incast", "rfc2544", "frame_loss", "features", "lag_hash",
-           "lag_failover", "rfc2889")
+           "lag_failover", "rfc2889", "lossless")
 """The experiment folders, in the order their report sections appear."""
 
 
