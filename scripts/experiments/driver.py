@@ -114,20 +114,12 @@ def theory_lines(profiles: dict[str, Profile], parts: dict[str, Any]) -> list[di
 
 def instrument_meta(program_info: dict[str, Any]) -> dict[str, Any]:
     """How the instrument is read in this run (see measure.py)."""
-    from . import measure, traffic
+    from . import measure
 
-    unit = program_info.get("queue_depth_unit", "bytes")
-    clock = {"clock_step_ns": program_info.get("instrument_clock_ns", 1000)}
-    try:
-        reports = traffic.can_capture()
-    except ImportError:
-        reports = False
-    if reports:
-        return {"mode": "INT reports captured at the collector port",
-                "interval_us": 1 << measure.INTERVAL_LOG2_US, "depth_unit": unit, **clock}
-    return {"mode": "registers and counters polled over P4Runtime at the end of every interval "
-                    "(the engine cannot hand over the reports' frames in virtual time)",
-            "interval_us": 1 << measure.POLL_LOG2_US, "depth_unit": unit, **clock}
+    return {"mode": "INT reports captured at the collector port",
+            "interval_us": 1 << measure.INTERVAL_LOG2_US,
+            "depth_unit": program_info.get("queue_depth_unit", "bytes"),
+            "clock_step_ns": program_info.get("instrument_clock_ns", 1000)}
 
 
 def start_meta(req: RunRequest, program_info: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
@@ -228,7 +220,6 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     if not cases:
         raise ValueError("nothing to measure: no cases")
     if measure_factory is None:
-        traffic.check_engine()
         measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile
     program = testbed.compile_dut(req.program)

@@ -86,7 +86,6 @@ class VirtualFabric:
         self.close()
 
     def start(self) -> None:
-        traffic.check_engine()
         try:
             for i, prof in enumerate(self.profiles):
                 vs = VirtualSwitch(self.program, prof, (self.seed + i) % 2**64,

@@ -55,12 +55,17 @@ def telemetry_config(capture: bool, on: int, off: int, unit: str, per_packet: bo
 
 
 class InstrumentReader:
-    """Reads the instrument one way or the other for one case."""
+    """Reads the instrument for one case: its reports captured at the
+    collector port, or (`reports` False) its registers and counters polled
+    over P4Runtime at the end of every interval."""
 
-    def __init__(self, vs: VirtualSwitch, tr: Traffic, egress: int, unit: str):
+    def __init__(self, vs: VirtualSwitch, tr: Traffic, egress: int, unit: str,
+                 reports: bool = True):
         self.vs, self.tr, self.egress, self.unit = vs, tr, egress, unit
-        self.captured = tr.capture(COLLECTOR_PORT)
-        self.poller = None if self.captured else instrument.RegisterPoller(vs, egress, POLL_LOG2_US)
+        self.captured = reports
+        if reports:
+            tr.capture(COLLECTOR_PORT)
+        self.poller = None if reports else instrument.RegisterPoller(vs, egress, POLL_LOG2_US)
 
     @property
     def every_ns(self) -> int:

@@ -54,10 +54,6 @@ def _mac_str(mac: int) -> str:
     return ":".join(f"{b:02x}" for b in mac.to_bytes(6, "big"))
 
 
-class MissingEngineAPI(RuntimeError):
-    """The engine does not (yet) offer what an experiment needs."""
-
-
 @dataclass
 class DutProgram:
     """The compiled reference DUT and what identifies it in run.json."""

@@ -28,25 +28,10 @@ import numpy as np
 import pandas as pd
 
 from . import groundtruth
-from .testbed import MissingEngineAPI, VirtualSwitch, host_ip, host_mac
+from .testbed import VirtualSwitch, host_ip, host_mac
 
 Tick = Callable[[float], None]
 STEPS = 50  # progress steps per run
-
-# What the experiments need from p4scope_dataplane.Engine. Checked before a
-# run starts, so a run never begins on an engine that cannot finish it.
-REQUIRED = {
-    "tm_configure": "traffic-manager configuration (line rate, shared buffer, alpha, arbitration)",
-    "tm_trace_start": "the ground-truth occupancy trace",
-    "tm_trace_take": "reading the trace",
-    "add_stream": "traffic sources (bursts of N frames, streams with a frame-size mix)",
-    "run": "virtual time with sources and sinks",
-    "stream_stats": "sinks: per-stream tx/rx frames and bytes",
-}
-# Frames that left one port in virtual time (the telemetry reports on the
-# collector port); the engine offers it under one of these names.
-CAPTURE = (("capture_port", "take_captured"), ("capture", "take_capture"))
-
 
 TraceObserver = Callable[[Optional[int], Mapping[str, np.ndarray]], None]
 _TRACE_OBSERVERS: list[TraceObserver] = []
@@ -67,41 +52,8 @@ def trace_observed(fn: TraceObserver) -> Iterator[None]:
         _TRACE_OBSERVERS.remove(fn)
 
 
-def missing_api(engine_cls: Any = None) -> list[str]:
-    """The engine calls the experiments need that are not there."""
-    if engine_cls is None:
-        try:
-            import p4scope_dataplane
-
-            engine_cls = p4scope_dataplane.Engine
-        except ImportError:
-            return ["the p4scope_dataplane module (run scripts/setup.sh)"]
-    return [f"Engine.{name} ({why})" for name, why in REQUIRED.items()
-            if not hasattr(engine_cls, name)]
-
-
-def can_capture(engine_cls: Any = None) -> bool:
-    """Whether the engine hands over the frames that leave one port in
-    virtual time (needed for the instrument's reports; without it the
-    instrument is read over P4Runtime only)."""
-    if engine_cls is None:
-        import p4scope_dataplane
-
-        engine_cls = p4scope_dataplane.Engine
-    return any(hasattr(engine_cls, a) and hasattr(engine_cls, b) for a, b in CAPTURE)
-
-
-def check_engine() -> None:
-    miss = missing_api()
-    if miss:
-        raise MissingEngineAPI("the engine cannot run the virtual-time experiments yet; missing: "
-                               + "; ".join(miss))
-
-
 def apply_profile(engine: Any, profile: Any) -> None:
     """Configures a fresh engine's traffic manager with a profile."""
-    if not hasattr(engine, "tm_configure"):
-        raise MissingEngineAPI("Engine.tm_configure is missing")
     engine.tm_configure(profile.tm_config(100e9))
 
 
@@ -115,13 +67,10 @@ def _weights(mix: Mapping[int, float]) -> list[tuple[int, int]]:
 
 class Traffic:
     def __init__(self, vs: VirtualSwitch):
-        check_engine()
         self.vs = vs
         self.streams: dict[int, tuple[int, int]] = {}  # engine stream id -> (ingress, egress)
         self._trace: list[dict[str, Any]] = []
         self._captured: dict[int, list[tuple[int, bytes]]] = {}
-        self._capture_api = next(((a, b) for a, b in CAPTURE
-                                  if hasattr(vs.engine, a) and hasattr(vs.engine, b)), None)
         self._t = 0
         self._tracing = False
 
@@ -132,14 +81,11 @@ class Traffic:
             e.tm_trace_start(False, list(ports), 0)
         self._tracing = True
 
-    def capture(self, port: int) -> bool:
-        """Keeps the frames leaving `port`; False when the engine cannot."""
-        if self._capture_api is None:
-            return False
+    def capture(self, port: int) -> None:
+        """Keeps the frames leaving `port`."""
         with self.vs.locked() as e:
-            getattr(e, self._capture_api[0])(port)
+            e.capture_port(port)
         self._captured.setdefault(port, [])
-        return True
 
     def add(self, ingress: int, egress: int, **kw: Any) -> int:
         """A stream from `ingress` meant for `egress`, with the engine's
@@ -188,7 +134,7 @@ class Traffic:
             if cols.get("overflow"):
                 raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
         for port, buf in self._captured.items():
-            buf.extend(getattr(e, self._capture_api[1])(port))
+            buf.extend(e.take_captured(port))
 
     def run_until(self, t_ns: int, tick: Optional[Tick] = None, every_ns: int = 0,
                   on_step: Optional[Callable[[int], None]] = None) -> None:
@@ -264,9 +210,9 @@ class Traffic:
 
     def digest(self) -> str:
         """The engine's hash of every frame that left the switch (equal for
-        two runs exactly when they agree); '' when the engine has none."""
+        two runs exactly when they agree)."""
         with self.vs.locked() as e:
-            return str(e.sim_digest()) if hasattr(e, "sim_digest") else ""
+            return str(e.sim_digest())
 
     def trace_events(self) -> pd.DataFrame:
         if not self._trace:

@@ -51,14 +51,13 @@ def only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, 
 def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None:
     """Runs `start()` (a run; it returns the run's result) with SIGTERM as an
     interrupt, and ends as every run ends (mininet.cli.finish): a bad value
-    exits 2, an engine without what the run needs 3, a Dask scheduler that
+    exits 2, a Dask scheduler that
     does not answer 1, an interrupt before the run folder exists 128 + the
     signal."""
     from ..compiler.diagnostics import CompileError
     from .cluster import ClusterUnreachable
     from .mininet.cli import finish
     from .runner import interrupt_signal, sigterm_interrupts
-    from .testbed import MissingEngineAPI
 
     try:
         with sigterm_interrupts():
@@ -66,9 +65,6 @@ def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None
     except KeyboardInterrupt as e:  # before the run folder was made: nothing to keep
         typer.echo("p4scope run: interrupted before the run started", err=True)
         raise typer.Exit(128 + interrupt_signal(e))
-    except MissingEngineAPI as e:
-        typer.echo(f"p4scope run: {e}", err=True)
-        raise typer.Exit(3)
     except ClusterUnreachable as e:
         typer.echo(f"p4scope run: --cluster: {e}", err=True)
         raise typer.Exit(1)

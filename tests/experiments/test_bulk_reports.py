@@ -8,21 +8,17 @@ import struct
 import pandas as pd
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
+from p4scope.control.apps.capture import collect_capture
+from p4scope.control.apps.collector import Collector
+from p4scope.control.report_columns import parse_report_frames
+from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame
+from p4scope.experiments import measure, traffic
+from p4scope.experiments.microburst import plan as mbx
+from p4scope.experiments.microburst import virtual as mbv
+from p4scope.experiments import testbed as tb
+from p4scope.experiments.microburst.params import MicroburstParams
+from p4scope.experiments.params import default_profiles
 
-from p4scope.control.apps.capture import collect_capture  # noqa: E402
-from p4scope.control.apps.collector import Collector  # noqa: E402
-from p4scope.control.report_columns import parse_report_frames  # noqa: E402
-from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame  # noqa: E402
-from p4scope.experiments import measure, traffic  # noqa: E402
-from p4scope.experiments.microburst import plan as mbx  # noqa: E402
-from p4scope.experiments.microburst import virtual as mbv  # noqa: E402
-from p4scope.experiments import testbed as tb  # noqa: E402
-from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
-from p4scope.experiments.params import default_profiles  # noqa: E402
-
-pytestmark = pytest.mark.skipif(bool(traffic.missing_api()) or not traffic.can_capture(),
-                                reason="the engine cannot capture the collector port")
 UDP = tb.COLLECTOR_UDP
 
 

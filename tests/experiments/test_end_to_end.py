@@ -6,16 +6,12 @@ import json
 import pandas as pd
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
+from p4scope.experiments import driver
+from p4scope.experiments.linerate import frame_time_ns
+from p4scope.experiments.fairness.params import FairnessParams
+from p4scope.experiments.microburst.params import MicroburstParams
+from p4scope.experiments.params import default_profiles
 
-from p4scope.experiments import driver, traffic  # noqa: E402
-from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
-from p4scope.experiments.fairness.params import FairnessParams  # noqa: E402
-from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
-from p4scope.experiments.params import default_profiles  # noqa: E402
-
-missing = traffic.missing_api()
-pytestmark = pytest.mark.skipif(bool(missing), reason="engine lacks: " + "; ".join(missing))
 
 
 @pytest.fixture(scope="module")

@@ -7,19 +7,13 @@ import dataclasses
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
-
-from p4scope.experiments import collector_port, traffic  # noqa: E402
-from p4scope.experiments.microburst import plan as mbx  # noqa: E402
-from p4scope.experiments.microburst import virtual as mbv  # noqa: E402
-from p4scope.experiments import testbed as tb  # noqa: E402
-from p4scope.experiments.linerate import frame_time_ns  # noqa: E402
-from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
-from p4scope.experiments.params import default_profiles  # noqa: E402
-
-missing = traffic.missing_api()
-pytestmark = pytest.mark.skipif(bool(missing) or not traffic.can_capture(),
-                                reason="the engine cannot capture the collector port")
+from p4scope.experiments import collector_port, traffic
+from p4scope.experiments.microburst import plan as mbx
+from p4scope.experiments.microburst import virtual as mbv
+from p4scope.experiments import testbed as tb
+from p4scope.experiments.linerate import frame_time_ns
+from p4scope.experiments.microburst.params import MicroburstParams
+from p4scope.experiments.params import default_profiles
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +26,9 @@ def bench():
         yield vs, profs["unfair"], cases[:2]
 
 
-def _run(vs, prof, case, per_packet):
-    return mbv.measure_burst(vs, prof, case, lambda f: None, per_packet=per_packet)
+def _run(vs, prof, case, per_packet, reports=True):
+    return mbv.measure_burst(vs, prof, case, lambda f: None, per_packet=per_packet,
+                             reports=reports)
 
 
 def test_per_packet_reports_leave_the_burst_as_it_is(bench):
@@ -65,14 +60,12 @@ def test_without_the_collector_settings_reports_take_shared_buffer(bench):
         _run(vs, bare, cases[0], True)
 
 
-def test_polled_registers_give_the_same_burst(bench, monkeypatch):
+def test_polled_registers_give_the_same_burst(bench):
     """Without captured reports the instrument is read over P4Runtime at
     16 us interval ends: the burst's start and end come from the time
     registers, as exact as with reports, and the peak from the maxima."""
     vs, prof, cases = bench
-    monkeypatch.setattr(mbv, "can_capture", lambda: False)
-    monkeypatch.setattr(traffic.Traffic, "capture", lambda self, port: False)
-    out = _run(vs, prof, cases[0], False)
+    out = _run(vs, prof, cases[0], False, reports=False)
     err = out["instrument_errors"].iloc[0]
     assert err["bursts_truth"] == err["bursts_instrument"] == err["bursts_matched"] == 1
     assert err["peak_error_rel"] == 0

@@ -11,22 +11,23 @@ from ..measure import InstrumentReader, depth_unit, telemetry_config
 from ..params import Profile
 from ..runner import Case, Tables, Tick
 from ..testbed import Flow, VirtualSwitch
-from ..traffic import Traffic, can_capture
+from ..traffic import Traffic
 from . import plan as mbx
 
 
 def measure_burst(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick,
-                  per_packet: bool = True) -> Tables:
+                  per_packet: bool = True, reports: bool = True) -> Tables:
     """`per_packet`: a report for every packet that leaves while a burst
-    lasts (else only its start and end), when reports are captured."""
+    lasts (else only its start and end), when reports are captured;
+    `reports` False: the instrument is polled over P4Runtime instead."""
     bp = mbx.plan_of(case)
     unit = depth_unit(vs)
     on, off = bp.burst_on(unit), bp.burst_off(unit)
     vs.reset(prof, [Flow(p, bp.egress) for p in bp.ingress],
-             {bp.egress: telemetry_config(can_capture(), on, off, unit, per_packet)})
+             {bp.egress: telemetry_config(reports, on, off, unit, per_packet)})
     tr = Traffic(vs)
     tr.trace([bp.egress])
-    ins = InstrumentReader(vs, tr, bp.egress, unit)
+    ins = InstrumentReader(vs, tr, bp.egress, unit, reports)
     for i, port in enumerate(bp.ingress):
         tr.burst(i, port, bp.egress, bp.frame_size, bp.burst_frames, start_ns=0)
     tr.run_until_idle(tick, expected_ns=bp.duration_ns, every_ns=ins.every_ns,

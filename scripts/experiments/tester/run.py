@@ -65,7 +65,6 @@ def virtual(experiment: str, cases: list[Case], meta: dict[str, Any], profile: P
     time, under `profile`; `meta` has the experiment's parameters;
     `defines`: -D macros the DUT is compiled with."""
     profile.check()
-    traffic.check_engine()
     dut = testbed.compile_dut(program, defines)
     meta = {**meta, "seed": seed, "program": dut.info, "testbed": "virtual",
             "dut": {"name": "p4scope", "label": "the reference DUT in the embedded switch"},
