@@ -7,7 +7,8 @@
         can carry, failover by the controller or in the data plane
 
 Each trial starts from a fresh engine: the controller (over P4Runtime, the
-testbed's setup_switch hook) writes the clients' smac entries, LAG 1 over
+testbed's setup_switch hook) writes the clients' smac entries (client c:
+port c, IPv4 10.0.0.c, a MAC drawn from the seed), LAG 1 over
 the member ports (control/apps/lag.py; with data-plane failover each
 member watches its own port) and the server's dmac entry (forward_lag).
 The DUT is compiled once per policy (policies.py); a policy the DUT cannot
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..runner import Case, Tables, Tick
-from ..testbed import compile_dut, host_ip, host_mac
+from ..testbed import compile_dut, host_ip
 from . import EXPERIMENT
 from . import analysis as A
 from .controller import LinkController
@@ -62,6 +63,14 @@ def plan(p: LagFailoverParams) -> list[Case]:
     return cases
 
 
+def client_mac(seed: int, client: int) -> int:
+    """A client's MAC address: locally administered, the rest drawn from
+    the run's seed, as distinct hosts' addresses are (sequential MACs make
+    a CRC hash of them take the same member: CRC is linear in its input)."""
+    rng = np.random.default_rng([int(seed) & (2**63 - 1), client, 7])
+    return 0x02_00_00_00_00_00 | int(rng.integers(0, 2**40))
+
+
 def source_ports(seed: int, iteration: int, n: int) -> list[int]:
     """The clients' UDP source ports in an iteration (Linux's ephemeral range)."""
     rng = np.random.default_rng([int(seed) & (2**63 - 1), iteration, 4])
@@ -93,7 +102,7 @@ class LagFailoverMeasure:
         def write(sw: Any) -> None:
             from p4scope.control.apps.lag import Lags
 
-            sw.insert([sw.table("smac").entry({"hdr.ethernet.src_addr": host_mac(c)},
+            sw.insert([sw.table("smac").entry({"hdr.ethernet.src_addr": client_mac(self.seed, c)},
                                               "smac_hit", port=c) for c in p.client_ports(n)])
             lags = Lags(sw, watch_ports=watch)
             lags.create(LAG_ID, list(p.members))
@@ -119,7 +128,7 @@ class LagFailoverMeasure:
             sid = e.add_stream(c, size=p.frame_size, rate_pct=pct, line_rate_bps=p.rate_bps,
                                start_ns=start, duration_ns=duration_ns - start,
                                name=f"client {c}", dst_mac=SERVER_MAC, dst_ip=SERVER_IP,
-                               src_mac=host_mac(c), src_ip=host_ip(c), sport=sport,
+                               src_mac=client_mac(self.seed, c), src_ip=host_ip(c), sport=sport,
                                dport=TTCP_PORT)
             out.append(A.SentStream(int(sid), start, slot, 0))
         return out

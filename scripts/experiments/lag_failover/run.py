@@ -11,7 +11,7 @@ from ..driver import RunResult
 from ..params import Profile
 from ..tester import run as tester_run
 from . import EXPERIMENT
-from .measure import SERVER_IP, SERVER_MAC, LagFailoverMeasure, plan
+from .measure import SERVER_IP, SERVER_MAC, LagFailoverMeasure, client_mac, plan
 from .params import LagFailoverParams
 from .policies import POLICIES
 
@@ -25,7 +25,9 @@ def execute(p: LagFailoverParams, profile: Profile, seed: int, results: Path,
                                 for e, port, up, t in p.events()],
         "policies_detail": {n: {"label": POLICIES[n].label, "defines": POLICIES[n].defines,
                                 "why_not": POLICIES[n].why_not} for n in p.policies},
-        "server": {"mac": f"{SERVER_MAC:012x}", "ip": f"{SERVER_IP:08x}"}}}}
+        "server": {"mac": f"{SERVER_MAC:012x}", "ip": f"{SERVER_IP:08x}"},
+        "client_macs": {c: f"{client_mac(seed, c):012x}"
+                        for c in p.client_ports(max(p.clients))}}}}
     return tester_run.virtual(
         EXPERIMENT, plan(p), meta, profile, seed, program, p.rate_bps,
         lambda bed, store: LagFailoverMeasure(bed, p, seed, program, store), results, run_id,
