@@ -58,7 +58,10 @@ def test_the_tap_infers_a_bridges_queue_next_to_its_qdisc(mininet_ok, tmp_path):
         assert tol == max(0.05 * e["peak_reference_bytes"], 2 * FRAME)
         assert abs(e["peak_tap_bytes"] - e["peak_reference_bytes"]) <= tol, e
         assert e["peak_within_tolerance"]
-        assert abs(e["mean_error_rel"]) <= 0.05, e
+        # at the qdisc's own read times the two agree to a few frames (a read takes
+        # milliseconds, and a busy machine leaves gaps between reads: the time-weighted
+        # means differ by what the qdisc missed in them, so they are not compared here)
+        assert e["mae_at_samples_bytes"] <= 3 * FRAME, e
         # every frame reported; what the DUT dropped is what the tester lost
         assert e["reports"] >= 2 * micro["sent_total"] - micro["lost_frames"]
         assert e["reports_lost"] == 0
