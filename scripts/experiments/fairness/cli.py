@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 
@@ -76,12 +76,13 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     traffic-manager profiles. --mode mininet (root): N senders at line rate on htb
     links, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
-    L.check_options(live, live_port, live_linger, mode is Mode.virtual)
+    L.check_options(live, live_port, live_linger)
     X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
     jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
     if mode is Mode.mininet:
         run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
-                    results, run_id, progress, report)
+                    results, run_id, progress, report,
+                    lambda run: L.run_live_mininet(live, live_port, live_linger, run))
         return
     try:
         profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
@@ -96,7 +97,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,
                 queue_packets: int, mix: str, switch: str, bmv2: bool, results: Path,
-                run_id: Optional[str], progress: bool, report: bool) -> None:
+                run_id: Optional[str], progress: bool, report: bool,
+                watch: Callable[[Callable[[], None]], None] = lambda run: run()) -> None:
     """`p4scope run fairness --mode mininet`: fairness N:1 with iMIX (seed 000, Table 3)
     at rates the software switch sustains; the virtual-time run's tables and report."""
     try:
@@ -109,6 +111,7 @@ def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: 
         M.fail(str(e))
     from .mininet import execute_fairness
 
-    M.execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id, progress, report)
+    watch(lambda: M.execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id,
+                                       progress, report))
 
 

@@ -39,18 +39,24 @@ class AttachError(Exception):
 
 
 class ReportFeed:
-    """INT reports on host:port (UDP) into `model`; `pull` moves what
-    arrived since the last pull."""
+    """INT reports taken by collector `col` into `model`; `pull` moves what
+    arrived since the last pull (`listen`: on a UDP port of its own)."""
 
-    def __init__(self, model: SwitchModel, host: str, port: int):
-        from ...control.apps.collector import Collector
-
+    def __init__(self, model: SwitchModel, col: Any, address: str):
         self.model = model
-        self.col = Collector()
-        self.port = self.col.listen(host, port)  # OSError: taken, or not an address here
-        self.address = f"{host}:{self.port}"
+        self.col = col
+        self.address = address
         self.offset: Optional[int] = None  # this process's clock minus the switch's
         self.received = 0
+
+    @classmethod
+    def listen(cls, model: SwitchModel, host: str, port: int) -> "ReportFeed":
+        """Reports on host:port (UDP); OSError when taken, or not an address here."""
+        from ...control.apps.collector import Collector
+
+        col = Collector()
+        port = col.listen(host, port)
+        return cls(model, col, f"{host}:{port}")
 
     def pull(self) -> None:
         m = self.model

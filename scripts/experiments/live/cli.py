@@ -1,6 +1,6 @@
-"""The dashboard on the command line: the `--live` options of the
-virtual-time runs (`p4scope run microburst|fairness --live`), `p4scope
-watch RUN_DIR`, the replay of a stored run, and `p4scope watch --switch
+"""The dashboard on the command line: the `--live` options of the runs
+(`p4scope run microburst|fairness --live`, in virtual time or in Mininet),
+`p4scope watch RUN_DIR`, the replay of a stored run, and `p4scope watch --switch
 ADDR --reports [ADDR:]PORT`, a switch that is already running (attach.py).
 
 All serve on 127.0.0.1 only and print the page's address first; a port
@@ -21,7 +21,8 @@ MAX_LINGER_S = 86400.0
 LIVE_PANEL = "Live dashboard"
 LIVE = typer.Option(False, "--live", rich_help_panel=LIVE_PANEL,
                     help="Serve a dashboard of the run while it goes (queues, shares, bursts, "
-                         "drops, progress) on http://127.0.0.1:PORT/; virtual time only.")
+                         "drops, progress) on http://127.0.0.1:PORT/; in Mininet it "
+                         "switches the DUT's telemetry instrument on.")
 LIVE_PORT = typer.Option(0, "--live-port", rich_help_panel=LIVE_PANEL,
                          help=f"Port of the --live dashboard, 0..{MAX_PORT} (0: a free one).")
 LIVE_LINGER = typer.Option(0.0, "--live-linger", rich_help_panel=LIVE_PANEL,
@@ -40,9 +41,8 @@ def check_port(port: int, prog: str = "run") -> int:
     return port
 
 
-def check_options(live: bool, port: int, linger_s: float, virtual: bool) -> None:
-    """Exit 2 for a --live option out of range, given without --live, or
-    --live on a run it cannot follow (Mininet, for now)."""
+def check_options(live: bool, port: int, linger_s: float) -> None:
+    """Exit 2 for a --live option out of range or given without --live."""
     check_port(port)
     if not (0 <= linger_s <= MAX_LINGER_S):
         _fail("run", f"--live-linger {linger_s:g}: 0..{MAX_LINGER_S:g} seconds")
@@ -51,9 +51,6 @@ def check_options(live: bool, port: int, linger_s: float, virtual: bool) -> None
                  if given]
         if extra:
             _fail("run", f"{', '.join(extra)}: only with --live")
-    elif not virtual:
-        _fail("run", "--live: the dashboard follows virtual-time runs only (for now); "
-                     "a Mininet run can be replayed with `p4scope watch RUN_DIR` afterwards")
 
 
 def jobs_for(ctx: typer.Context, live: bool, jobs: int) -> int:
@@ -81,6 +78,30 @@ def run_live(live: bool, port: int, linger_s: float,
         _fail("run", f"--live-port {port}: {e.strerror}")
     session.start()
     run_observed(run, session.on_event, session.on_trace, linger_s, session.close)
+
+
+def run_live_mininet(live: bool, port: int, linger_s: float, run: Callable[[], None]) -> None:
+    """Runs `run()`, a Mininet run: with the dashboard when `live`
+    (testbed_session.py: it watches the run's testbeds), lingering as a
+    virtual-time run's does. A taken port exits 2 before the run starts."""
+    if not live:
+        run()
+        return
+    from ..mininet.driver import testbeds_observed
+    from ..virtual_cli import run_observed
+    from .server import PortInUse
+    from .testbed_session import TestbedSession
+
+    try:
+        session = TestbedSession(port, echo=lambda s: typer.echo(s, err=True))
+    except PortInUse as e:
+        _fail("run", f"--live-port {port}: {e.strerror}")
+    session.start()
+
+    def observed(_: Any) -> None:  # the runner's events come through the observer
+        with testbeds_observed(session):
+            run()
+    run_observed(observed, session.on_event, session.on_trace, linger_s, session.close)
 
 
 WATCH_SWITCH = "Watching a running switch"
@@ -191,7 +212,7 @@ def _watch_switch(live_port: int, switch: Optional[str], reports: Optional[str],
         feeds.append(dash)
         if addr is not None:
             try:
-                feeds.append(ReportFeed(model, *addr))
+                feeds.append(ReportFeed.listen(model, *addr))
             except OSError as e:
                 _fail("watch", f"--reports {reports}: cannot listen there ({e.strerror or e})")
         if switch is not None:

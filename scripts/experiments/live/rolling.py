@@ -37,3 +37,10 @@ class Rolling:
         last = int(now_ns) // self.w
         ks = range(last - self.n + 1, last + 1)
         return [k * self.w for k in ks], [self.cols.get(k) for k in ks]
+
+    def over(self, t0_ns: int, t1_ns: int) -> float:
+        """The columns from `t0_ns`'s to `t1_ns`'s (both in) as one: their
+        largest or their sum; 0 when nothing fell in them."""
+        lo, hi = int(t0_ns) // self.w, int(t1_ns) // self.w
+        vals = [v for k, v in self.cols.items() if lo <= k <= hi]
+        return (max(vals, default=0.0) if self.how == "max" else sum(vals))

@@ -27,8 +27,9 @@ class LiveSession:
     port happens here, so a taken one fails before the run starts
     (server.PortInUse)."""
 
-    def __init__(self, port: int = 0, echo: Callable[[str], None] = print):
-        self.model = RunModel("live")
+    def __init__(self, port: int = 0, echo: Callable[[str], None] = print,
+                 model: Optional[RunModel] = None):
+        self.model = model if model is not None else RunModel("live")
         self.dash = Dashboard(self.model, port)
         self.echo = echo
         self._q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()

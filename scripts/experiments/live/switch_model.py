@@ -59,9 +59,16 @@ class SwitchModel:
         self.burst_count = 0
         self.pairs: list[dict[str, Any]] = []
         self.wall_s: Optional[float] = None
+        self.names: dict[tuple[int, int], str] = {}  # a queue's name, if not "port P qQ"
+        self.stopped_ns: Optional[int] = None  # the window stays where it was at the end
 
     def now_ns(self) -> int:
         return self.clock() - self.t0
+
+    def name(self, port: int, queue: int, name: str) -> None:
+        """Shows queue (port, queue) as `name`."""
+        with self.lock:
+            self.names[(int(port), int(queue))] = name
 
     # ----- the sources' updates ------------------------------------------------------
 
@@ -116,7 +123,8 @@ class SwitchModel:
         with self.lock:
             self.state = "stopped"
             self.reason = reason
-            self.wall_s = self.now_ns() / 1e9
+            self.stopped_ns = self.now_ns()
+            self.wall_s = self.stopped_ns / 1e9
             self.version += 1
 
     # ----- what the server reads (a run model's interface) ---------------------------
@@ -152,12 +160,30 @@ class SwitchModel:
                            "sent": sum(p["sent"] for p in self.pairs)},
             }
 
-    def inflight_series(self, seen: int) -> Optional[dict[str, Any]]:
-        """The window up to now, when anything changed since version `seen`."""
+    def delivered(self, egress: int, t0_ns: int, t1_ns: int) -> dict[int, float]:
+        """Bytes each ingress port had delivered out of `egress` from `t0_ns`
+        to `t1_ns` (the columns they fall in), as the instrument counts them
+        ("delivered") or else as its reports do."""
+        with self.lock:
+            source = "delivered" if self.left.get("delivered") else "reported"
+            return {i: r.over(t0_ns, t1_ns) for (e, i), r in self.left.get(source, {}).items()
+                    if e == egress}
+
+    def most(self, port: int, queue: int, t0_ns: int, t1_ns: int) -> tuple[float, float]:
+        """The most queue (port, queue) held from `t0_ns` to `t1_ns` (the
+        columns they fall in), in bytes and packets."""
+        with self.lock:
+            r = self.occ.get((int(port), int(queue)))
+            return (r[0].over(t0_ns, t1_ns), r[1].over(t0_ns, t1_ns)) if r else (0.0, 0.0)
+
+    def inflight_series(self, seen: int, congested: Optional[int] = None) -> Optional[dict[str, Any]]:
+        """The window up to now (or the end), when anything changed since
+        version `seen`; the shares are of egress `congested` (default: the
+        port whose queue held the most)."""
         with self.lock:
             if self.version == seen:
                 return None
-            now = self.now_ns()
+            now = self.stopped_ns if self.stopped_ns is not None else self.now_ns()
             out: dict[str, Any] = {
                 "id": "switch", "label": f"switch {self.target}", "index": 0, "clock": "wall",
                 "version": self.version, "t0": float(now - self.columns * self.width),
@@ -166,9 +192,11 @@ class SwitchModel:
                 "drops": list(self.pairs)}
             for (p, q), (rb, rp) in sorted(self.occ.items()):
                 t, v = rb.series(now)
-                out["queues"].append({"name": f"port {p} q{q}", "t": t, "v": v,
-                                      "p": rp.series(now)[1]})
-            if self.peak:
+                out["queues"].append({"name": self.names.get((p, q), f"port {p} q{q}"), "t": t,
+                                      "v": v, "p": rp.series(now)[1]})
+            if congested is not None:
+                out["congested"] = congested
+            elif self.peak:
                 out["congested"] = max(self.peak, key=lambda k: self.peak[k][0])[0]
             source = "delivered" if self.left.get("delivered") else "reported"
             for (e, i), r in sorted(self.left.get(source, {}).items()):

@@ -4,7 +4,7 @@ and 4:1 (seed 001), in virtual time (default) or in Mininet."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 
@@ -62,13 +62,14 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     traffic-manager profiles. --mode mininet (root): bursts at the htb rate into a
     link queue, real traffic through the reference DUT in Mininet."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
-    L.check_options(live, live_port, live_linger, mode is Mode.virtual)
+    L.check_options(live, live_port, live_linger)
     X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
     jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
     if mode is Mode.mininet:
         run_mininet(MB_SIZES if sizes is None else sizes,
                     MB_SIZES_4TO1 if sizes_4to1 is None else sizes_4to1, link_bw, queue_packets,
-                    burst_frames, switch, bmv2, results, run_id, progress, report)
+                    burst_frames, switch, bmv2, results, run_id, progress, report,
+                    lambda run: L.run_live_mininet(live, live_port, live_linger, run))
         return
     try:
         profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
@@ -84,7 +85,8 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
 
 def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
                 burst_frames: Optional[int], switch: str, bmv2: bool, results: Path,
-                run_id: Optional[str], progress: bool, report: bool) -> None:
+                run_id: Optional[str], progress: bool, report: bool,
+                watch: Callable[[Callable[[], None]], None] = lambda run: run()) -> None:
     """`p4scope run microburst --mode mininet`: microburst absorption 2:1 and 4:1 (seeds
     000, 001) at rates the software switch sustains; the virtual-time run's tables and report."""
     try:
@@ -97,4 +99,5 @@ def run_mininet(sizes: str, sizes_4to1: str, link_bw: str, queue_packets: int,
         M.fail(str(e))
     from .mininet import execute_microburst
 
-    M.execute_in_mininet("microburst-mininet", execute_microburst, p, results, run_id, progress, report)
+    watch(lambda: M.execute_in_mininet("microburst-mininet", execute_microburst, p, results,
+                                       run_id, progress, report))

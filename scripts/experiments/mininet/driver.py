@@ -6,6 +6,12 @@ Ctrl-C), derive the CSVs and render the report.
 Testbeds are made per switch kind and kept across that kind's cases
 (`TestbedPool`); whatever happens, every testbed is stopped and its
 namespaces, interfaces and processes removed before the run returns.
+
+A run can be watched while it goes (`p4scope run ... --live`): inside
+`testbeds_observed(observer)`, the observer is told the runner's events
+(`on_event`, runner.RunEvent) and sees every testbed: `prepare(tb)`
+before it starts (it may change its fabric options), `started(tb)` once
+the controller configured it, `stopping(tb)` before it stops.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..report import RENDERER
 from ..rundir import RunDir
@@ -25,6 +32,25 @@ from .testbed import DutBuild, Testbed, bmv2_missing, build_dut
 
 class NeedsRoot(RuntimeError):
     pass
+
+
+_OBSERVERS: list[Any] = []
+
+
+@contextmanager
+def testbeds_observed(observer: Any) -> Iterator[None]:
+    """The Mininet runs of the block tell `observer` what happens (see the
+    module docstring); its methods must be quick and must not raise."""
+    _OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        _OBSERVERS.remove(observer)
+
+
+def _tell(ev: Any) -> None:
+    for o in list(_OBSERVERS):
+        o.on_event(ev)
 
 
 @dataclass
@@ -81,8 +107,13 @@ class TestbedPool:
     def get(self, kind: str) -> Testbed:
         if self.kind != kind:
             self.close()
-            self.tb = self.make(kind, self.root / kind).start()
+            tb = self.make(kind, self.root / kind)
+            for o in list(_OBSERVERS):
+                o.prepare(tb)
+            self.tb = tb.start()
             self.kind, self.fresh = kind, True
+            for o in list(_OBSERVERS):
+                o.started(tb)
         else:
             self.fresh = False
         assert self.tb is not None
@@ -91,7 +122,11 @@ class TestbedPool:
     def close(self) -> None:
         if self.tb is not None:
             tb, self.tb, self.kind = self.tb, None, None
-            tb.stop()
+            try:
+                for o in list(_OBSERVERS):
+                    o.stopping(tb)
+            finally:
+                tb.stop()
 
 
 def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: Path,
@@ -121,7 +156,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     pool = TestbedPool(lambda kind, d: make_testbed(kind, d, dut), run.path / "mininet")
     try:
         outcome = run_cases(run, cases, lambda c, tick: measure(c, tick, pool), derive=derive,
-                            progress=progress)
+                            progress=progress, on_event=_tell if _OBSERVERS else None)
     finally:
         pool.close()
     rep = None

@@ -95,6 +95,7 @@ function renderStatus() {
                     document.querySelector(".slider-box"), $("virtual-total").parentElement,
                     $("cases-table").parentElement])
     el.hidden = attach;
+  $("virtual-total").parentElement.hidden = attach || st.clock === "wall";  // no virtual time
   $("progress-text").textContent = text;
   $("wall-clock").textContent = st.mode === "replay" ? "replay" : fmtWall(st.wall_s);
   $("virtual-total").textContent = fmtTime(st.virtual_ns);
@@ -109,6 +110,13 @@ function renderStatus() {
   $("peak-instrument-sub").textContent = attach ? "since the watch began" :
     pk ? "what a reported packet left behind, itself included" : fmtMiB(instr, u);
   if (attach) $("peak-truth-sub").textContent = "no ground truth: a running switch";
+  if (st.truth) {  // a Mininet run: the links' queues stand in for the ground truth
+    $("peak-truth").previousElementSibling.textContent = "peak occupancy, link queues";
+    $("peak-truth-sub").textContent = st.truth;
+    $("burst-count-truth").previousElementSibling.textContent = "bursts, link queues";
+    $("burst-count-truth").nextElementSibling.textContent = "the same rule, on " + st.truth;
+    $("peak-instrument-sub").textContent = "the DUT's own queues, since the run began";
+  }
   setValue("burst-count", tot.bursts_instrument, fmtInt(tot.bursts_instrument));
   setValue("burst-count-truth", tot.bursts_truth, fmtInt(tot.bursts_truth));
   setValue("drops", tot.drops, fmtInt(tot.drops));
@@ -222,7 +230,8 @@ function clip(t, v, until) {
 
 const COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#8250df", "#bf8700", "#0e8a9c", "#cf5f00", "#6e7781"];
 
-function showingInflight() { return S.follow && S.inflight && !S.ended; }
+// a window of wall clock (a Mininet run, a watched switch) stays as it ended
+function showingInflight() { return S.follow && S.inflight && (!S.ended || S.inflight.clock === "wall"); }
 
 function renderInflight() {
   const d = S.inflight;
@@ -501,8 +510,15 @@ function connect() {
     S.ended = true;
     stats.ended = true;
     es.close();
-    S.inflight = null;
     renderStatus();
+    if (S.inflight && S.inflight.clock === "wall") {  // the window as the run left it
+      fetch("/api/inflight").then((r) => r.json()).then((d) => {
+        if (d.clock === "wall") S.inflight = d;
+        renderCase();
+      }).catch(renderCase);
+      return;
+    }
+    S.inflight = null;
     renderCase();
   });
   es.onerror = () => {
