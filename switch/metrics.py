@@ -15,15 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from .queue_maxima import QueueMaxima
+from .queue_maxima import QueueMaxima, device_engine
 
 Metric = Any
-
-
-def _engine(device: Any) -> Any:
-    eng = device.dataplane
-    raw = getattr(eng, "raw", None) if eng is not None else None
-    return raw if raw is not None and hasattr(raw, "tm_queue_stats") else None
 
 
 class QueueStatsCollector:
@@ -42,7 +36,7 @@ class QueueStatsCollector:
         """(tm_queue_stats, per queue the ingress ports' (pkts, bytes) held
         now); the maxima since the last scrape into `since_scrape`."""
         with self.device.lock:
-            raw = _engine(self.device)
+            raw = device_engine(self.device)
             if raw is None:  # no program loaded yet
                 self.since_scrape = {}
                 return [], {}
@@ -53,10 +47,9 @@ class QueueStatsCollector:
                     {(int(q["port"]), int(q["queue"])): (float(q["bytes"]), float(q["pkts"]))
                      for q in stats})
             held = {}
-            if hasattr(raw, "tm_occupancy"):
-                for q in stats:
-                    occ = raw.tm_occupancy(int(q["port"]), int(q["queue"]))
-                    held[(int(q["port"]), int(q["queue"]))] = dict(occ.get("ingress", {}))
+            for q in stats:
+                occ = raw.tm_occupancy(int(q["port"]), int(q["queue"]))
+                held[(int(q["port"]), int(q["queue"]))] = dict(occ.get("ingress", {}))
         return stats, held
 
     def collect(self) -> Iterator[Metric]:

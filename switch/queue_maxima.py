@@ -28,11 +28,10 @@ Queue = tuple[int, int]  # port, queue
 Level = tuple[float, float]  # bytes, packets
 
 
-def tracing_engine(device: Any) -> Any:
-    """The device's engine if it can record the occupancy trace, else None."""
+def device_engine(device: Any) -> Any:
+    """The device's engine (None before a program is loaded)."""
     eng = device.dataplane
-    raw = getattr(eng, "raw", None) if eng is not None else None
-    return raw if raw is not None and hasattr(raw, "tm_trace_take") else None
+    return eng.raw if eng is not None else None
 
 
 class QueueMaxima:
@@ -54,7 +53,7 @@ class QueueMaxima:
         """Folds the trace since the last fold into the maxima; False when
         the engine cannot trace (no program yet, or an engine without it)."""
         with self.device.lock:
-            raw = tracing_engine(self.device)
+            raw = device_engine(self.device)
             if raw is None:
                 self._traced = None
                 return False
