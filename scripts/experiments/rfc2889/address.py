@@ -87,6 +87,7 @@ def address_trial(bed: Any, ports: AddressPorts, n: int, rate_fps: float, size: 
                   ageing_s: float = 300.0) -> AddressTrial:
     """One trial on `bed` (tester.virtual.VirtualTestbed): see the module doc."""
     vs, line = bed.vs, bed.line_rate_bps
+    vs.sw.digests(0)  # a digest list of an earlier switch, late on a busy machine: dropped
     box: dict[str, Any] = {}
     vs.setup_switch = _configure(ports, ageing_s, box)
     try:

@@ -23,9 +23,9 @@ time.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any, Optional
 
 from ...switch.p4runtime.server import STREAM_QUEUE
@@ -103,11 +103,11 @@ class VirtualController:
         name, values, t = self.pending.popleft()
         dev = self.vs.device
         sent = dev.stats.digests
-        w0 = time.perf_counter()
+        w0 = perf_counter()
         dev.deliver_events(dev.dataplane, [("digest", name, values, t)])
         if dev.stats.digests > sent:  # a digest list went out on the stream
             self.learning.handle(timeout=HANDLE_TIMEOUT_S)
-        self.service_s.append(time.perf_counter() - w0)
+        self.service_s.append(perf_counter() - w0)
         # with no estimate yet the write happened at once: the controller
         # stays busy for the time it took
         self.free_at = self.now if due_before else self.now + self.service_ns
