@@ -289,6 +289,11 @@ class StreamResult:
     interval_ns: int
     series_packets: list[int] = field(repr=False)
     series_bytes: list[int] = field(repr=False)
+    loss_runs: list[list[int]] = field(default_factory=list, repr=False)
+    """Runs of frames still missing: [first sequence number, length,
+    missing, send time (ns) of the frame received before the run, of the
+    one after it] (0 before: the run starts the stream); frames lost after
+    the last one received are not in a run (tx_packets tells them)."""
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -320,7 +325,8 @@ def combine(sent: dict, received: dict) -> list[StreamResult]:
             tx_pps=t.get("rate_pps", 0.0), rx_pps=rx_pps,
             rx_bps_l1=rx_pps * (avg_frame + L1_OVERHEAD) * 8,
             interval_ns=received.get("interval_ns", 0),
-            series_packets=r.get("series_packets", []), series_bytes=r.get("series_bytes", [])))
+            series_packets=r.get("series_packets", []), series_bytes=r.get("series_bytes", []),
+            loss_runs=r.get("loss_runs", [])))
     return out
 
 

@@ -12,6 +12,7 @@ mod args;
 mod json;
 mod packet;
 mod receiver;
+mod runs;
 mod sender;
 mod sock;
 mod stats;

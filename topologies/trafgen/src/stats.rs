@@ -12,6 +12,7 @@
 //! smoothed interarrival jitter.
 
 use crate::json::J;
+use crate::runs::LossRuns;
 
 pub const WINDOW: u64 = 1 << 16;
 
@@ -57,6 +58,10 @@ pub struct RxStream {
     pub first_rx_ns: u64,
     pub last_rx_ns: u64,
     max_seq: Option<u64>,
+    /// Send time of the frame with the highest sequence number.
+    max_seq_tx_ns: u64,
+    /// Runs of missing sequence numbers, with the send times around them.
+    pub runs: LossRuns,
     pub reordered: u64,
     pub late: u64,
     pub max_reorder_distance: u64,
@@ -82,6 +87,7 @@ impl RxStream {
     pub fn new(id: u16, edges: Vec<u64>, origin_ns: u64, interval_ns: u64) -> RxStream {
         RxStream {
             id, packets: 0, bytes: 0, first_rx_ns: 0, last_rx_ns: 0, max_seq: None,
+            max_seq_tx_ns: 0, runs: LossRuns::default(),
             reordered: 0, late: 0, max_reorder_distance: 0, duplicates: 0,
             seen: vec![0; (WINDOW / 64) as usize],
             lat_n: 0, lat_min: i64::MAX, lat_max: i64::MIN, lat_mean: 0.0, lat_m2: 0.0,
@@ -96,8 +102,8 @@ impl RxStream {
         (slot / 64, 1u64 << (slot % 64))
     }
 
-    /// Records a sequence number; false when it is a duplicate.
-    fn check_seq(&mut self, seq: u64) -> bool {
+    /// Records a sequence number sent at `tx_ns`; false when it is a duplicate.
+    fn check_seq(&mut self, seq: u64, tx_ns: u64) -> bool {
         match self.max_seq {
             Some(m) if seq <= m => {
                 let dist = m - seq;
@@ -105,6 +111,7 @@ impl RxStream {
                     self.late += 1;
                     self.reordered += 1;
                     self.max_reorder_distance = self.max_reorder_distance.max(dist);
+                    self.runs.filled(seq);
                     return true;
                 }
                 let (w, b) = self.bit(seq);
@@ -113,11 +120,15 @@ impl RxStream {
                     return false;
                 }
                 self.seen[w] |= b;
+                self.runs.filled(seq);
                 self.reordered += 1;
                 self.max_reorder_distance = self.max_reorder_distance.max(dist);
                 true
             }
             prev => {
+                let next = prev.map(|m| m + 1).unwrap_or(0);
+                let before = if prev.is_some() { self.max_seq_tx_ns } else { 0 };
+                self.runs.gap(next, seq - next, before, tx_ns);
                 // moving the window forward forgets what falls out of it
                 let from = prev.map(|m| m + 1).unwrap_or(seq);
                 if seq - from >= WINDOW {
@@ -131,6 +142,7 @@ impl RxStream {
                 let (w, b) = self.bit(seq);
                 self.seen[w] |= b;
                 self.max_seq = Some(seq);
+                self.max_seq_tx_ns = tx_ns;
                 true
             }
         }
@@ -151,7 +163,7 @@ impl RxStream {
         }
         self.series_packets[k] += 1;
         self.series_bytes[k] += frame;
-        if !self.check_seq(seq) {
+        if !self.check_seq(seq, tx_ns) {
             return;
         }
         let lat = rx_ns as i64 - tx_ns as i64;
@@ -213,6 +225,8 @@ impl RxStream {
             ("histogram", J::us(&self.hist.counts)),
             ("series_packets", J::us(&self.series_packets)),
             ("series_bytes", J::us(&self.series_bytes)),
+            ("loss_runs", self.runs.to_json()),
+            ("loss_runs_dropped", J::U(self.runs.dropped)),
         ])
     }
 }
@@ -248,6 +262,18 @@ mod tests {
         assert_eq!(r.reordered, 1);
         assert_eq!(r.max_reorder_distance, 1);
         assert_eq!(r.missing(), 1); // 4
+        // 3 arrived after 2's gap opened: only 4's run still misses a frame
+        assert_eq!(r.runs.to_json().render(), "[[4,1,1,0,0]]");
+    }
+
+    #[test]
+    fn loss_runs_carry_the_send_times_around_them() {
+        let mut r = s();
+        for q in [0u64, 1, 2, 6, 7, 9] {
+            r.add(q, 1000 * q, 1000 * q + 50, 60);
+        }
+        assert_eq!(r.runs.to_json().render(), "[[3,3,3,2000,6000],[8,1,1,7000,9000]]");
+        assert!(r.to_json().render().contains("\"loss_runs\":[[3,3,3,2000,6000],[8,1,1,7000,9000]]"));
     }
 
     #[test]
