@@ -14,6 +14,7 @@ from ..metrics import cli as X
 from ..mininet import cli as M
 from ..params import MAX_BURST_FRAMES, MAX_FRAME, MIN_FRAME, Mode, ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from ..tap import cli as T
 from .mininet import MnBurstParams
 from .params import ESG_4TO1_SIZES, TABLE4_SIZES, MicroburstParams
 
@@ -55,13 +56,23 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
             bmv2: bool = M.BMV2, live: bool = L.LIVE, live_port: int = L.LIVE_PORT,
             live_linger: float = L.LIVE_LINGER, metrics_port: Optional[int] = X.METRICS_PORT,
             metrics_address: str = X.METRICS_ADDRESS,
-            metrics_linger: float = X.METRICS_LINGER) -> None:
+            metrics_linger: float = X.METRICS_LINGER, instrument: str = T.INSTRUMENT,
+            dut: Optional[str] = T.DUT) -> None:
     """Microburst absorption 2:1 (seed 000, Table 4) and 4:1 (seed 001); --mode virtual|mininet.
 
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
     traffic-manager profiles. --mode mininet (root): bursts at the htb rate into a
-    link queue, real traffic through the reference DUT in Mininet."""
+    link queue, real traffic through the reference DUT in Mininet; with --instrument tap
+    --dut bridge, through another switch with the tap in its path."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
+    tap = T.tap_dut(ctx, mode, instrument, dut, live)
+    if tap is not None:
+        from .tap import run_cli
+
+        run_cli(tap, MB_SIZES if sizes is None else sizes,
+                MB_SIZES_4TO1 if sizes_4to1 is None else sizes_4to1, link_bw, queue_packets,
+                burst_frames, results, run_id, progress, report)
+        return
     L.check_options(live, live_port, live_linger)
     X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
     jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
