@@ -136,6 +136,7 @@ class Switch:
         self.port = 0
         self.ports = None
         self.rt_ports = None  # RtPorts when the engine serves -i itself
+        self.link_monitor = None  # LinkMonitor of the -i interfaces (with rt_ports)
         self.stopped = threading.Event()
 
         def factory(json_text: str, eo: EngineOptions) -> EngineAdapter:
@@ -151,7 +152,8 @@ class Switch:
         from .thrift.handler import PortsView, RuntimeApi
         self.runtime_api = RuntimeApi(
             self.device, o.thrift_port,
-            PortsView(list=lambda: [(p, name, True) for p, name in sorted(o.interfaces)]),
+            PortsView(list=lambda: [(p, name, self._port_up(p))
+                                    for p, name in sorted(o.interfaces)]),
             max_l1=o.max_l1_entries, max_groups=o.max_mc_groups)
         self.runtime_server = None
         self.metrics = None
@@ -162,9 +164,11 @@ class Switch:
         from .ports import RtPorts
         if ifaces and o.use_files is None:
             # before the JSON loads: loading it attaches the ports to its engine
+            from .link_state import LinkMonitor
             self.rt_ports = RtPorts(self.device, ifaces, o.cpu_port or 0, o.pcap_dir,
                                     dump_bytes=o.dump_packet_data)
-            self.device.on_dataplane = self.rt_ports.attach
+            self.link_monitor = LinkMonitor(self.device, ifaces)
+            self.device.on_dataplane = self._attach_ports
             self.device.inject = self.rt_ports.inject
             log.info("ports: the engine's real-time loop")
         if o.json_path:
@@ -186,6 +190,18 @@ class Switch:
             self.ports.start(self.device.receive)
         if self.rt_ports is not None:
             self.rt_ports.start()
+        if self.link_monitor is not None:
+            self.link_monitor.start()
+
+    def _attach_ports(self, old, new) -> None:
+        """A new engine forwards: the ports move to it, and it is told
+        which of them are down (device lock held)."""
+        self.rt_ports.attach(old, new)
+        self.link_monitor.apply(new)
+
+    def _port_up(self, port: int) -> bool:
+        """What show_ports says of a port (--use-files ports are always up)."""
+        return self.link_monitor.is_up(port) if self.link_monitor is not None else True
 
     def _start_grpc_server(self) -> None:
         from .p4runtime.server import make_server
@@ -269,6 +285,8 @@ class Switch:
             self.server.stop(grace=0.5).wait(2)
         if self.ports is not None:
             self.ports.close()
+        if self.link_monitor is not None:
+            self.link_monitor.close()
         if self.rt_ports is not None:
             self.rt_ports.close()
         self.device.stop()
