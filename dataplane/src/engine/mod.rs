@@ -17,6 +17,7 @@
 
 mod control;
 mod link;
+mod mac;
 mod pause;
 mod pre;
 mod profiles;
@@ -31,6 +32,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 
 pub use link::{LinkDrops, PortEvent};
+pub use mac::{max_frame as mac_max_frame, MacCfg, MacStats};
 pub use pre::Pre;
 
 pub const INSTANCE_NORMAL: u64 = 0;
@@ -150,6 +152,8 @@ pub struct Switch {
     narrow_mask: Vec<u128>,
     /// Link status changes: scheduled, reported, and the frames they cost.
     links: link::Links,
+    /// The ports' MACs on the virtual wires; exact transmit times.
+    mac: mac::Macs,
 }
 
 impl Switch {
@@ -186,6 +190,7 @@ impl Switch {
             with_queueing_metadata: wq,
             narrow_mask: narrow_masks(&prog),
             links: link::Links::default(),
+            mac: mac::Macs::default(),
             prog,
         }
     }
@@ -246,11 +251,13 @@ impl Switch {
 
     /// Packets that left the switch since the last call, in time order.
     pub fn take_outputs(&mut self) -> Vec<Output> {
+        self.mac.tx_ps.clear();
         std::mem::take(&mut self.outputs)
     }
 
     /// Moves the outputs into `out` (keeping both vectors' capacity).
     pub fn drain_outputs(&mut self, out: &mut Vec<Output>) {
+        self.mac.tx_ps.clear();
         out.append(&mut self.outputs);
     }
 
@@ -751,6 +758,7 @@ impl Switch {
         self.stats.transmitted += 1;
         let buf = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
         let data = std::mem::replace(&mut pkt.data, buf);
+        self.note_tx_ps(start_ps);
         self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });
     }
 }

@@ -139,7 +139,10 @@ impl Fabric {
             let c = lock(&self.cores[switch]);
             stream_cfg(py, &c.sw, port, kw, id)?
         };
-        self.inner.add_stream(end, cfg).map_err(ConfigError::new_err)
+        let wire = super::mac::wire_opts(kw)?;
+        let sid = self.inner.add_stream(end, cfg).map_err(ConfigError::new_err)?;
+        self.inner.tester.sources[sid as usize].wire = wire;
+        Ok(sid)
     }
 
     /// Removes every stream and its results.

@@ -7,6 +7,7 @@ mod conv;
 mod externs;
 mod fabric;
 mod links;
+mod mac;
 mod multicast;
 mod packets;
 mod pfc;

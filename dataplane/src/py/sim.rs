@@ -39,6 +39,8 @@ const KEYS: &[&str] = &[
     "tag",
     "priority",
     "obey_pause",
+    "ifg_bits",
+    "bad_fcs",
 ];
 
 fn bad(msg: impl Into<String>) -> PyErr {
@@ -250,6 +252,7 @@ pub fn port_stats<'py>(py: Python<'py>, t: &Tester) -> PyResult<Bound<'py, PyLis
         d.set_item("untagged", p.untagged)?;
         d.set_item("first_ns", p.first_ns)?;
         d.set_item("last_ns", p.last_ns)?;
+        d.set_item("min_gap_bits", t.gaps.get(port).and_then(|g| g.min_gap_bits))?;
         out.append(d)?;
     }
     Ok(out)
@@ -279,8 +282,11 @@ impl Engine {
     /// sport, dport, dscp for an Ethernet/IPv4/UDP header; macs (vary the
     /// source MAC over N values); vary [{offset, width, count, step, start}];
     /// tag (default True: stream, sequence and timestamp in the last 16
-    /// bytes); name; priority (0..7, default 0: the class whose PFC pause
-    /// frames the source obeys) and obey_pause (default True; False: a
+    /// bytes); name; ifg_bits (default 96: the gap after each frame; less
+    /// is RFC 2889's forward pressure) and bad_fcs (default False: every
+    /// frame with a bad FCS, an errored frame for the port's MAC);
+    /// priority (0..7, default 0: the class whose PFC pause frames the
+    /// source obeys) and obey_pause (default True; False: a
     /// sender that ignores PFC).
     #[pyo3(signature = (port, **kw))]
     fn add_stream(&mut self, py: Python<'_>, port: u32, kw: Option<&Bound<'_, PyDict>>) -> PyResult<u16> {
@@ -288,8 +294,10 @@ impl Engine {
         let id = c.tester.sources.len();
         let cfg = stream_cfg(py, &c.sw, port, kw, id)?;
         let pause = pause_priority(kw)?;
+        let wire = super::mac::wire_opts(kw)?;
         let sid = c.tester.add_stream(cfg).map_err(ConfigError::new_err)?;
         c.tester.sources[sid as usize].pause.priority = pause;
+        c.tester.sources[sid as usize].wire = wire;
         Ok(sid)
     }
 
@@ -339,7 +347,10 @@ impl Engine {
         Ok(stream_stats(py, &self.lock().tester)?.into())
     }
 
-    /// Per egress port: frames, bytes, untagged frames, first/last time.
+    /// Per egress port: frames, bytes, untagged frames, first/last time,
+    /// min_gap_bits (the smallest gap between two frames, from the end of
+    /// one's FCS to the next one's preamble, at the port's line rate; None
+    /// without a line rate or before two frames).
     fn port_rx_stats(&self, py: Python<'_>) -> PyResult<PyObject> {
         Ok(port_stats(py, &self.lock().tester)?.into())
     }

@@ -11,13 +11,16 @@
 pub mod capture;
 pub mod fabric;
 pub mod frame;
+pub mod gap;
 pub mod pause;
 pub mod sink;
 pub mod stream;
+pub mod wire;
 
 use crate::engine::{Output, Switch};
 use capture::Captures;
 use frame::{read_tag, FCS};
+use gap::GapMeter;
 use sink::{PortRx, RxStats, DEFAULT_EDGES_NS};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -47,6 +50,10 @@ pub struct Tester {
     pub digest: u64,
     /// Frames kept from the captured ports (none unless asked for).
     pub captures: Captures,
+    /// The smallest gap between frames per egress port.
+    pub gaps: BTreeMap<u32, GapMeter>,
+    /// Exact first-bit times (ps) of the outputs being sunk.
+    tx_ps: Vec<(usize, u64)>,
     heap: BinaryHeap<Reverse<(u64, u16)>>,
     outs: Vec<Output>,
     /// Events processed by the last runs (arrivals + switch events).
@@ -70,6 +77,8 @@ impl Tester {
             record: None,
             digest: 0xcbf2_9ce4_8422_2325,
             captures: Captures::default(),
+            gaps: BTreeMap::new(),
+            tx_ps: vec![],
             heap: BinaryHeap::new(),
             outs: vec![],
             events: 0,
@@ -111,6 +120,7 @@ impl Tester {
         self.digest = 0xcbf2_9ce4_8422_2325;
         self.events = 0;
         self.captures.reset();
+        self.gaps.clear();
         if let Some(r) = self.record.as_mut() {
             *r = RxRecords::default();
         }
@@ -142,7 +152,7 @@ impl Tester {
                 sw.step_once();
             }
             if !sw.outputs().is_empty() {
-                sw.drain_outputs(&mut buf_out);
+                sw.drain_outputs_timed(&mut buf_out, &mut self.tx_ps);
                 self.sink(sw, &mut buf_out);
             }
         }
@@ -150,13 +160,13 @@ impl Tester {
             while sw.step_once() {
                 self.events += 1;
                 if !sw.outputs().is_empty() {
-                    sw.drain_outputs(&mut buf_out);
+                    sw.drain_outputs_timed(&mut buf_out, &mut self.tx_ps);
                     self.sink(sw, &mut buf_out);
                 }
             }
         } else {
             sw.advance(until_ns);
-            sw.drain_outputs(&mut buf_out);
+            sw.drain_outputs_timed(&mut buf_out, &mut self.tx_ps);
             self.sink(sw, &mut buf_out);
         }
         self.outs = buf_out;
@@ -178,17 +188,27 @@ impl Tester {
         let (seq, size, tx_ns) = src.take();
         let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
         let builder = &src.cfg.builder;
-        sw.deliver_with(port, t, |buf| builder.build(buf, size as usize, seq, tag));
+        let fcs_ok = !src.wire.bad_fcs;
+        sw.deliver_frame(port, t, fcs_ok, |buf| builder.build(buf, size as usize, seq, tag));
         if let Some(n) = src.next_arrival_ns() {
             self.heap.push(Reverse((n, id)));
         }
     }
 
     fn sink(&mut self, sw: &mut Switch, outs: &mut Vec<Output>) {
-        for o in outs.drain(..) {
+        let mut exact = std::mem::take(&mut self.tx_ps);
+        let mut timed = exact.iter().copied().peekable();
+        for (i, o) in outs.drain(..).enumerate() {
             self.receive(o.port, &o.data, o.time_ns);
+            if let Some((_, ps)) = timed.next_if(|(j, _)| *j == i) {
+                if let Some(rate) = sw.tm.cfg.port(o.port).rate_bps {
+                    self.gaps.entry(o.port).or_default().frame(ps, o.data.len(), rate);
+                }
+            }
             sw.recycle(o.data);
         }
+        exact.clear();
+        self.tx_ps = exact;
     }
 
     /// A frame leaving the switch on `port` (first bit at `time_ns`).
@@ -250,5 +270,7 @@ pub(crate) fn hash_bytes(mut h: u64, data: &[u8]) -> u64 {
     mix(h, u64::from_le_bytes(last) ^ ((data.len() as u64) << 56))
 }
 
+#[cfg(test)]
+mod mac_tests;
 #[cfg(test)]
 mod tests;

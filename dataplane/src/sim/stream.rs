@@ -10,6 +10,7 @@
 
 use super::frame::FrameBuilder;
 use super::pause::PauseState;
+use super::wire::WireOpts;
 
 const PS: f64 = 1e12;
 
@@ -97,6 +98,8 @@ pub struct Source {
     pub last_end_ps: u64,
     /// Priority flow control: what it obeys, when it is paused.
     pub pause: PauseState,
+    /// Its inter-frame gap and FCS.
+    pub wire: WireOpts,
 }
 
 impl Source {
@@ -132,6 +135,7 @@ impl Source {
             first_tx_ns: None,
             last_end_ps: start,
             pause: PauseState::default(),
+            wire: WireOpts::default(),
         };
         s.next_size = s.draw_size();
         s.check_done();
@@ -170,9 +174,10 @@ impl Source {
         }
     }
 
-    /// Wire time of a frame of `size` bytes (FCS included) plus 20 bytes, ps.
+    /// Wire time of a frame of `size` bytes (FCS included) with its
+    /// preamble and gap, ps.
     fn slot_ps(&self, size: u32) -> f64 {
-        let wire_bits = (size as f64 + 20.0) * 8.0;
+        let wire_bits = self.wire.wire_bits(size);
         match self.cfg.rate {
             Rate::Percent(p) => wire_bits / (self.cfg.line_rate_bps * p / 100.0) * PS,
             Rate::Bps(b) => wire_bits / b * PS,
@@ -206,7 +211,7 @@ impl Source {
         self.tx_bytes += size as u64;
         let slot = self.slot_ps(size).round() as u64;
         // the frame's own time on the wire at line rate (plus the gap)
-        let wire = ((size as f64 + 20.0) * 8.0 / self.cfg.line_rate_bps * PS).round() as u64;
+        let wire = (self.wire.wire_bits(size) / self.cfg.line_rate_bps * PS).round() as u64;
         self.last_end_ps = start_ps + wire;
         self.seq += 1;
         let mut next = start_ps + slot.max(1);
