@@ -6,6 +6,7 @@
     report.queue.enq_qdepth, report.queue.events   # DOMAIN_QUEUE block
     report.tap.bytes_to_dut                        # DOMAIN_TAP block
     report.inner                                   # the reported packet's first bytes
+    report.int_md.hops                             # an INT-MD sink's stack (InType IPv4)
 
 The parser follows the lengths in the headers (Report Length, MD Length,
 RepMdBits, DSMdBits) and checks them against the datagram, so a report
@@ -19,11 +20,12 @@ import struct
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .int_md_headers import IntMdError, IntMdStack, parse_int_md
 from .packets import ETH_IPV4, PROTO_UDP
 
 VERSION = 2
 REP_TYPE_INT = 1
-IN_TYPE_NONE, IN_TYPE_ETHERNET = 0, 2
+IN_TYPE_NONE, IN_TYPE_ETHERNET, IN_TYPE_IPV4 = 0, 2, 4
 DOMAIN_QUEUE = 0x5051
 DOMAIN_TAP = 0x5054
 
@@ -149,6 +151,8 @@ class Report:
     tap: Optional[TapBlock] = None
     ds_words: list[int] = field(default_factory=list)
     inner: bytes = b""
+    int_md: Optional[IntMdStack] = None
+    """The INT-MD stack embedded in an IPv4 inner packet (an INT-MD sink's report)."""
 
 
 _HEAD = struct.Struct("!III4H")
@@ -191,6 +195,11 @@ def parse_report(data: bytes) -> Report:
     elif domain_id == DOMAIN_TAP and len(ds) >= _TAP.size:
         v = _TAP.unpack_from(ds)
         r.tap = TapBlock(v[0], v[1], *v[3:])
+    if in_type == IN_TYPE_IPV4 and r.inner:
+        try:
+            r.int_md = parse_int_md(r.inner)
+        except IntMdError as e:
+            raise ReportError(f"the inner packet's INT-MD: {e}") from e
     return r
 
 

@@ -31,6 +31,7 @@
 #include "include/headers.p4"
 #include "include/report_encap.p4"
 #include "include/telemetry.p4"
+#include "include/int_md.p4"
 
 /* Drop reasons (drop_counter index = reason << 9 | ingress port). */
 const bit<4> DROP_NONE       = 0;
@@ -79,11 +80,14 @@ struct metadata_t {
     bit<16> max_frame;
     l2_metadata_t l2;
     telemetry_metadata_t tel;
+    int_md_metadata_t int_md;
     p4scope_queue_metadata_t q;
 }
 
 parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
                  inout standard_metadata_t sm) {
+    IntMdParser() int_md_parser;
+
     state start {
         transition select(sm.ingress_port) {
             CPU_PORT: parse_packet_out;
@@ -116,6 +120,13 @@ parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         pkt.extract(hdr.l4);
         meta.l4_src_port = hdr.l4.src_port;
         meta.l4_dst_port = hdr.l4.dst_port;
+        transition select(hdr.ipv4.protocol) {
+            IPPROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        int_md_parser.apply(pkt, hdr, meta.int_md, meta.l4_dst_port, sm.packet_length);
         transition accept;
     }
 }
@@ -138,6 +149,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
     direct_counter(CounterType.packets_and_bytes) acl_counter;
 
     TelemetryIngress() telemetry;
+    IntMdIngress() int_md;
 
     action drop() {
         meta.drop_reason = DROP_L2;
@@ -366,6 +378,8 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             mark_to_drop(sm);
         } else {
             telemetry.apply(hdr, meta.tel, sm, meta.l4_src_port, meta.l4_dst_port);
+            int_md.apply(hdr, meta.int_md, sm, meta.tel.watch, meta.l4_src_port,
+                         meta.l4_dst_port, meta.q);
         }
     }
 }
@@ -376,12 +390,18 @@ control DutEgress(inout headers_t hdr, inout metadata_t meta,
 
     TelemetryEgress() telemetry;
     TelemetryReport() report;
+    IntMdEgress() int_md;
+    IntMdReport() int_md_report;
 
     apply {
-        if (sm.instance_type == INSTANCE_EGRESS_CLONE) {
-            /* a telemetry report copy */
+        if (sm.instance_type == INSTANCE_EGRESS_CLONE
+                || sm.instance_type == INSTANCE_INGRESS_CLONE) {
+            /* a telemetry report copy (ingress clones: an INT-MD sink's) */
             hdr.packet_in.setInvalid();
-            report.apply(hdr, meta.tel, sm);
+            if (sm.instance_type == INSTANCE_INGRESS_CLONE) {
+                int_md_report.apply(hdr, meta.int_md, meta.tel);
+            }
+            report.apply(hdr, meta.tel, sm, meta.int_md.report_inner);
         } else {
             /* a flooded copy never goes back where it came from */
             if (meta.l2.flooded == 1 && sm.egress_port == sm.ingress_port) {
@@ -389,6 +409,7 @@ control DutEgress(inout headers_t hdr, inout metadata_t meta,
                 exit;
             }
             telemetry.apply(hdr, meta.tel, sm, meta.q);
+            int_md.apply(hdr, meta.int_md, sm, meta.tel, meta.q, meta.l2.lag_id);
         }
         egress_port_counter.count((bit<32>)sm.egress_port);
         if (sm.egress_port == CPU_PORT) {
@@ -415,6 +436,12 @@ control DutComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
               hdr.report_ipv4.protocol, hdr.report_ipv4.src_addr,
               hdr.report_ipv4.dst_addr },
             hdr.report_ipv4.hdr_checksum, HashAlgorithm.csum16);
+        /* UDP after INT-MD changed it (unless its checksum is 0: unused) */
+        update_checksum_with_payload(meta.int_md.udp_checksum == 1,
+            { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, 8w0, hdr.ipv4.protocol,
+              hdr.udp.length, hdr.l4.src_port, hdr.l4.dst_port, hdr.udp.length,
+              INT_MD_CHECKSUM_FIELDS(hdr) },
+            hdr.udp.checksum, HashAlgorithm.csum16);
     }
 }
 
@@ -433,6 +460,8 @@ control DutDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.l4);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.int_md);
     }
 }
 

@@ -181,7 +181,7 @@ control TapEgress(inout headers_t hdr, inout metadata_t meta,
             hdr.report_tap_ds.frame_bytes = meta.tap.frame_bytes;
 
             encap.apply(hdr, sm, REPORT_MD_BITS, DOMAIN_TAP, TAP_DS_BITS,
-                        REPORT_MD_WORDS + TAP_DS_WORDS, 0, 0, 0);
+                        REPORT_MD_WORDS + TAP_DS_WORDS, 0, 0, 0, REPORT_INNER_ETHERNET, 0);
         }
     }
 }

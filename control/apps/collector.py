@@ -20,6 +20,10 @@ Outputs (lists of dataclasses; `tables()` gives pandas DataFrames):
                  before a burst packet left
     intervals    occupancy maxima per interval
     tap          DOMAIN_TAP samples with occupancy = bytes in - bytes out
+    int_md_paths IntMdPath per packet an INT-MD sink reported: every hop's
+                 metadata in path order, the sink's own hop joined from its
+                 postcard (same node, ingress port and timestamp, packet);
+                 int_md_hops() gives one row per hop
     counters     counter snapshots
     lost         reports missing by sequence number, per node
 """
@@ -32,9 +36,11 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Iterable, Optional
 
+from ..int_md_headers import HOP_FIELDS, IntHop, IntMdStack
 from ..packets import parse_frame
 from ..reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL,
-                       Report, ReportError, TapOccupancy, parse_report, parse_report_frame)
+                       EVENT_POSTCARD, Report, ReportError, TapOccupancy, parse_report,
+                       parse_report_frame)
 
 
 @dataclass
@@ -125,6 +131,49 @@ class TapSample(TapOccupancy):
 
 
 @dataclass
+class IntMdPath:
+    """One INT-MD packet as its sink reported it."""
+    node_id: int
+    """The sink's (the reports' node id)."""
+    seq: int
+    """The stack report's sequence number."""
+    ingress_port: int
+    egress_port: int
+    ingress_ts_ns: int
+    """At the sink."""
+    stack: IntMdStack
+    """The INT-MD header and the hops before the sink."""
+    sink: Optional[IntHop] = None
+    """The sink's own hop, from its postcard (None until it arrives)."""
+
+    @property
+    def hops(self) -> list[IntHop]:
+        """Every hop's metadata, the source's first, the sink's last."""
+        return self.stack.hops + ([self.sink] if self.sink is not None else [])
+
+    @property
+    def flow(self) -> tuple:
+        return self.stack.flow
+
+
+def _path_key(node_id: int, ingress_port: int, ingress_ts_ns: int, ip_id: int,
+              src: Optional[int], dst: Optional[int], sport: Optional[int]) -> tuple:
+    """What a sink's stack report and its postcard of the same packet share."""
+    return (node_id, ingress_port, ingress_ts_ns, ip_id, src, dst, sport)
+
+
+def sink_hop(r: Report) -> IntHop:
+    """The hop a postcard describes, as INT-MD metadata."""
+    md, q = r.md, r.queue
+    return IntHop(node_id=r.node_id, ingress_port=md.ingress_port, egress_port=md.egress_port,
+                  hop_latency_ns=md.hop_latency_ns, queue_id=md.queue_id,
+                  queue_occupancy=md.queue_occupancy, ingress_ts_ns=md.ingress_ts_ns,
+                  egress_ts_ns=md.egress_ts_ns,
+                  buffer_id=0 if q is not None and q.bytes_valid else None,
+                  buffer_occupancy=q.buffer_bytes if q is not None and q.bytes_valid else None)
+
+
+@dataclass
 class CounterSample:
     time_ns: int
     counter: str
@@ -151,6 +200,8 @@ class Collector:
         self.counters: list[CounterSample] = []
         self.digests: list[DigestEvent] = []
         self.errors: list[str] = []
+        self.int_md_paths: list[IntMdPath] = []
+        self._unjoined: dict[tuple, list[IntMdPath]] = {}
         self._bursts: dict[tuple[int, int, int], BurstEvent] = {}
         self._next_seq: dict[int, int] = {}
         self.lost: dict[int, int] = {}
@@ -267,8 +318,12 @@ class Collector:
         with self._lock:
             self.reports.append(r)
             self._sequence(r)
-            if r.queue is not None:
+            if r.int_md is not None:
+                self._int_md_report(r)
+            elif r.queue is not None:
                 self._queue_report(r)
+                if r.tracked and r.queue.events & EVENT_POSTCARD:
+                    self._join_sink_hop(r)
             elif r.tap is not None:
                 t = r.tap
                 self.tap.append(TapSample(r.node_id, r.md.ingress_ts_ns or 0, t.direction,
@@ -282,6 +337,47 @@ class Collector:
             if gap < 0x200000:  # ahead: reports lost; behind: reordered
                 self.lost[r.node_id] = self.lost.get(r.node_id, 0) + gap
         self._next_seq[r.node_id] = (r.seq + 1) & 0x3FFFFF
+
+    def _int_md_report(self, r: Report) -> None:
+        st, md = r.int_md, r.md
+        path = IntMdPath(r.node_id, r.seq, md.ingress_port or 0, md.egress_port or 0,
+                         md.ingress_ts_ns or 0, st)
+        self.int_md_paths.append(path)
+        key = _path_key(r.node_id, path.ingress_port, path.ingress_ts_ns, st.ip_id, st.flow[0],
+                        st.flow[1], st.flow[3])
+        self._unjoined.setdefault(key, []).append(path)
+
+    def _join_sink_hop(self, r: Report) -> None:
+        """A postcard of a packet whose stack this collector holds: the
+        sink's own hop (packets alike in every key: in arrival order)."""
+        if not self._unjoined or len(r.inner) < 34:
+            return
+        try:
+            f = parse_frame(r.inner)
+        except ValueError:
+            return
+        ip_id = int.from_bytes(r.inner[18:20], "big")
+        key = _path_key(r.node_id, r.md.ingress_port or 0, r.md.ingress_ts_ns or 0, ip_id,
+                        f.ip_src, f.ip_dst, f.sport)
+        waiting = self._unjoined.get(key)
+        if waiting:
+            waiting.pop(0).sink = sink_hop(r)
+            if not waiting:
+                del self._unjoined[key]
+
+    def int_md_hops(self) -> list[dict]:
+        """One row per hop of every INT-MD path: path (index), hop (1 =
+        the source), the sink's node and report sequence, the flow, and
+        the hop's metadata (None: not reported)."""
+        with self._lock:
+            paths = list(self.int_md_paths)
+        rows = []
+        for i, p in enumerate(paths):
+            for h, hop in enumerate(p.hops):
+                rows.append({"path": i, "hop": h + 1, "sink_node": p.node_id, "seq": p.seq,
+                             "flow": str(p.flow), "sink_hop": hop is p.sink,
+                             **{k: getattr(hop, k) for k in HOP_FIELDS}})
+        return rows
 
     def _queue_report(self, r: Report) -> None:
         q, md = r.queue, r.md
@@ -358,8 +454,15 @@ class Collector:
             self.bursts(), pd.DataFrame([_row(i) for i in intervals], columns=_names(IntervalMax)),
             tap, counters, digests)
 
+    def int_md_table(self) -> Any:
+        """int_md_hops() as a pandas DataFrame (columns INT_MD_HOP_COLUMNS)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.int_md_hops(), columns=INT_MD_HOP_COLUMNS)
+
 
 SAMPLE_COLUMNS = [f.name for f in fields(QueueSample)] + ["held_pkts", "held_bytes"]
+INT_MD_HOP_COLUMNS = ["path", "hop", "sink_node", "seq", "flow", "sink_hop"] + HOP_FIELDS
 
 
 def _names(cls: type) -> list[str]:

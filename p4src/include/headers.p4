@@ -3,6 +3,7 @@
 #define _P4SCOPE_HEADERS_P4_
 
 #include "int_report.p4"
+#include "int_md_headers.p4"
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
@@ -79,6 +80,8 @@ struct headers_t {
     ethernet_t          ethernet;
     ipv4_t              ipv4;
     l4_ports_t          l4;
+    udp_tail_t          udp;        /* UDP only */
+    int_md_headers_t    int_md;     /* INT-MD over UDP (int_md.p4) */
 }
 
 /* Digest sent to the controller when a source MAC is not known yet. */

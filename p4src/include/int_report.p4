@@ -26,6 +26,7 @@ const bit<4>  REPORT_VERSION       = 2;
 const bit<4>  REPORT_TYPE_INT      = 1;
 const bit<4>  REPORT_INNER_NONE    = 0;
 const bit<4>  REPORT_INNER_ETHERNET = 2;
+const bit<4>  REPORT_INNER_IPV4    = 4;
 
 /* RepMdBits (bit 0 is the most significant): bit 1 ingress/egress port ids,
  * bit 2 hop latency, bit 3 queue id + occupancy, bit 4 ingress timestamp,

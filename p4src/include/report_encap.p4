@@ -5,7 +5,8 @@
  * The caller has filled report_md and its domain-specific block; this
  * control adds Ethernet/IPv4/UDP towards the collector and the group,
  * individual and main report headers, computes every length, numbers the
- * report and cuts the inner packet to the configured snap length.
+ * report and cuts the inner packet to the configured snap length (or to
+ * inner_bytes when not 0; inner_type: its InType).
  *
  * The controller configures the collector by setting the default action of
  * `report_collector` (a keyless table): set_collector(...). Until it does,
@@ -18,7 +19,8 @@
 control ReportEncap(inout headers_t hdr, inout standard_metadata_t sm,
                     in bit<16> rep_md_bits, in bit<16> domain_id,
                     in bit<16> ds_md_bits, in bit<8> md_words,
-                    in bit<1> dropped, in bit<1> congested, in bit<1> tracked) {
+                    in bit<1> dropped, in bit<1> congested, in bit<1> tracked,
+                    in bit<4> inner_type, in bit<16> inner_bytes) {
     register<bit<32>>(1) report_seq;
     bit<16> snaplen = 0;
 
@@ -71,6 +73,9 @@ control ReportEncap(inout headers_t hdr, inout standard_metadata_t sm,
             if (sm.packet_length < (bit<32>)snaplen) {
                 inner = (bit<16>)sm.packet_length;
             }
+            if (inner_bytes != 0) {
+                inner = inner_bytes;
+            }
             inner = inner & 0xFFFC;
             bit<16> md_bytes = ((bit<16>)md_words) << 2;
             bit<16> after_udp = 20 + md_bytes + inner;
@@ -85,7 +90,7 @@ control ReportEncap(inout headers_t hdr, inout standard_metadata_t sm,
 
             hdr.report_individual.setValid();
             hdr.report_individual.rep_type = REPORT_TYPE_INT;
-            hdr.report_individual.in_type = REPORT_INNER_ETHERNET;
+            hdr.report_individual.in_type = inner_type;
             if (inner == 0) {
                 hdr.report_individual.in_type = REPORT_INNER_NONE;
             }

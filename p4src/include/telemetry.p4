@@ -325,9 +325,10 @@ control TelemetryEgress(inout headers_t hdr, inout telemetry_metadata_t tel,
     }
 }
 
-/* On the report copy (instance type EGRESS_CLONE). */
+/* On the report copy (instance type EGRESS_CLONE; an INT-MD sink's
+ * INGRESS_CLONE, int_md_inner != 0: see int_md.p4). */
 control TelemetryReport(inout headers_t hdr, in telemetry_metadata_t tel,
-                        inout standard_metadata_t sm) {
+                        inout standard_metadata_t sm, in bit<16> int_md_inner) {
     ReportEncap() encap;
 
     apply {
@@ -356,8 +357,21 @@ control TelemetryReport(inout headers_t hdr, in telemetry_metadata_t tel,
         hdr.report_queue_ds.interval_max_bytes = tel.interval_max_bytes;
         hdr.report_queue_ds.interval = tel.interval;
 
-        encap.apply(hdr, sm, REPORT_MD_BITS, DOMAIN_QUEUE, QUEUE_DS_BITS,
-                    REPORT_MD_WORDS + QUEUE_DS_WORDS, 0, tel.congested, tel.tracked);
+        /* an INT-MD sink's report: no domain block; inner packet: the IPv4
+         * packet up to the end of its INT-MD stack, int_md_inner bytes */
+        bit<16> domain = DOMAIN_QUEUE;
+        bit<16> ds_bits = QUEUE_DS_BITS;
+        bit<8> md_words = REPORT_MD_WORDS + QUEUE_DS_WORDS;
+        bit<4> inner_type = REPORT_INNER_ETHERNET;
+        if (int_md_inner != 0) {
+            hdr.report_queue_ds.setInvalid();
+            domain = 0;
+            ds_bits = 0;
+            md_words = REPORT_MD_WORDS;
+            inner_type = REPORT_INNER_IPV4;
+        }
+        encap.apply(hdr, sm, REPORT_MD_BITS, domain, ds_bits, md_words, 0, tel.congested,
+                    tel.tracked, inner_type, int_md_inner);
     }
 }
 
