@@ -22,13 +22,13 @@ agree within one frame time: the engine keeps times in whole ns).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .fabric import EAST, WEST, VirtualFabric, chain
+from .fabric import EAST, WEST, End, VirtualFabric, chain
 from .linerate import GBPS_100, PREAMBLE_SFD, frame_time_ns
 from .params import Profile
 from .testbed import DutProgram
@@ -59,6 +59,8 @@ class ChainRun:
     traces: list[dict[str, np.ndarray]]
     """Per switch, its traffic manager's trace columns."""
     digest: str
+    captured: dict[End, list[tuple[int, bytes]]] = field(default_factory=dict)
+    """(switch, port) -> the frames that left the fabric there: (time_ns, bytes)."""
 
 
 def wire_ns(size: int, rate_bps: float) -> float:
@@ -69,11 +71,12 @@ def wire_ns(size: int, rate_bps: float) -> float:
 
 def run_chain(vf: VirtualFabric, frame_size: int, pct: float, frames: int,
               directions: Sequence[str] = DIRECTIONS, burst: Optional[int] = None,
-              rate_bps: float = GBPS_100) -> ChainRun:
+              rate_bps: float = GBPS_100, capture: Sequence[End] = ()) -> ChainRun:
     """Resets `vf` (a started chain) and sends `frames` frames of
     `frame_size` each way at `pct` of the tester ports' line rate
     `rate_bps` (in bursts of `burst` frames at line rate when given),
-    until every frame is through."""
+    until every frame is through; keeps the frames that leave by the
+    unlinked ports `capture` (a switch's collector port, say)."""
     if vf.first is None or vf.last is None:
         raise ValueError("run_chain needs a chain (fabric.chain): its tester ends")
     vf.reset()
@@ -84,6 +87,8 @@ def run_chain(vf: VirtualFabric, frame_size: int, pct: float, frames: int,
     streams: dict[str, int] = {}
     with vf.locked() as f:
         f.record_rx(True)
+        for end in capture:
+            f.capture_port(*end)
         for d in directions:
             src, dst = ends[d]
             kw: dict[str, Any] = dict(vf.addresses(src, dst), size=int(frame_size),
@@ -100,6 +105,7 @@ def run_chain(vf: VirtualFabric, frame_size: int, pct: float, frames: int,
         rows = f.stream_stats()
         records = {k: np.asarray(v) for k, v in f.rx_records().items()}
         digest = str(f.sim_digest())
+        captured = {end: list(f.take_captured(*end)) for end in capture}
         f.record_rx(False)
     traces = []
     for vs in vf.switches:
@@ -109,7 +115,7 @@ def run_chain(vf: VirtualFabric, frame_size: int, pct: float, frames: int,
     sent = {d: next(int(r["tx_frames"]) for r in rows if r["stream"] == sid)
             for d, sid in streams.items()}
     return ChainRun(len(vf), int(frame_size), float(rate_bps), links, streams, sent, records,
-                    traces, digest)
+                    traces, digest, captured)
 
 
 def tester_rows(run: ChainRun) -> pd.DataFrame:
