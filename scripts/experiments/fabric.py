@@ -19,6 +19,10 @@ trace), read through its engine.
 
 `reset()` gives every switch a fresh engine (empty queues, time 0), its
 configuration written again, and joins them in a new Fabric.
+
+Switches may run different programs (`programs`, one per switch) and take
+extra configuration after their forwarding (`setups`: VirtualSwitch's
+setup_switch), e.g. taps running p4src/tap.p4 beside a reference DUT.
 """
 
 from __future__ import annotations
@@ -52,17 +56,27 @@ class Link:
 class VirtualFabric:
     """Switches `i = 0..n-1` (reference DUTs with `profiles[i]`, bridging
     `flows[i]`) joined by `links`; use as a context manager. Switch i's
-    engine gets seed `seed + i`, the tester `seed`."""
+    engine gets seed `seed + i`, the tester `seed`. `program` is every
+    switch's, or one per switch; `setups[i]` (None: nothing) configures
+    switch i further after its forwarding, at start and at every reset."""
 
-    def __init__(self, program: DutProgram, profiles: Sequence[Profile],
+    def __init__(self, program: "DutProgram | Sequence[DutProgram]", profiles: Sequence[Profile],
                  flows: Sequence[Sequence[Flow]], links: Sequence[Link], *, seed: int = 0,
                  apply_profile: Callable[[Any, Profile], None] = traffic.apply_profile,
-                 first: Optional[End] = None, last: Optional[End] = None):
+                 first: Optional[End] = None, last: Optional[End] = None,
+                 setups: Optional[Sequence[Optional[Callable[[Any], None]]]] = None):
         if not profiles:
             raise ValueError("a fabric needs at least one switch")
         if len(flows) != len(profiles):
             raise ValueError(f"{len(profiles)} switches but flows for {len(flows)}")
-        self.program = program
+        programs = list(program) if isinstance(program, (list, tuple)) else [program] * len(profiles)
+        if len(programs) != len(profiles):
+            raise ValueError(f"{len(profiles)} switches but {len(programs)} programs")
+        self.setups = list(setups) if setups is not None else [None] * len(profiles)
+        if len(self.setups) != len(profiles):
+            raise ValueError(f"{len(profiles)} switches but {len(self.setups)} setups")
+        self.programs = programs
+        self.program = programs[0]
         self.profiles = list(profiles)
         self.flows = [list(f) for f in flows]
         self.links = list(links)
@@ -88,8 +102,8 @@ class VirtualFabric:
     def start(self) -> None:
         try:
             for i, prof in enumerate(self.profiles):
-                vs = VirtualSwitch(self.program, prof, (self.seed + i) % 2**64,
-                                   apply_profile=self.apply_profile)
+                vs = VirtualSwitch(self.programs[i], prof, (self.seed + i) % 2**64,
+                                   apply_profile=self.apply_profile, setup_switch=self.setups[i])
                 self.switches.append(vs)
                 vs.start()
                 vs.reset(flows=self.flows[i])
