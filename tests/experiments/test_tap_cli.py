@@ -1,5 +1,6 @@
-"""`--instrument tap` where it is not supported (yet) exits 2 naming the
-option, before anything starts (no root needed to be told)."""
+"""`--instrument tap` where it is not supported (yet), or with a bad
+value, exits 2 naming the option, before anything starts (no root needed
+to be told)."""
 
 import pytest
 from typer.testing import CliRunner
@@ -10,8 +11,15 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize("args, message", [
-    (["microburst", "--instrument", "tap"], "--instrument tap: not with --mode virtual yet"),
-    (["microburst", "--instrument", "tap", "--mode", "virtual"], "--instrument tap: not with"),
+    (["microburst", "--instrument", "tap", "--dut", "bridge"],
+     "--dut 'bridge': in virtual time the tap runs around p4scope"),
+    (["microburst", "--instrument", "tap", "--cluster", "local:2"],
+     "--cluster: not with --instrument tap yet"),
+    (["microburst", "--instrument", "tap", "--metrics-port", "0"],
+     "--metrics-port: not with --instrument tap yet"),
+    (["microburst", "--instrument", "tap", "--live"], "--live: not with --instrument tap yet"),
+    (["microburst", "--instrument", "tap", "--sizes", "10"], "--sizes"),
+    (["microburst", "--instrument", "tap", "--alpha", "0"], "--alpha"),
     (["microburst", "--instrument", "nope"], "--instrument 'nope': give dut or tap"),
     (["microburst", "--dut", "bridge"], "--dut: only with --instrument tap"),
     (["microburst", "--mode", "mininet", "--dut", "bridge"], "--dut: only with --instrument tap"),

@@ -8,6 +8,8 @@ instrument.
     virtual     a case on the reference DUT in virtual time
     mininet     a case (and the run) in Mininet; with --instrument tap, through
                 another switch with the tap in its path (experiments.tap)
+    tap_virtual --instrument tap in virtual time: the reference DUT with its own
+                profile, the taps in its path, scored against its ground truth
     tables      Table 4 and Figure 10's shapes
     section     the report's section
     cli         `p4scope run microburst`

@@ -63,9 +63,16 @@ def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES,
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
     traffic-manager profiles. --mode mininet (root): bursts at the htb rate into a
     link queue, real traffic through the reference DUT in Mininet; with --instrument tap
-    --dut bridge, through another switch with the tap in its path."""
+    --dut bridge, through another switch with the tap in its path (in virtual time: the
+    reference DUT with its own profile, the tap scored against its ground truth)."""
     V.only_for_mode(ctx, mode, {Mode.virtual: V.VIRTUAL_ONLY, Mode.mininet: V.MININET_ONLY})
     tap = T.tap_dut(ctx, mode, instrument, dut, live)
+    if tap is not None and mode is Mode.virtual:
+        from .tap_virtual import run_cli as run_tap_virtual
+
+        run_tap_virtual(profiles, buffer_mb, alpha, cell_bytes, seed, sizes, sizes_4to1,
+                        burst_frames, quick, results, run_id, program, progress, report, jobs)
+        return
     if tap is not None:
         from .tap import run_cli
 

@@ -68,8 +68,10 @@ def section(page: R.Page) -> None:
         rows = micro.set_index("case_id", drop=False)
         R.plot_stacked_by_ingress(page, s, [rows.loc[c] for c in _stack_cases(micro)],
                                   "microburst_by_ingress", "Occupancy stacked by ingress port")
-        R.plot_instrument_views(page, s, [rows.loc[c] for c in pdt.representative_cases(micro)],
-                                "microburst_instrument", "What the instrument saw")
+        if not run.has("tap_series"):  # with the tap, its own section shows what it saw
+            R.plot_instrument_views(page, s,
+                                    [rows.loc[c] for c in pdt.representative_cases(micro)],
+                                    "microburst_instrument", "What the instrument saw")
 
 
 def _stack_cases(micro: pd.DataFrame, size: int = 1518) -> list[str]:

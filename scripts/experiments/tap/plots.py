@@ -14,6 +14,9 @@ import pandas as pd
 
 KB = 1000.0
 TAP_COLOR, REF_COLOR = "#e07a1f", "#333333"
+QDISC = "the qdisc's backlog (sampled)"
+"""The reference's name in the legend and title (Mininet: the qdisc)."""
+LINE_COLOR = "#b0b0b0"
 
 
 @dataclass
@@ -55,8 +58,9 @@ def tap_view(series: pd.DataFrame, reference: Optional[pd.DataFrame], bursts: Op
                    d["occupancy_bytes"].to_numpy(float) / KB, rt, rv, marks)
 
 
-def web(views: list[TapView], dut: str):
-    """Plotly: one panel per case."""
+def web(views: list[TapView], dut: str, reference: str = QDISC, reference_line: bool = False):
+    """Plotly: one panel per case; the reference as points (samples) or,
+    with `reference_line`, as a wide grey step line under the tap's."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -68,12 +72,16 @@ def web(views: list[TapView], dut: str):
                         vertical_spacing=min(0.12, 0.6 / max(nrows, 1)))
     for i, v in enumerate(views):
         r, c = i // ncols + 1, i % ncols + 1
+        if v.ref_ms.size and reference_line:
+            fig.add_trace(go.Scatter(x=v.ref_ms, y=v.ref_kb, name=f"reference: {reference}",
+                                     legendgroup="ref", showlegend=i == 0, mode="lines",
+                                     line=dict(color=LINE_COLOR, width=5, shape="hv")), r, c)
         fig.add_trace(go.Scatter(x=v.t_ms, y=v.kb, name="tap: inferred (bytes in − bytes out − drops)",
                                  legendgroup="tap", showlegend=i == 0, mode="lines",
                                  line=dict(color=TAP_COLOR, width=1.3, shape="hv"),
                                  connectgaps=False), r, c)
-        if v.ref_ms.size:
-            fig.add_trace(go.Scatter(x=v.ref_ms, y=v.ref_kb, name="reference: qdisc backlog (sampled)",
+        if v.ref_ms.size and not reference_line:
+            fig.add_trace(go.Scatter(x=v.ref_ms, y=v.ref_kb, name=f"reference: {reference}",
                                      legendgroup="ref", showlegend=i == 0, mode="markers",
                                      marker=dict(color=REF_COLOR, size=5)), r, c)
         for source, t in v.marks:
@@ -83,29 +91,32 @@ def web(views: list[TapView], dut: str):
     fig.update_xaxes(title="time since the first frame the tap saw (ms)")
     fig.update_yaxes(title="occupancy (kB)")
     fig.update_layout(height=320 * nrows + 80,
-                      title=f"The egress queue of {dut}: inferred by the tap vs the qdisc's backlog "
+                      title=f"The egress queue of {dut}: inferred by the tap vs {reference} "
                             "(lines: burst start/end; dashed tap, solid reference)", **LAYOUT)
     return fig
 
 
-def png(views: list[TapView], dut: str):
+def png(views: list[TapView], dut: str, reference: str = QDISC, reference_line: bool = False):
     """Matplotlib: the same panels."""
     from ..plots_png import _figure_legend, _grid
 
     fig, axes = _grid(len(views), 2, 5.2, 3.0)
     for ax, v in zip(axes, views):
+        if v.ref_ms.size and reference_line:
+            ax.step(v.ref_ms, v.ref_kb, where="post", color=LINE_COLOR, lw=4,
+                    label=f"reference: {reference}")
         ax.step(v.t_ms, v.kb, where="post", color=TAP_COLOR, lw=1.1,
                 label="tap: inferred (bytes in − bytes out − drops)")
-        if v.ref_ms.size:
+        if v.ref_ms.size and not reference_line:
             ax.plot(v.ref_ms, v.ref_kb, "o", color=REF_COLOR, ms=2.5,
-                    label="reference: qdisc backlog (sampled)")
+                    label=f"reference: {reference}")
         for source, t in v.marks:
             ax.axvline(t, color=TAP_COLOR if source == "tap" else REF_COLOR,
                        ls="--" if source == "tap" else "-", lw=0.8, alpha=0.8)
         ax.set_title(v.label)
         ax.set_xlabel("time (ms)")
         ax.set_ylabel("occupancy (kB)")
-    fig.suptitle(f"The egress queue of {dut}: inferred by the tap vs the qdisc's backlog "
+    fig.suptitle(f"The egress queue of {dut}: inferred by the tap vs {reference} "
                  "(vertical lines: burst start/end; dashed tap, solid reference)", fontsize=9.5)
     _figure_legend(fig, axes)
     return fig

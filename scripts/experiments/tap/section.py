@@ -2,7 +2,8 @@
 switch: that switch's egress queue as the tap inferred it next to its
 qdisc's sampled backlog during each burst, the error table, the bursts
 with their culprits, the drops, the heatmap and the shares, and what
-the clock and the sampling do to the figures."""
+the clock and the sampling do to the figures. In virtual time the
+reference is the DUT's own ground truth (section_truth.py says how)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pandas as pd
 from .. import plotdata as pdt
 from .. import report as R
 from . import plots as tp
+from . import section_truth as st
 
 ERROR_COLUMNS = {
     "case": "case", "burst_id": "burst", "peak_tap_bytes": "peak, tap (B)",
@@ -40,8 +42,9 @@ def section(page: R.Page) -> None:
     err = run.t.get("tap_errors", pd.DataFrame())
     info = run.meta.get("tap", {})
     dut = info.get("dut_title") or "the DUT"
+    truth = st.is_truth(info)
     s = page.section("tap", f"Microburst through {dut}, seen by the tap in its path")
-    s.parts.append(R.para(
+    s.parts.append(st.intro(dut) if truth else R.para(
         f"A p4scope switch running p4src/tap.p4 sits on every link of {R.esc(dut)}: each "
         "sender's link, and the DUT's port towards the receiver. It reports every frame it "
         "passes (its timestamp, the port, the frame's length and first 64 bytes, and the "
@@ -51,7 +54,7 @@ def section(page: R.Page) -> None:
         "seen leaving is a DUT drop, counted apart. The reference is the backlog of the "
         "DUT's egress qdisc (htb over a pfifo) on that port, read with tc."))
     rate = run.meta.get("parameters", {}).get("microburst_mininet", {}).get("rate_bps")
-    s.parts.append(R.para(_statement(info, err, rate)))
+    s.parts.append(st.statement(info, err) if truth else R.para(_statement(info, err, rate)))
     labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()} if not micro.empty else {}
     cases = list(labels) or sorted(run.t["tap_series"]["case_id"].unique())
     views = [v for c in cases
@@ -59,11 +62,14 @@ def section(page: R.Page) -> None:
                                   run.t.get("tap_bursts"), c, labels.get(c, c))) is not None]
     if views:
         s.parts.append(f"<h3>The queue of {R.esc(dut)} during each burst</h3>")
-        page.plot(s, "tap_occupancy", tp.web(views, dut), tp.png(views, dut))
+        ref = st.REFERENCE_LABEL if truth else tp.QDISC
+        page.plot(s, "tap_occupancy", tp.web(views, dut, ref, truth),
+                  tp.png(views, dut, ref, truth))
     if not err.empty:
-        s.parts.append("<h3>The tap against the qdisc's backlog</h3>")
+        s.parts.append("<h3>The tap against "
+                       + ("the DUT's ground truth" if truth else "the qdisc's backlog") + "</h3>")
         tol = info.get("peak_tolerance", {})
-        s.parts.append(R.para(
+        s.parts.append(st.method() if truth else R.para(
             "Per burst the tap found: its peak against the highest qdisc sample within the "
             "burst (one sample period either side), the time-weighted mean over the burst of "
             "both (the qdisc's samples as a step; and the tap's series read only at the qdisc's "
@@ -74,16 +80,21 @@ def section(page: R.Page) -> None:
             f"{100 * tol.get('rel', 0.05):g} % or {tol.get('frames', 2)} frames of the qdisc's "
             "(no verdict for a burst the qdisc did not see)." + _reference_note(info)))
         e = err.assign(case=[labels.get(c, c) for c in err["case_id"]])
-        cols = [c for c in ERROR_COLUMNS if c in e]
-        s.parts.append(R.html_table(e[cols].rename(columns=ERROR_COLUMNS)))
-        d = e[[c for c in ("case", "drops_tap_frames", "drops_tester_frames", "drops_tap_bytes",
+        columns = st.ERROR_COLUMNS if truth else ERROR_COLUMNS
+        cols = [c for c in columns if c in e]
+        s.parts.append(R.html_table(e[cols].rename(columns=columns)))
+        if truth:
+            s.parts.append(st.checks(err, labels))
+        d = e[[c for c in ("case", "drops_tap_frames", "drops_truth_frames",
+                           "drops_tester_frames", "drops_tap_bytes",
                            "unresolved_frames", "strays") if c in e]].drop_duplicates("case")
         s.parts.append("<h3>Frames the DUT dropped</h3>" + R.para(
             "Sent towards the DUT and never seen leaving it, by the tap; the tester's count is "
             "what its senders sent minus what its receiver got. Unresolved: never seen leaving "
             "while reports were lost. Strays: frames the DUT sent of its own."))
         s.parts.append(R.html_table(d.rename(columns={
-            "drops_tap_frames": "dropped, tap (frames)", "drops_tester_frames": "lost, tester (frames)",
+            "drops_tap_frames": "dropped, tap (frames)", "drops_truth_frames": "dropped, DUT's truth (frames)",
+            "drops_tester_frames": "lost, tester (frames)",
             "drops_tap_bytes": "dropped, tap (B)", "unresolved_frames": "unresolved",
             "strays": "strays"})))
     if run.has("tap_bursts"):

@@ -144,14 +144,14 @@ class TapTestbed:
         self.stop()
 
 
-def configure_tap(sw: Switch, ports: list[int]) -> None:
+def configure_tap(sw: Switch, ports: list[int], node_id: int = NODE_ID) -> None:
     """tap.p4 on `ports`' links (placement.py's numbering), reporting every
-    frame to the collector port."""
+    frame to the collector port (as node `node_id`: one per tap switch)."""
     tap = Tap(sw)
     for p in ports:
         tap.wire(p, p + pl.DUT_SIDE, 0)
         tap.wire(p + pl.DUT_SIDE, p, 1)
     configure_collector(sw, pl.COLLECTOR_PORT, switch_ip=pl.TAP_IP, collector_ip=pl.COLLECTOR_IP,
                         collector_mac=pl.COLLECTOR_MAC, udp_port=pl.REPORT_UDP_PORT,
-                        node_id=NODE_ID, snaplen=SNAP_BYTES, session=REPORT_SESSION)
+                        node_id=node_id, snaplen=SNAP_BYTES, session=REPORT_SESSION)
     tap.sampling(every_frame=True)

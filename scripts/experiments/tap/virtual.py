@@ -1,0 +1,176 @@
+"""The tap around a reference DUT in virtual time: one engine Fabric
+(experiments.fabric) holding the DUT, switch 0, with its own traffic-
+manager profile, and one tap switch (p4src/tap.p4) on each of its links.
+
+    tester --(p) TAP (p + 256) ------ (p) DUT        one tap per DUT port p
+                 (250) collector: the tap's reports, captured
+
+The tap on DUT port p faces the tester with its port p and the DUT with
+p + DUT_SIDE, as one tap does every link in Mininet (placement.py), so the
+tap ports are unique across the taps and one Wiring serves them all; each
+tap reports as its own node (NODE_BASE + p), since each counts and numbers
+its reports itself. Every frame is sampled; a tap's collector port runs at
+400 Gb/s, fast enough to send a report of every frame of a 100 Gb/s link
+(collector_port.py), so none is lost unless `collector_rate_bps` (and
+`collector_queue_frames`, the collector queue's depth) say otherwise; a
+report that waits there is late, which changes nothing (it carries the
+tap's timestamp), and one dropped there is found lost by the cumulative
+counts of the next. The DUT's own instrument is not configured: the taps measure.
+
+Clock. Every switch of a Fabric runs on the one virtual clock, so the taps'
+timestamps (p4scope's ingress_timestamp_ns: when a frame's last bit is in)
+and the DUT's traffic-manager trace share it. A tap forwards in no time and
+holds no queue (its ports run at the link's rate, one in, one out), but the
+link between it and the DUT takes a frame's bits at the line rate plus the
+link's delay: a frame the tap stamps at t going in is the DUT's at t + link
+time; one whose first bit leaves the DUT at d is stamped d + link time.
+`on_dut_clock` takes that time off (and adds it), as the Fabric counts it
+(fabric.rs arrival_ns: whole ns, rounded up), so the inferred queue holds a
+frame from when the DUT has it to when it starts sending it, as the DUT's
+trace does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Optional, Sequence
+
+from .. import collector_port
+from ..fabric import Link, VirtualFabric
+from ..linerate import GBPS_100
+from ..params import Profile
+from ..testbed import DutProgram, Flow, host_mac
+from . import placement as pl
+from .inference import TOWARDS, TapFrame, Wiring
+
+NODE_BASE = 0x100
+TAP_PROFILE = Profile("tap", 4 * 1024 * 1024, 1.0, {"mode": "fifo"}, 1,
+                      "the taps' own: a wire that holds no queue (its ports run at the "
+                      "link's rate), its collector port fast and with a reserve")
+FCS, PREAMBLE = 4, 8
+
+
+def tap_profile(collector_rate_bps: Optional[float] = None,
+                collector_queue_frames: Optional[int] = None) -> Profile:
+    """The taps' traffic-manager profile: `collector_rate_bps` (None: 400
+    Gb/s) on the collector port, whose queue holds `collector_queue_frames`
+    (None: as the buffer admits)."""
+    port = collector_port.port_tm(GBPS_100, TAP_PROFILE.cell_bytes)
+    if collector_rate_bps is not None:
+        port = {**port, "rate_bps": int(collector_rate_bps)}
+    if collector_queue_frames is not None:
+        port = {**port, "queue_depth": int(collector_queue_frames)}
+    return replace(TAP_PROFILE, ports={pl.COLLECTOR_PORT: port})
+
+
+def link_ns(frame_bytes: int, rate_bps: float, delay_ns: int = 0) -> int:
+    """A frame of `frame_bytes` (no FCS) from its first bit leaving one end
+    of a link to its last bit at the other, as the Fabric counts it."""
+    wire_ps = ((frame_bytes + FCS + PREAMBLE) * 8 * 10**12 + int(rate_bps) // 2) // int(rate_bps)
+    return -(-(wire_ps + int(delay_ns) * 1000) // 1000)
+
+
+def on_dut_clock(frames: Sequence[TapFrame], rate_bps: float, delay_ns: int = 0) -> list[TapFrame]:
+    """Each report's time moved to the DUT's side of its link: a frame
+    going in later by its link time, one coming out earlier by it."""
+    return [replace(f, time_ns=f.time_ns + (link_ns(f.frame_bytes, rate_bps, delay_ns)
+                                            if f.direction == TOWARDS
+                                            else -link_ns(f.frame_bytes, rate_bps, delay_ns)))
+            for f in frames]
+
+
+def wiring(ports: Sequence[int]) -> Wiring:
+    """Tap port -> DUT port, and the DUT port behind each tester host's MAC
+    (testbed's addressing: the host behind port p)."""
+    m = {p: p for p in ports}
+    m.update({p + pl.DUT_SIDE: p for p in ports})
+    return Wiring(m, {host_mac(p): p for p in ports})
+
+
+def _tap_setup(port: int) -> Callable[[Any], None]:
+    def setup(sw: Any) -> None:
+        from .testbed import configure_tap
+
+        configure_tap(sw, [port], node_id=NODE_BASE + port)
+    return setup
+
+
+class TappedDut:
+    """The DUT (bridging `flows`) with a tap on each of `ports`; use as a
+    context manager. `reset(profile)`: fresh engines, the DUT with
+    `profile`, every tap's reports captured from then on."""
+
+    def __init__(self, dut: DutProgram, tap: DutProgram, profile: Profile, ports: Sequence[int],
+                 flows: Sequence[Flow], *, seed: int = 0, delay_ns: int = 0,
+                 collector_rate_bps: Optional[float] = None,
+                 collector_queue_frames: Optional[int] = None,
+                 apply_profile: Optional[Callable[[Any, Profile], None]] = None):
+        self.ports = sorted(set(int(p) for p in ports))
+        if not self.ports:
+            raise ValueError("the tap needs at least one DUT port")
+        bad = [p for p in self.ports if not 1 <= p < pl.MAX_HOST_PORT]
+        if bad:
+            raise ValueError(f"DUT ports {bad}: the taps number theirs 1..{pl.MAX_HOST_PORT - 1}")
+        if delay_ns < 0:
+            raise ValueError(f"a link's delay is at least 0 ns, not {delay_ns}")
+        self.delay_ns = int(delay_ns)
+        self.tap_prof = tap_profile(collector_rate_bps, collector_queue_frames)
+        n = len(self.ports)
+        links = [Link((1 + i, p + pl.DUT_SIDE), (0, p), self.delay_ns)
+                 for i, p in enumerate(self.ports)]
+        kw = {"apply_profile": apply_profile} if apply_profile is not None else {}
+        self.vf = VirtualFabric([dut] + [tap] * n, [profile] + [self.tap_prof] * n,
+                                [list(flows)] + [[] for _ in range(n)], links, seed=seed,
+                                setups=[None] + [_tap_setup(p) for p in self.ports], **kw)
+
+    def __enter__(self) -> "TappedDut":
+        self.vf.start()
+        self._capture()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.vf.close()
+
+    @property
+    def dut(self) -> Any:
+        """The DUT's VirtualSwitch."""
+        return self.vf.switches[0]
+
+    def tap_of(self, port: int) -> int:
+        """The fabric's index of the tap on DUT port `port`."""
+        return 1 + self.ports.index(port)
+
+    def reset(self, profile: Profile) -> None:
+        self.vf.reset([profile] + [self.tap_prof] * len(self.ports))
+        self._capture()
+
+    def _capture(self) -> None:
+        with self.vf.locked() as f:
+            for p in self.ports:
+                f.capture_port(self.tap_of(p), pl.COLLECTOR_PORT)
+
+    def add_source(self, port: int, dst_port: int, **kw: Any) -> int:
+        """A tester stream into the tap on DUT port `port`, from the host
+        behind it to the host behind `dst_port`; keywords as add_stream."""
+        with self.vf.locked() as f:
+            return int(f.add_stream(self.tap_of(port), port,
+                                    **self.vf.addresses((0, port), (0, dst_port)), **kw))
+
+    def take_reports(self) -> list[tuple[int, bytes]]:
+        """Every tap's report frames since the last take, as (time leaving
+        the collector port, bytes), tap by tap."""
+        out: list[tuple[int, bytes]] = []
+        with self.vf.locked() as f:
+            for p in self.ports:
+                out += [(int(t), bytes(b)) for t, b in f.take_captured(self.tap_of(p),
+                                                                       pl.COLLECTOR_PORT)]
+        return out
+
+    def tap_queue_stats(self) -> list[dict[str, Any]]:
+        """The taps' own queues (tm_queue_stats, with the tap's DUT port as
+        `tap`), the collector ports included."""
+        out = []
+        for p in self.ports:
+            with self.vf.switches[self.tap_of(p)].locked() as e:
+                out += [{**s, "tap": p} for s in e.tm_queue_stats()]
+        return out
