@@ -126,7 +126,7 @@ parser DutParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         }
     }
     state parse_udp {
-        int_md_parser.apply(pkt, hdr, meta.int_md, meta.l4_dst_port, sm.packet_length);
+        int_md_parser.apply(pkt, hdr, meta.int_md, sm.packet_length);
         transition accept;
     }
 }

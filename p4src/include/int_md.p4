@@ -87,7 +87,7 @@ struct int_md_metadata_t {
 
 /* Called after the UDP ports (hdr.l4) of an IPv4 packet without options. */
 parser IntMdParser(packet_in pkt, inout headers_t hdr, inout int_md_metadata_t im,
-                   inout bit<16> l4_dst_port, in bit<32> packet_length) {
+                   in bit<32> packet_length) {
     /* bytes after the UDP header (Ethernet 14 + IPv4 20 + UDP 8 before),
      * checked before every extract: a short packet is forwarded, never a
      * parser error */
@@ -125,8 +125,6 @@ parser IntMdParser(packet_in pkt, inout headers_t hdr, inout int_md_metadata_t i
     }
     state parse_md {
         pkt.extract(hdr.int_md.md);
-        /* the flow's own port, for ACLs, hashes and watchlists */
-        l4_dst_port = hdr.int_md.shim.npt_field;
         stack_bytes = ((bit<32>)hdr.int_md.shim.len << 2) - 12;
         room = room - stack_bytes;
         transition select(stack_bytes[31:31], room[31:31], hdr.int_md.shim.len) {
