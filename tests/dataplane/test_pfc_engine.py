@@ -97,3 +97,25 @@ def test_a_stream_s_priority_is_checked():
     e = dp.Engine(l2l3_json())
     with pytest.raises(dp.ConfigError, match="priority 9 is out of range"):
         e.add_stream(1, line_rate_bps=100e9, frames=1, priority=9)
+
+
+@pytest.mark.parametrize("obey", [True, False])
+def test_fabric_sources_obey_pause_as_the_tester_s_do(obey):
+    """A switch run as a fabric of one: its sources keep their priority and
+    obey the switch's pause frames exactly as the single-switch tester's."""
+    e = dp.Engine(l2l3_json(), seed=1)
+    e.tm_configure(tm(cell_bytes=256))
+    e.table_add("ingress.ipv4_lpm", "ingress.set_nhop", [("lpm", (10 << 24) | (255 << 8), 24)],
+                [1, EGRESS])
+    e.table_add("ingress.forward", "ingress.set_dmac", [1], [0x020000000031])
+    fabric = dp.Fabric([e], 1)
+    for port in range(1, 5):
+        fabric.add_stream(0, port, size=1518, frames=600, dst_ip=(10 << 24) | (255 << 8) | 1,
+                          priority=0, obey_pause=obey, name=f"p{port}")
+    fabric.run(drain=True)
+    rows = fabric.stream_stats()
+    lost = sum(r["lost"] for r in rows)
+    if obey:
+        assert lost == 0 and all(r["pause_frames"] > 0 for r in rows)
+    else:
+        assert lost > 100 and all(r["pause_frames"] == 0 for r in rows)

@@ -139,8 +139,10 @@ impl Fabric {
             let c = lock(&self.cores[switch]);
             stream_cfg(py, &c.sw, port, kw, id)?
         };
+        let pause = super::sim::pause_priority(kw)?;
         let wire = super::mac::wire_opts(kw)?;
         let sid = self.inner.add_stream(end, cfg).map_err(ConfigError::new_err)?;
+        self.inner.tester.sources[sid as usize].pause.priority = pause;
         self.inner.tester.sources[sid as usize].wire = wire;
         Ok(sid)
     }
