@@ -365,6 +365,13 @@ class Collector:
             if not waiting:
                 del self._unjoined[key]
 
+    def take_int_md_paths(self) -> list[IntMdPath]:
+        """The INT-MD paths since the last take, which the collector then
+        forgets (a postcard arriving later no longer joins them)."""
+        with self._lock:
+            paths, self.int_md_paths, self._unjoined = self.int_md_paths, [], {}
+        return paths
+
     def int_md_hops(self) -> list[dict]:
         """One row per hop of every INT-MD path: path (index), hop (1 =
         the source), the sink's node and report sequence, the flow, and

@@ -163,3 +163,7 @@ def test_a_stack_whose_postcard_never_came_has_no_sink_hop():
     c.feed(postcard(1, 5000, flow(), node=6))          # another node's postcard
     (path,) = c.int_md_paths
     assert path.sink is None and path.hops == [HOP]
+    # a long watch takes the paths and the collector forgets them
+    assert c.take_int_md_paths() == [path] and c.int_md_paths == []
+    c.feed(postcard(2, 5000, flow()))                  # too late to join
+    assert path.sink is None and c.take_int_md_paths() == []
