@@ -72,8 +72,10 @@ def test_the_plan_runs_the_full_mesh_before_the_maximum_forwarding_rate():
 
 
 @pytest.mark.parametrize("kw, option", [
-    ({"tests": ("forward_pressure",)}, "forward_pressure is not measured yet"),
-    ({"tests": ("errored_frames",)}, "errored_frames is not measured yet"),
+    ({"ifg_bits": 96}, "--ifg-bits 96"),
+    ({"dut_ifg_bits": 90}, "--dut-ifg-bits 90: whole bytes"),
+    ({"dut_mtu": 45}, "--dut-mtu 45"),
+    ({"tests": ("errored_frames",), "sizes": (64, 1519)}, r"--sizes 1519: .*\(1518 B at --dut-mtu 1500\)"),
     ({"tests": ("congestion_control",), "ports": 3}, "--ports 3"),
     ({"ports": 64}, "--ports"),
     ({"loads": (0.0,)}, "--loads"),

@@ -15,6 +15,10 @@ reports them, on plain numbers: nothing here knows a testbed.
                                 nothing (no flooding)
     broadcast                   a trial passes when every receiving port
                                 got every broadcast frame
+    forward pressure            fails when the DUT sent frames closer than
+                                96 bits (receive utilisation above 100 %)
+    errored frames filtering    a trial passes when no errored frame was
+                                forwarded and the valid ones were
 """
 
 from __future__ import annotations
@@ -82,3 +86,21 @@ def overall(results: Iterable[str]) -> str:
     if not rs:
         return NONE
     return FAIL if FAIL in rs else PASS
+
+
+def forward_pressure_result(min_gap_bits: Optional[float], rate_bps: float) -> str:
+    """RFC 2889 s. 5.4: fail when the DUT sent two frames closer than 96
+    bits (a receive utilisation above 100 %), within the sink's resolution
+    (1 ps at the port's rate, 0.1 bit at 100G); no verdict when fewer than
+    two frames came."""
+    if min_gap_bits is None or min_gap_bits != min_gap_bits:
+        return NONE
+    return PASS if min_gap_bits >= 96.0 - max(rate_bps * 1e-12, 1e-6) else FAIL
+
+
+def errored_passed(valid_tx: int, valid_rx: int, errored_rx: int,
+                   tolerance_pct: float = 0.0) -> bool:
+    """RFC 2889 s. 5.9: no errored frame forwarded, and the valid frames
+    forwarded (loss within the tolerance)."""
+    return errored_rx == 0 and valid_tx > 0 and forwarding_passed(valid_tx, valid_rx, 0,
+                                                                  tolerance_pct)

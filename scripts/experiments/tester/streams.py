@@ -14,6 +14,11 @@ from typing import Any, Mapping, Optional
 from ..linerate import frames_per_second, mix_mean_size, wire_bits
 
 MIN_FRAME, MAX_FRAME = 64, 16_384
+MIN_RUNT = 18  # an errored stream's undersize frames: down to a header and an FCS
+MIN_IFG_BITS = 96
+ERRORED = ("undersize", "oversize", "bad_fcs")
+"""What an errored stream's frames have wrong (RFC 2889 s. 5.9): shorter
+than 64 B, longer than the DUT's largest frame, or a bad FCS."""
 
 
 class StreamError(ValueError):
@@ -66,7 +71,10 @@ class Stream:
     `frames` ends the stream after that many frames (a burst); otherwise it
     lasts the trial. `headers` go to the frame template (dst_mac, src_mac,
     src_ip, dst_ip, sport, dport, dscp as integers); the testbed fills in
-    its own addressing for what is not given."""
+    its own addressing for what is not given. `ifg_bits`: the gap after
+    each frame (below 96: RFC 2889's forward pressure); `errored`: one of
+    ERRORED (undersize allows sizes below 64 B, bad_fcs sends every frame
+    with a bad FCS)."""
 
     tx_port: int
     rx_port: Optional[int]
@@ -77,15 +85,24 @@ class Stream:
     start_ns: int = 0
     name: str = ""
     headers: Mapping[str, Any] = field(default_factory=dict)
+    ifg_bits: int = MIN_IFG_BITS
+    errored: Optional[str] = None
 
     def __post_init__(self) -> None:
         sizes = [s for s, _ in self.mix] if self.mix else [self.size]
         if not sizes or any(s is None for s in sizes):
             raise StreamError(f"stream {self.label}: give a frame size or a mix")
+        if self.errored is not None and self.errored not in ERRORED:
+            raise StreamError(f"stream {self.label}: errored {self.errored!r}: choose from "
+                              f"{', '.join(ERRORED)}")
+        low = MIN_RUNT if self.errored == "undersize" else MIN_FRAME
         for s in sizes:
-            if not MIN_FRAME <= int(s) <= MAX_FRAME:
+            if not low <= int(s) <= MAX_FRAME:
                 raise StreamError(f"stream {self.label}: frame size {s} is outside "
-                                  f"{MIN_FRAME}..{MAX_FRAME} bytes")
+                                  f"{low}..{MAX_FRAME} bytes")
+        if not 0 <= self.ifg_bits <= 1_000_000:
+            raise StreamError(f"stream {self.label}: inter-frame gap {self.ifg_bits} bit is "
+                              "outside 0..1000000")
         if self.mix and (any(w < 0 for _, w in self.mix) or sum(w for _, w in self.mix) <= 0):
             raise StreamError(f"stream {self.label}: mix weights must be >= 0 with a positive total")
         if self.frames is not None and self.frames < 1:

@@ -118,6 +118,10 @@ class VirtualTestbed:
         kw["name"] = st.label
         if self.routed:
             kw["dst_mac"] = SWITCH_MAC
+        if st.ifg_bits != 96:
+            kw["ifg_bits"] = int(st.ifg_bits)
+        if st.errored == "bad_fcs":
+            kw["bad_fcs"] = True
         for k, v in st.headers.items():
             if k not in HEADER_KEYS:
                 raise ValueError(f"stream {st.label}: unknown header field {k!r} "
@@ -153,6 +157,8 @@ class VirtualTestbed:
             e.run(until_ns=int(duration_ns) + settle, drain=False)
             queued = sum(int(q["pkts"]) for q in e.tm_queue_stats())
             rows = e.stream_stats()
+            ports = {int(r["port"]): r["min_gap_bits"] for r in e.port_rx_stats()}
+            mac = {int(p): dict(s) for p, s in e.port_mac_stats().items()}
             hist = {sid: e.latency_histogram(sid) for sid in ids}
             recs = ({k: np.asarray(v) for k, v in e.rx_records().items()} if records else None)
             e.record_rx(False)
@@ -160,4 +166,5 @@ class VirtualTestbed:
         table = stream_rows(streams, rows, ids, self.line_rate_bps, int(duration_ns), recs)
         return Trial(table, int(duration_ns), settle, self.line_rate_bps, queued,
                      histogram_rows(ids, [s.label for s in streams], hist),
-                     {"testbed": self.name, "digest": tr.digest()})
+                     {"testbed": self.name, "digest": tr.digest(), "min_gap_bits": ports,
+                      "mac": mac})
