@@ -1,7 +1,8 @@
 """RFC 2889 (seed 003, as Xena Valkyrie2889 reports it): forwarding in a
-full mesh and in partial meshes 1:N and N:N, congestion control, maximum
-forwarding rate, address caching capacity and learning rate, broadcast
-forwarding rate and latency, on the reference DUT in virtual time.
+full mesh and in partial meshes 1:N and N:N, congestion control, forward
+pressure, maximum forwarding rate, address caching capacity and learning
+rate, errored frames filtering, broadcast forwarding rate and latency, on
+the reference DUT in virtual time.
 
     params      the suite's parameters, checked; the tests not measured yet
     topology    which ports do what in each test, and their streams
@@ -10,6 +11,9 @@ forwarding rate and latency, on the reference DUT in virtual time.
     forwarding  meshes (forwarding per load, throughput search), maximum
                 forwarding rate, congestion control
     broadcast   broadcast forwarding rate and latency
+    pressure    forward pressure (a gap below 96 bit; the gap received)
+    errored     errored frames filtering (undersize, oversize, bad FCS)
+    dut_mac     what those two set on the DUT for their trials
     controller  the DUT's learning path (digests, the controller's
                 P4Runtime writes) in virtual time
     address     address caching capacity and learning rate
@@ -26,10 +30,12 @@ from . import cli, section, tables  # noqa: E402
 
 PLUGIN = Experiment(
     name=EXPERIMENT,
-    summary="RFC 2889 meshes, congestion, max forwarding rate, address handling, broadcast",
+    summary="RFC 2889 meshes, congestion, forward pressure, max forwarding rate, address "
+            "handling, errored frames, broadcast",
     command=cli.command,
     tables={
-        "rfc2889_trials": "one row per forwarding, throughput, congestion or broadcast trial, "
+        "rfc2889_trials": "one row per forwarding, throughput, congestion, forward pressure, "
+                          "errored frames or broadcast trial, "
                           "stored as it ends: offered and achieved rates, tx/rx/lost, passed",
         "rfc2889_address_trials": "one row per address trial: addresses, rate, test frames, "
                                   "learning/monitor port rx, learnt, controller service time",

@@ -11,7 +11,7 @@ import typer
 from .. import virtual_cli as V
 from ..params import ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
-from .params import LOADS, NOT_MEASURED, STANDARD_SIZES, TESTS, Rfc2889Params, parse_loads
+from .params import LOADS, STANDARD_SIZES, TESTS, Rfc2889Params, parse_loads
 
 
 def _rate(text: str, option: str) -> int:
@@ -25,8 +25,7 @@ def _rate(text: str, option: str) -> int:
 
 def command(
         tests: str = typer.Option(",".join(TESTS), "--tests", help="Which tests: "
-                                  + ", ".join(TESTS) + ". Not measured yet: "
-                                  + ", ".join(NOT_MEASURED) + "."),
+                                  + ", ".join(TESTS) + "."),
         sizes: str = typer.Option(",".join(map(str, STANDARD_SIZES)), "--sizes",
                                   help="Frame sizes (B, FCS included) of the forwarding, "
                                        "congestion, maximum forwarding rate and broadcast tests."),
@@ -66,6 +65,18 @@ def command(
                                                   "resolution, frames/s."),
         ageing_s: float = typer.Option(300.0, "--ageing-s", help="The controller's MAC ageing "
                                        "time, s (longer than a trial: nothing ages in one)."),
+        ifg_bits: int = typer.Option(88, "--ifg-bits", help="Forward pressure: the gap the "
+                                     "source keeps between frames, 8..95 bit (below "
+                                     "Ethernet's 96: more than line rate)."),
+        dut_ifg_bits: int = typer.Option(96, "--dut-ifg-bits", help="Forward pressure: the "
+                                         "DUT's own transmit gap, a multiple of 8 bit (less than "
+                                         "96: a DUT that sends too fast, the test fails)."),
+        dut_mtu: int = typer.Option(1500, "--dut-mtu", help="Errored frames: the MTU of the "
+                                    "DUT's receiving port, 46..9198 B (its largest frame: MTU "
+                                    "+ 18)."),
+        pass_errored: bool = typer.Option(False, "--pass-errored", help="Errored frames: the "
+                                          "DUT's receiving port passes errored frames to the "
+                                          "pipeline (the test fails)."),
         mac_table_size: Optional[int] = typer.Option(
             None, "--mac-table-size", show_default=False, help="Compile the DUT with this MAC "
             "table size (-DMAC_TABLE_SIZE; default: the program's, 65536)."),
@@ -91,7 +102,8 @@ def command(
             max_addresses=max_addresses, learn_fps=learn_fps,
             learning_addresses=parse_int_list(learning_addresses, "--learning-addresses"),
             learn_rate_max_fps=learn_rate_max, learn_rate_resolution_fps=learn_rate_res,
-            ageing_s=ageing_s, mac_table_size=mac_table_size).check()
+            ageing_s=ageing_s, mac_table_size=mac_table_size, ifg_bits=ifg_bits,
+            dut_ifg_bits=dut_ifg_bits, dut_mtu=dut_mtu, pass_errored=pass_errored).check()
         profile = next(iter(V.profiles("fair", buffer_mb, alpha, cell_bytes, seed).values()))
     except ParamError as e:
         V.fail(str(e))

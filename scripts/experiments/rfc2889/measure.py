@@ -14,6 +14,8 @@ from ..runner import Case, Tables, Tick
 from ..tester.search import throughput_trials
 from . import EXPERIMENT, address, broadcast, forwarding
 from .context import Context
+from .errored import errored_frames
+from .pressure import forward_pressure
 from .params import TESTS, Rfc2889Params
 from .topology import MESHES
 
@@ -42,7 +44,8 @@ def plan(p: Rfc2889Params) -> list[Case]:
                       for s in p.address_sizes for n in p.learning_addresses]
         else:
             trials = {"congestion_control": 1, "max_forwarding_rate": 1,
-                      "broadcast": search}.get(test, len(p.loads) + search)
+                      "broadcast": search, "forward_pressure": 1,
+                      "errored_frames": len(p.loads)}.get(test, len(p.loads) + search)
             cases += [_case(test, s, f"RFC 2889 {test.replace('_', ' ')} {s} B",
                             float(trials * p.ports)) for s in p.sizes]
     return cases
@@ -76,4 +79,8 @@ class Rfc2889Measure:
             return address.caching(c)
         if test == "address_learning":
             return address.learning_rate(c)
+        if test == "forward_pressure":
+            return forward_pressure(c)
+        if test == "errored_frames":
+            return errored_frames(c)
         raise ValueError(f"no RFC 2889 test {test!r}")

@@ -16,21 +16,15 @@ from ..params import MAX_PORT, ParamError, check_int, check_number, check_sizes
 STANDARD_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
 LOADS = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
 TESTS = ("full_mesh", "partial_mesh_1n", "partial_mesh_nn", "congestion_control",
-         "max_forwarding_rate", "address_caching", "address_learning", "broadcast")
+         "forward_pressure", "max_forwarding_rate", "address_caching", "address_learning",
+         "errored_frames", "broadcast")
 """What `--tests` takes, in the order the cases run (the maximum
 forwarding rate reuses the full mesh's forwarding trials of the same size)."""
-NOT_MEASURED = {
-    "forward_pressure": "virtual sources that send with an inter-frame gap below 96 bit and "
-                        "sinks that measure the gap they receive (an engine change: Ethernet MAC "
-                        "behaviour at the ports)",
-    "errored_frames": "ports that carry an FCS and count and drop frames with a bad FCS, "
-                      "undersize or oversize frames as an Ethernet MAC does, and sources that "
-                      "send such frames (an engine change)",
-}
+NOT_MEASURED: dict[str, str] = {}
 """RFC 2889 tests not measured yet, and what they need: never a PASS."""
 MIN_PORTS = {"full_mesh": 2, "partial_mesh_1n": 2, "partial_mesh_nn": 2,
              "congestion_control": 4, "max_forwarding_rate": 2, "address_caching": 3,
-             "address_learning": 3, "broadcast": 2}
+             "address_learning": 3, "broadcast": 2, "forward_pressure": 2, "errored_frames": 2}
 MAX_ADDRESSES = 1_000_000
 
 
@@ -53,7 +47,13 @@ class Rfc2889Params:
     address counts of the learning-rate test; learn_rate_max_fps and
     learn_rate_resolution_fps: its search; ageing_s: the controller's
     ageing time; mac_table_size: compile the DUT with this MAC table
-    (None: the program's own size)."""
+    (None: the program's own size).
+
+    Forward pressure (port 1 to port 2): ifg_bits: the source's gap
+    (below 96); dut_ifg_bits: the DUT's own transmit gap (96: Ethernet's;
+    less: a DUT that sends too fast). Errored frames (port 1 to port 2):
+    dut_mtu: the DUT's receiving port's MTU (its largest frame mtu + 18);
+    pass_errored: that port passes errored frames (the test then fails)."""
 
     sizes: tuple[int, ...] = STANDARD_SIZES
     ports: int = 4
@@ -73,6 +73,10 @@ class Rfc2889Params:
     learn_rate_resolution_fps: float = 100.0
     ageing_s: float = 300.0
     mac_table_size: Optional[int] = None
+    ifg_bits: int = 88
+    dut_ifg_bits: int = 96
+    dut_mtu: int = 1500
+    pass_errored: bool = False
 
     def check(self) -> "Rfc2889Params":
         unknown = [t for t in self.tests if t not in TESTS and t not in NOT_MEASURED]
@@ -125,7 +129,20 @@ class Rfc2889Params:
         check_number(self.ageing_s, 1.0, 1e6, "--ageing-s", unit="s")
         if self.mac_table_size is not None:
             check_int(self.mac_table_size, 4, 1 << 20, "--mac-table-size")
+        self._check_mac()
         return self
+
+    def _check_mac(self) -> None:
+        check_int(self.ifg_bits, 8, 95, "--ifg-bits", unit="bit",
+                  where="forward pressure: below Ethernet's 96")
+        check_int(self.dut_ifg_bits, 8, 96, "--dut-ifg-bits", unit="bit")
+        if self.dut_ifg_bits % 8:
+            raise ParamError(f"--dut-ifg-bits {self.dut_ifg_bits}: whole bytes (a multiple of 8)")
+        check_int(self.dut_mtu, 46, 9198, "--dut-mtu", unit="B")
+        if "errored_frames" in self.tests and max(self.sizes) > self.dut_mtu + 18:
+            raise ParamError(f"--sizes {max(self.sizes)}: errored frames filtering sends valid "
+                             f"frames of each size, above the DUT's largest frame "
+                             f"({self.dut_mtu + 18} B at --dut-mtu {self.dut_mtu})")
 
     @property
     def port_list(self) -> list[int]:

@@ -1,5 +1,6 @@
 """The RFC 2889 section of a run's report: the Xena-style summary, every
-table in the seed's shape, the tests not measured yet and why, and plots
+table in the seed's shape (forward pressure and errored frames with how
+the engine's MACs measure them), the tests not measured yet and why, and plots
 (received vs offered rate per mesh, maximum forwarding rate and broadcast
 rate per size, the address learning rate), each interactive and as PNG."""
 
@@ -38,6 +39,43 @@ _ADDRESS = (
     "(mean {service}), so the rate depends on the machine. The MAC table's size is the "
     "program's ({table} entries; the test port's own address takes one). Ageing is the "
     "controller's idle timeout ({ageing:g} s), longer than any trial: nothing ages in one.")
+
+
+_PRESSURE = (
+    "Forward pressure (port 1 to port 2): the source sends at 100 % with a {ifg}-bit gap between "
+    "frames instead of Ethernet's 96 ({over:.3f} % of line rate at 64 B); the sink measures the "
+    "smallest gap between the frames the DUT sent, exactly (the egress's picosecond times) at "
+    "the port's line rate, and the maximum utilisations are the frames' standard share of the "
+    "time at the smallest gap. It fails when that gap is below 96 bits (a receive utilisation "
+    "above 100 %: the DUT sends faster than the line allows); queueing and losing the excess "
+    "is allowed.{dut}")
+_ERRORED = (
+    "Errored frames filtering (port 1 to port 2), at each offered load: valid frames of the "
+    "case's size, undersize frames (60 B), oversize frames ({over} B: 4 more than the largest "
+    "frame, {largest} B at the receiving port's MTU {mtu}) and frames of the case's size with "
+    "a bad FCS, a quarter of the load each. The engine's ports are Ethernet MACs on the "
+    "virtual wires: the receiving port counts errored frames (RMON's undersize, fragments, "
+    "oversize, jabbers, FCS errors) and drops them before the parser{passing}. A load fails "
+    "when an errored frame is forwarded or a valid one lost. Dribble-bit and alignment errors "
+    "are bit-level and not sent (the engine's wire carries whole bytes).")
+
+
+def _mac_tests(s: rp.Section, made: dict[str, pd.DataFrame], p: dict) -> None:
+    """Forward pressure and errored frames filtering: how, then the tables."""
+    if "rfc2889_forward_pressure" in made:
+        ifg, dut = int(p.get("ifg_bits", 88)), int(p.get("dut_ifg_bits", 96))
+        s.parts.append(rp.para(rp.esc(_PRESSURE.format(
+            ifg=ifg, over=100.0 * 84 * 8 / (72 * 8 + ifg),
+            dut=f" The DUT was set to send with a {dut}-bit gap of its own." if dut < 96
+            else ""))))
+        _tables(s, made, ("rfc2889_forward_pressure",))
+    if "rfc2889_errored_frames" in made:
+        mtu = int(p.get("dut_mtu", 1500))
+        s.parts.append(rp.para(rp.esc(_ERRORED.format(
+            over=mtu + 22, largest=mtu + 18, mtu=mtu,
+            passing="; here it was configured to pass them to the pipeline, so errored frames "
+                    "are forwarded" if p.get("pass_errored") else ""))))
+        _tables(s, made, ("rfc2889_errored_frames",))
 
 
 def _layout(title: str, x: str, y: str) -> dict:
@@ -144,6 +182,7 @@ def section(page: rp.Page) -> None:
                 page.plot(s, f"rfc2889_forwarding_{mesh}", *_forwarding_figs(trials, mesh))
     _tables(s, made, ("rfc2889_throughput", "rfc2889_congestion_control",
                       "rfc2889_max_forwarding_rate"))
+    _mac_tests(s, made, p)
     if results is None:
         return
     series = {}

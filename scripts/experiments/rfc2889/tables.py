@@ -23,12 +23,19 @@ CSV_FILES = {
     "rfc2889_congestion_control": "Congestion control: per frame size, the uncongested (UC) and "
                                   "congested (C) port's tx, rx and loss, head-of-line blocking, "
                                   "back pressure, Pass/Fail",
+    "rfc2889_forward_pressure": "Forward pressure: per frame size, frames sent with a gap below "
+                                "96 bit and received, the tx and rx maximum utilisation (%, "
+                                "from the smallest gap), loss, the smallest gap received, "
+                                "Pass/Fail",
     "rfc2889_max_forwarding_rate": "Maximum forwarding rate: per frame size, the offered load it "
                                    "was seen at, tx/rx frames, loss, the rate received",
     "rfc2889_address_caching": "Address caching capacity: per frame size, the address count, "
                                "test port tx, learning and monitor port rx, Pass/Fail",
     "rfc2889_address_learning": "Address learning rate: frames/s per address count (rows) and "
                                 "frame size (columns); 0 where no rate passed",
+    "rfc2889_errored_frames": "Errored frames filtering: per frame size and offered load, tx "
+                              "and rx of the valid, oversize, undersize and bad-FCS frames, "
+                              "what the DUT's MAC dropped, Pass/Fail",
     "rfc2889_broadcast": "Broadcast forwarding: per frame size, the rate found (% and "
                          "frames/s), loss, Pass/Fail",
     "rfc2889_broadcast_latency": "Broadcast latency: per frame size at the rate found (FIFO: "
@@ -36,9 +43,11 @@ CSV_FILES = {
                                  "(us), each as the range over the receiving ports",
 }
 TEST_NAMES = {**MESH_NAMES, "congestion_control": "congestion control",
+              "forward_pressure": "forward pressure",
               "max_forwarding_rate": "maximum forwarding rate",
               "address_caching": "address caching capacity",
-              "address_learning": "address learning rate", "broadcast": "broadcast forwarding"}
+              "address_learning": "address learning rate",
+              "errored_frames": "errored frames filtering", "broadcast": "broadcast forwarding"}
 
 
 def _rows(results: pd.DataFrame, *tests: str) -> pd.DataFrame:
@@ -92,6 +101,35 @@ def congestion(results: pd.DataFrame) -> pd.DataFrame:
         "C-Port: Loss (%)": r["c_loss_pct"].round(4),
         "Head-of-line blocking": yes(r["head_of_line_blocking"].astype(bool)),
         "Back pressure": yes(r["back_pressure"].astype(bool)), "Result": r["result"],
+    })
+
+
+def forward_pressure(results: pd.DataFrame) -> pd.DataFrame:
+    r = _rows(results, "forward_pressure")
+    return pd.DataFrame({
+        "Frame Size (B)": r["frame_size"].astype(int), "Tx Frames": r["tx_frames"].astype(int),
+        "Tx max. util. (%)": r["tx_util_pct"].round(3), "Rx Frames": r["rx_frames"].astype(int),
+        "Rx max. util. (%)": r["rx_util_pct"].round(3), "Loss (%)": r["loss_pct"].round(4),
+        "Tx Gap (bit)": r["ifg_bits"].astype(int), "Min. Rx Gap (bit)": r["min_gap_bits"].round(2),
+        "Result": r["result"], "Note": _col(r, "note", "").fillna(""),
+    })
+
+
+def errored_frames(trials: pd.DataFrame) -> pd.DataFrame:
+    t = trials[trials["procedure"] == "errored_frames"]
+    if t.empty:
+        return pd.DataFrame()
+    t = t.sort_values(["frame_size", "value"], kind="stable")
+    n = lambda c: t[c].astype(int)  # noqa: E731
+    return pd.DataFrame({
+        "Frame Size (B)": n("frame_size"), "Tx Rate (%)": t["value"],
+        "Tx Frames": n("tx_frames"), "Rx Frames": n("rx_frames"),
+        "Tx Valid": n("tx_valid"), "Rx Valid": n("rx_valid"),
+        "Tx Oversize": n("tx_oversize"), "Rx Oversize": n("rx_oversize"),
+        "Tx Undersize": n("tx_undersize"), "Rx Undersize": n("rx_undersize"),
+        "Tx FCS Error": n("tx_bad_fcs"), "Rx FCS Error": n("rx_bad_fcs"),
+        "DUT MAC Dropped": n("mac_dropped"),
+        "Result": t["passed"].astype(bool).map({True: V.PASS, False: V.FAIL}),
     })
 
 
@@ -179,11 +217,13 @@ def all_tables(results: Optional[pd.DataFrame],
         out["rfc2889_summary"] = summary(results)
     if trials is not None and not trials.empty:
         out["rfc2889_forwarding"] = forwarding(trials)
+        out["rfc2889_errored_frames"] = errored_frames(trials)
     if results is not None and not results.empty:
         has = set(results["test"])
         for name, fn, tests in (
                 ("rfc2889_throughput", throughput, set(MESH_NAMES)),
                 ("rfc2889_congestion_control", congestion, {"congestion_control"}),
+                ("rfc2889_forward_pressure", forward_pressure, {"forward_pressure"}),
                 ("rfc2889_max_forwarding_rate", max_forwarding_rate, {"max_forwarding_rate"}),
                 ("rfc2889_address_caching", address_caching, {"address_caching"}),
                 ("rfc2889_address_learning", address_learning, {"address_learning"}),
