@@ -52,3 +52,16 @@ def test_a_bad_value_with_the_tap_exits_2_before_a_run_folder(tmp_path):
     assert r.exit_code == 2, r.output
     assert "--profiles" in r.output and "Traceback" not in r.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_report_of_many_cases_draws_a_few_and_scores_all(tmp_path):
+    """12 cases: the tap section draws representative ones (one panel
+    each; more would not fit a page) and checks every case."""
+    r = runner.invoke(app, ["run", "microburst", "--instrument", "tap", "--sizes",
+                            "64,128,256", "--sizes-4to1", "none", "--buffer-mb", "0.125",
+                            "--jobs", "1", "--no-progress", "--results", str(tmp_path),
+                            "--run-id", "many"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "many" / "report.html").read_text()
+    assert "representative cases of 12" in html
+    assert "12 of 12 cases pass every bar" in html

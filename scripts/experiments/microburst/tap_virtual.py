@@ -333,7 +333,13 @@ def execute(req: Any, tap_source: Path = TAP_SOURCE,
     if req.report:
         from ..report import render
 
-        rep = render(run.path)
+        try:
+            rep = render(run.path)
+        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
+            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
+        except Exception as e:  # noqa: BLE001 - the measurements are stored whatever the report does
+            echo(f"p4scope run: report not rendered ({type(e).__name__}: {e}); "
+                 f"run `p4scope report {run.path}`")
     return RunResult(run.path, outcome, rep)
 
 

@@ -12,7 +12,11 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from .. import figures as fg
+
 KB = 1000.0
+MAX_POINTS = 4000
+"""Per series drawn (figures.reduce_series keeps every peak and trough)."""
 TAP_COLOR, REF_COLOR = "#e07a1f", "#333333"
 QDISC = "the qdisc's backlog (sampled)"
 """The reference's name in the legend and title (Mininet: the qdisc)."""
@@ -54,8 +58,10 @@ def tap_view(series: pd.DataFrame, reference: Optional[pd.DataFrame], bursts: Op
             for t in (row.start_ns, row.end_ns):
                 if not pd.isna(t):
                     marks.append((row.source, (float(t) - t0) / 1e6))
-    return TapView(label, (d["t_ns"].to_numpy(float) - t0) / 1e6,
-                   d["occupancy_bytes"].to_numpy(float) / KB, rt, rv, marks)
+    t_ms, kb = fg.reduce_series((d["t_ns"].to_numpy(float) - t0) / 1e6,
+                                d["occupancy_bytes"].to_numpy(float) / KB, MAX_POINTS)
+    rt, rv = fg.reduce_series(rt, rv, MAX_POINTS)
+    return TapView(label, t_ms, kb, rt, rv, marks)
 
 
 def web(views: list[TapView], dut: str, reference: str = QDISC, reference_line: bool = False):

@@ -57,11 +57,15 @@ def section(page: R.Page) -> None:
     s.parts.append(st.statement(info, err) if truth else R.para(_statement(info, err, rate)))
     labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()} if not micro.empty else {}
     cases = list(labels) or sorted(run.t["tap_series"]["case_id"].unique())
-    views = [v for c in cases
+    shown = _shown(micro, cases)
+    views = [v for c in shown
              if (v := tp.tap_view(run.t["tap_series"], run.t.get("tap_reference"),
                                   run.t.get("tap_bursts"), c, labels.get(c, c))) is not None]
     if views:
         s.parts.append(f"<h3>The queue of {R.esc(dut)} during each burst</h3>")
+        if len(shown) < len(cases):
+            s.parts.append(R.para(f"{len(shown)} representative cases of {len(cases)}; the "
+                                  "tables below and tap_series hold every case."))
         ref = st.REFERENCE_LABEL if truth else tp.QDISC
         page.plot(s, "tap_occupancy", tp.web(views, dut, ref, truth),
                   tp.png(views, dut, ref, truth))
@@ -116,13 +120,21 @@ def section(page: R.Page) -> None:
         from .. import plots_png as pp
         from .. import plots_web as pw
 
-        stacks = [sk for c in cases if (sk := pdt.stacked_by_ingress(
+        stacks = [sk for c in shown if (sk := pdt.stacked_by_ingress(
             run.t["tap_ingress"], c, labels.get(c, c))) is not None]
         if stacks:
             s.parts.append(f"<h3>The queue of {R.esc(dut)} stacked by ingress port (the tap's "
                            "shares)</h3>")
             page.plot(s, "tap_by_ingress", pw.stacked_by_ingress(stacks),
                       pp.stacked_by_ingress(stacks))
+
+
+def _shown(micro: pd.DataFrame, cases: list[str], most: int = 8) -> list[str]:
+    """The cases drawn one panel each: all of them, or with more than
+    `most` a few representative ones (the tables keep every case)."""
+    if len(cases) <= most or micro.empty:
+        return cases
+    return pdt.representative_cases(micro)
 
 
 def _statement(info: dict, err: pd.DataFrame, rate_bps: Optional[float]) -> str:
