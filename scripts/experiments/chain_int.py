@@ -54,16 +54,20 @@ SHIM_AND_HEADER = 16
 
 
 def int_md_setup(index: int, n: int, instructions: Optional[int] = None,
-                 max_hops: Optional[int] = None) -> Callable[[Any], None]:
+                 max_hops: Optional[int] = None,
+                 util_window_log2_ns: Optional[int] = None) -> Callable[[Any], None]:
     """What switch `index` of a chain of `n` is told over P4Runtime (a
     VirtualSwitch.setup_switch): its node id in reports and INT-MD, the
-    first and last switch's source and sink roles."""
-    from p4scope.control.apps.int_md import ALL_INSTRUCTIONS, IntMd
+    first and last switch's source and sink roles (every hop asked for
+    `instructions`, at most `max_hops` of them: default all, n)."""
+    from p4scope.control.apps.int_md import (ALL_INSTRUCTIONS, DEFAULT_UTIL_WINDOW_LOG2_NS,
+                                             IntMd)
     from p4scope.control.apps.telemetry import configure_collector
 
     ins = ALL_INSTRUCTIONS if instructions is None else instructions
     hops = n if max_hops is None else max_hops
     node = index + 1
+    window = DEFAULT_UTIL_WINDOW_LOG2_NS if util_window_log2_ns is None else util_window_log2_ns
 
     def setup(sw: Any) -> None:
         configure_collector(sw, COLLECTOR_PORT, SWITCH_IP_STR, COLLECTOR_IP_STR,
@@ -71,7 +75,7 @@ def int_md_setup(index: int, n: int, instructions: Optional[int] = None,
                             switch_mac=_mac(SWITCH_MAC), udp_port=COLLECTOR_UDP, node_id=node,
                             snaplen=INT_SNAP_BYTES)
         md = IntMd(sw)
-        md.node(node)
+        md.node(node, window)
         for end, port in ((0, WEST), (n - 1, EAST)):
             if index == end:
                 md.source(ingress_port=port, instructions=ins, max_hops=hops)
@@ -87,12 +91,13 @@ def _mac(v: int) -> str:
 @contextmanager
 def int_md_chain(program: DutProgram, n: int, profile: Profile, *,
                  instructions: Optional[int] = None, max_hops: Optional[int] = None,
+                 util_window_log2_ns: Optional[int] = None,
                  **chain_kw: Any) -> Iterator[VirtualFabric]:
     """fabric.chain(...) started, every switch with its INT-MD role (from
     the next reset on: run_int_chain resets)."""
     with chain(program, n, profile, **chain_kw) as vf:
         for i, vs in enumerate(vf.switches):
-            vs.setup_switch = int_md_setup(i, n, instructions, max_hops)
+            vs.setup_switch = int_md_setup(i, n, instructions, max_hops, util_window_log2_ns)
         yield vf
 
 

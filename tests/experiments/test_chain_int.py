@@ -73,6 +73,19 @@ def test_grown_frames_on_the_wires(program, fair):
         assert links[(0, 1)]["bytes"] == 5 * (128 + 16 + 48)     # FCS counted
 
 
+def test_tx_utilisation_is_the_ports_transmit_rate(program, fair):
+    # 1518-byte frames at 50 % of 100G, windows of 4096 ns: the source's
+    # EAST port sends 1514 + 16 bytes per frame (its own hop's 48 are
+    # pushed after the count), one frame every 2 x 123.04 ns
+    with ci.int_md_chain(program, 2, fair, util_window_log2_ns=12) as vf:
+        r = ci.run_int_chain(vf, 1518, pct=50, frames=400, directions=("east",))
+        util = np.array([p.hops[0].tx_utilization_mbps for p in r.paths("east")])
+        expect = (1514 + 16) * 8 / (2 * frame_time_ns(1518)) * 1000      # Mb/s
+        steady = util[100:]                      # after the first whole window
+        assert (util[:10] == 0).all()            # no whole window yet
+        assert steady.min() >= 0.9 * expect and steady.max() <= 1.1 * expect
+
+
 def test_an_exhausted_hop_count_leaves_the_later_hops_out(program, fair):
     with ci.int_md_chain(program, 4, fair, max_hops=2) as vf:
         r = ci.run_int_chain(vf, 64, pct=10, frames=20, directions=("east",))
