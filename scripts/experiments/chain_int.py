@@ -232,4 +232,5 @@ def sum_rows(r: IntChainRun) -> pd.DataFrame:
 
 
 def _link_rate(run: cl.ChainRun, sw: int, port: int) -> float:
-    return next(x["rate_bps"] for x in run.links if (x["from_switch"], x["from_port"]) == (sw, port))
+    return next(x["rate_bps"] for x in run.links
+                if (x["from_switch"], x["from_port"]) == (sw, port))
