@@ -97,7 +97,7 @@ if [ -z "$CARGO_DIR" ]; then
     fi
 fi
 export PATH="$CARGO_DIR:$PATH"
-dp_hash="$(cd dataplane && find Cargo.toml Cargo.lock pyproject.toml src -type f -print0 \
+dp_hash="$(cd dataplane && find Cargo.toml Cargo.lock pyproject.toml p4scope_dataplane.pyi src -type f -print0 \
            | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 dp_stamp=.venv/.p4scope-dataplane
 if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
