@@ -2,7 +2,8 @@
 wheel) says exactly what the built module offers: every public class,
 method and function, with the same parameter names and defaults. A method
 added in Rust without its stub line, or a stub line for a method that is
-gone, fails here rather than in a type checker's blind spot."""
+gone, fails here rather than in a type checker's blind spot. Rewrite the
+stub with `python -m p4scope.dev.engine_stub > dataplane/p4scope_dataplane.pyi`."""
 
 from __future__ import annotations
 
