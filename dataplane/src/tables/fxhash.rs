@@ -56,9 +56,14 @@ impl Hasher for FxHasher {
         self.add(i as u64);
     }
 
+    /// The multiply leaves the low bits depending only on the key's low
+    /// bits, and the hash map takes its bucket from the low bits: keys with
+    /// trailing zero bits (lpm prefixes, /24 routes) would all probe from a
+    /// few buckets. The rotation brings the well-mixed high bits down (as
+    /// rustc-hash's finish does).
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 
@@ -69,5 +74,26 @@ impl BuildHasher for FxBuildHasher {
     type Hasher = FxHasher;
     fn build_hasher(&self) -> FxHasher {
         FxHasher::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::{BuildHasher, Hash};
+
+    fn hash(k: u128) -> u64 {
+        let mut h = FxBuildHasher.build_hasher();
+        k.hash(&mut h);
+        h.finish()
+    }
+
+    /// Prefixes with 16 trailing zero bits spread over the low bits the
+    /// hash map indexes with (before the rotation: 32 distinct values).
+    #[test]
+    fn keys_with_trailing_zeros_spread_over_low_bits() {
+        let n = 4096u128;
+        let low: std::collections::HashSet<u64> = (0..n).map(|i| hash((0x0200_0000 + i) << 16) & 0xffff).collect();
+        assert!(low.len() > 3000, "{} distinct low 16 bits of {n}", low.len());
     }
 }
