@@ -83,7 +83,7 @@ class TelemetryTest(DutTest):
         depths, sequence number) are don't-care bits."""
         inner = inner[:min(SNAPLEN, len(inner)) & ~3]
         body = struct.pack("!II", 2 << 28, NODE_ID)                   # group: version 2
-        body += struct.pack("!BBBB", (1 << 4) | (2 if inner else 0),  # INT, Ethernet inside
+        body += struct.pack("!BBBB", (1 << 4) | (3 if inner else 0),  # INT, Ethernet inside
                             (8 + MD_WORDS * 4 + len(inner)) // 4, MD_WORDS,
                             (congested << 6) | (tracked << 5))          # D Q F I
         body += struct.pack("!HHHH", REPORT_MD_BITS, DOMAIN_QUEUE, QUEUE_DS_BITS, 0)

@@ -11,7 +11,7 @@
  *   | individual report main   (8 B: RepMdBits, domain id, DSMdBits, DSMdStatus)
  *   | baseline metadata        (RepMdBits, see REPORT_MD_BITS)
  *   | domain-specific metadata (one of the p4scope blocks below)
- *   | the first bytes of the packet the report is about (InType 2, Ethernet)
+ *   | the first bytes of the packet the report is about (InType 3, Ethernet)
  *
  * Lengths are in 4-byte words; the inner packet is cut to a multiple of 4
  * bytes, so Report Length covers the whole report exactly.  Timestamps are
@@ -25,7 +25,7 @@
 const bit<4>  REPORT_VERSION       = 2;
 const bit<4>  REPORT_TYPE_INT      = 1;
 const bit<4>  REPORT_INNER_NONE    = 0;
-const bit<4>  REPORT_INNER_ETHERNET = 2;
+const bit<4>  REPORT_INNER_ETHERNET = 3;
 const bit<4>  REPORT_INNER_IPV4    = 4;
 
 /* RepMdBits (bit 0 is the most significant): bit 1 ingress/egress port ids,

@@ -20,7 +20,7 @@ from p4scope.control import packets as P
 from p4scope.control.apps.collector import Collector
 from p4scope.control.apps.telemetry import Tap, Telemetry, pair_index
 from p4scope.control.reports import (DOMAIN_QUEUE, EVENT_BURST_END, EVENT_BURST_PKT,
-                                     EVENT_BURST_START, EVENT_INTERVAL, EVENT_POSTCARD,
+                                     EVENT_BURST_START, EVENT_INTERVAL, EVENT_POSTCARD, IN_TYPE_ETHERNET,
                                      parse_report_frame)
 
 COLLECTOR_PORT = 9
@@ -158,7 +158,7 @@ def test_int_report_format(bench, dut, tel):
     assert eth.dst_mac == 0x020000000064 and eth.ip_checksum_ok
     assert eth.ip_src == 0x0AFF0001 and eth.ip_dst == 0x0AFF0064 and eth.dport == UDP_PORT
     # group, individual and main headers
-    assert (r.node_id, r.hw_id, r.rep_type, r.in_type) == (7, 0, 1, 2)
+    assert (r.node_id, r.hw_id, r.rep_type, r.in_type) == (7, 0, 1, IN_TYPE_ETHERNET)
     assert r.md_length == 7 + 12 and r.rep_md_bits == 0x7C00
     assert r.domain_id == DOMAIN_QUEUE and r.ds_md_bits == 0xFFF0
     # inner packet: the reported frame's first 64 bytes
