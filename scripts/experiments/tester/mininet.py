@@ -9,6 +9,9 @@ BMv2's simple_switch_grpc, configured by the fabric controller (L2
 learning, as experiments/mininet does), the Linux bridge, or any Mininet
 switch class a user names as `module:Class`. The tester needs nothing of
 the DUT but its ports: it sends and counts on the hosts.
+A tester port may be a trunk (P4 DUTs): its host bonded over several DUT
+ports, which the controller makes a LAG; with `watch_links` the controller
+re-plans (the LAG's members too) when a DUT link goes down or up.
 
 A trial, with `trial(streams, duration_ns)` as on the virtual testbed:
 
@@ -46,7 +49,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ...topologies import traffic as T
 from ...topologies.spec import Topology, from_dict
@@ -144,10 +147,33 @@ def host_ip(port: int) -> str:
     return f"10.0.{port >> 8}.{port & 0xff}"
 
 
+def check_trunks(ports: Sequence[int], trunks: Mapping[int, Sequence[int]]) -> None:
+    """Each trunk is a tester port's host linked to several DUT ports (its
+    own among them), none of them another host's; ValueError if not."""
+    taken: dict[int, int] = {}
+    for p, members in sorted(trunks.items()):
+        if p not in ports:
+            raise ValueError(f"trunk of port {p}: {p} is not a tester port")
+        if p not in members or len(set(members)) != len(members) or not 2 <= len(members) <= 4:
+            raise ValueError(f"trunk of port {p}: 2..4 distinct DUT ports, {p} among them "
+                             f"(got {list(members)})")
+        for m in members:
+            if not 1 <= m <= MAX_PORT or (m != p and m in ports) or m in taken:
+                raise ValueError(f"trunk of port {p}: DUT port {m} is not free")
+            taken[m] = p
+
+
 def tester_topology(ports: Sequence[int], kind: str = "bridge", link_bw_bps: Optional[int] = None,
-                    link_queue: Optional[int] = None, mtu: Optional[int] = None) -> Topology:
+                    link_queue: Optional[int] = None, mtu: Optional[int] = None,
+                    trunks: Optional[Mapping[int, Sequence[int]]] = None,
+                    trunk_hash: str = "l34") -> Topology:
     """One switch s1; host hN (10.0.0.N, 02:00:00:00:00:NN) on its port N
-    for every tester port N."""
+    for every tester port N. A port with a trunk (`trunks`: tester port ->
+    its DUT ports) has its host linked to each of them and bonded over the
+    links (topologies.lag, `trunk_hash` for what it sends); the reference
+    DUT's controller makes them a LAG."""
+    trunks = dict(trunks or {})
+    check_trunks(ports, trunks)
     link: dict[str, Any] = {}
     if link_bw_bps is not None:
         link["bw"] = f"{int(link_bw_bps)}bit"
@@ -157,9 +183,11 @@ def tester_topology(ports: Sequence[int], kind: str = "bridge", link_bw_bps: Opt
         link["mtu"] = int(mtu)
     doc = {"name": f"tester-{len(ports)}",
            "hosts": [{"name": f"h{p}", "ip": f"{host_ip(p)}/16", "mac": host_mac(p),
-                      **({"mtu": int(mtu)} if mtu is not None else {})} for p in ports],
+                      **({"mtu": int(mtu)} if mtu is not None else {}),
+                      **({"bond": trunk_hash} if p in trunks else {})} for p in ports],
            "switches": [{"name": "s1", "kind": "bridge" if kind == "class" else kind}],
-           "links": [{"a": f"h{p}", "b": f"s1:{p}", **link} for p in ports]}
+           "links": [{"a": f"h{p}", "b": f"s1:{m}", **link} for p in ports
+                     for m in trunks.get(p, (p,))]}
     return from_dict(doc, "tester")
 
 
@@ -178,6 +206,35 @@ def _int_weights(mix: Sequence[tuple[int, float]]) -> dict[int, int]:
     return {int(s): max(1, round(w * scale)) for s, w in mix if w > 0}
 
 
+class _Alongside:
+    """Runs `fn()` in a thread for the time of a `with` block, waits for it
+    at the end and raises what it raised (None: nothing to run)."""
+
+    def __init__(self, fn: Optional[Callable[[], Any]]):
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.thread: Optional[threading.Thread] = None
+
+    def _run(self) -> None:
+        assert self.fn is not None
+        try:
+            self.fn()
+        except BaseException as e:  # noqa: BLE001 - raised in the trial's thread
+            self.error = e
+
+    def __enter__(self) -> "_Alongside":
+        if self.fn is not None:
+            self.thread = threading.Thread(target=self._run, name="trial-during", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.thread is not None:
+            self.thread.join()
+        if self.error is not None and exc[0] is None:
+            raise self.error
+
+
 class MininetTestbed:
     """Trials against one DUT switch in Mininet; see the module doc. Use as
     a context manager (or start()/stop()): everything it made is removed
@@ -190,9 +247,14 @@ class MininetTestbed:
                  link_queue: Optional[int] = None, mtu: Optional[int] = None,
                  dut_build: Any = None, settle_s: float = 0.1, learn_frames: int = 3,
                  learn_settle_s: float = 0.05, interval_ms: float = 10.0, short_retries: int = 2,
+                 trunks: Optional[Mapping[int, Sequence[int]]] = None, watch_links: bool = False,
                  log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> None:
         """dut_build: the compiled reference DUT (mininet.testbed.build_dut)
-        for the p4scope and bmv2 DUTs; built into run_dir/build if None."""
+        for the p4scope and bmv2 DUTs; built into run_dir/build if None.
+        trunks: tester port -> the DUT ports its host is bonded over (P4
+        DUTs: the controller makes them a LAG; tester_topology).
+        watch_links: the controller watches the DUT's links and re-plans
+        when one goes down or up (P4 DUTs; mininet.testbed.Testbed)."""
         self.ports = sorted(int(p) for p in ports)
         if not self.ports or len(set(self.ports)) != len(self.ports):
             raise ValueError("a testbed needs distinct tester ports")
@@ -208,7 +270,13 @@ class MininetTestbed:
         self.interval_ms = interval_ms
         self.short_retries = short_retries
         self.log = log
-        self.topo = tester_topology(self.ports, self.dut.kind, link_bw_bps, link_queue, mtu)
+        self.trunks = {int(p): tuple(int(m) for m in ms) for p, ms in (trunks or {}).items()}
+        if self.trunks and not self.dut.p4:
+            raise ValueError(f"a trunk needs a P4 DUT (its controller makes the LAG), not "
+                             f"{self.dut.name}")
+        self.watch_links = watch_links
+        self.topo = tester_topology(self.ports, self.dut.kind, link_bw_bps, link_queue, mtu,
+                                    self.trunks)
         self._bed: Any = None  # mininet.testbed.Testbed (P4 DUTs) or topologies.run.Network
         self.switch = "s1"
         self.last: Optional[dict[str, Any]] = None
@@ -240,7 +308,7 @@ class MininetTestbed:
 
             build = self.dut_build or build_dut(self.run_dir / "build")
             bed: Any = Testbed(self.topo, self.run_dir / "net", build, kind=self.dut.kind,
-                               watch_links=False)
+                               watch_links=self.watch_links)
             bed.start()
             self.switch = bed.name("s1")
         else:
@@ -268,6 +336,15 @@ class MininetTestbed:
     def host(self, port: int) -> Any:
         return self._bed.host(f"h{port}")
 
+    def iface(self, port: int) -> str:
+        """The interface a tester port's host sends and listens on (its
+        bond for a trunk)."""
+        return getattr(self.host(port), "dev", None) or f"h{port}-eth0"
+
+    def dut_iface(self, dut_port: int) -> str:
+        """The DUT's interface of one of its ports (root namespace)."""
+        return f"{self.switch}-eth{dut_port}"
+
     # ----- what the DUT is told -------------------------------------------------------
 
     def controller_switch(self) -> Any:
@@ -277,6 +354,12 @@ class MininetTestbed:
                              f"not {self.dut.name}")
         self.start()
         return self._bed.fabric.switch(self.switch)
+
+    def fabric(self) -> Any:
+        """The controller's Fabric of a P4 DUT (control.fabric), started:
+        its LAGs, link events and what it learnt."""
+        self.controller_switch()
+        return self._bed.fabric
 
     def _setup(self) -> None:
         """Takes out what setup_switch wrote for the last trial, then has
@@ -369,7 +452,7 @@ class MininetTestbed:
 
         def run(port: int, sts: list[T.Stream]) -> None:
             try:
-                out[port] = T.send(self.host(port), f"h{port}-eth0", sts, timeout=timeout,
+                out[port] = T.send(self.host(port), self.iface(port), sts, timeout=timeout,
                                    qdisc_bypass=True)
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(f"h{port}: {e}")
@@ -409,11 +492,14 @@ class MininetTestbed:
         time.sleep(self.learn_settle_s)
 
     def trial(self, streams: Sequence[Stream], duration_ns: int, *, records: bool = False,
-              tick: Optional[Tick] = None, settle_ns: Optional[int] = None) -> Trial:
+              tick: Optional[Tick] = None, settle_ns: Optional[int] = None,
+              during: Optional[Callable[[], Any]] = None) -> Trial:
         """Offers `streams` for `duration_ns` and counts what arrives until
         `settle_ns` (at least the testbed's settle) after the generators end.
         `records` is accepted for the API's sake: trafgen keeps no per-frame
-        records, so percentiles come from its histogram.
+        records, so percentiles come from its histogram. `during()` runs in
+        a thread from the moment the generators start (e.g. link events
+        under load); the trial waits for it and raises what it raised.
 
         A trial whose generator fell short because it was stalled (trafgen
         counts the times it fell more than 5 ms behind its schedule and
@@ -425,7 +511,7 @@ class MininetTestbed:
         self.start()
         for retry in range(self.short_retries + 1):
             self._setup()
-            t = self._trial(streams, int(duration_ns), records, tick, settle_ns)
+            t = self._trial(streams, int(duration_ns), records, tick, settle_ns, during)
             stalled = any(g.get("schedule_slips") for g in t.info["generator"].values())
             if not (t.generator_short and stalled):
                 break
@@ -433,7 +519,8 @@ class MininetTestbed:
         return t
 
     def _trial(self, streams: Sequence[Stream], duration_ns: int, records: bool,
-               tick: Optional[Tick], settle_ns: Optional[int]) -> Trial:
+               tick: Optional[Tick], settle_ns: Optional[int],
+               during: Optional[Callable[[], Any]] = None) -> Trial:
         settle = max(int(settle_ns or 0), self.settle_ns)
         ids = list(range(1, len(streams) + 1))
         receiving = self._receiving(streams)
@@ -446,9 +533,11 @@ class MininetTestbed:
         rxs: dict[int, T.Receiver] = {}
         try:
             for r in receiving:
-                rxs[r] = T.start_receiver(self.host(r), f"h{r}-eth0", interval_ms=self.interval_ms,
+                rxs[r] = T.start_receiver(self.host(r), self.iface(r), interval_ms=self.interval_ms,
                                           hist_us=HIST_US)
-            sent = self._run_senders(jobs, timeout=expect_s + 30.0, tick=tick, expect_s=expect_s)
+            with _Alongside(during):
+                sent = self._run_senders(jobs, timeout=expect_s + 30.0, tick=tick,
+                                         expect_s=expect_s)
             time.sleep(settle / 1e9)
         finally:
             for rx in rxs.values():
