@@ -1,7 +1,9 @@
 """Link aggregation failover (seed 004, Tolly's Sun Trunking test): a
 2-member trunk's throughput with 2 and 3 clients per load-balancing policy,
 and the outage and recovery time when a member is pulled and restored under
-load, with failover by the controller and in the data plane (watch ports).
+load, with failover by the controller and in the data plane (watch ports);
+in virtual time, or with real traffic through the reference DUT in Mininet
+(root), the member links taken down and up with `ip link set`.
 
     policies    the seed's policies and how the reference DUT does each
     params      clients, policies, members, load, schedule, checked
@@ -10,7 +12,12 @@ load, with failover by the controller and in the data plane (watch ports).
     measure     the cases on the tester, the DUT compiled per policy
     tables      the seed-shaped tables (Figures 1 and 2)
     section     the report's section and plot
-    run, cli    `p4scope run lag-failover`
+    run, cli    `p4scope run lag-failover [--mode virtual|mininet]`
+    mininet_params, mininet_events, link_changes, member_counters,
+    mininet_measure, mininet_run
+                the Mininet half: its parameters, the link events, when the
+                kernel announced them and the loss each one cost, the member
+                links' counters, the cases on a testbed per policy, the run
 """
 
 EXPERIMENT = "lag-failover"
@@ -42,4 +49,5 @@ PLUGIN = Experiment(
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,
     sections=(section.section,),
+    modes=("virtual", "mininet"),
 )

@@ -1,5 +1,11 @@
 """`p4scope run lag-failover`: seed 004's trunk throughput and failover on
-the reference DUT in virtual time."""
+the reference DUT in virtual time (--mode virtual) or with real traffic
+through it in Mininet (--mode mininet, root: p4scope switch or BMv2, the
+member links taken down and up with `ip link set`).
+
+Each mode has options of its own; giving one of the other mode's exits 2.
+A Mininet run exits 3 when this machine cannot run it (not root, Mininet
+or the DUT missing)."""
 
 from __future__ import annotations
 
@@ -9,16 +15,37 @@ from typing import Optional
 import typer
 
 from .. import virtual_cli as V
-from ..params import ParamError, parse_int_list
+from ..params import Mode, ParamError, check_seed, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
+from .mininet_params import DUTS, MininetLagParams
 from .params import (FAILOVER, SEED_CLIENTS, SEED_FRAME, SEED_MEMBERS, LagFailoverParams,
                      parse_names, parse_ports)
 from .policies import POLICIES
 
 _D = LagFailoverParams()
+_M = MininetLagParams()
+MININET_PANEL = "Mininet (--mode mininet, root)"
+VIRTUAL_ONLY = ("throughput_us", "warmup_us", "interval_us", "reaction_us", "bin_us", "profile",
+                "buffer_mb", "alpha", "cell_bytes")
+MININET_ONLY = ("dut", "line_rate", "throughput_s", "warmup_s", "interval_s", "bin_ms",
+                "link_queue")
+
+
+def _rate(text: str, option: str) -> int:
+    from ...topologies.spec import TopologyError, parse_rate
+
+    try:
+        return parse_rate(text, option)
+    except TopologyError as e:
+        raise ParamError(str(e)) from None
 
 
 def command(
+        ctx: typer.Context,
+        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
+                                  "virtual time at 100GbE; mininet: real traffic through the "
+                                  "reference DUT in Mininet (root), member links taken down "
+                                  "with `ip link set`."),
         clients: str = typer.Option(",".join(map(str, SEED_CLIENTS)), "--clients",
                                     help="Client counts, each a case (clients on ports 1..N), "
                                          "1..8."),
@@ -42,48 +69,108 @@ def command(
         failover_load: float = typer.Option(_D.failover_load_pct, "--failover-load-pct",
                                             help="Failover test: all clients together, % of "
                                                  "one member's line rate."),
-        throughput_us: float = typer.Option(_D.throughput_us, "--throughput-us",
-                                            help="Virtual time of a throughput trial, us."),
-        warmup_us: float = typer.Option(_D.warmup_us, "--warmup-us",
-                                        help="Warm-up of a throughput trial, not measured, us."),
-        interval_us: float = typer.Option(_D.interval_us, "--interval-us",
-                                          help="The seed's 30 s between link events, scaled "
-                                               "to virtual us (600: 1:50,000)."),
-        reaction_us: float = typer.Option(_D.reaction_us, "--reaction-us",
-                                          help="The controller's reaction to a port-status "
-                                               "event, virtual us (10: the seed's 0.5 s at the "
-                                               "same scale)."),
         iterations: int = typer.Option(_D.iterations, "--iterations",
                                        help="Iterations averaged, each with new UDP source "
                                             "ports, 1..100."),
-        bin_us: float = typer.Option(_D.bin_us, "--bin-us",
-                                     help="Time bin of the throughput-over-time plot, us."),
-        profile: str = typer.Option("fair", "--profile", help="The traffic-manager profile "
-                                    "(fair or unfair)."),
-        buffer_mb: float = without_panel(V.BUFFER),
-        alpha: float = without_panel(V.ALPHA), cell_bytes: int = without_panel(V.CELL),
         seed: int = without_panel(V.SEED), program: Path = without_panel(V.PROGRAM),
+        throughput_us: float = typer.Option(_D.throughput_us, "--throughput-us",
+                                            rich_help_panel=V.VIRTUAL_PANEL,
+                                            help="Virtual time of a throughput trial, us."),
+        warmup_us: float = typer.Option(_D.warmup_us, "--warmup-us",
+                                        rich_help_panel=V.VIRTUAL_PANEL,
+                                        help="Warm-up of a throughput trial, not measured, us."),
+        interval_us: float = typer.Option(_D.interval_us, "--interval-us",
+                                          rich_help_panel=V.VIRTUAL_PANEL,
+                                          help="The seed's 30 s between link events, scaled "
+                                               "to virtual us (600: 1:50,000)."),
+        reaction_us: float = typer.Option(_D.reaction_us, "--reaction-us",
+                                          rich_help_panel=V.VIRTUAL_PANEL,
+                                          help="The controller's reaction to a port-status "
+                                               "event, virtual us (10: the seed's 0.5 s at the "
+                                               "same scale)."),
+        bin_us: float = typer.Option(_D.bin_us, "--bin-us", rich_help_panel=V.VIRTUAL_PANEL,
+                                     help="Time bin of the throughput-over-time plot, us."),
+        profile: str = typer.Option("fair", "--profile", rich_help_panel=V.VIRTUAL_PANEL,
+                                    help="The traffic-manager profile (fair or unfair)."),
+        buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA, cell_bytes: int = V.CELL,
+        dut: str = typer.Option(_M.dut, "--dut", rich_help_panel=MININET_PANEL,
+                                help="The reference DUT's switch: p4scope (p4scope switch) or "
+                                     "bmv2 (simple_switch_grpc, if installed); the LAG is "
+                                     "written over P4Runtime."),
+        line_rate: str = typer.Option(f"{_M.rate_bps / 1e6:g}M", "--line-rate",
+                                      rich_help_panel=MININET_PANEL,
+                                      help="What a port is (1M..10G): every DUT link is shaped "
+                                           "to it and loads are shares of it."),
+        throughput_s: float = typer.Option(_M.throughput_s, "--throughput-s",
+                                           rich_help_panel=MININET_PANEL,
+                                           help="Seconds a throughput trial lasts, 0.2..60."),
+        warmup_s: float = typer.Option(_M.warmup_s, "--warmup-s", rich_help_panel=MININET_PANEL,
+                                       help="Warm-up of a throughput trial, not measured, s."),
+        interval_s: float = typer.Option(_M.interval_s, "--interval-s",
+                                         rich_help_panel=MININET_PANEL,
+                                         help="The seed's 30 s between link events, scaled "
+                                              "(2: 1:15), 0.2..60 s."),
+        bin_ms: float = typer.Option(_M.bin_ms, "--bin-ms", rich_help_panel=MININET_PANEL,
+                                     help="How often the member links' counters are read (the "
+                                          "throughput-over-time plot's bin), ms."),
+        link_queue: int = typer.Option(_M.link_queue, "--link-queue",
+                                       rich_help_panel=MININET_PANEL,
+                                       help="Packets each shaped DUT link queues, 10..100000."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
         report: bool = REPORT) -> None:
     """Link aggregation (seed 004): a 2-member trunk's throughput with 2 and 3 clients per
     policy, and the outage and recovery when a member is pulled and restored under load, with
-    failover by the controller and in the data plane (watch ports)."""
+    failover by the controller and in the data plane (watch ports); --mode virtual|mininet."""
     from .run import execute
 
+    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
-        p = LagFailoverParams(
-            clients=parse_int_list(clients, "--clients"),
-            policies=parse_names(policies, POLICIES, "--policies"),
-            failover=parse_names(failover, FAILOVER, "--failover"),
-            members=parse_ports(members, "--members"), frame_size=frame_size,
-            client_load_pct=client_load, failover_load_pct=failover_load,
-            throughput_us=throughput_us, warmup_us=warmup_us, interval_us=interval_us,
-            reaction_us=reaction_us, iterations=iterations, bin_us=bin_us).check()
-        profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
-        if len(profs) != 1:
-            raise ParamError("--profile: one profile (fair or unfair)")
+        common = dict(clients=parse_int_list(clients, "--clients"),
+                      policies=parse_names(policies, POLICIES, "--policies"),
+                      failover=parse_names(failover, FAILOVER, "--failover"),
+                      members=parse_ports(members, "--members"), frame_size=frame_size,
+                      client_load_pct=client_load, failover_load_pct=failover_load,
+                      iterations=iterations)
+        if mode is Mode.mininet:
+            rate = _rate(line_rate, "--line-rate")
+            m = MininetLagParams(**common, dut=dut.strip(), rate_bps=rate,
+                                 throughput_s=throughput_s, warmup_s=warmup_s,
+                                 interval_s=interval_s, bin_ms=bin_ms,
+                                 link_queue=link_queue).check()
+            check_seed(seed)
+        else:
+            p = LagFailoverParams(**common, throughput_us=throughput_us, warmup_us=warmup_us,
+                                  interval_us=interval_us, reaction_us=reaction_us,
+                                  bin_us=bin_us).check()
+            profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+            if len(profs) != 1:
+                raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
         V.fail(str(e))
+    if mode is Mode.mininet:
+        _run_mininet(m, seed, program, results, run_id, progress, report)
+        return
     V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)),
                  program)
+
+
+def _run_mininet(p: MininetLagParams, seed: int, program: Path, results: Path,
+                 run_id: Optional[str], progress: bool, report: bool) -> None:
+    """This host able to run Mininet and the DUT (exit 3 if not), then the run."""
+    from ..mininet.cli import fail
+    from ..mininet.driver import NeedsRoot, check_host
+    from ..tester.mininet import parse_dut
+    from ..tester.run import available_duts
+    from .mininet_run import execute_mininet
+
+    assert p.dut in DUTS  # checked with the parameters
+    try:
+        check_host()
+    except NeedsRoot as e:
+        fail(f"{e} (lag-failover --mode mininet runs in Mininet)", 3)
+    _, skipped = available_duts([parse_dut(p.dut)])
+    if skipped:
+        fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
+    V.run_to_end(lambda: execute_mininet(p, seed, program, results, run_id, progress, report,
+                                         echo=lambda s: typer.echo(s, err=True)), program)

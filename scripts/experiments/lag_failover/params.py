@@ -52,6 +52,50 @@ def parse_ports(text: str, option: str) -> tuple[int, ...]:
         raise ParamError(f"{option}: expected comma-separated port numbers, got {text!r}") from None
 
 
+def schedule(members, interval_ns: int) -> list[tuple[str, int, bool, int]]:
+    """The seed's schedule: (label, member port, up, time ns): each member
+    in turn pulled at an interval's end and put back an interval later."""
+    out = []
+    for i, port in enumerate(members):
+        name = "ABCD"[i]
+        out.append((f"{name} down", port, False, (2 * i + 1) * interval_ns))
+        out.append((f"{name} up", port, True, (2 * i + 2) * interval_ns))
+    return out
+
+
+def check_trunk(p) -> None:
+    """What both modes check: members, clients, policies, failover modes,
+    frame size, loads and iterations (ParamError naming the option)."""
+    if not p.members:
+        raise ParamError("--members: a LAG with no members (give its ports, e.g. 11,12)")
+    check_int(len(p.members), 1, MAX_MEMBERS, "--members", where="member ports")
+    if len(set(p.members)) != len(p.members):
+        raise ParamError(f"--members: ports repeat: {list(p.members)}")
+    if not p.clients:
+        raise ParamError("--clients: no client counts")
+    for n in p.clients:
+        check_int(n, 1, MAX_CLIENTS, "--clients")
+    clients = set(range(1, max(p.clients) + 1))
+    for port in p.members:
+        if not 1 <= port <= MAX_PORT or port == COLLECTOR_PORT:
+            raise ParamError(f"--members: port {port} does not exist on the DUT (its ports are "
+                             f"1..{MAX_PORT}; {COLLECTOR_PORT} is the collector's)")
+        if port in clients:
+            raise ParamError(f"--members: port {port} is a client's (clients use ports "
+                             f"1..{max(p.clients)})")
+    for x, known, opt in ((p.policies, POLICIES, "--policies"),
+                          (p.failover, FAILOVER, "--failover")):
+        if not x:
+            raise ParamError(f"{opt}: empty list")
+        for name in x:
+            if name not in known:
+                raise ParamError(f"{opt} {name}: unknown (known: {', '.join(known)})")
+    check_int(p.frame_size, 64, 9216, "--frame-size", unit="B")
+    check_number(p.client_load_pct, 0, 100, "--client-load-pct", above=True, unit="%")
+    check_number(p.failover_load_pct, 0, 100, "--failover-load-pct", above=True, unit="%")
+    check_int(p.iterations, 1, MAX_ITERATIONS, "--iterations")
+
+
 @dataclass(frozen=True)
 class LagFailoverParams:
     clients: tuple[int, ...] = SEED_CLIENTS
@@ -73,34 +117,7 @@ class LagFailoverParams:
     rate_bps: float = GBPS_100
 
     def check(self) -> "LagFailoverParams":
-        if not self.members:
-            raise ParamError("--members: a LAG with no members (give its ports, e.g. 11,12)")
-        check_int(len(self.members), 1, MAX_MEMBERS, "--members", where="member ports")
-        if len(set(self.members)) != len(self.members):
-            raise ParamError(f"--members: ports repeat: {list(self.members)}")
-        if not self.clients:
-            raise ParamError("--clients: no client counts")
-        for n in self.clients:
-            check_int(n, 1, MAX_CLIENTS, "--clients")
-        clients = set(range(1, max(self.clients) + 1))
-        for p in self.members:
-            if not 1 <= p <= MAX_PORT or p == COLLECTOR_PORT:
-                raise ParamError(f"--members: port {p} does not exist on the DUT (its ports are "
-                                 f"1..{MAX_PORT}; {COLLECTOR_PORT} is the collector's)")
-            if p in clients:
-                raise ParamError(f"--members: port {p} is a client's (clients use ports "
-                                 f"1..{max(self.clients)})")
-        for x, known, opt in ((self.policies, POLICIES, "--policies"),
-                              (self.failover, FAILOVER, "--failover")):
-            if not x:
-                raise ParamError(f"{opt}: empty list")
-            for name in x:
-                if name not in known:
-                    raise ParamError(f"{opt} {name}: unknown (known: {', '.join(known)})")
-        check_int(self.frame_size, 64, 9216, "--frame-size", unit="B")
-        check_number(self.client_load_pct, 0, 100, "--client-load-pct", above=True, unit="%")
-        check_number(self.failover_load_pct, 0, 100, "--failover-load-pct", above=True,
-                     unit="%")
+        check_trunk(self)
         check_number(self.throughput_us, 1, 100_000, "--throughput-us", unit="us")
         check_number(self.warmup_us, 0, 100_000, "--warmup-us", unit="us")
         if self.warmup_us >= self.throughput_us:
@@ -109,7 +126,6 @@ class LagFailoverParams:
         check_number(self.interval_us, 1, 100_000, "--interval-us", unit="us")
         check_number(self.reaction_us, 0, self.interval_us, "--reaction-us", unit="us",
                      where="at most --interval-us: the controller reacts before the next event")
-        check_int(self.iterations, 1, MAX_ITERATIONS, "--iterations")
         check_number(self.bin_us, 0.1, self.interval_us, "--bin-us", unit="us",
                      where="at most --interval-us")
         frame_us = 1e6 / frames_per_second(self.frame_size, self.rate_bps)
@@ -136,14 +152,8 @@ class LagFailoverParams:
         return max(1, round(self.bin_us * 1000))
 
     def events(self) -> list[tuple[str, int, bool, int]]:
-        """The seed's schedule: (label, member port, up, time ns): each member
-        in turn pulled at an interval's end and put back an interval later."""
-        out = []
-        for i, port in enumerate(self.members):
-            name = "ABCD"[i]
-            out.append((f"{name} down", port, False, (2 * i + 1) * self.interval_ns))
-            out.append((f"{name} up", port, True, (2 * i + 2) * self.interval_ns))
-        return out
+        """The seed's schedule in virtual time (schedule())."""
+        return schedule(self.members, self.interval_ns)
 
     @property
     def failover_ns(self) -> int:

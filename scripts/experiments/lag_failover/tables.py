@@ -44,10 +44,18 @@ def throughput(res: pd.DataFrame) -> Optional[pd.DataFrame]:
             row[f"{col} trunk (Gbit/s)"] = round(float(r.trunk_gbps), 2)
             row[f"{col} busiest member (Gbit/s)"] = round(float(r.busiest_member_gbps), 2)
             row[f"{col} clients per member"] = r.placement
-        if not bool(g["supported"].all()):
-            row["Note"] = str(g["note"].iloc[0])
+        note = _notes(g)
+        if note:
+            row["Note"] = note
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _notes(g: pd.DataFrame) -> str:
+    """The rows' notes, each once (why the DUT cannot; in Mininet, trials
+    whose generator fell short)."""
+    notes = g["note"].fillna("").astype(str) if "note" in g else pd.Series([], dtype=str)
+    return "; ".join(dict.fromkeys(n for n in notes if n))
 
 
 def recovery(res: pd.DataFrame) -> Optional[pd.DataFrame]:
@@ -64,6 +72,8 @@ def recovery(res: pd.DataFrame) -> Optional[pd.DataFrame]:
             row["Note"] = str(g["note"].iloc[0])
             rows.append(row)
             continue
+        if _notes(g):
+            row["Note"] = _notes(g)
         for r in g.itertuples():
             row[f"{r.event} lost frames"] = round(float(r.lost_frames), 2)
             row[f"{r.event} outage (us)"] = round(float(r.outage_ns) / 1e3, 4)
