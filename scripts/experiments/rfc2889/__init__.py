@@ -2,7 +2,8 @@
 full mesh and in partial meshes 1:N and N:N, congestion control, forward
 pressure, maximum forwarding rate, address caching capacity and learning
 rate, errored frames filtering, broadcast forwarding rate and latency, on
-the reference DUT in virtual time.
+the reference DUT in virtual time (alone
+or through a chain of switches), or on a DUT in Mininet.
 
     params      the suite's parameters, checked; the tests not measured yet
     topology    which ports do what in each test, and their streams
@@ -17,10 +18,15 @@ the reference DUT in virtual time.
     controller  the DUT's learning path (digests, the controller's
                 P4Runtime writes) in virtual time
     address     address caching capacity and learning rate
+    address_mininet   the address trial in Mininet
+    chain       the chain testbed: the tester on the first and the last of
+                N switches in virtual time
+    layers      seed 003's latency per layer beside a chain run
     measure     the cases and the measure function
     tables      the seed-shaped tables
-    section     the report's section and plots
-    run, cli    `p4scope run rfc2889`
+    section     the report's section and plots (section_setup: the testbed's
+                method, what it leaves out, the per-layer latency)
+    run, cli    `p4scope run rfc2889` (chain_run: through a chain)
 """
 
 EXPERIMENT = "rfc2889"
@@ -42,8 +48,13 @@ PLUGIN = Experiment(
         "rfc2889_broadcast_ports": "broadcast: per receiving port at the rate found: rx, loss, "
                                    "latency",
         "rfc2889_results": "one row per case: the answer and its Pass/Fail",
+        "rfc2889_layers": "--chain: per chain length 1..N, frame size and direction, the "
+                          "tester's latency and jitter, and how far the hops add up from it",
+        "rfc2889_hops": "--chain: per frame size, direction and hop of the longest chain, the "
+                        "switch's residence (ground truth) and the wire into it",
     },
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,
     sections=(section.section,),
+    modes=("virtual", "mininet"),
 )

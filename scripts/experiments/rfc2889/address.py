@@ -1,6 +1,7 @@
 """RFC 2889's address handling tests (s. 5.7 caching capacity, s. 5.8
 learning rate) on the reference DUT in virtual time, through the
-controller's learning path (controller.py).
+controller's learning path (controller.py); in Mininet against the DUT's
+own learning (address_mininet.py), with the same searches.
 
 One trial, from a fresh switch (RFC 2889's address reset; no entry but
 the flood domain of the three ports and the learning digest):
@@ -21,7 +22,7 @@ table is full, is flooded to both).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,8 @@ SETTLE_NS = 10_000
 
 @dataclass
 class AddressTrial:
-    """What one address trial measured."""
+    """What one address trial measured; the learning path's figures are
+    the virtual-time controller's (None in Mininet)."""
 
     trial: Trial
     addresses: int
@@ -50,13 +52,13 @@ class AddressTrial:
     test_tx: int
     learn_rx: int
     monitor_rx: int
-    learnt: int
-    table_full: int
-    digests_handled: int
-    digests_waiting: int
-    digests_dropped: int
-    service_ns: int
-    late_ns: int
+    learnt: Optional[int] = None
+    table_full: Optional[int] = None
+    digests_handled: Optional[int] = None
+    digests_waiting: Optional[int] = None
+    digests_dropped: Optional[int] = None
+    service_ns: Optional[int] = None
+    late_ns: Optional[int] = None
 
     @property
     def passed(self) -> bool:
@@ -139,18 +141,44 @@ def address_trial(bed: Any, ports: AddressPorts, n: int, rate_fps: float, size: 
         service_ns=ctl.service_ns, late_ns=ctl.late_ns)
 
 
-def mac_table_size(bed: Any) -> int:
+def mac_table_size(bed: Any) -> Optional[int]:
     """How many addresses the program's MAC table holds (its smac and dmac
-    tables' size in the P4Info)."""
-    schema = bed.vs.sw.schema
+    tables' size in the P4Info); None for a DUT that is no P4 program (the
+    Linux bridge)."""
+    if bed.name == "mininet":
+        if not bed.dut.p4:
+            return None
+        schema = bed.controller_switch().schema
+    else:
+        schema = bed.vs.sw.schema
     return min(int(schema.table("smac").size), int(schema.table("dmac").size))
+
+
+def learning_path(bed: Any) -> str:
+    """What the learning rate measures on `bed`'s DUT."""
+    if bed.name == "mininet" and not bed.dut.p4:
+        return f"the learning rate is {bed.dut.name}'s own (the kernel learns frame by frame)"
+    when = "in real time" if bed.name == "mininet" else "in virtual time"
+    return ("the learning rate is the controller's digest path (digest, P4Runtime stream, "
+            f"L2 learning, Write), {when}")
+
+
+def trial_function(bed: Any) -> Callable[..., AddressTrial]:
+    """The address trial of `bed`'s kind (virtual time or Mininet)."""
+    if bed.name == "mininet":
+        from .address_mininet import address_trial as in_mininet
+
+        return in_mininet
+    return address_trial
 
 
 def _searcher(c: Any, n_of: Any, rate_of: Any, trials: list[AddressTrial]):
     """run(value) -> Trial for tester.search: one address trial, kept."""
+    one = trial_function(c.bed)
+
     def run(value: float) -> Trial:
-        a = address_trial(c.bed, address_ports(c.p.port_list), int(n_of(value)),
-                          float(rate_of(value)), c.size, c.p.ageing_s)
+        a = one(c.bed, address_ports(c.p.port_list), int(n_of(value)), float(rate_of(value)),
+                c.size, c.p.ageing_s)
         trials.append(a)
         c.store("rfc2889_address_trials", pd.DataFrame([{
             "case_id": c.case.case_id, "test": c.test, "frame_size": c.size,
@@ -182,8 +210,10 @@ def caching(c: Any) -> dict:
     count = int(r.value or 0)
     a = _shown(trials, count, "addresses")
     table = mac_table_size(c.bed)
-    note = (f"no flooding at the largest count tried (--max-addresses {most}); the MAC table "
-            f"holds {table}" if count == most else "")
+    holds = (f"the MAC table holds {table}" if table is not None
+             else "the DUT's MAC table size is not known")
+    note = (f"no flooding at the largest count tried (--max-addresses {most}); {holds}"
+            if count == most else "")
     return c.result(topology="address", addresses=count, result=search_result(r.value),
                     test_tx=a.test_tx, learn_rx=a.learn_rx, monitor_rx=a.monitor_rx,
                     learn_fps=c.p.learn_fps, mac_table_size=table, max_addresses=most,
@@ -205,5 +235,4 @@ def learning_rate(c: Any) -> dict:
                     result=search_result(r.value), test_tx=a.test_tx, learn_rx=a.learn_rx,
                     monitor_rx=a.monitor_rx, mac_table_size=mac_table_size(c.bed),
                     controller_service_ns=a.service_ns, rate_max_fps=top, trials=len(trials),
-                    note="the learning rate is the controller's digest path (digest, P4Runtime "
-                         "stream, L2Learning, Write)")
+                    note=learning_path(c.bed))

@@ -52,18 +52,36 @@ def per_port(st: Stream, receivers: list[int], rows: list[dict[str, Any]], sid: 
     return table
 
 
+def engine_rows(bed: Any) -> list[dict[str, Any]]:
+    """The last trial's rows per stream and receiving port: the embedded
+    switch's sinks (kept until the next trial), the chain's, or the
+    Mininet analyzers' reports."""
+    if bed.name == "mininet":
+        from ..tester.trafgen_trial import engine_rows as from_reports
+
+        last = bed.last
+        return from_reports(last["streams"], last["ids"], list(last["sent"].values()),
+                            last["received"])
+    if bed.name == "chain":
+        return bed.last_rows
+    with bed.vs.locked() as e:
+        return e.stream_stats()
+
+
 def trial(c: Context, pct: float) -> Trial:
+    """One broadcast trial. The embedded switch is told its flood domain
+    here; a chain floods over its tester ports and links, a Mininet DUT
+    over every port as it is."""
     ports = c.p.port_list
     st = broadcast_stream(ports, c.size, pct)
-    c.bed.setup_switch = _configure(ports)
+    if c.bed.name == "virtual":
+        c.bed.setup_switch = _configure(ports)
     try:
         t = c.bed.trial([st], c.duration_ns())
     finally:
         c.bed.setup_switch = None
-    with c.bed.vs.locked() as e:  # the switch keeps its sinks until the next trial
-        rows = e.stream_stats()
-    table = per_port(st, ports[1:], rows, int(t.streams["stream"].iloc[0]), c.p.rate_bps,
-                     t.duration_ns)
+    table = per_port(st, ports[1:], engine_rows(c.bed), int(t.streams["stream"].iloc[0]),
+                     c.p.rate_bps, t.duration_ns)
     return Trial(table, t.duration_ns, t.settle_ns, t.line_rate_bps, t.queued_at_end,
                  info=t.info)
 

@@ -21,7 +21,7 @@ Store = Callable[[str, pd.DataFrame], None]
 
 @dataclass
 class Context:
-    bed: Any  # tester.virtual.VirtualTestbed
+    bed: Any  # VirtualTestbed, MininetTestbed (tester) or chain.ChainTestbed
     p: Rfc2889Params
     case: Case
     store: Store
@@ -36,9 +36,12 @@ class Context:
         return int(self.case.params["size"])
 
     def duration_ns(self) -> int:
-        """A trial's length: --trial-us, else the time a port takes to send
-        --trial-frames frames at line rate (default: enough that an
-        overload of one resolution step shows as 50 frames)."""
+        """A trial's length: --trial-s in Mininet; --trial-us, else the
+        time a port takes to send --trial-frames frames at line rate
+        (default: enough that an overload of one resolution step shows as
+        50 frames)."""
+        if self.p.trial_s is not None:
+            return round(self.p.trial_s * 1e9)
         if self.p.trial_us is not None:
             return max(1, round(self.p.trial_us * 1000))
         n = self.p.trial_frames or trial_frames(self.p.resolution_pct)

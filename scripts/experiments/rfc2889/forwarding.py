@@ -104,6 +104,12 @@ def congestion_control(c: Context, load_pct: float = 100.0) -> dict:
     c_rx = int(st.loc[["A->C", "B->C"], "rx_frames"].sum())
     hol = V.head_of_line_blocking(uc_tx, uc_rx, c.p.tolerance_pct)
     bp = V.back_pressure(t.tx_frames, offered)
+    note = ""
+    if c.bed.name == "mininet":  # a generator short of its rate is the tester's, not a pause
+        bp = False
+        note = ("back pressure not observable: veth carries no pause frames"
+                + ("; the generator fell short, the congested port may not have been "
+                   "overloaded" if t.generator_short else ""))
     result = V.congestion_result(uc_tx, uc_rx, c.p.tolerance_pct)
     c.keep(search.Step("congestion_control", 0, load_pct, t, result == V.PASS),
            {"topology": "congestion", **c.rates(t.summary(), 2, load_pct)})
@@ -114,4 +120,4 @@ def congestion_control(c: Context, load_pct: float = 100.0) -> dict:
         uc_tx=uc_tx, uc_rx=uc_rx, uc_loss_pct=V.loss_pct(uc_tx, uc_rx), c_tx=c_tx, c_rx=c_rx,
         c_loss_pct=V.loss_pct(c_tx, c_rx), head_of_line_blocking=hol, back_pressure=bp,
         misdelivered=int(t.streams["misdelivered"].sum()), queued_at_end=t.queued_at_end,
-        result=result)
+        result=result, note=note)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..runner import Case, Tables, Tick
 from ..tester.search import throughput_trials
-from . import EXPERIMENT, address, broadcast, forwarding
+from . import EXPERIMENT, address, broadcast, forwarding, layers
 from .context import Context
 from .errored import errored_frames
 from .pressure import forward_pressure
@@ -30,8 +30,9 @@ def _case(test: str, size: int, label: str, weight: float, **extra: Any) -> Case
 
 def plan(p: Rfc2889Params) -> list[Case]:
     """Test by test in TESTS order (the full mesh before the maximum
-    forwarding rate, which reads its trials), size by size. Weights follow
-    the trials a case runs and its ports."""
+    forwarding rate, which reads its trials), size by size; through a
+    chain, then the latency per layer. Weights follow the trials a case
+    runs and its ports."""
     search = throughput_trials(p.resolution_pct)
     cases = []
     for test in (t for t in TESTS if t in p.tests):
@@ -48,6 +49,8 @@ def plan(p: Rfc2889Params) -> list[Case]:
                       "errored_frames": len(p.loads)}.get(test, len(p.loads) + search)
             cases += [_case(test, s, f"RFC 2889 {test.replace('_', ' ')} {s} B",
                             float(trials * p.ports)) for s in p.sizes]
+    if p.chain > 1:
+        cases.append(layers.case(p))
     return cases
 
 
@@ -58,12 +61,18 @@ class Rfc2889Measure:
         self.bed, self.p, self.store = bed, p, store
         self.full_mesh_rows: dict[int, list[dict[str, Any]]] = {}
         # every port at the line rate (the engine's ports run at 100G unless
-        # told), or at the DUT's configured share of it
-        bed.shape_ports(p.port_list, p.dut_rate_pct, 64)
+        # told), or at the DUT's configured share of it; a Mininet DUT's
+        # ports are what they are unless shaped (in frames/s: per size)
+        if bed.name != "mininet":
+            bed.shape_ports(p.port_list, p.dut_rate_pct, 64)
 
     def __call__(self, case: Case, tick: Tick) -> Tables:
-        c = Context(self.bed, self.p, case, self.store, tick)
         test = case.params["test"]
+        if test == layers.TEST:
+            return layers.measure(self.bed, self.p, case, tick)
+        c = Context(self.bed, self.p, case, self.store, tick)
+        if self.bed.name == "mininet" and self.p.dut_rate_pct < 100.0:
+            self.bed.shape_ports(self.p.port_list, self.p.dut_rate_pct, c.size)
         if test in MESHES:
             tables, rows = forwarding.mesh(c)
             if test == "full_mesh":

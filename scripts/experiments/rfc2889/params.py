@@ -3,12 +3,16 @@ tests, frame sizes, how many ports at what line rate, the offered loads of
 the forwarding tests, the searches' resolution and trial length, and the
 address tests' counts and rates. The defaults are a small mesh that runs
 in seconds; the seed's set-up is `--ports 18 --line-rate 1G`, the issue's
-benchmark `--ports 32 --line-rate 100G`."""
+benchmark `--ports 32 --line-rate 100G`. Each mode has defaults of its own
+(MODE_DEFAULTS): Mininet runs at software rates, on the ports this
+machine's cores allow; `chain` runs the forwarding tests through a chain
+of switches in virtual time (chain.py)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ..linerate import frames_per_second
 from ..params import MAX_PORT, ParamError, check_int, check_number, check_sizes
@@ -26,6 +30,50 @@ MIN_PORTS = {"full_mesh": 2, "partial_mesh_1n": 2, "partial_mesh_nn": 2,
              "congestion_control": 4, "max_forwarding_rate": 2, "address_caching": 3,
              "address_learning": 3, "broadcast": 2, "forward_pressure": 2, "errored_frames": 2}
 MAX_ADDRESSES = 1_000_000
+MODES = ("virtual", "mininet")
+CHAIN_TESTS = ("full_mesh", "partial_mesh_1n", "partial_mesh_nn", "congestion_control",
+               "max_forwarding_rate", "broadcast")
+"""The tests run through a chain of switches (--chain): the forwarding ones."""
+NOT_THROUGH_CHAIN = {
+    "forward_pressure": "the chain's testbed sets no DUT MAC's transmit gap and its sinks "
+                        "measure no gap yet (the embedded switch's testbed does)",
+    "address_caching": "each switch of the chain learns through its own controller; the "
+                       "virtual-time controller serves one switch",
+    "address_learning": "each switch of the chain learns through its own controller; the "
+                        "virtual-time controller serves one switch",
+    "errored_frames": "the chain's testbed reads no DUT MAC's error counters yet (the "
+                      "embedded switch's testbed does)",
+}
+"""Tests a chain run leaves out, and why."""
+MAX_CHAIN = 16
+MININET_MAX_ADDRESSES = 4096
+MININET_MAX_PHASE_S = 30.0
+"""A Mininet address trial sends each address its own one-frame stream,
+and its analyzers report every stream per 10 ms interval: the addresses
+and each phase's length (addresses / rate) are bounded."""
+NOT_IN_MININET = {
+    "forward_pressure": "veth links carry no preamble or inter-frame gap: a software tester "
+                        "cannot send a gap below 96 bit, nor see the gap it receives",
+    "errored_frames": "veth links carry no FCS: a software tester cannot send the test's "
+                      "frames with a bad FCS, nor a switch count them as a MAC does",
+}
+"""RFC 2889 tests a Mininet run cannot do, whatever the DUT, and why."""
+
+
+def mininet_ports(cpus: Optional[int] = None) -> int:
+    """A Mininet run's ports by default: two per core (each port runs a
+    generator and an analyzer), at least the 4 congestion control needs,
+    at most 16."""
+    n = 2 * (cpus if cpus is not None else os.cpu_count() or 1)
+    return max(4, min(16, n))
+
+
+MODE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "virtual": {"rate_bps": 100e9, "ports": 4, "max_addresses": 1024, "learn_fps": 20.0},
+    "mininet": {"rate_bps": 10e6, "trial_s": 1.0, "max_addresses": 256, "learn_fps": 100.0},
+}
+"""What a mode's run uses for the parameters not given (Mininet's ports:
+mininet_ports(), from this machine's cores)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +101,12 @@ class Rfc2889Params:
     (below 96); dut_ifg_bits: the DUT's own transmit gap (96: Ethernet's;
     less: a DUT that sends too fast). Errored frames (port 1 to port 2):
     dut_mtu: the DUT's receiving port's MTU (its largest frame mtu + 18);
-    pass_errored: that port passes errored frames (the test then fails)."""
+    pass_errored: that port passes errored frames (the test then fails).
+
+    mode: virtual (the reference DUT in virtual time) or mininet (real
+    traffic through `dut`: p4scope, bmv2, bridge or module:Class; a trial
+    lasts trial_s); chain: virtual time through that many switches in a
+    row, the tester on the first and the last (CHAIN_TESTS only)."""
 
     sizes: tuple[int, ...] = STANDARD_SIZES
     ports: int = 4
@@ -77,6 +130,26 @@ class Rfc2889Params:
     dut_ifg_bits: int = 96
     dut_mtu: int = 1500
     pass_errored: bool = False
+    mode: str = "virtual"
+    dut: str = "p4scope"
+    trial_s: Optional[float] = None
+    chain: int = 1
+
+    @classmethod
+    def for_mode(cls, mode: str, **given: Any) -> "Rfc2889Params":
+        """A `mode` run's parameters: those given (None: not given) over
+        the mode's defaults."""
+        if mode not in MODES:
+            raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
+        defaults = dict(MODE_DEFAULTS[mode])
+        if mode == "mininet":
+            defaults["ports"] = mininet_ports()
+        chain = given.get("chain") or 1
+        if given.get("tests") is None:
+            given["tests"] = (CHAIN_TESTS if chain > 1 else
+                              tuple(t for t in TESTS if t not in NOT_IN_MININET)
+                              if mode == "mininet" else TESTS)
+        return cls(mode=mode, **{**defaults, **{k: v for k, v in given.items() if v is not None}})
 
     def check(self) -> "Rfc2889Params":
         unknown = [t for t in self.tests if t not in TESTS and t not in NOT_MEASURED]
@@ -130,7 +203,66 @@ class Rfc2889Params:
         if self.mac_table_size is not None:
             check_int(self.mac_table_size, 4, 1 << 20, "--mac-table-size")
         self._check_mac()
+        self._check_mode()
         return self
+
+    def _check_mode(self) -> None:
+        if self.mode not in MODES:
+            raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
+        check_int(self.chain, 1, MAX_CHAIN, "--chain", unit="switches")
+        if self.mode == "virtual":
+            if self.trial_s is not None:
+                raise ParamError("--trial-s: for --mode mininet only (virtual time sizes "
+                                 "trials by --trial-frames or --trial-us)")
+            off = [t for t in self.tests if t in NOT_THROUGH_CHAIN]
+            if self.chain > 1 and off:
+                raise ParamError(f"--tests: {', '.join(off)}: not run through a chain "
+                                 f"(--chain {self.chain}): {NOT_THROUGH_CHAIN[off[0]]}; a "
+                                 f"chain runs {', '.join(CHAIN_TESTS)}")
+            return
+        if self.chain != 1:
+            raise ParamError(f"--chain {self.chain}: for --mode virtual only (a chain of "
+                             "switches runs in virtual time)")
+        off = [t for t in self.tests if t in NOT_IN_MININET]
+        if off:
+            raise ParamError(f"--tests: {', '.join(off)}: not run in Mininet: "
+                             f"{NOT_IN_MININET[off[0]]}")
+        for option, given in (("--trial-frames", self.trial_frames),
+                              ("--trial-us", self.trial_us),
+                              ("--mac-table-size", self.mac_table_size)):
+            if given is not None:
+                raise ParamError(f"{option}: for --mode virtual only")
+        if self.trial_s is None:
+            raise ParamError("--trial-s: a Mininet trial needs a length")
+        check_number(self.trial_s, 0.05, 60.0, "--trial-s", unit="s")
+        check_number(self.rate_bps, 1e6, 100e9, "--line-rate", unit="bit/s")
+        if "," in self.dut or not (self.dut in ("p4scope", "bmv2", "bridge")
+                                   or ":" in self.dut.strip(":")):
+            raise ParamError(f"--dut {self.dut!r}: name one DUT: p4scope, bmv2, bridge or "
+                             "module:Class (a Mininet switch class)")
+        p4 = self.dut in ("p4scope", "bmv2")
+        if self.dut_rate_pct < 100.0 and not p4:
+            raise ParamError(f"--dut-rate-pct: shaping the DUT's ports needs a P4 DUT "
+                             f"(--dut p4scope or bmv2), not {self.dut}")
+        address = [t for t in self.tests if t in ("address_caching", "address_learning")]
+        if address and not (p4 or self.dut == "bridge"):
+            raise ParamError(f"--tests: {', '.join(address)} against --dut {self.dut}: the "
+                             "address reset between trials needs a DUT whose learnt addresses "
+                             "p4scope can flush (p4scope, bmv2 or bridge)")
+        if not address:
+            return
+        check_int(self.max_addresses, 1, MININET_MAX_ADDRESSES, "--max-addresses",
+                  where="Mininet: a stream per address")
+        for n in self.learning_addresses:
+            check_int(n, 1, MININET_MAX_ADDRESSES, "--learning-addresses",
+                      where="Mininet: a stream per address")
+        for option, n, fps in (("--max-addresses", self.max_addresses, self.learn_fps),
+                               ("--learning-addresses", max(self.learning_addresses),
+                                self.learn_rate_resolution_fps)):
+            if n / fps > MININET_MAX_PHASE_S:
+                raise ParamError(f"{option} {n}: at {fps:g} frames/s a trial's learning phase "
+                                 f"takes {n / fps:g} s; in Mininet at most "
+                                 f"{MININET_MAX_PHASE_S:g} s (fewer addresses or a higher rate)")
 
     def _check_mac(self) -> None:
         check_int(self.ifg_bits, 8, 95, "--ifg-bits", unit="bit",

@@ -1,6 +1,7 @@
-"""One `p4scope run rfc2889` in virtual time, through the tester's run
-(tester/run.py): the reference DUT compiled with the run's MAC table
-size, every port at the run's line rate."""
+"""One `p4scope run rfc2889` through the tester's run (tester/run.py): in
+virtual time, the reference DUT compiled with the run's MAC table size,
+every port at the run's line rate, alone or through a chain of switches
+(chain_run.py); or in Mininet, real traffic through one DUT."""
 
 from __future__ import annotations
 
@@ -13,15 +14,37 @@ from ..params import Profile
 from ..tester import run as tester_run
 from . import EXPERIMENT
 from .measure import Rfc2889Measure, plan
-from .params import NOT_MEASURED, Rfc2889Params
+from .params import NOT_IN_MININET, NOT_MEASURED, NOT_THROUGH_CHAIN, Rfc2889Params
+
+Echo = Callable[[str], None]
 
 
 def execute(p: Rfc2889Params, profile: Profile, seed: int, results: Path,
             run_id: Optional[str], program: Path, progress: bool = True, report: bool = True,
-            echo: Callable[[str], None] = print) -> RunResult:
+            echo: Echo = print) -> RunResult:
     p.check()
     meta = {"parameters": {"rfc2889": asdict(p)}, "not_measured": dict(NOT_MEASURED)}
+    if p.chain > 1:
+        from .chain_run import execute_chain
+
+        meta["not_through_chain"] = dict(NOT_THROUGH_CHAIN)
+        return execute_chain(p, profile, seed, results, run_id, program, meta, progress, report,
+                             echo)
     return tester_run.virtual(
         EXPERIMENT, plan(p), meta, profile, seed, program, p.rate_bps,
         lambda bed, store: Rfc2889Measure(bed, p, store), results, run_id, progress, report,
         echo, defines=p.defines)
+
+
+def execute_mininet(p: Rfc2889Params, results: Path, run_id: Optional[str],
+                    progress: bool = True, report: bool = True,
+                    echo: Echo = print) -> RunResult:
+    """A run in Mininet (root) against `p.dut`; the caller has checked
+    that this host can run Mininet and the DUT."""
+    p.check()
+    meta = {"parameters": {"rfc2889": asdict(p)}, "not_measured": dict(NOT_MEASURED),
+            "not_in_mininet": dict(NOT_IN_MININET)}
+    return tester_run.mininet(
+        EXPERIMENT, plan(p), meta, p.dut, p.port_list, p.rate_bps,
+        lambda bed, store: Rfc2889Measure(bed, p, store), results, run_id, progress=progress,
+        report=report, echo=echo)

@@ -9,28 +9,28 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import report as rp
+from . import section_setup as setup
 from . import tables as tb
 from .topology import MESH_NAMES
 
 _METHOD = (
-    "Each trial starts from a fresh switch (counters, queues, tables and clock reset: RFC 2889's "
-    "address reset too). Frames still in the switch a few frame times after the sources stop "
-    "count as not forwarded, so the buffer cannot hide an overload. Rates in % are layer-1 "
-    "shares of the sending ports' line rate, as the seed's tester gives them; b/s and f/s are "
-    "over all sending ports. Meshes: full (every port to every other), 1:N (port 1 against "
-    "the others, both ways: port 1 receives N times the load), N:N (the first half of the "
-    "ports against the second half, both ways). Congestion control: ports 1 and 2 send at "
-    "100 %, port 1 half to port 3 (uncongested) and half to port 4, port 2 all to port 4 "
-    "(150 %); it fails on head-of-line blocking (port 3 loses), and back pressure is reported "
-    "when the sources were held back. The maximum forwarding rate is the highest rate received "
-    "over the offered loads (full mesh, loss allowed; RFC 2889 gives it no pass/fail). "
-    "Broadcast: port 1 sends broadcast frames, every other port must receive each.")
-_ADDRESS = (
+    "Rates in % are layer-1 shares of the sending ports' line rate, as the seed's tester gives "
+    "them; b/s and f/s are over all sending ports. Meshes: full (every port to every other), "
+    "1:N (port 1 against the others, both ways: port 1 receives N times the load), N:N (the "
+    "first half of the ports against the second half, both ways). Congestion control: ports 1 "
+    "and 2 send at 100 %, port 1 half to port 3 (uncongested) and half to port 4, port 2 all to"
+    " port 4 (150 %); it fails on head-of-line blocking (port 3 loses), and back pressure is "
+    "reported when the sources were held back. The maximum forwarding rate is the highest rate "
+    "received over the offered loads (full mesh, loss allowed; RFC 2889 gives it no pass/fail)."
+    " Broadcast: port 1 sends broadcast frames, every other port must receive each.")
+_ADDRESS_PROCEDURE = (
     "Address caching and learning (test port 1, learning port 2, monitor port 3): the test "
     "port's address is learnt first, the learning port sends one frame from each of N new "
     "addresses to the test port at the learning rate, then the test port sends one frame to "
     "each address at the same rate; a trial passes when the learning port gets every test frame "
-    "and the monitor port none (an address not learnt in time is flooded). <b>The reference "
+    "and the monitor port none (an address not learnt in time is flooded).")
+_ADDRESS = _ADDRESS_PROCEDURE + (
+    " <b>The reference "
     "DUT learns through digests to the controller, so the learning rate measured is the "
     "controller's digest path</b>: each mac_learn_t digest the engine raises goes through the "
     "switch's digest manager and the P4Runtime stream to the controller (L2Learning), whose "
@@ -161,14 +161,16 @@ def section(page: rp.Page) -> None:
         return
     p = run.meta.get("parameters", {}).get("rfc2889", {})
     rate = float(p.get("rate_bps", 100e9))
+    dut = (run.meta.get("dut") or {}).get("label") or "the reference DUT in the embedded switch"
     s = page.section("rfc2889", "RFC 2889: forwarding, congestion, maximum forwarding rate, "
-                     "address handling, broadcast — DUT: the reference DUT in the embedded switch")
+                     f"address handling, broadcast — DUT: {dut}")
     speed = f"{rate / 1e9:g} Gbit/s" if rate >= 1e9 else f"{rate / 1e6:g} Mbit/s"
     s.parts.append(rp.para(
         f"{p.get('ports', '?')} ports at {speed}; loss tolerance {p.get('tolerance_pct', 0):g} %, "
         f"search resolution {p.get('resolution_pct', 1):g} % of line rate"
         + (f", DUT egress shaped to {p['dut_rate_pct']:g} %" if p.get("dut_rate_pct", 100) < 100
-           else "") + ". " + rp.esc(_METHOD)))
+           else "") + ". " + rp.esc(setup.method(run.meta)) + " " + rp.esc(_METHOD)))
+    s.parts.append(setup.left_out(run.meta))
     later = run.meta.get("not_measured") or {}
     if later:
         s.parts.append(rp.para("Not yet measured (left out of the suite, no verdict): "
@@ -197,7 +199,9 @@ def section(page: rp.Page) -> None:
         page.plot(s, "rfc2889_rates", *_per_size_figs(
             series, "Maximum forwarding rate and broadcast forwarding rate"))
     addr = results[results["test"].isin(["address_caching", "address_learning"])]
-    if not addr.empty:
+    if not addr.empty and run.meta.get("mode") == "mininet":
+        s.parts.append(rp.para(setup.address_note(run.meta) + rp.esc(_ADDRESS_PROCEDURE)))
+    elif not addr.empty:
         service = addr["controller_service_ns"].dropna()
         s.parts.append(rp.para(_ADDRESS.format(
             service=f"{service.mean() / 1e3:.0f} us" if len(service) else "n/a",
@@ -207,3 +211,4 @@ def section(page: rp.Page) -> None:
     if not learning.empty:
         page.plot(s, "rfc2889_address_learning", *_learning_figs(learning))
     _tables(s, made, ("rfc2889_broadcast", "rfc2889_broadcast_latency"))
+    setup.layer_parts(s, run)

@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ..chain_latency import seed_table
 from ..rundir import RunDir, load_table
 from . import verdicts as V
 from .topology import MESH_NAMES
@@ -41,6 +42,9 @@ CSV_FILES = {
     "rfc2889_broadcast_latency": "Broadcast latency: per frame size at the rate found (FIFO: "
                                  "first bit in to first bit out), average, min, max and jitter "
                                  "(us), each as the range over the receiving ports",
+    "rfc2889_layer_latency": "Latency per layer (--chain): per chain length and frame size, the "
+                             "tester's latency and jitter average, min and max (us) through "
+                             "that many switches, each as the range over the two directions",
 }
 TEST_NAMES = {**MESH_NAMES, "congestion_control": "congestion control",
               "forward_pressure": "forward pressure",
@@ -101,6 +105,7 @@ def congestion(results: pd.DataFrame) -> pd.DataFrame:
         "C-Port: Loss (%)": r["c_loss_pct"].round(4),
         "Head-of-line blocking": yes(r["head_of_line_blocking"].astype(bool)),
         "Back pressure": yes(r["back_pressure"].astype(bool)), "Result": r["result"],
+        "Note": _col(r, "note", "").fillna(""),
     })
 
 
@@ -152,7 +157,8 @@ def address_caching(results: pd.DataFrame) -> pd.DataFrame:
         "Test Port Tx Frames": r["test_tx"].astype(int),
         "Learn Port Rx Frames": r["learn_rx"].astype(int),
         "Monitor Port Rx Frames": r["monitor_rx"].astype(int),
-        "Learning Rate (f/s)": r["learn_fps"], "MAC Table Size": r["mac_table_size"].astype(int),
+        "Learning Rate (f/s)": r["learn_fps"],
+        "MAC Table Size": r["mac_table_size"].astype("Int64"),
         "Result": r["result"], "Note": _col(r, "note", "").fillna(""),
     })
 
@@ -238,6 +244,9 @@ def write_csvs(run: RunDir) -> list[str]:
     """The seed-shaped CSVs of a run (after its tables are consolidated)."""
     tables = all_tables(load_table(run.path, "rfc2889_results"),
                         load_table(run.path, "rfc2889_trials"))
+    layers = load_table(run.path, "rfc2889_layers")
+    if layers is not None and not layers.empty:
+        tables["rfc2889_layer_latency"] = seed_table(layers)
     for name, df in tables.items():
         run.write_csv(name, df)
     return list(tables)

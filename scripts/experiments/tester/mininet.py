@@ -361,6 +361,25 @@ class MininetTestbed:
         self.controller_switch()
         return self._bed.fabric
 
+    def forget_addresses(self) -> None:
+        """RFC 2889's address reset: the DUT forgets what it learnt but the
+        tester hosts' own addresses (a trial's learning frames would teach
+        those again): the bridge's forwarding database is flushed, a P4
+        DUT's controller takes out its learnt entries. ValueError for a
+        switch class of the user's (p4scope cannot tell it)."""
+        self.start()
+        if self.dut.kind == "bridge":
+            # the kernel's flush of dynamic entries, on this testbed's own bridge
+            Path(f"/sys/class/net/{self.switch}-br/bridge/flush").write_text("1\n")
+        elif self.dut.p4:
+            learning = self._bed.fabric.states[self.switch].learning
+            hosts = {int(host_mac(p).replace(":", ""), 16) for p in self.ports}
+            with learning.lock:
+                for mac in [m for m in learning.macs if m not in hosts]:
+                    learning.forget(mac)
+        else:
+            raise ValueError(f"the DUT {self.dut.name} cannot be told to forget its addresses")
+
     def _setup(self) -> None:
         """Takes out what setup_switch wrote for the last trial, then has
         it write this trial's entries (see setup_switch)."""
@@ -493,13 +512,16 @@ class MininetTestbed:
 
     def trial(self, streams: Sequence[Stream], duration_ns: int, *, records: bool = False,
               tick: Optional[Tick] = None, settle_ns: Optional[int] = None,
-              during: Optional[Callable[[], Any]] = None) -> Trial:
+              during: Optional[Callable[[], Any]] = None, listen: Sequence[int] = ()) -> Trial:
         """Offers `streams` for `duration_ns` and counts what arrives until
         `settle_ns` (at least the testbed's settle) after the generators end.
         `records` is accepted for the API's sake: trafgen keeps no per-frame
         records, so percentiles come from its histogram. `during()` runs in
         a thread from the moment the generators start (e.g. link events
         under load); the trial waits for it and raises what it raised.
+        `listen`: tester ports that count what reaches them besides the
+        streams' receivers (frames there are misdelivered: RFC 2889's
+        monitor port).
 
         A trial whose generator fell short because it was stalled (trafgen
         counts the times it fell more than 5 ms behind its schedule and
@@ -508,10 +530,12 @@ class MininetTestbed:
         a limit of the generator at that rate. A generator still short is
         reported so (Trial.generator_short)."""
         self._check(streams, int(duration_ns))
+        if any(p not in self.ports for p in listen):
+            raise ValueError(f"listen: {sorted(set(listen) - set(self.ports))} not tester ports")
         self.start()
         for retry in range(self.short_retries + 1):
             self._setup()
-            t = self._trial(streams, int(duration_ns), records, tick, settle_ns, during)
+            t = self._trial(streams, int(duration_ns), records, tick, settle_ns, during, listen)
             stalled = any(g.get("schedule_slips") for g in t.info["generator"].values())
             if not (t.generator_short and stalled):
                 break
@@ -520,10 +544,10 @@ class MininetTestbed:
 
     def _trial(self, streams: Sequence[Stream], duration_ns: int, records: bool,
                tick: Optional[Tick], settle_ns: Optional[int],
-               during: Optional[Callable[[], Any]] = None) -> Trial:
+               during: Optional[Callable[[], Any]] = None, listen: Sequence[int] = ()) -> Trial:
         settle = max(int(settle_ns or 0), self.settle_ns)
         ids = list(range(1, len(streams) + 1))
-        receiving = self._receiving(streams)
+        receiving = sorted(set(self._receiving(streams)) | set(listen))
         self._learn(receiving, streams)
         jobs: dict[int, list[T.Stream]] = {}
         for st, sid in zip(streams, ids):

@@ -57,6 +57,15 @@ def _rows(streams: Sequence[Stream], ids: Sequence[int], sent: Mapping[str, Any]
     return rows, res
 
 
+def engine_rows(streams: Sequence[Stream], ids: Sequence[int],
+                sent: Sequence[Mapping[str, Any]],
+                received: Mapping[int, Mapping[str, Any]]) -> list[dict]:
+    """The reports as the engine's stream_stats rows (one per stream and
+    port it arrived on): for procedures that count per receiving port
+    (RFC 2889's broadcast), as they do on the virtual testbed."""
+    return _rows(streams, ids, merged_sent(sent), received)[0]
+
+
 def trial_from_reports(streams: Sequence[Stream], ids: Sequence[int],
                        sent: Sequence[Mapping[str, Any]], received: Mapping[int, Mapping[str, Any]],
                        line_rate_bps: float, duration_ns: int, settle_ns: int,
