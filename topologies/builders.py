@@ -11,7 +11,7 @@ section.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .spec import Topology, from_dict
 
@@ -118,7 +118,7 @@ def leaf_spine(leaves: int = 2, spines: int = 2, hosts_per_leaf: int = 2,
     return _doc(f"leafspine-{leaves}x{spines}x{hosts_per_leaf}", hosts, sws, links, switch, control)
 
 
-BUILDERS = {
+BUILDERS: dict[str, Callable[..., Topology]] = {
     "single": single_switch,
     "pairs": port_pairs,
     "incast": incast,

@@ -66,10 +66,10 @@ class _Prog:
     def op(self, code: int, k: int = 0) -> None:
         self.ins.append([code, 0, 0, _u32(k)])
 
-    def jeq(self, k: int, jt: str, jf: str) -> None:
+    def jeq(self, k: int, jt: str | int, jf: str | int) -> None:
         self.ins.append([JEQ_K, jt, jf, _u32(k)])
 
-    def jset(self, k: int, jt: str, jf: str) -> None:
+    def jset(self, k: int, jt: str | int, jf: str | int) -> None:
         self.ins.append([JSET_K, jt, jf, _u32(k)])
 
     def label(self, name: str) -> None:

@@ -17,7 +17,7 @@ import json
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .sampler import PeriodicSampler
 
@@ -53,12 +53,12 @@ def read_qdiscs(ifnames: Sequence[str], dev: Sequence[str] = ()) -> dict[str, tu
         qs = json.loads(r.stdout or "[]")
     except json.JSONDecodeError:
         return {}
-    roots = {q.get("dev"): q for q in qs if q.get("root")}
+    roots: dict[Any, Any] = {q.get("dev"): q for q in qs if q.get("root")}
     if dev and qs:  # one interface asked for: tc leaves out its name
         roots = {dev[-1]: next((q for q in qs if q.get("root")), None)}
-    return {name: (int(r.get("backlog", 0)), int(r.get("qlen", 0)), int(r.get("drops", 0)),
-                   int(r.get("packets", 0)))
-            for name in ifnames if (r := roots.get(name)) is not None}
+    return {name: (int(q.get("backlog", 0)), int(q.get("qlen", 0)), int(q.get("drops", 0)),
+                   int(q.get("packets", 0)))
+            for name in ifnames if (q := roots.get(name)) is not None}
 
 
 class QdiscSampler(PeriodicSampler):

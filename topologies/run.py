@@ -275,6 +275,7 @@ class Network:
             kw[f"params{side}"] = dict(params)
             if not self.topo.is_switch(ep.node):
                 hs = self.topo.node(ep.node)
+                assert isinstance(hs, tspec.HostSpec)
                 if hs.bond is None:
                     kw[f"addr{side}"] = hs.mac
         net.addLink(net.get(l.a.node), net.get(l.b.node), cls=link_cls, intf=intf_cls, **kw)

@@ -112,7 +112,8 @@ class Topology:
     """Free-form settings for the controller (routes, groups, ...), kept as given."""
 
     def node(self, name: str) -> HostSpec | SwitchSpec:
-        for n in (*self.hosts, *self.switches):
+        nodes: tuple[HostSpec | SwitchSpec, ...] = (*self.hosts, *self.switches)
+        for n in nodes:
             if n.name == name:
                 return n
         raise KeyError(name)
@@ -386,11 +387,12 @@ def from_dict(doc: Any, source: str = "topology") -> Topology:
 
 def _check_unique(hosts: list[HostSpec], switches: list[SwitchSpec]) -> None:
     seen: dict[str, str] = {}
-    for kind, items in (("hosts", hosts), ("switches", switches)):
-        for i, n in enumerate(items):
-            if n.name in seen:
-                raise _fail(f"{kind}[{i}].name", f"'{n.name}' is already used by {seen[n.name]}")
-            seen[n.name] = f"{kind}[{i}]"
+    names = [("hosts", i, h.name) for i, h in enumerate(hosts)] + \
+        [("switches", i, s.name) for i, s in enumerate(switches)]
+    for kind, i, name in names:
+        if name in seen:
+            raise _fail(f"{kind}[{i}].name", f"'{name}' is already used by {seen[name]}")
+        seen[name] = f"{kind}[{i}]"
     for key in ("ip", "mac"):
         owner: dict[str, str] = {}
         for i, h in enumerate(hosts):
