@@ -144,6 +144,20 @@ def test_the_address_reset_empties_the_bridges_table(mininet_root, tmp_path):
     assert not leftovers(tmp_path)
 
 
+def test_mininet_runs_what_a_software_tester_can_against_what_the_dut_allows():
+    from p4scope.experiments.rfc2889.params import Rfc2889Params, mininet_ports, not_in_mininet
+
+    bridge = Rfc2889Params.for_mode("mininet", dut="bridge").check()
+    assert "forward_pressure" not in bridge.tests and "errored_frames" not in bridge.tests
+    assert {"address_caching", "address_learning", "broadcast"} <= set(bridge.tests)
+    assert bridge.rate_bps == 10e6 and bridge.trial_s == 1.0 and bridge.ports == mininet_ports()
+    assert mininet_ports(1) == mininet_ports(2) == 4 and mininet_ports(64) == 16
+    # a switch class of the user's: no address reset, so no address tests, saying why
+    cls = Rfc2889Params.for_mode("mininet", dut="mininet.nodelib:LinuxBridge").check()
+    assert not {"address_caching", "address_learning"} & set(cls.tests)
+    assert "cannot reset" in not_in_mininet(cls.dut)["address_caching"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--mode", "mininet", "--tests", "forward_pressure"], "--tests: forward_pressure: not run "
                                                           "in Mininet"),

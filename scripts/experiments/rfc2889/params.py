@@ -58,6 +58,18 @@ NOT_IN_MININET = {
                       "frames with a bad FCS, nor a switch count them as a MAC does",
 }
 """RFC 2889 tests a Mininet run cannot do, whatever the DUT, and why."""
+ADDRESS_TESTS = ("address_caching", "address_learning")
+RESETTABLE = ("p4scope", "bmv2", "bridge")
+"""Mininet DUTs whose learnt addresses p4scope can flush between address trials."""
+
+
+def not_in_mininet(dut: str) -> dict[str, str]:
+    """The tests a Mininet run against `dut` leaves out, and why."""
+    out = dict(NOT_IN_MININET)
+    if dut not in RESETTABLE:
+        out.update({t: f"p4scope cannot reset the addresses {dut} learnt between trials"
+                    for t in ADDRESS_TESTS})
+    return out
 
 
 def mininet_ports(cpus: Optional[int] = None) -> int:
@@ -146,8 +158,9 @@ class Rfc2889Params:
             defaults["ports"] = mininet_ports()
         chain = given.get("chain") or 1
         if given.get("tests") is None:
+            left_out = not_in_mininet(given.get("dut") or "p4scope")
             given["tests"] = (CHAIN_TESTS if chain > 1 else
-                              tuple(t for t in TESTS if t not in NOT_IN_MININET)
+                              tuple(t for t in TESTS if t not in left_out)
                               if mode == "mininet" else TESTS)
         return cls(mode=mode, **{**defaults, **{k: v for k, v in given.items() if v is not None}})
 
@@ -244,8 +257,8 @@ class Rfc2889Params:
         if self.dut_rate_pct < 100.0 and not p4:
             raise ParamError(f"--dut-rate-pct: shaping the DUT's ports needs a P4 DUT "
                              f"(--dut p4scope or bmv2), not {self.dut}")
-        address = [t for t in self.tests if t in ("address_caching", "address_learning")]
-        if address and not (p4 or self.dut == "bridge"):
+        address = [t for t in self.tests if t in ADDRESS_TESTS]
+        if address and self.dut not in RESETTABLE:
             raise ParamError(f"--tests: {', '.join(address)} against --dut {self.dut}: the "
                              "address reset between trials needs a DUT whose learnt addresses "
                              "p4scope can flush (p4scope, bmv2 or bridge)")

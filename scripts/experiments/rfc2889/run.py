@@ -14,7 +14,7 @@ from ..params import Profile
 from ..tester import run as tester_run
 from . import EXPERIMENT
 from .measure import Rfc2889Measure, plan
-from .params import NOT_IN_MININET, NOT_MEASURED, NOT_THROUGH_CHAIN, Rfc2889Params
+from .params import NOT_MEASURED, NOT_THROUGH_CHAIN, Rfc2889Params, not_in_mininet
 
 Echo = Callable[[str], None]
 
@@ -43,7 +43,7 @@ def execute_mininet(p: Rfc2889Params, results: Path, run_id: Optional[str],
     that this host can run Mininet and the DUT."""
     p.check()
     meta = {"parameters": {"rfc2889": asdict(p)}, "not_measured": dict(NOT_MEASURED),
-            "not_in_mininet": dict(NOT_IN_MININET)}
+            "not_in_mininet": not_in_mininet(p.dut)}
     return tester_run.mininet(
         EXPERIMENT, plan(p), meta, p.dut, p.port_list, p.rate_bps,
         lambda bed, store: Rfc2889Measure(bed, p, store), results, run_id, progress=progress,
