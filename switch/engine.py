@@ -24,6 +24,10 @@ from .p4runtime.errors import P4RuntimeError, exhausted, internal, invalid
 class EngineAdapter(Protocol):
     """What the switch needs from an engine (names are BMv2 JSON names)."""
 
+    @property
+    def raw(self) -> Any:
+        """The engine object itself (action profiles, the traffic manager)."""
+
     # tables; key items: ("exact", bytes) ("lpm", bytes, plen) ("ternary", bytes, mask)
     # ("range", lo, hi); priority: lower number wins (BMv2)
     def table_add(self, table: str, action: str, key: Sequence[tuple], args: Sequence[int],
@@ -103,14 +107,14 @@ class DataplaneEngine:
         return internal(f"engine: {msg}")
 
     def table_add(self, table, action, key, args, priority):
-        try:
-            return self._e.table_add(table, action, list(key), list(args), priority)
+        try:  # (the engine takes any sequence: no copies)
+            return self._e.table_add(table, action, key, args, priority)
         except self._mod.EngineError as e:
             raise self._table_error(e) from None
 
     def table_modify(self, table, handle, action, args):
         try:
-            self._e.table_modify(table, handle, action, list(args))
+            self._e.table_modify(table, handle, action, args)
         except self._mod.EngineError as e:
             raise self._table_error(e) from None
 
