@@ -89,7 +89,9 @@ def test_a_short_run_against_the_bridge(mininet_root, tmp_path):
     assert cc["UC-Port: Tx"] > 0 and cc["Back pressure"] == "No"
     assert "no pause frames" in cc["Note"]
     b = csv(run, "rfc2889_broadcast").iloc[0]
+    # a rate found, or a note that the generator fell short (the tester's limit)
     assert b["Receiving Ports"] == 3
+    assert b["Tx Rate (%)"] > 0 or "generator" in str(b["Note"]), b
     ports = pd.read_parquet(run / "rfc2889_broadcast_ports.parquet")
     assert sorted(ports["rx_port"]) == [2, 3, 4] and (ports["rx_frames"] > 0).all()
     a = csv(run, "rfc2889_address_caching").iloc[0]

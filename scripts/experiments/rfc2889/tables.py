@@ -179,6 +179,7 @@ def broadcast(results: pd.DataFrame) -> pd.DataFrame:
         "Tx Rate (f/s)": _col(r, "tx_fps").round(0), "Loss Rate (%)": _col(r, "loss_pct"),
         "Loss Frames": _col(r, "loss_frames", 0).fillna(0).astype(int),
         "Receiving Ports": r["receiving_ports"].astype(int), "Result": r["result"],
+        "Note": _col(r, "note", "").fillna(""),
     })
 
 
