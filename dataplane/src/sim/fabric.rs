@@ -111,6 +111,18 @@ pub fn arrival_ns(first_bit_ns: u64, len: usize, rate_bps: Option<u64>, delay_ns
     first_bit_ns.saturating_mul(1000).saturating_add(wire_ps).saturating_add(delay_ns.saturating_mul(1000)).div_ceil(1000)
 }
 
+/// The nanosecond a frame leaves on its link: the one its switch
+/// dequeued it in, as the switch's trace records the departure (the first
+/// bit's exact time `ps`, rounded up; `time_ns` for an untimed output such
+/// as a pause frame). The egress starts a frame at its exact picosecond,
+/// up to 999 ps before that nanosecond; counting the link from the
+/// nanosecond below would put a frame at the peer before the switch that
+/// sent it records it gone (a tap beside the link sees the queue shrink a
+/// nanosecond early).
+pub fn departure_ns(time_ns: u64, ps: Option<u64>) -> u64 {
+    ps.map_or(time_ns, |ps| ps.div_ceil(1000))
+}
+
 pub struct Fabric {
     /// Sources and sinks; its port numbers are edge ids.
     pub tester: Tester,
@@ -122,6 +134,8 @@ pub struct Fabric {
     wire: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     outs: Vec<Output>,
+    /// The exact first-bit times (ps) of `outs`, by index (the egress's).
+    tx_ps: Vec<(usize, u64)>,
     /// Each switch's next event time while `run` goes (a step changes
     /// one switch only: the one it delivered to or stepped).
     due: Vec<Option<u64>>,
@@ -138,6 +152,7 @@ impl Fabric {
             wire: BinaryHeap::new(),
             seq: 0,
             outs: vec![],
+            tx_ps: vec![],
             due: vec![],
         }
     }
@@ -342,7 +357,7 @@ impl Fabric {
             }
         };
         if !sws[i].outputs().is_empty() {
-            sws[i].drain_outputs(outs);
+            sws[i].drain_outputs_timed(outs, &mut self.tx_ps);
             self.dispatch(i, sws[i], outs);
         }
         self.due[i] = sws[i].next_event_at();
@@ -350,12 +365,15 @@ impl Fabric {
 
     /// Frames that left switch `i`: onto their link, or to the sinks.
     fn dispatch(&mut self, i: usize, sw: &mut Switch, outs: &mut Vec<Output>) {
-        for o in outs.drain(..) {
+        let exact = std::mem::take(&mut self.tx_ps);
+        let mut timed = exact.iter().copied().peekable();
+        for (k, o) in outs.drain(..).enumerate() {
+            let ps = timed.next_if(|(j, _)| *j == k).map(|(_, ps)| ps);
             match self.attach(i, o.port) {
                 Attach::Link(l) => {
                     let rate = sw.tm.cfg.port(o.port).rate_bps;
                     let link = &mut self.links[l as usize];
-                    let at = arrival_ns(o.time_ns, o.data.len(), rate, link.delay_ns);
+                    let at = arrival_ns(departure_ns(o.time_ns, ps), o.data.len(), rate, link.delay_ns);
                     link.frames += 1;
                     link.bytes += (o.data.len() + FCS) as u64;
                     let d = mix(mix(self.tester.digest, LINK_MARK | l as u64), o.time_ns);
@@ -370,6 +388,9 @@ impl Fabric {
                 }
             }
         }
+        let mut exact = exact;
+        exact.clear();
+        self.tx_ps = exact;
     }
 
     /// Frames on the links now (sent, not yet arrived).

@@ -102,6 +102,37 @@ fn a_slower_last_hop_queues_exactly() {
     assert_eq!(sws[1].tm.port(9).unwrap().queues[0].stats.peak_pkts, 1);
 }
 
+#[test]
+fn a_frame_is_on_its_link_from_the_nanosecond_its_switch_records_it_gone() {
+    // 64-byte frames back to back at 100 Gb/s (6.72 ns each): switch 0
+    // starts most of them within a nanosecond, at an exact picosecond; the
+    // link counts from the nanosecond switch 0's trace dequeues it in, so
+    // each is at switch 1 exactly the wire time (5.76 ns, rounded up) later
+    let rate = json!({"defaults": {"rate_bps": "100G"}});
+    let mut sws = vec![switch(rate.clone(), 1), switch(rate, 1)];
+    let mut f = Fabric::new(2, 1);
+    f.link(&mut refs(&mut sws), (0, 9), (1, 1), None, 0).unwrap();
+    for sw in &mut sws {
+        sw.tm.trace_start(Default::default());
+    }
+    let mut s = stream(Sizes::Fixed(64), Rate::Percent(100.0), 100e9);
+    s.frames = Some(100);
+    f.add_stream((0, 1), s).unwrap();
+    f.run(&mut refs(&mut sws), u64::MAX, true).unwrap();
+    let at = |t: &crate::tm::trace::Trace, kind: u8| -> Vec<u64> {
+        t.time_ns.iter().zip(&t.kind).filter(|(_, k)| **k == kind).map(|(t, _)| *t).collect()
+    };
+    let t0 = sws[0].tm.trace_take().unwrap();
+    let t1 = sws[1].tm.trace_take().unwrap();
+    let out0 = at(&t0, crate::tm::trace::DEQ);
+    let in1 = at(&t1, crate::tm::trace::ENQ);
+    assert_eq!(out0.len(), 100);
+    assert_eq!(in1, out0.iter().map(|t| t + 6).collect::<Vec<_>>());
+    assert_eq!(departure_ns(7, Some(7_001)), 8, "a first bit within the 8th nanosecond");
+    assert_eq!(departure_ns(7, Some(7_000)), 7);
+    assert_eq!(departure_ns(7, None), 7, "an untimed output (a pause frame) leaves at its time");
+}
+
 fn congested_run(seed: u64, pieces: &[u64]) -> (u64, Vec<u64>, u64) {
     let tm = json!({"defaults": {"rate_bps": "100G"}, "buffer": {"size_bytes": 100000, "alpha": 1}});
     let mut sws = vec![switch(tm.clone(), seed), switch(tm, seed)];
