@@ -3,7 +3,7 @@ reference DUT with its own traffic-manager profile and a tap switch
 (p4src/tap.p4) on each of its links, in one engine Fabric; what the taps'
 reports say of the DUT's egress queue against the DUT's own ground truth.
 Bars: peak within 1 % or one frame, shares within 1 pp, start and end
-within one frame time (and the engine's nanosecond rounding), the drops
+within one frame time, the drops
 equal; the links' time taken off; lost reports marked, never filled in."""
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def assert_within_the_bars(tables, case):
     assert truth_peak == tables["microburst"].iloc[0]["peak_truth_bytes"]
     assert abs(r["peak_tap_bytes"] - truth_peak) <= max(0.01 * truth_peak, frame)
     assert r["share_error_pp"] <= 1.0
-    slack = frame_time_ns(bp.frame_size) + tt.ROUNDING_NS
+    slack = frame_time_ns(bp.frame_size)
     assert abs(r["start_error_ns"]) <= slack and abs(r["end_error_ns"]) <= slack
+    assert r["time_tolerance_ns"] == slack
     assert r["drops_tap_frames"] == r["drops_truth_frames"] == r["drops_tester_frames"] > 0
     assert r["reports_lost"] == 0 and r["collector_drops"] == 0
     assert r["tap_queue_peak_frames"] <= 1  # the tap is a wire: it holds no queue

@@ -212,6 +212,7 @@ def _summary(td: tv.TappedDut, inf: Inference, seen: list, stamps: list[int], ba
         "tap_queue_peak_frames": max((int(s["peak_pkts"]) for s in data), default=0),
         "transit_min_ns": float(transit.min()) if transit.size else math.nan,
         "link_ns": tv.link_ns(fbytes, rate_bps, td.delay_ns), "link_delay_ns": td.delay_ns,
+        "tap_held_frames": tv.tap_held(seen, rate_bps),
         "report_delay_median_ns": float(np.median(delay)) if delay.size else math.nan,
         "burst_on_bytes": on, "burst_off_bytes": off, "frame_bytes": fbytes,
         "frame_time_ns": ftime,

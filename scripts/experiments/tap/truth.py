@@ -8,13 +8,8 @@ its egress port), burst by burst, with the bars of issue 18:
   PEAK_TOL_FRAMES frames, whichever is more;
 * start and end: against the true burst's (the same thresholds on the
   trace, one value per nanosecond as the tap's series has) — within
-  TIME_TOL_FRAMES frame times and the clock's rounding (ROUNDING_NS: the
-  engine keeps whole nanoseconds, and a port sends its frames back to back
-  at exact picosecond times, which the DUT's trace rounds up and the link
-  towards the next switch down, so a frame's time in and its time out may
-  each be a nanosecond off the DUT's record; where the queue grows by one
-  frame a nanosecond after it shrank by one, that can move the threshold's
-  crossing by a frame time);
+  TIME_TOL_FRAMES frame times (each report lands on the nanosecond the
+  DUT's trace records its frame in or out: tap.virtual on_dut_clock);
 * shares: each ingress port's part of the queue over the true burst (its
   time-weighted mean occupancy over the sum of them), the tap's against
   the truth's — the largest difference within SHARE_TOL_PP points;
@@ -45,7 +40,6 @@ from .inference import Inference
 PEAK_TOL_REL = 0.01
 PEAK_TOL_FRAMES = 1
 TIME_TOL_FRAMES = 1
-ROUNDING_NS = 2
 SHARE_TOL_PP = 1.0
 ENQ, DEQ, DROP = 0, 1, 2
 
@@ -154,7 +148,7 @@ def score(case_id: str, port: int, inf: Inference, truth: PortTruth, on: float, 
     rows_in = [(m.truth, m.measured) for m in pairs]
     rows_in += [(None, b) for b in mine if id(b) not in used]
     tap_in = _tap_ingress(inf, port)
-    time_tol = TIME_TOL_FRAMES * frame_time_ns + ROUNDING_NS
+    time_tol = TIME_TOL_FRAMES * frame_time_ns
     raw_s = raw.port_series(port) if raw is not None else None
     out = []
     for tb, mb in rows_in:

@@ -19,15 +19,22 @@ counts of the next. The DUT's own instrument is not configured: the taps measure
 
 Clock. Every switch of a Fabric runs on the one virtual clock, so the taps'
 timestamps (p4scope's ingress_timestamp_ns: when a frame's last bit is in)
-and the DUT's traffic-manager trace share it. A tap forwards in no time and
-holds no queue (its ports run at the link's rate, one in, one out), but the
-link between it and the DUT takes a frame's bits at the line rate plus the
-link's delay: a frame the tap stamps at t going in is the DUT's at t + link
-time; one whose first bit leaves the DUT at d is stamped d + link time.
-`on_dut_clock` takes that time off (and adds it), as the Fabric counts it
-(fabric.rs arrival_ns: whole ns, rounded up), so the inferred queue holds a
-frame from when the DUT has it to when it starts sending it, as the DUT's
-trace does.
+and the DUT's traffic-manager trace share it. The link between a tap and
+the DUT takes a frame's bits at the line rate plus the link's delay, from
+the nanosecond its sender dequeued it (fabric.rs departure_ns, arrival_ns:
+whole ns, rounded up): one the DUT dequeues at d is stamped by the tap at
+d + link time. A frame going in leaves the tap when its port towards the
+DUT takes it: at once (the ns the tap stamped it) unless that port is
+still sending the frame before, which at the same rate as the tester's
+link happens only by the engine's rounding (an idle port starts a frame
+at a whole nanosecond, up to 1 ns after its exact last bit came in, and
+the frames behind it follow back to back at exact picoseconds, so one now
+and then is due a nanosecond before the port is free). `tap_sent_ns`
+counts that from the tap's own reports, as the tap's traffic manager
+does, and `on_dut_clock` adds it and the link time to a frame going in
+and takes the link time off one coming out: each report lands on the
+nanosecond the DUT's trace records, so the inferred queue holds a frame
+from when the DUT has it to when it dequeues it, exactly as the trace does.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ TAP_PROFILE = Profile("tap", 4 * 1024 * 1024, 1.0, {"mode": "fifo"}, 1,
                       "the taps' own: a wire that holds no queue (its ports run at the "
                       "link's rate), its collector port fast and with a reserve")
 FCS, PREAMBLE = 4, 8
+WIRE_OVERHEAD = collector_port.WIRE_OVERHEAD
+"""A port's bytes on the wire besides the frame (the engine's default)."""
 
 
 def tap_profile(collector_rate_bps: Optional[float] = None,
@@ -70,13 +79,47 @@ def link_ns(frame_bytes: int, rate_bps: float, delay_ns: int = 0) -> int:
     return -(-(wire_ps + int(delay_ns) * 1000) // 1000)
 
 
+def tap_sent_ns(frames: Sequence[TapFrame], rate_bps: float) -> dict[int, int]:
+    """Index in `frames` -> the nanosecond the tap's port towards the DUT
+    dequeued that frame going in, for each tap (node) as its traffic
+    manager sends at `rate_bps`: when the frame is in (its stamp) and the
+    port has sent the frame before (to the picosecond), rounded up; a
+    frame starts back to back (at the exact picosecond the port frees)
+    when that is within the nanosecond before, else at the nanosecond.
+    Exact while the tap reports every frame; a frame it did not report
+    (sampling, lost reports) is missing from the port's history, which
+    can leave a later frame a nanosecond early."""
+    rate = int(rate_bps)
+    order = sorted((i for i, f in enumerate(frames) if f.direction == TOWARDS),
+                   key=lambda i: (frames[i].node_id, frames[i].time_ns, i))
+    out: dict[int, int] = {}
+    node, busy_ps, rem = None, -1, 0
+    for i in order:
+        f = frames[i]
+        if f.node_id != node:
+            node, busy_ps, rem = f.node_id, -1, 0
+        now = max(f.time_ns, -(-busy_ps // 1000))
+        start = busy_ps if busy_ps > (now - 1) * 1000 else now * 1000
+        dur, rem = divmod((f.frame_bytes + WIRE_OVERHEAD) * 8 * 10**12 + rem, rate)
+        busy_ps = start + dur
+        out[i] = now
+    return out
+
+
+def tap_held(frames: Sequence[TapFrame], rate_bps: float) -> int:
+    """How many frames going in the taps' ports sent later than stamped."""
+    return sum(1 for i, t in tap_sent_ns(frames, rate_bps).items() if t > frames[i].time_ns)
+
+
 def on_dut_clock(frames: Sequence[TapFrame], rate_bps: float, delay_ns: int = 0) -> list[TapFrame]:
     """Each report's time moved to the DUT's side of its link: a frame
-    going in later by its link time, one coming out earlier by it."""
-    return [replace(f, time_ns=f.time_ns + (link_ns(f.frame_bytes, rate_bps, delay_ns)
-                                            if f.direction == TOWARDS
-                                            else -link_ns(f.frame_bytes, rate_bps, delay_ns)))
-            for f in frames]
+    going in to when the tap sent it (tap_sent_ns) plus its link time, one
+    coming out earlier by its link time."""
+    sent = tap_sent_ns(frames, rate_bps)
+    return [replace(f, time_ns=sent[i] + link_ns(f.frame_bytes, rate_bps, delay_ns)
+                    if f.direction == TOWARDS
+                    else f.time_ns - link_ns(f.frame_bytes, rate_bps, delay_ns))
+            for i, f in enumerate(frames)]
 
 
 def wiring(ports: Sequence[int]) -> Wiring:
