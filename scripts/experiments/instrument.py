@@ -8,7 +8,9 @@ collector (p4scope.control.apps.collector) parses them. From it:
   queue held just before it left (the depth it left behind plus itself),
   placed at its egress time; for an interval report, the interval's
   maximum (the same measure), placed at the interval's start (intervals
-  are of the egress clock, 2^n microseconds);
+  are of the egress clock, 2^n microseconds); a reported packet's row
+  also has its hop latency (hop_latency_ns: egress minus ingress time at
+  the switch; -1 on the rows of no one packet);
 * burst_events with source "instrument": start and end (egress times of
   the dequeues that crossed the thresholds), peak per burst;
 * the instrument's peak occupancy of an egress port.
@@ -47,7 +49,7 @@ class Seen:
 
 
 SERIES_COLUMNS = ["case_id", "t_ns", "egress_port", "queue", "kind", "depth_bytes",
-                  "depth_frames", "ingress_port"]
+                  "depth_frames", "ingress_port", "hop_latency_ns"]
 
 
 def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "bytes") -> Seen:
@@ -61,12 +63,13 @@ def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "b
     parts = [pd.DataFrame({"case_id": case_id, "t_ns": s["egress_ns"].astype("int64"),
                            "egress_port": s["egress_port"], "queue": s["queue_id"],
                            "kind": "burst_pkt", "depth_bytes": s["held_bytes"],
-                           "depth_frames": s["held_pkts"], "ingress_port": s["ingress_port"]},
+                           "depth_frames": s["held_pkts"], "ingress_port": s["ingress_port"],
+                           "hop_latency_ns": s["hop_latency_ns"]},
                           columns=SERIES_COLUMNS),
              pd.DataFrame({"case_id": case_id, "t_ns": iv["interval"].astype("int64") * span_ns,
                            "egress_port": iv["port"], "queue": 0, "kind": "interval_max",
                            "depth_bytes": iv["max_bytes"], "depth_frames": iv["max_pkts"],
-                           "ingress_port": -1}, columns=SERIES_COLUMNS)]
+                           "ingress_port": -1, "hop_latency_ns": -1}, columns=SERIES_COLUMNS)]
     parts = [p for p in parts if not p.empty]
     series = (pd.concat(parts, ignore_index=True) if parts
               else pd.DataFrame([], columns=SERIES_COLUMNS))
@@ -90,7 +93,7 @@ def from_registers(case_id: str, vs: Any, egress: int, unit: str) -> Seen:
     nb = sw.counter("tel_bursts")[egress].packets
     series = pd.DataFrame([{"case_id": case_id, "t_ns": -1, "egress_port": egress, "queue": 0,
                             "kind": "case_max", "depth_bytes": mx_bytes, "depth_frames": mx_pkts,
-                            "ingress_port": -1}])
+                            "ingress_port": -1, "hop_latency_ns": -1}])
     bursts = pd.DataFrame([{"case_id": case_id, "source": "instrument", "egress_port": egress,
                             "queue": 0, "burst_id": i + 1, "start_ns": math.nan,
                             "end_ns": math.nan, "peak": math.nan, "unit": unit,

@@ -36,6 +36,7 @@ SWITCH_MAC = 0x02_00_00_00_00_FE
 SWITCH_IP_STR = "10.0.0.254"
 COLLECTOR_IP_STR = "10.0.0.253"
 COLLECTOR_UDP = 32766
+NODE_ID = 1  # the DUT's INT node id in its reports
 
 
 def host_mac(port: int) -> int:
@@ -232,7 +233,7 @@ class VirtualSwitch:
         self.tel = Telemetry(self.sw)
         self.tel.collector(COLLECTOR_PORT, SWITCH_IP_STR, COLLECTOR_IP_STR,
                            collector_mac=_mac_str(host_mac(COLLECTOR_PORT)),
-                           switch_mac=_mac_str(SWITCH_MAC), udp_port=COLLECTOR_UDP, node_id=1,
+                           switch_mac=_mac_str(SWITCH_MAC), udp_port=COLLECTOR_UDP, node_id=NODE_ID,
                            snaplen=SNAP_BYTES, session=REPORT_SESSION)
         if self._flows:
             self._write_forwarding()

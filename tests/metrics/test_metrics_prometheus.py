@@ -58,6 +58,15 @@ def test_prometheus_scrapes_the_run_and_reads_back_what_it_stored(tmp_path, proc
            query(base, 'p4scope_egress_ingress_bytes_total{port="31"}')}
     assert got == {int(i): float(b) for i, b in per_ingress.items()}
     assert _value(base, 'sum(p4scope_drops_total{port="31"})') == 0
+    # the hop latency of every packet the instrument reported (the DUT is INT node 1)
+    lat = pd.read_parquet(stored / "instrument_series.parquet")["hop_latency_ns"]
+    lat = lat[lat >= 0]
+    hop = '{job="p4scope",switch="virtual",node="1",port="31",source="instrument"}'
+    assert len(lat) > 100
+    assert _value(base, f"p4scope_hop_latency_seconds_count{hop}") == len(lat)
+    assert _value(base, f"p4scope_hop_latency_seconds_sum{hop}") == pytest.approx(lat.sum() * 1e-9)
+    assert _value(base, f"max_over_time(p4scope_hop_latency_max_seconds{hop}[10m])") == \
+        pytest.approx(lat.max() * 1e-9)
 
     assert run.stop(signal.SIGINT) == 0  # Ctrl-C ends the linger; the run was complete
     assert prom.stop(signal.SIGTERM) == 0

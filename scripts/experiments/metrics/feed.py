@@ -4,8 +4,10 @@ ground-truth trace of the case in flight (traffic.trace_observed).
 The trace (cases measured in this process) gives the queues' levels as
 virtual time goes; a finished case's stored tables give, per (egress,
 ingress), what the sinks received and what was lost (streams), its bursts
-(burst_events) and its queues' peaks (ground_truth, so the maxima are right
-also when the case ran in a worker process and no trace came here).
+(burst_events), its queues' peaks (ground_truth, so the maxima are right
+also when the case ran in a worker process and no trace came here) and,
+when the case captured the instrument's reports, the hop latency of each
+reported packet (instrument_series' hop_latency_ns), as the DUT's node.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..groundtruth import DROP
+from ..testbed import NODE_ID
 from .telemetry import Telemetry
 
 SWITCH = "virtual"
@@ -68,9 +71,20 @@ class RunFeed:
             for (e, i), g in st.groupby(["egress_port", "ingress_port"], sort=True):
                 self.t.add_pair((self.switch, int(e), int(i)), g[rx_b].sum(),
                                 g[rx_f].sum(), g["tx_frames"].sum() - g[rx_f].sum())
+        self.hop_latencies(tables.get("instrument_series"))
         be = tables.get("burst_events")
         if be is not None and not be.empty:
             order = be.sort_values(["start_ns"], kind="stable")
             for r in order.itertuples(index=False):
                 self.t.add_burst((self.switch, int(r.egress_port), int(r.queue), str(r.source)),
                                  float(r.peak), str(r.unit))
+
+    def hop_latencies(self, series: Optional[pd.DataFrame]) -> None:
+        """The reported packets' hop latencies, per egress port (rows of no
+        one packet have -1; a series from before the column, none)."""
+        if series is None or series.empty or "hop_latency_ns" not in series.columns:
+            return
+        pk = series[series["hop_latency_ns"] >= 0]
+        for p, g in pk.groupby("egress_port", sort=True):
+            self.t.hop_latency((self.switch, NODE_ID, int(p), "instrument"),
+                               g["hop_latency_ns"].to_numpy())

@@ -3,7 +3,8 @@ exposition (a prometheus_client collector).
 
 Every series carries the label `switch` (the switch it comes from); queue
 series add `port` and `queue`, per-ingress ones `port` (the egress) and
-`ingress`. The "max since the last scrape" gauges are reset to the current
+`ingress`; hop latency ones `node`, `port` and `source` (hop_latency.py).
+The "max since the last scrape" gauges are reset to the current
 level by each collection, so the largest of the samples a scraper stored
 is the true peak however short the burst (one scraper per endpoint: a
 second one takes a share of the maxima).
@@ -12,10 +13,12 @@ second one takes a share of the maxima).
 from __future__ import annotations
 
 import threading
-from typing import Iterator
+from typing import Iterator, Optional, Sequence
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from .hop_latency import HopKey, HopLatencies
 
 Queue = tuple[str, int, int]  # switch, port, queue
 Pair = tuple[str, int, int]  # switch, egress port, ingress port
@@ -23,9 +26,11 @@ BurstKey = tuple[str, int, int, str]  # switch, port, queue, source (truth or in
 
 
 class Telemetry(Collector):
-    """Thread-safe store of the exposed values; `collect` is what a scrape reads."""
+    """Thread-safe store of the exposed values; `collect` is what a scrape
+    reads. `run` False: no run progress (a watched switch has no cases)."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: bool = True) -> None:
+        self.run = run
         self.lock = threading.Lock()
         self.occ_bytes: dict[Queue, float] = {}
         self.occ_pkts: dict[Queue, float] = {}
@@ -38,6 +43,7 @@ class Telemetry(Collector):
         self.last_burst: dict[BurstKey, tuple[float, str]] = {}  # peak, unit
         self.cases_done = 0
         self.cases_planned = 0
+        self.hops = HopLatencies()
 
     # ----- updates (the feed's) ----------------------------------------------------
 
@@ -46,6 +52,15 @@ class Telemetry(Collector):
         """A queue's level now and the largest it held since the last update."""
         with self.lock:
             self.occ_bytes[key], self.occ_pkts[key] = float(now_bytes), float(now_pkts)
+            self.max_bytes[key] = max(self.max_bytes.get(key, 0.0), float(top_bytes))
+            self.max_pkts[key] = max(self.max_pkts.get(key, 0.0), float(top_pkts))
+
+    def queue_max(self, key: Queue, top_bytes: float, top_pkts: float) -> None:
+        """The largest a queue held lately (e.g. an interval's maximum), its
+        level now unchanged (0 if never told)."""
+        with self.lock:
+            self.occ_bytes.setdefault(key, 0.0)
+            self.occ_pkts.setdefault(key, 0.0)
             self.max_bytes[key] = max(self.max_bytes.get(key, 0.0), float(top_bytes))
             self.max_pkts[key] = max(self.max_pkts.get(key, 0.0), float(top_pkts))
 
@@ -59,6 +74,20 @@ class Telemetry(Collector):
         with self.lock:
             self.bursts[key] = self.bursts.get(key, 0) + 1
             self.last_burst[key] = (float(peak), unit)
+
+    def burst_state(self, key: BurstKey, count: int, peak: Optional[float] = None,
+                    unit: str = "bytes") -> None:
+        """Bursts counted so far (never fewer than before) and, when given, the
+        last one's peak: for a source that tells totals, not each burst."""
+        with self.lock:
+            self.bursts[key] = max(self.bursts.get(key, 0), int(count))
+            if peak is not None:
+                self.last_burst[key] = (float(peak), unit)
+
+    def hop_latency(self, key: HopKey, latencies_ns: Sequence[float]) -> None:
+        """Hop latencies (ns) of packets reported by node `key[1]`."""
+        with self.lock:
+            self.hops.observe(key, latencies_ns)
 
     def progress(self, done: int, planned: int) -> None:
         with self.lock:
@@ -100,11 +129,14 @@ class Telemetry(Collector):
             for k, (v, unit) in sorted(self.last_burst.items()):
                 last.add_metric([*map(str, k), unit], v)
             fams.append(last)
-            done = GaugeMetricFamily("p4scope_run_cases", "The run's cases (state: done, planned).",
-                                     labels=["state"])
-            done.add_metric(["done"], self.cases_done)
-            done.add_metric(["planned"], self.cases_planned)
-            fams.append(done)
+            fams += self.hops.families()
+            if self.run:
+                done = GaugeMetricFamily("p4scope_run_cases",
+                                         "The run's cases (state: done, planned).",
+                                         labels=["state"])
+                done.add_metric(["done"], self.cases_done)
+                done.add_metric(["planned"], self.cases_planned)
+                fams.append(done)
             # max since the last scrape: from now on, the level it starts from
             self.max_bytes = dict(self.occ_bytes)
             self.max_pkts = dict(self.occ_pkts)
