@@ -202,6 +202,7 @@ class Collector:
         self.errors: list[str] = []
         self.int_md_paths: list[IntMdPath] = []
         self._unjoined: dict[tuple, list[IntMdPath]] = {}
+        self._waited: set[int] = set()  # ids of paths kept once for their sink
         self._bursts: dict[tuple[int, int, int], BurstEvent] = {}
         self._next_seq: dict[int, int] = {}
         self.lost: dict[int, int] = {}
@@ -365,12 +366,21 @@ class Collector:
             if not waiting:
                 del self._unjoined[key]
 
-    def take_int_md_paths(self) -> list[IntMdPath]:
+    def take_int_md_paths(self, wait_for_sink: bool = False) -> list[IntMdPath]:
         """The INT-MD paths since the last take, which the collector then
-        forgets (a postcard arriving later no longer joins them)."""
+        forgets (a postcard arriving later no longer joins them). With
+        `wait_for_sink`, a path whose sink's postcard has not come yet
+        stays for the next take, once (the two reports of a packet may
+        fall either side of a take); then it is handed over as it is."""
         with self._lock:
-            paths, self.int_md_paths, self._unjoined = self.int_md_paths, [], {}
-        return paths
+            paths = self.int_md_paths
+            stay = [p for p in paths
+                    if wait_for_sink and p.sink is None and id(p) not in self._waited]
+            self._waited = {id(p) for p in stay}
+            self.int_md_paths = stay
+            self._unjoined = {k: kept for k, v in self._unjoined.items()
+                              if (kept := [p for p in v if id(p) in self._waited])}
+        return [p for p in paths if id(p) not in self._waited]
 
     def int_md_hops(self) -> list[dict]:
         """One row per hop of every INT-MD path: path (index), hop (1 =

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -83,6 +84,53 @@ def test_watch_attached_to_a_running_switch_shows_its_queue(tmp_path):
     assert rep["received"] >= N and rep["lost"] == 0 and rep["malformed"] == 0
     # read-only: the test's controller stayed primary and wrote after the watch attached
     assert out["primary_after"] is True
+
+    # its Prometheus endpoint, scraped once after the burst: what the page showed, and the
+    # hop latency of every packet reported (port 1's postcards, the burst's packets)
+    address = re.search(r"P4Runtime (127\.0\.0\.1:\d+) \(read-only\)", out["watch_err"])[1]
+    m = _scraped(out["metrics"], address)
+    sniffed = out["sniffed"]
+    assert rep["received"] == sniffed["received"]
+    per_hop: dict[tuple[int, int], list[int]] = {}
+    for node, port, ns in sniffed["latency"]:
+        per_hop.setdefault((node, port), []).append(ns)
+    assert list(per_hop) == [(1, 2)] and len(per_hop[(1, 2)]) >= N
+    lat = per_hop[(1, 2)]
+    hop = {"node": "1", "port": "2", "source": "instrument"}
+    assert m["p4scope_hop_latency_seconds_count", _k(hop)] == len(lat)
+    assert m["p4scope_hop_latency_seconds_sum", _k(hop)] == pytest.approx(sum(lat) * 1e-9)
+    assert m["p4scope_hop_latency_max_seconds", _k(hop)] == pytest.approx(max(lat) * 1e-9)
+    assert m["p4scope_hop_latency_seconds_bucket", _k({**hop, "le": "+Inf"})] == len(lat)
+    q = {"port": "2", "queue": "0"}
+    assert m["p4scope_queue_occupancy_max_bytes", _k(q)] == top_b
+    assert m["p4scope_queue_occupancy_max_packets", _k(q)] == top_p
+    for i in (1, 4):
+        pair = {"port": "2", "ingress": str(i)}
+        assert m["p4scope_egress_ingress_packets_total", _k(pair)] == N
+        assert m["p4scope_egress_ingress_bytes_total", _k(pair)] == N * FRAME
+        assert m["p4scope_drops_total", _k(pair)] == 0
+    b = {"port": "2", "queue": "0", "source": "instrument"}
+    assert m["p4scope_bursts_total", _k(b)] == 1
+    assert m["p4scope_burst_last_peak", _k({**b, "unit": "bytes"})] == burst["peak"]
+    assert sniffed["bursts"] == [[2, burst["peak"]]]
+
+
+def _scraped(text: str, switch: str) -> dict[tuple[str, frozenset], float]:
+    """A scrape's samples by (name, labels but `switch`), every one of
+    them labelled switch=`switch`."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            labels = dict(s.labels)
+            assert labels.pop("switch") == switch, s
+            out[s.name, _k(labels)] = s.value
+    return out
+
+
+def _k(labels: dict[str, str]) -> frozenset:
+    return frozenset(labels.items())
 
 
 def _udp_taken():

@@ -2,8 +2,11 @@
 `p4scope switch` with the reference DUT on three veth ports (1 and 4 in,
 2 out at 20 Mb/s, 3 towards the collector), configured by this script as
 the primary controller; `p4scope watch --switch ... --reports ...`
-attached to it; a burst from two ingress ports; what the watch's JSON
-feed says, then both stopped. Prints one JSON line."""
+attached to it (with its Prometheus endpoint); a burst from two ingress
+ports, port 1's flow on the INT-XD watchlist (a postcard per packet);
+what the watch's JSON feed and one scrape of its endpoint say, and the
+reports sniffed on the collector's interface, then both stopped. Prints
+one JSON line."""
 
 import json
 import re
@@ -68,9 +71,32 @@ try:
     tel = Telemetry(ctl)
     tel.collector(3, "10.255.0.1", COLLECTOR_IP, collector_mac=collector_mac, udp_port=UDP)
     tel.port(2, burst_threshold=20, burst_end=2, interval_log2_us=10, report_intervals=True)
+    tel.watch(src="10.0.0.1/32")
+
+    # every report the switch sends, as the watch should take them
+    from p4scope.control.apps.collector import Collector
+
+    sniffed = Collector(udp_port=UDP)
+    sniff = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    sniff.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), 1 << 23)
+    sniff.bind(("c0", 0))
+    sniff.settimeout(0.2)
+    sniffing = threading.Event()
+    sniffing.set()
+
+    def take_reports():
+        while sniffing.is_set():
+            try:
+                frame, meta = sniff.recvfrom(65535)
+            except socket.timeout:
+                continue
+            if meta[2] != socket.PACKET_OUTGOING:
+                sniffed.feed_frame(frame)
+    sniffer = threading.Thread(target=take_reports, daemon=True)
+    sniffer.start()
 
     watch = subprocess.Popen([exe, "watch", "--switch", addr, "--reports", f"{COLLECTOR_IP}:{UDP}",
-                              "--window", "20"], stdout=subprocess.DEVNULL,
+                              "--window", "20", "--metrics-port", "0"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     out["watch_pid"] = watch.pid
     err: list[str] = []
@@ -101,6 +127,28 @@ try:
             break
         assert time.monotonic() < deadline + 30, (st, "".join(err))
         time.sleep(0.1)
+    # every report sniffed taken by the watch too (the same count twice in a row), then
+    # one scrape
+    agreed = 0
+    while agreed < 2:
+        time.sleep(0.2)
+        with sniffed._lock:
+            n_sniffed = len(sniffed.samples) + len(sniffed.intervals)
+        st = get(url, "api/status")
+        agreed = agreed + 1 if st["sources"]["reports"]["received"] == n_sniffed else 0
+        assert time.monotonic() < deadline + 45, (n_sniffed, st["sources"], sniffed.errors)
+    sniffing.clear()
+    sniffer.join(timeout=5)
+    sniff.close()
+    m = re.search(r"Prometheus endpoint at (http://127\.0\.0\.1:\d+/metrics)", "".join(err))
+    out["metrics"] = urllib.request.urlopen(m.group(1), timeout=10).read().decode()
+    inf, st = get(url, "api/inflight"), get(url, "api/status")
+    out["sniffed"] = {
+        "received": n_sniffed,
+        "latency": [[s.node_id, s.egress_port, s.hop_latency_ns] for s in sniffed.samples],
+        "held_bytes": max([s.held_bytes for s in sniffed.samples]
+                          + [i.max_bytes for i in sniffed.intervals]),
+        "bursts": [[b.port, b.peak_bytes] for b in sniffed.bursts()]}
     out.update(inflight=inf, status=st, url=url)
     # the watch took nothing from the controller: still primary, still writing
     dmac.insert({"hdr.ethernet.dst_addr": mac(9)}, "forward", port=2)

@@ -16,6 +16,9 @@ or both.
   offered to and delivered by each (egress, ingress) pair (tel_offered,
   tel_delivered) and the bursts counted (tel_bursts), every `poll_s`. A
   peak between two polls shows only if the reports are taken too.
+
+Either feed also tells `metrics` (a metrics.watch_feed.WatchFeed, for
+`--metrics-port`) what it read, when given.
 """
 
 from __future__ import annotations
@@ -42,25 +45,28 @@ class ReportFeed:
     """INT reports taken by collector `col` into `model`; `pull` moves what
     arrived since the last pull (`listen`: on a UDP port of its own)."""
 
-    def __init__(self, model: SwitchModel, col: Any, address: str):
+    def __init__(self, model: SwitchModel, col: Any, address: str, metrics: Any = None):
         self.model = model
         self.col = col
         self.address = address
+        self.metrics = metrics
         self.offset: Optional[int] = None  # this process's clock minus the switch's
         self.received = 0
 
     @classmethod
-    def listen(cls, model: SwitchModel, host: str, port: int) -> "ReportFeed":
+    def listen(cls, model: SwitchModel, host: str, port: int,
+               metrics: Any = None) -> "ReportFeed":
         """Reports on host:port (UDP); OSError when taken, or not an address here."""
         from ...control.apps.collector import Collector
 
         col = Collector()
         port = col.listen(host, port)
-        return cls(model, col, f"{host}:{port}")
+        return cls(model, col, f"{host}:{port}", metrics)
 
     def pull(self) -> None:
         m = self.model
         samples, intervals = self.col.take()
+        paths = self.col.take_int_md_paths(wait_for_sink=True)
         now = m.now_ns()
         for t in [s.egress_ns for s in samples] + [i.reported_ns for i in intervals]:
             if self.offset is None or now - t < self.offset:
@@ -75,6 +81,9 @@ class ReportFeed:
         bursts = self.col.bursts()
         if bursts and self.offset is not None:
             m.set_bursts([self._burst(b) for b in bursts[-200:]], len(bursts))
+        if self.metrics is not None:
+            self.metrics.reports(samples, intervals, bursts)
+            self.metrics.int_md(paths)
         m.note("reports", address=self.address, received=self.received,
                lost=sum(self.col.lost.values()), malformed=len(self.col.errors))
 
@@ -100,7 +109,7 @@ class RuntimeFeed:
     """The instrument read over P4Runtime, read-only (see the module docstring)."""
 
     def __init__(self, model: SwitchModel, address: str, device_id: int = 0,
-                 timeout: float = 5.0):
+                 timeout: float = 5.0, metrics: Any = None):
         from ...control.client import Client, P4RuntimeClientError, wait_for_server
         from ...control.device import Switch
         from ...control.schema import Schema, UnknownName
@@ -108,6 +117,7 @@ class RuntimeFeed:
 
         self.model = model
         self.address = address
+        self.metrics = metrics
         try:
             wait_for_server(address, timeout)
         except TimeoutError:
@@ -166,6 +176,7 @@ class RuntimeFeed:
         if ports:
             regs = {n: self.sw.register(n).read_all()
                     for n in ("tel_interval_max_bytes", "tel_interval_max_pkts", "tel_interval_id")}
+            levels, idle = {}, set()
             for p in ports:
                 iid = regs["tel_interval_id"].get(p, 0)
                 seen, since = self.interval.get(p, (None, now))
@@ -173,21 +184,26 @@ class RuntimeFeed:
                     self.interval[p] = (iid, now)
                     since = now
                 # no packet left for a whole interval: nothing waited in the queue
-                idle = iid == 0 or now - since > self.ports[p]
-                m.sample(p, 0, now, 0 if idle else regs["tel_interval_max_bytes"].get(p, 0),
-                         0 if idle else regs["tel_interval_max_pkts"].get(p, 0))
-            self._counters(ports, now)
+                if iid == 0 or now - since > self.ports[p]:
+                    idle.add(p)
+                levels[p] = (0 if p in idle else regs["tel_interval_max_bytes"].get(p, 0),
+                             0 if p in idle else regs["tel_interval_max_pkts"].get(p, 0))
+                m.sample(p, 0, now, *levels[p])
+            cur = self._counters(ports, now)
+            if self.metrics is not None:
+                self.metrics.polled(levels, cur, idle)
         self.polls += 1
         m.note("p4runtime", address=self.address, polls=self.polls, ports=ports,
                errors=self.errors, read_only=True)
 
-    def _counters(self, ports: list[int], now: int) -> None:
+    def _counters(self, ports: list[int], now: int) -> dict[str, dict[int, Any]]:
+        """Reads the counters of `ports` into the model; returns what it read."""
         idx = [(e << PAIR_BITS) | i for e in ports for i in range(INGRESS_PORTS)]
         cur = {n: self.sw.counter(n).read_many(idx) for n in ("tel_offered", "tel_delivered")}
         cur["tel_bursts"] = self.sw.counter("tel_bursts").read_many(ports)
         if self.base is None:
             self.base, self.last, self.counted_at = cur, cur, now
-            return
+            return cur
         m = self.model
         mid = (self.counted_at + now) // 2  # what left since the last read, put halfway
         self.counted_at = now
@@ -209,6 +225,7 @@ class RuntimeFeed:
         n = sum(_since(cur["tel_bursts"], self.base["tel_bursts"], p) for p in ports)
         if n > m.burst_count:
             m.set_bursts(list(m.bursts), n)
+        return cur
 
     def stop(self) -> None:
         self.client.close()

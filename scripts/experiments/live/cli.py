@@ -129,21 +129,36 @@ def watch_cmd(run_dir: Optional[Path] = typer.Argument(
                                                 f"{MIN_POLL_S:g}..{MAX_POLL_S:g}."),
               window_s: float = typer.Option(60.0, "--window", rich_help_panel=WATCH_SWITCH,
                                              help=f"Seconds of wall clock the page shows, "
-                                                  f"{MIN_WINDOW_S:g}..{MAX_WINDOW_S:g}.")) -> None:
+                                                  f"{MIN_WINDOW_S:g}..{MAX_WINDOW_S:g}."),
+              metrics_port: Optional[int] = typer.Option(
+                  None, "--metrics-port", rich_help_panel=WATCH_SWITCH, show_default=False,
+                  help=f"Also serve what the watch sees (queue occupancy, per-ingress bytes and "
+                       f"packets, bursts, drops, INT hop latency) for Prometheus on "
+                       f"http://ADDRESS:PORT/metrics, 0..{MAX_PORT} (0: a free one)."),
+              metrics_address: str = typer.Option(
+                  "127.0.0.1", "--metrics-address", rich_help_panel=WATCH_SWITCH,
+                  help="Address the --metrics-port endpoint listens on (an IP).")) -> None:
     """Replay a stored run in the live dashboard (queues, shares, bursts, drops,
     with a time slider), or watch a running switch's queues live (--switch,
-    --reports); served on 127.0.0.1 until Ctrl-C."""
+    --reports; --metrics-port for Prometheus); served on 127.0.0.1 until Ctrl-C."""
+    from ..metrics.cli import check_endpoint
+
     check_port(live_port, "watch")
+    check_endpoint(metrics_port, metrics_address, "watch")
+    if metrics_port is None and metrics_address != "127.0.0.1":
+        _fail("watch", "--metrics-address: only with --metrics-port")
     if run_dir is None:
         if switch is None and reports is None:
             _fail("watch", "give RUN_DIR (a stored run to replay) or --switch/--reports "
                            "(a running switch to watch)")
-        _watch_switch(live_port, switch, reports, device_id, poll_s, window_s)
+        _watch_switch(live_port, switch, reports, device_id, poll_s, window_s,
+                      (metrics_port, metrics_address))
         return
     attach = [o for o, given in (("--switch", switch is not None),
                                  ("--reports", reports is not None),
                                  ("--device-id", device_id != 0), ("--poll", poll_s != 0.2),
-                                 ("--window", window_s != 60.0)) if given]
+                                 ("--window", window_s != 60.0),
+                                 ("--metrics-port", metrics_port is not None)) if given]
     if attach:
         _fail("watch", f"{', '.join(attach)}: watch a running switch, not a stored run "
                        f"(give RUN_DIR or {attach[0]}, not both)")
@@ -181,8 +196,11 @@ def reports_address(value: str) -> tuple[str, int]:
 
 
 def _watch_switch(live_port: int, switch: Optional[str], reports: Optional[str], device_id: int,
-                  poll_s: float, window_s: float) -> None:
-    """The dashboard over a running switch until Ctrl-C/SIGTERM."""
+                  poll_s: float, window_s: float,
+                  metrics_at: tuple[Optional[int], str] = (None, "127.0.0.1")) -> None:
+    """The dashboard over a running switch until Ctrl-C/SIGTERM; with
+    `metrics_at` (port, address) a port, the Prometheus endpoint too (its
+    series labelled switch=<--switch>, or reports@<--reports> without it)."""
     if not MIN_POLL_S <= poll_s <= MAX_POLL_S:
         _fail("watch", f"--poll {poll_s:g}: {MIN_POLL_S:g}..{MAX_POLL_S:g} seconds")
     if not MIN_WINDOW_S <= window_s <= MAX_WINDOW_S:
@@ -204,19 +222,29 @@ def _watch_switch(live_port: int, switch: Optional[str], reports: Optional[str],
 
     model = SwitchModel(switch or f"reports on {reports}", window_s)
     feeds: list[Any] = []
+    metrics = endpoint = None
     try:
         try:
             dash = Dashboard(model, live_port)
         except PortInUse as e:
             _fail("watch", f"--live-port {live_port}: {e.strerror}")
         feeds.append(dash)
+        if metrics_at[0] is not None:
+            from ..metrics.cli import open_endpoint
+            from ..metrics.telemetry import Telemetry
+            from ..metrics.watch_feed import WatchFeed
+
+            telemetry = Telemetry(run=False)
+            endpoint = open_endpoint(telemetry, metrics_at[0], metrics_at[1], "watch")
+            feeds.append(endpoint)
+            metrics = WatchFeed(telemetry, switch or f"reports@{addr[0]}:{addr[1]}")
         if addr is not None:
             try:
-                feeds.append(ReportFeed.listen(model, *addr))
+                feeds.append(ReportFeed.listen(model, *addr, metrics=metrics))
             except OSError as e:
                 _fail("watch", f"--reports {reports}: cannot listen there ({e.strerror or e})")
         if switch is not None:
-            feeds.append(RuntimeFeed(model, switch, device_id))
+            feeds.append(RuntimeFeed(model, switch, device_id, metrics=metrics))
     except AttachError as e:
         _close(feeds)
         _fail("watch", f"{e.option} {switch}: {e}")
@@ -243,6 +271,8 @@ def _watch_switch(live_port: int, switch: Optional[str], reports: Optional[str],
             attached.stop()
             dash.flush()
             dash.stop()
+            if endpoint is not None:
+                endpoint.stop()
 
 
 def _close(things: list[Any]) -> None:

@@ -1,5 +1,6 @@
 """The Prometheus endpoint on the command line: the `--metrics-*` options
-of the virtual-time runs (`p4scope run microburst|fairness --metrics-port N`).
+of the virtual-time runs (`p4scope run microburst|fairness --metrics-port N`)
+and of a watched switch (`p4scope watch --switch/--reports ... --metrics-port N`).
 
 The endpoint listens on 127.0.0.1 unless --metrics-address says otherwise
 and prints its address first; a value out of range, or a port that is
@@ -20,7 +21,7 @@ MAX_LINGER_S = 86400.0
 PANEL = "Prometheus endpoint"
 METRICS_PORT = typer.Option(None, "--metrics-port", rich_help_panel=PANEL, show_default=False,
                             help=f"Serve the run's telemetry (queue occupancy, per-ingress bytes "
-                                 f"and packets, bursts, drops) for Prometheus on "
+                                 f"and packets, bursts, drops, INT hop latency) for Prometheus on "
                                  f"http://ADDRESS:PORT/metrics, 0..{MAX_PORT} (0: a free one); "
                                  f"virtual time only.")
 METRICS_ADDRESS = typer.Option("127.0.0.1", "--metrics-address", rich_help_panel=PANEL,
@@ -32,20 +33,26 @@ METRICS_LINGER = typer.Option(0.0, "--metrics-linger", rich_help_panel=PANEL,
 Observer = Callable[[Any], None]
 
 
-def _fail(msg: str) -> None:
-    typer.echo(f"p4scope run: error: {msg}", err=True)
+def _fail(msg: str, prog: str = "run") -> None:
+    typer.echo(f"p4scope {prog}: error: {msg}", err=True)
     raise typer.Exit(2)
+
+
+def check_endpoint(port: Optional[int], address: str, prog: str) -> None:
+    """Exit 2 for a --metrics-port out of range or a --metrics-address that
+    is not an IP address."""
+    if port is not None and not 0 <= port <= MAX_PORT:
+        _fail(f"--metrics-port {port}: a port is 0..{MAX_PORT} (0: a free one)", prog)
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        _fail(f"--metrics-address {address!r}: not an IP address (e.g. 127.0.0.1)", prog)
 
 
 def check_options(port: Optional[int], address: str, linger_s: float, virtual: bool) -> None:
     """Exit 2 for a --metrics-* value out of range, given without
     --metrics-port, or --metrics-port on a run it cannot follow (Mininet)."""
-    if port is not None and not 0 <= port <= MAX_PORT:
-        _fail(f"--metrics-port {port}: a port is 0..{MAX_PORT} (0: a free one)")
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        _fail(f"--metrics-address {address!r}: not an IP address (e.g. 127.0.0.1)")
+    check_endpoint(port, address, "run")
     if not 0 <= linger_s <= MAX_LINGER_S:
         _fail(f"--metrics-linger {linger_s:g}: 0..{MAX_LINGER_S:g} seconds")
     if port is None:
@@ -88,6 +95,19 @@ class Endpoint:
         self._thread.join(timeout=5)
 
 
+def open_endpoint(telemetry: Any, port: int, address: str, prog: str = "run") -> Endpoint:
+    """The endpoint, listening, its address printed; a taken port or an
+    address it cannot listen on exits 2 naming the option."""
+    try:
+        endpoint = Endpoint(telemetry, port, address)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            _fail(f"--metrics-port {port}: port {port} on {address} is taken ({e.strerror})", prog)
+        _fail(f"--metrics-address {address}: cannot listen there ({e.strerror or e})", prog)
+    typer.echo(f"p4scope metrics: Prometheus endpoint at {endpoint.url}", err=True)
+    return endpoint
+
+
 def run_metrics(port: Optional[int], address: str, linger_s: float,
                 run: Callable[[Optional[Observer]], None]) -> None:
     """Runs `run(on_event)`: with the endpoint when `port` is given (on_event
@@ -101,13 +121,7 @@ def run_metrics(port: Optional[int], address: str, linger_s: float,
 
     telemetry = Telemetry()
     feed = RunFeed(telemetry)
-    try:
-        endpoint = Endpoint(telemetry, port, address)
-    except OSError as e:
-        if e.errno == errno.EADDRINUSE:
-            _fail(f"--metrics-port {port}: port {port} on {address} is taken ({e.strerror})")
-        _fail(f"--metrics-address {address}: cannot listen there ({e.strerror or e})")
-    typer.echo(f"p4scope metrics: Prometheus endpoint at {endpoint.url}", err=True)
+    endpoint = open_endpoint(telemetry, port, address)
 
     def close(linger: float) -> None:
         try:
