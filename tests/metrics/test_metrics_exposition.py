@@ -120,6 +120,7 @@ def test_the_grafana_dashboard_draws_only_metrics_the_endpoint_exposes():
     RunFeed(t).on_trace(1, _piece([(1, 31, 0, 1, 0, 1, 64, 1, 64)]))
     t.add_pair(("virtual", 31, 1), 64, 1, 0)
     t.add_burst(("virtual", 31, 0, "truth"), 64, "bytes")
+    t.hop_latency(("virtual", 1, 31, "instrument"), [1200])
     exposed = {name for name, _ in _scrape(t)}
     from types import SimpleNamespace
 
@@ -140,5 +141,6 @@ def test_the_grafana_dashboard_draws_only_metrics_the_endpoint_exposes():
     exposed |= {name for name, _ in _scrape(QueueStatsCollector(dev, "device-0"))}
     assert used and used <= exposed, used - exposed
     assert {"p4scope_queue_occupancy_max_bytes", "p4scope_egress_ingress_bytes_total",
-            "p4scope_bursts_total", "p4scope_drops_total"} <= used
+            "p4scope_bursts_total", "p4scope_drops_total", "p4scope_hop_latency_max_seconds",
+            "p4scope_hop_latency_seconds_bucket"} <= used
     assert {p["type"] for p in dash["panels"]} >= {"timeseries", "status-history", "stat"}
