@@ -139,15 +139,6 @@ def strip(x: Any) -> Any:
     return x
 
 
-def engine_available() -> bool:
-    try:
-        import p4scope_dataplane  # noqa: F401
-        from p4scope.commands.stf import run_stf  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
 def run_stf_on(src: str, stf: str):
     import json
     from p4scope.commands.stf import run_stf

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 from p4scope.control import Pipeline, Switch  # noqa: E402
 from p4scope.experiments.testbed import compile_pipeline  # noqa: E402

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-dp = pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
+import p4scope_dataplane as dp
 
 from p4scope.bench.engine import l2l3_json  # noqa: E402
 from p4scope.switch import daemon  # noqa: E402

@@ -3,7 +3,6 @@ option errors."""
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
 
 from typer.testing import CliRunner  # noqa: E402
 

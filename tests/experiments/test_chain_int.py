@@ -9,7 +9,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import chain_int as ci  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402

@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import chain_latency as cl  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402

@@ -74,7 +74,6 @@ def test_cluster_is_for_virtual_time_only(tmp_path):
 def test_no_scheduler_exits_1_without_a_run_folder(tmp_path, monkeypatch):
     """Nothing listens at the address: exit 1 within the timeout, a line
     saying so, no traceback, no run folder."""
-    pytest.importorskip("p4scope_dataplane")
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
@@ -187,7 +186,6 @@ def test_a_local_cluster_measures_the_tables_a_local_run_measures(tmp_path):
     """The same small run measured here (one process) and on a LocalCluster
     of two worker processes reached over tcp://: the same tables, row for
     row, and the same CSVs, byte for byte."""
-    pytest.importorskip("p4scope_dataplane")
     from distributed import LocalCluster
 
     from p4scope.experiments import driver

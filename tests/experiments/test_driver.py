@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
 
 from p4scope.experiments import driver  # noqa: E402
 from p4scope.experiments.fairness.params import FairnessParams  # noqa: E402

@@ -37,7 +37,6 @@ def test_the_taps_port_sends_a_frame_late_only_while_it_sends_the_one_before():
 
 @pytest.fixture(scope="module")
 def programs():
-    pytest.importorskip("p4scope_dataplane")
     from p4scope.experiments import testbed as tb
     from p4scope.experiments.microburst import tap_virtual as mtv
 

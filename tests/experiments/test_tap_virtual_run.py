@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
-pytest.importorskip("p4scope_dataplane")
 
 from p4scope.cli import app  # noqa: E402
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane")
 
 from p4scope.control.packets import udp_frame  # noqa: E402
 from p4scope.experiments import testbed as tb  # noqa: E402

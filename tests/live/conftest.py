@@ -29,7 +29,6 @@ def served():
 @pytest.fixture(scope="session")
 def stored_run(tmp_path_factory) -> Path:
     """A finished virtual-time microburst run (2:1, 1518 B, Tests 1 and 2)."""
-    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
     root = tmp_path_factory.mktemp("live-results")
     r = subprocess.run(p4scope(*TINY_RUN, "--results", str(root), "--run-id", "tiny"), cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

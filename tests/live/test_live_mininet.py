@@ -80,7 +80,6 @@ def _left_behind(run) -> list[str]:
 
 @pytest.mark.skipif(_mininet_missing() is not None, reason=str(_mininet_missing()))
 def test_a_mininet_microburst_shown_live(tmp_path, served):
-    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
     s = served(*MININET, "--live", "--live-linger", "120", "--results", str(tmp_path),
                "--run-id", "mn")
     url = s.url(120)

@@ -35,7 +35,6 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
                     reason="needs root and iproute2 (a network namespace with veth ports)")
 def test_watch_attached_to_a_running_switch_shows_its_queue(tmp_path):
-    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
     from p4scope.experiments.mininet.testbed import build_dut
 
     dut = build_dut(tmp_path / "dut")

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 from p4scope.topologies import procs  # noqa: E402
 from p4scope.topologies.clean import clean_stale  # noqa: E402

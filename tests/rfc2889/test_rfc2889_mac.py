@@ -17,7 +17,6 @@ from p4scope.experiments.rfc2889 import errored
 from p4scope.experiments.rfc2889 import verdicts as V
 from p4scope.experiments.rfc2889.pressure import utilisation_pct
 
-pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 ROOT = Path(__file__).resolve().parents[2]
 DUT = str(ROOT / "p4src" / "dut.p4")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
 
 from p4scope.switch.device import Device, DeviceOptions  # noqa: E402
 from p4scope.switch.p4runtime.schema import P4Schema  # noqa: E402

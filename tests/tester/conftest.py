@@ -9,7 +9,6 @@ import pytest
 
 @pytest.fixture(scope="module")
 def virtual_switch():
-    pytest.importorskip("p4scope_dataplane", reason="the p4scope engine is not built")
     from p4scope.experiments.params import default_profiles
     from p4scope.experiments.testbed import VirtualSwitch, compile_dut
     from p4scope.experiments.traffic import apply_profile
