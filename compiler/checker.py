@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import ast
-from . import types as T
+from . import types
 from .diagnostics import Diagnostics, ErrorKind
 from .consteval import ConstError, ConstEvaluator
 from .scope import Scope, Symbol
@@ -27,8 +27,8 @@ from .exprtext import expr_text
 from .widths import shortened, type_width_error
 
 
-HEADER_METHODS = {"isValid": T.Bool(), "setValid": T.Void(), "setInvalid": T.Void()}
-STACK_METHODS = {"push_front": T.Void(), "pop_front": T.Void()}
+HEADER_METHODS = {"isValid": types.Bool(), "setValid": types.Void(), "setInvalid": types.Void()}
+STACK_METHODS = {"push_front": types.Void(), "pop_front": types.Void()}
 
 
 class Checker(ConstEvaluator):
@@ -48,7 +48,7 @@ class Checker(ConstEvaluator):
     def err(self, kind: ErrorKind, node: ast.Node | None, msg: str) -> None:
         self.diags.error(kind, node.pos if node is not None else None, msg)
 
-    def type_of(self, expr: ast.Expr) -> T.Type:
+    def type_of(self, expr: ast.Expr) -> types.Type:
         return self.expr_types.of(expr)
 
     # ---------------------------------------------------------------- globals
@@ -115,61 +115,61 @@ class Checker(ConstEvaluator):
 
     # ------------------------------------------------------------------ types
 
-    def resolve_type(self, t: ast.TypeRef | None, scope: Scope) -> T.Type:
+    def resolve_type(self, t: ast.TypeRef | None, scope: Scope) -> types.Type:
         if t is None:
-            return T.Unknown()
+            return types.Unknown()
         if isinstance(t, ast.TypeBits):
             w = self.const_int(t.width, scope, "bit width")
             if w is None:
-                return T.Unknown()
+                return types.Unknown()
             if (too_wide := type_width_error(t, w)) is not None:
                 self.err(ErrorKind.WIDTH, *too_wide)
-                return T.Unknown()
+                return types.Unknown()
             if w <= 0 and not (w == 0 and not t.signed):
                 self.err(ErrorKind.WIDTH, t, f"invalid width {w} for {'int' if t.signed else 'bit'}")
-                return T.Unknown()
-            return T.Bits(w, t.signed)
+                return types.Unknown()
+            return types.Bits(w, t.signed)
         if isinstance(t, ast.TypeVarbit):
             w = self.const_int(t.width, scope, "varbit width")
             if w is not None and (too_wide := type_width_error(t, w)) is not None:
                 self.err(ErrorKind.WIDTH, *too_wide)
-                return T.Unknown()
-            return T.Varbit(w) if w is not None else T.Unknown()
+                return types.Unknown()
+            return types.Varbit(w) if w is not None else types.Unknown()
         if isinstance(t, ast.TypeBool):
-            return T.Bool()
+            return types.Bool()
         if isinstance(t, ast.TypeError_):
-            return T.Error()
+            return types.Error()
         if isinstance(t, ast.TypeString):
-            return T.String()
+            return types.String()
         if isinstance(t, ast.TypeInt):
-            return T.InfInt()
+            return types.InfInt()
         if isinstance(t, ast.TypeVoid):
-            return T.Void()
+            return types.Void()
         if isinstance(t, ast.TypeDontCare):
-            return T.DontCareT()
+            return types.DontCareT()
         if isinstance(t, ast.TypeMatchKind):
-            return T.MatchKind()
+            return types.MatchKind()
         if isinstance(t, ast.TypeStack):
             elem = self.resolve_type(t.elem, scope)
             n = self.const_int(t.size, scope, "stack size")
-            return T.Stack(elem, n if n is not None else 0)
+            return types.Stack(elem, n if n is not None else 0)
         if isinstance(t, ast.TypeTuple):
-            return T.Tuple(tuple(self.resolve_type(e, scope) for e in t.elems))
+            return types.Tuple(tuple(self.resolve_type(e, scope) for e in t.elems))
         if isinstance(t, ast.TypeList):
-            return T.Tuple((self.resolve_type(t.elem, scope),))
+            return types.Tuple((self.resolve_type(t.elem, scope),))
         if isinstance(t, ast.TypeSpecialized):
             args = tuple(self.resolve_type(a, scope) for a in t.args)
             base = self._lookup_type_sym(t.base, scope)
             if base is None:
-                return T.Unknown()
+                return types.Unknown()
             return self._specialize(base, args, t)
         if isinstance(t, ast.TypeName):
             sym = self._lookup_type_sym(t, scope)
             if sym is None:
-                return T.Unknown()
+                return types.Unknown()
             return self.sym_type(sym)
         self.err(ErrorKind.UNSUPPORTED, t, f"unsupported type {type(t).__name__}")
-        return T.Unknown()
+        return types.Unknown()
 
     def _lookup_type_sym(self, t: ast.TypeName, scope: Scope) -> Optional[Symbol]:
         sym = (self.glob if t.toplevel else scope).lookup(t.name)
@@ -181,22 +181,22 @@ class Checker(ConstEvaluator):
             return None
         return sym
 
-    def _specialize(self, sym: Symbol, args: tuple[T.Type, ...], where: ast.Node) -> T.Type:
+    def _specialize(self, sym: Symbol, args: tuple[types.Type, ...], where: ast.Node) -> types.Type:
         d = sym.decl
         if isinstance(d, ast.ExternDecl):
-            return T.Extern(d, args)
+            return types.Extern(d, args)
         if isinstance(d, (ast.ParserDecl, ast.ControlDecl, ast.ParserTypeDecl,
                           ast.ControlTypeDecl, ast.PackageDecl)):
-            return T.Block(d, args)
+            return types.Block(d, args)
         if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)) and d.type_params:
             return self._struct_type(d, dict(zip(d.type_params, args)))
         self.err(ErrorKind.TYPE, where, f"{sym.name} is not a generic type")
-        return T.Unknown()
+        return types.Unknown()
 
-    def sym_type(self, sym: Symbol) -> T.Type:
+    def sym_type(self, sym: Symbol) -> types.Type:
         """The semantic type a type symbol denotes (computed once)."""
         if sym.kind == "typevar":
-            return sym.type or T.TypeVar(sym.name)
+            return sym.type or types.TypeVar(sym.name)
         d = sym.decl
         key = d.nid
         cached = self._type_cache.get(d)
@@ -204,7 +204,7 @@ class Checker(ConstEvaluator):
             return cached
         if key in self._resolving:
             self.err(ErrorKind.TYPE, d, f"{sym.name}: recursive type")
-            return T.Unknown()
+            return types.Unknown()
         self._resolving.add(key)
         try:
             t = self._compute_decl_type(d)
@@ -213,16 +213,16 @@ class Checker(ConstEvaluator):
         self._type_cache[d] = t
         return t
 
-    def _compute_decl_type(self, d: ast.Node) -> T.Type:
+    def _compute_decl_type(self, d: ast.Node) -> types.Type:
         if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
             return self._struct_type(d, {})
         if isinstance(d, ast.EnumDecl):
             if d.type is None:
-                return T.Enum(d.name, [m.name for m in d.members], decl=d)
+                return types.Enum(d.name, [m.name for m in d.members], decl=d)
             base = self.resolve_type(d.type, self.glob)
-            if not isinstance(base, T.Bits):
+            if not isinstance(base, types.Bits):
                 self.err(ErrorKind.TYPE, d, f"{d.name}: serializable enum needs a bit<> or int<> type")
-                base = T.Bits(32)
+                base = types.Bits(32)
             values: dict[str, int] = {}
             for m in d.members:
                 if m.value is None:
@@ -230,18 +230,18 @@ class Checker(ConstEvaluator):
                     continue
                 v = self.const_int(m.value, self.glob, "enum value")
                 values[m.name] = v if v is not None else 0
-            return T.Enum(d.name, [m.name for m in d.members], base, values, decl=d)
+            return types.Enum(d.name, [m.name for m in d.members], base, values, decl=d)
         if isinstance(d, ast.TypedefDecl):
             base = self.resolve_type(d.type, self.glob)
-            return T.NewType(d.name, base, decl=d) if d.newtype else base
+            return types.NewType(d.name, base, decl=d) if d.newtype else base
         if isinstance(d, ast.ExternDecl):
-            return T.Extern(d)
+            return types.Extern(d)
         if isinstance(d, (ast.ParserDecl, ast.ControlDecl, ast.ParserTypeDecl,
                           ast.ControlTypeDecl, ast.PackageDecl)):
-            return T.Block(d)
-        return T.Unknown()
+            return types.Block(d)
+        return types.Unknown()
 
-    def _struct_type(self, d, bindings: dict[str, T.Type]) -> T.StructLike:
+    def _struct_type(self, d, bindings: dict[str, types.Type]) -> types.StructLike:
         kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct",
                 ast.HeaderUnionDecl: "header_union"}[type(d)]
         scope = self.glob
@@ -249,10 +249,10 @@ class Checker(ConstEvaluator):
         if d.type_params:
             scope = Scope(self.glob)
             for tp in d.type_params:
-                scope.declare(Symbol("typevar", tp, type=bindings.get(tp, T.TypeVar(tp))))
+                scope.declare(Symbol("typevar", tp, type=bindings.get(tp, types.TypeVar(tp))))
             if bindings:
                 name = f"{d.name}<{', '.join(str(bindings.get(tp)) for tp in d.type_params)}>"
-        st = T.StructLike(kind, name, decl=d)
+        st = types.StructLike(kind, name, decl=d)
         if not bindings:
             self._type_cache[d] = st  # allow self-reference errors to surface, not loop
         seen: set[str] = set()
@@ -269,18 +269,18 @@ class Checker(ConstEvaluator):
         return st
 
     @staticmethod
-    def _valid_header_field(t: T.Type) -> bool:
-        t = T.strip_newtype(t)
-        if isinstance(t, (T.Bits, T.Varbit, T.Bool, T.Unknown, T.TypeVar)):
+    def _valid_header_field(t: types.Type) -> bool:
+        t = types.strip_newtype(t)
+        if isinstance(t, (types.Bits, types.Varbit, types.Bool, types.Unknown, types.TypeVar)):
             return True
-        if isinstance(t, T.Enum) and t.base is not None:
+        if isinstance(t, types.Enum) and t.base is not None:
             return True
-        return isinstance(t, T.StructLike) and t.kind == "struct" and all(
+        return isinstance(t, types.StructLike) and t.kind == "struct" and all(
             Checker._valid_header_field(ft) for _, ft in t.fields)
 
     # ------------------------------------------------------------ expressions
 
-    def check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None = None) -> T.Type:
+    def check_expr(self, e: ast.Expr, scope: Scope, expected: types.Type | None = None) -> types.Type:
         cached = self.expr_types.get(e)
         if cached is not None and expected is None:
             return cached
@@ -288,87 +288,87 @@ class Checker(ConstEvaluator):
         self.expr_types[e] = t
         return t
 
-    def _check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None) -> T.Type:
+    def _check_expr(self, e: ast.Expr, scope: Scope, expected: types.Type | None) -> types.Type:
         if isinstance(e, ast.IntLit):
             if e.width is not None:
-                return T.Bits(e.width, e.signed)
-            if expected is not None and T.bits_of(expected) is not None and not isinstance(
-                    T.strip_newtype(expected), T.Bool):
-                return expected if not isinstance(expected, T.Enum) else T.bits_of(expected)
-            return T.InfInt()
+                return types.Bits(e.width, e.signed)
+            if expected is not None and types.bits_of(expected) is not None and not isinstance(
+                    types.strip_newtype(expected), types.Bool):
+                return expected if not isinstance(expected, types.Enum) else types.bits_of(expected)
+            return types.InfInt()
         if isinstance(e, ast.BoolLit):
-            return T.Bool()
+            return types.Bool()
         if isinstance(e, ast.StringLit):
-            return T.String()
+            return types.String()
         if isinstance(e, ast.Name):
             return self._check_name(e, scope)
         if isinstance(e, ast.ErrorMember):
             if e.name not in self.errors:
                 self.err(ErrorKind.UNDEFINED, e, f"error.{e.name}: no such error")
-            return T.Error()
+            return types.Error()
         if isinstance(e, ast.TypeMember):
             t = self.resolve_type(e.type, scope)
-            if isinstance(t, T.Block) and e.name == "apply":
+            if isinstance(t, types.Block) and e.name == "apply":
                 # direct type invocation: `Inner.apply(...)` instantiates Inner
-                return T.Function(ast.FunctionProto(name="apply"), owner=t)
+                return types.Function(ast.FunctionProto(name="apply"), owner=t)
             return self._member_of_type(t, e.name, e)
         if isinstance(e, ast.Member):
             return self._check_member(e, scope)
         if isinstance(e, ast.Index):
             bt = self.check_expr(e.expr, scope)
             self.check_expr(e.index, scope)
-            if isinstance(bt, T.Stack):
+            if isinstance(bt, types.Stack):
                 return bt.elem
-            if isinstance(bt, T.Tuple):
+            if isinstance(bt, types.Tuple):
                 try:
                     i = self.const_value(e.index, scope)
                     return bt.elems[i]
                 except (ConstError, IndexError, TypeError):
                     pass
-            if not isinstance(bt, T.Unknown):
+            if not isinstance(bt, types.Unknown):
                 self.err(ErrorKind.TYPE, e, f"cannot index a value of type {bt}")
-            return T.Unknown()
+            return types.Unknown()
         if isinstance(e, ast.Slice):
             bt = self.check_expr(e.expr, scope)
             bounds = self._slice_bounds(e, scope)
-            b = T.bits_of(bt)
-            if isinstance(bt, T.InfInt):
-                return T.Bits(bounds[0] - bounds[1] + 1) if bounds else T.Unknown()
-            if b is None or isinstance(T.strip_newtype(bt), T.Bool):
-                if not isinstance(bt, T.Unknown):
+            b = types.bits_of(bt)
+            if isinstance(bt, types.InfInt):
+                return types.Bits(bounds[0] - bounds[1] + 1) if bounds else types.Unknown()
+            if b is None or isinstance(types.strip_newtype(bt), types.Bool):
+                if not isinstance(bt, types.Unknown):
                     self.err(ErrorKind.TYPE, e, f"cannot slice a value of type {bt}")
-                return T.Unknown()
+                return types.Unknown()
             if bounds is None:
-                return T.Unknown()
+                return types.Unknown()
             hi, lo = bounds
             if hi >= b.width:
                 self.err(ErrorKind.WIDTH, e, f"slice [{hi}:{lo}] out of range for {bt}")
-                return T.Unknown()
-            return T.Bits(hi - lo + 1)
+                return types.Unknown()
+            return types.Bits(hi - lo + 1)
         if isinstance(e, ast.Unary):
             t = self.check_expr(e.expr, scope, expected)
             if e.op == "!":
-                if not isinstance(t, (T.Bool, T.Unknown)):
+                if not isinstance(t, (types.Bool, types.Unknown)):
                     self.err(ErrorKind.TYPE, e, f"operator ! needs a bool, not {t}")
-                return T.Bool()
-            if isinstance(T.strip_newtype(t), T.Bool):
+                return types.Bool()
+            if isinstance(types.strip_newtype(t), types.Bool):
                 self.err(ErrorKind.TYPE, e, f"operator {e.op} cannot be applied to bool")
-                return T.Unknown()
+                return types.Unknown()
             return t
         if isinstance(e, ast.Binary):
             return self._check_binary(e, scope, expected)
         if isinstance(e, ast.Mux):
-            c = self.check_expr(e.cond, scope, T.Bool())
-            if not isinstance(c, (T.Bool, T.Unknown)):
+            c = self.check_expr(e.cond, scope, types.Bool())
+            if not isinstance(c, (types.Bool, types.Unknown)):
                 self.err(ErrorKind.TYPE, e.cond, f"condition must be bool, not {c}")
             a = self.check_expr(e.then, scope, expected)
-            b = self.check_expr(e.else_, scope, expected if isinstance(a, T.InfInt) else a)
-            if isinstance(a, T.InfInt) and not isinstance(b, T.InfInt):
+            b = self.check_expr(e.else_, scope, expected if isinstance(a, types.InfInt) else a)
+            if isinstance(a, types.InfInt) and not isinstance(b, types.InfInt):
                 a = self.check_expr(e.then, scope, b)
             return self._unify(a, b, e, "?:")
         if isinstance(e, ast.Cast):
             target = self.resolve_type(e.type, scope)
-            self.check_expr(e.expr, scope, target if isinstance(target, (T.StructLike, T.Tuple)) else None)
+            self.check_expr(e.expr, scope, target if isinstance(target, (types.StructLike, types.Tuple)) else None)
             return target
         if isinstance(e, ast.Call):
             return self._check_call(e, scope, expected)
@@ -379,21 +379,21 @@ class Checker(ConstEvaluator):
                     self.check_expr(a.value, scope)
             return t
         if isinstance(e, ast.ListExpr):
-            if isinstance(expected, T.StructLike):
+            if isinstance(expected, types.StructLike):
                 fts = [ft for _, ft in expected.fields]
                 if len(fts) != len(e.elems):
                     self.err(ErrorKind.TYPE, e, f"{len(e.elems)} values for {expected} with {len(fts)} fields")
                 for x, ft in zip(e.elems, fts):
                     self.check_expr(x, scope, ft)
                 return expected
-            if isinstance(expected, T.Tuple) and len(expected.elems) == len(e.elems):
+            if isinstance(expected, types.Tuple) and len(expected.elems) == len(e.elems):
                 for x, ft in zip(e.elems, expected.elems):
                     self.check_expr(x, scope, ft)
                 return expected
-            return T.ListT(tuple(self.check_expr(x, scope) for x in e.elems))
+            return types.ListT(tuple(self.check_expr(x, scope) for x in e.elems))
         if isinstance(e, ast.StructExpr):
             target = self.resolve_type(e.type, scope) if e.type is not None else expected
-            if isinstance(target, T.StructLike):
+            if isinstance(target, types.StructLike):
                 for n, x in e.fields:
                     ft = target.field_type(n)
                     if ft is None:
@@ -402,30 +402,30 @@ class Checker(ConstEvaluator):
                     else:
                         self.check_expr(x, scope, ft)
                 return target
-            return T.StructInit(tuple((n, self.check_expr(x, scope)) for n, x in e.fields))
+            return types.StructInit(tuple((n, self.check_expr(x, scope)) for n, x in e.fields))
         if isinstance(e, ast.InvalidExpr):
-            return expected or T.Unknown()
+            return expected or types.Unknown()
         if isinstance(e, (ast.DontCare, ast.Default)):
-            return T.DontCareT()
+            return types.DontCareT()
         if isinstance(e, ast.Mask):
             a = self.check_expr(e.value, scope, expected)
-            self.check_expr(e.mask, scope, a if not isinstance(a, T.InfInt) else expected)
+            self.check_expr(e.mask, scope, a if not isinstance(a, types.InfInt) else expected)
             return a
         if isinstance(e, ast.Range):
             a = self.check_expr(e.lo, scope, expected)
-            self.check_expr(e.hi, scope, a if not isinstance(a, T.InfInt) else expected)
+            self.check_expr(e.hi, scope, a if not isinstance(a, types.InfInt) else expected)
             return a
         self.err(ErrorKind.UNSUPPORTED, e, f"unsupported expression {type(e).__name__}")
-        return T.Unknown()
+        return types.Unknown()
 
-    def _check_name(self, e: ast.Name, scope: Scope) -> T.Type:
+    def _check_name(self, e: ast.Name, scope: Scope) -> types.Type:
         sym = (self.glob if e.toplevel else scope).lookup(e.name)
         if sym is None:
             self.err(ErrorKind.UNDEFINED, e, f"{e.name}: not declared")
-            return T.Unknown()
+            return types.Unknown()
         return self.symbol_value_type(sym, e)
 
-    def symbol_value_type(self, sym: Symbol, where: ast.Node) -> T.Type:
+    def symbol_value_type(self, sym: Symbol, where: ast.Node) -> types.Type:
         k = sym.kind
         if k in ("var", "param"):
             if sym.type is None:
@@ -437,27 +437,27 @@ class Checker(ConstEvaluator):
                     self.const_of_sym(sym)
                 except ConstError:
                     pass
-            return sym.type or T.Unknown()
+            return sym.type or types.Unknown()
         if k == "instance":
             if sym.type is None:
                 d = sym.decl
                 sym.type = self.resolve_type(d.type, self._decl_scope(sym))  # type: ignore[union-attr]
             return sym.type
         if k == "table":
-            return T.Table(sym.decl)  # type: ignore[arg-type]
+            return types.Table(sym.decl)  # type: ignore[arg-type]
         if k == "action":
-            return T.Action(sym.decl)  # type: ignore[arg-type]
+            return types.Action(sym.decl)  # type: ignore[arg-type]
         if k == "value_set":
             if sym.type is None:
                 sym.type = self.resolve_type(sym.decl.type, self._decl_scope(sym))  # type: ignore[union-attr]
             return sym.type
         if k in ("type", "typevar", "extern", "block"):
-            return T.TypeOfType(self.sym_type(sym) if k != "block" else T.Block(sym.decl))
+            return types.TypeOfType(self.sym_type(sym) if k != "block" else types.Block(sym.decl))
         if k == "function":
-            return T.Function(_proto_of(sym.decls[0]))
+            return types.Function(_proto_of(sym.decls[0]))
         if k == "state":
-            return T.Void()
-        return T.Unknown()
+            return types.Void()
+        return types.Unknown()
 
     def check_param(self, p: ast.Param, scope: Scope, in_action: bool) -> None:
         """p4c: a parameter of type int must be directionless, and an
@@ -465,7 +465,7 @@ class Checker(ConstEvaluator):
         sym = scope.local(p.name)
         if sym is None or sym.decl is not p:
             return
-        if not isinstance(self.symbol_value_type(sym, p), T.InfInt):
+        if not isinstance(self.symbol_value_type(sym, p), types.InfInt):
             return
         if p.direction:
             self.diags.error(ErrorKind.TYPE, p.where_named, f"{p.name}: parameters with type int must be directionless")
@@ -475,97 +475,97 @@ class Checker(ConstEvaluator):
     def _decl_scope(self, sym: Symbol) -> Scope:
         return sym.scope or self.glob
 
-    def _member_of_type(self, t: T.Type, name: str, e: ast.Node) -> T.Type:
-        if isinstance(t, T.Enum):
+    def _member_of_type(self, t: types.Type, name: str, e: ast.Node) -> types.Type:
+        if isinstance(t, types.Enum):
             if name not in t.members:
                 self.err(ErrorKind.UNDEFINED, e, f"{t.name} has no member {name}")
             return t
-        if isinstance(t, T.Error):
+        if isinstance(t, types.Error):
             if name not in self.errors:
                 self.err(ErrorKind.UNDEFINED, e, f"error.{name}: no such error")
-            return T.Error()
-        if isinstance(t, T.Unknown):
+            return types.Error()
+        if isinstance(t, types.Unknown):
             return t
         if name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
-            return T.Function(ast.FunctionProto(name=name, return_type=ast.TypeInt()), owner=t)
+            return types.Function(ast.FunctionProto(name=name, return_type=ast.TypeInt()), owner=t)
         self.err(ErrorKind.TYPE, e, f"{t} has no member {name}")
-        return T.Unknown()
+        return types.Unknown()
 
-    def _check_member(self, e: ast.Member, scope: Scope) -> T.Type:
+    def _check_member(self, e: ast.Member, scope: Scope) -> types.Type:
         bt = self.check_expr(e.expr, scope)
-        if isinstance(bt, T.TypeOfType):
-            if isinstance(bt.type, T.Block) and e.name == "apply":
-                return T.Function(ast.FunctionProto(name="apply"), owner=bt.type)
+        if isinstance(bt, types.TypeOfType):
+            if isinstance(bt.type, types.Block) and e.name == "apply":
+                return types.Function(ast.FunctionProto(name="apply"), owner=bt.type)
             return self._member_of_type(bt.type, e.name, e)
-        if isinstance(bt, T.StructLike):
+        if isinstance(bt, types.StructLike):
             ft = bt.field_type(e.name)
             if ft is not None:
                 return ft
             if bt.kind != "struct" and e.name in HEADER_METHODS:
-                return T.Function(ast.FunctionProto(name=e.name), owner=bt)
+                return types.Function(ast.FunctionProto(name=e.name), owner=bt)
             if e.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
-                return T.Function(ast.FunctionProto(name=e.name, return_type=ast.TypeInt()), owner=bt)
+                return types.Function(ast.FunctionProto(name=e.name, return_type=ast.TypeInt()), owner=bt)
             self.err(ErrorKind.UNDEFINED, e, f"{bt} has no field {e.name}")
-            return T.Unknown()
-        if isinstance(bt, T.Stack):
+            return types.Unknown()
+        if isinstance(bt, types.Stack):
             if e.name in ("next", "last"):
                 return bt.elem
             if e.name in ("size", "lastIndex", "nextIndex"):
-                return T.Bits(32)
+                return types.Bits(32)
             if e.name in STACK_METHODS:
-                return T.Function(ast.FunctionProto(name=e.name), owner=bt)
+                return types.Function(ast.FunctionProto(name=e.name), owner=bt)
             self.err(ErrorKind.UNDEFINED, e, f"header stack has no member {e.name}")
-            return T.Unknown()
-        if isinstance(bt, T.Extern):
+            return types.Unknown()
+        if isinstance(bt, types.Extern):
             methods = [m for m in bt.decl.methods if m.name == e.name and m.return_type is not None]
             if not methods:
                 self.err(ErrorKind.UNDEFINED, e, f"extern {bt.name} has no method {e.name}")
-                return T.Unknown()
-            return T.Function(methods[0], owner=bt)
-        if isinstance(bt, (T.Table, T.Block)) and e.name == "apply":
-            return T.Function(ast.FunctionProto(name="apply"), owner=bt)
-        if isinstance(bt, T.ApplyResult):
+                return types.Unknown()
+            return types.Function(methods[0], owner=bt)
+        if isinstance(bt, (types.Table, types.Block)) and e.name == "apply":
+            return types.Function(ast.FunctionProto(name="apply"), owner=bt)
+        if isinstance(bt, types.ApplyResult):
             if e.name in ("hit", "miss"):
-                return T.Bool()
+                return types.Bool()
             if e.name == "action_run":
-                return T.ActionEnum(bt.table)
-        if isinstance(bt, T.Unknown):
+                return types.ActionEnum(bt.table)
+        if isinstance(bt, types.Unknown):
             return bt
         self.err(ErrorKind.UNDEFINED, e, f"{bt} has no member {e.name}")
-        return T.Unknown()
+        return types.Unknown()
 
-    def _check_binary(self, e: ast.Binary, scope: Scope, expected: T.Type | None) -> T.Type:
+    def _check_binary(self, e: ast.Binary, scope: Scope, expected: types.Type | None) -> types.Type:
         op = e.op
         if op in ("&&", "||"):
             for side in (e.left, e.right):
-                t = self.check_expr(side, scope, T.Bool())
-                if not isinstance(t, (T.Bool, T.Unknown)):
+                t = self.check_expr(side, scope, types.Bool())
+                if not isinstance(t, (types.Bool, types.Unknown)):
                     self.err(ErrorKind.TYPE, side, f"operator {op} needs bool operands, not {t}")
-            return T.Bool()
+            return types.Bool()
         if op in ("<<", ">>"):
             self._check_shift(e, scope)
             return self.check_expr(e.left, scope, expected)
         if op == "++":
             lt = self.check_expr(e.left, scope)
             rt = self.check_expr(e.right, scope)
-            lb, rb = T.bits_of(lt), T.bits_of(rt)
-            if isinstance(lt, T.Unknown) or isinstance(rt, T.Unknown):
-                return T.Unknown()
-            if lb is None or rb is None or isinstance(lt, T.InfInt) or isinstance(rt, T.InfInt):
+            lb, rb = types.bits_of(lt), types.bits_of(rt)
+            if isinstance(lt, types.Unknown) or isinstance(rt, types.Unknown):
+                return types.Unknown()
+            if lb is None or rb is None or isinstance(lt, types.InfInt) or isinstance(rt, types.InfInt):
                 self.err(ErrorKind.TYPE, e, f"operator ++ needs sized bit-strings, not {lt} and {rt}")
-                return T.Unknown()
-            return T.Bits(lb.width + rb.width, lb.signed)
+                return types.Unknown()
+            return types.Bits(lb.width + rb.width, lb.signed)
         cmp = op in ("==", "!=", "<", "<=", ">", ">=")
         lt = self.check_expr(e.left, scope, None if cmp else expected)
-        rt = self.check_expr(e.right, scope, lt if not isinstance(lt, (T.InfInt, T.Unknown)) else (None if cmp else expected))
-        if isinstance(lt, T.InfInt) and not isinstance(rt, (T.InfInt, T.Unknown)):
+        rt = self.check_expr(e.right, scope, lt if not isinstance(lt, (types.InfInt, types.Unknown)) else (None if cmp else expected))
+        if isinstance(lt, types.InfInt) and not isinstance(rt, (types.InfInt, types.Unknown)):
             lt = self.check_expr(e.left, scope, rt)
         t = self._unify(lt, rt, e, op)
         if cmp:
-            return T.Bool()
-        if isinstance(T.strip_newtype(t), T.Bool) and op not in ("&", "|", "^"):
+            return types.Bool()
+        if isinstance(types.strip_newtype(t), types.Bool) and op not in ("&", "|", "^"):
             self.err(ErrorKind.TYPE, e, f"operator {op} cannot be applied to bool")
-        if isinstance(t, T.Enum):
+        if isinstance(t, types.Enum):
             return t.base or t
         return t
 
@@ -576,23 +576,23 @@ class Checker(ConstEvaluator):
         width)."""
         lt = self.check_expr(e.left, scope)
         rt = self.check_expr(e.right, scope)
-        if isinstance(T.strip_newtype(lt), T.Bool):
+        if isinstance(types.strip_newtype(lt), types.Bool):
             self.err(ErrorKind.TYPE, e, "cannot shift a bool")
-        amount = rt.base if isinstance(rt, T.Enum) and rt.base is not None else rt
-        if isinstance(amount, (T.Unknown, T.TypeVar)):
+        amount = rt.base if isinstance(rt, types.Enum) and rt.base is not None else rt
+        if isinstance(amount, (types.Unknown, types.TypeVar)):
             return
-        if isinstance(amount, T.Bool):
+        if isinstance(amount, types.Bool):
             self.err(ErrorKind.TYPE, e.right, f"cannot shift by a value of type {rt}")
-        elif isinstance(amount, T.Bits):
+        elif isinstance(amount, types.Bits):
             if amount.signed:
                 self.err(ErrorKind.TYPE, e.right, "shift amount must be unsigned")
-        elif not (isinstance(amount, T.InfInt) and self._is_constant(e.right, scope)):
+        elif not (isinstance(amount, types.InfInt) and self._is_constant(e.right, scope)):
             self.err(ErrorKind.TYPE, e.right,
                      f"{shortened(expr_text(e.right))}: The right operand of shift must be either an "
                      "expression of type bit<S> or a compile-time known value that is a non-negative "
                      f"integer, but is {rt}")
             return
-        if isinstance(lt, T.InfInt) and not isinstance(rt, T.InfInt) and not self._is_constant(e.right, scope):
+        if isinstance(lt, types.InfInt) and not isinstance(rt, types.InfInt) and not self._is_constant(e.right, scope):
             self.err(ErrorKind.TYPE, e,
                      f"{shortened(expr_text(e))}: shift result type is arbitrary-precision int, but right "
                      "operand is not constant; width of left operand of shift needs to be specified or "
@@ -605,40 +605,40 @@ class Checker(ConstEvaluator):
             return False
         return True
 
-    def _unify(self, a: T.Type, b: T.Type, e: ast.Node, op: str) -> T.Type:
-        if isinstance(a, T.Unknown) or isinstance(b, T.Unknown):
-            return a if isinstance(b, T.Unknown) else b
+    def _unify(self, a: types.Type, b: types.Type, e: ast.Node, op: str) -> types.Type:
+        if isinstance(a, types.Unknown) or isinstance(b, types.Unknown):
+            return a if isinstance(b, types.Unknown) else b
         if a == b:
             return a
-        if isinstance(a, T.InfInt):
+        if isinstance(a, types.InfInt):
             return b
-        if isinstance(b, T.InfInt):
+        if isinstance(b, types.InfInt):
             return a
-        ab, bb = T.bits_of(a), T.bits_of(b)
-        if isinstance(a, (T.Bool,)) or isinstance(b, (T.Bool,)):
+        ab, bb = types.bits_of(a), types.bits_of(b)
+        if isinstance(a, (types.Bool,)) or isinstance(b, (types.Bool,)):
             self.err(ErrorKind.TYPE, e, f"operator {op}: cannot combine {a} and {b}")
-            return T.Unknown()
+            return types.Unknown()
         if ab is not None and bb is not None:
             if ab != bb:
                 self.err(ErrorKind.WIDTH, e, f"operator {op}: operands have different types {a} and {b} (use a cast)")
-                return T.Unknown()
-            return ab if isinstance(a, T.Enum) else a
-        if isinstance(a, (T.ListT, T.StructInit)):
+                return types.Unknown()
+            return ab if isinstance(a, types.Enum) else a
+        if isinstance(a, (types.ListT, types.StructInit)):
             return b
-        if isinstance(b, (T.ListT, T.StructInit)):
+        if isinstance(b, (types.ListT, types.StructInit)):
             return a
-        if isinstance(a, T.DontCareT):
+        if isinstance(a, types.DontCareT):
             return b
-        if isinstance(b, T.DontCareT):
+        if isinstance(b, types.DontCareT):
             return a
-        if isinstance(a, T.TypeVar) or isinstance(b, T.TypeVar):
-            return b if isinstance(a, T.TypeVar) else a
+        if isinstance(a, types.TypeVar) or isinstance(b, types.TypeVar):
+            return b if isinstance(a, types.TypeVar) else a
         self.err(ErrorKind.TYPE, e, f"operator {op}: cannot combine {a} and {b}")
-        return T.Unknown()
+        return types.Unknown()
 
     # ------------------------------------------------------------------ calls
 
-    def _check_call(self, e: ast.Call, scope: Scope, expected: T.Type | None) -> T.Type:
+    def _check_call(self, e: ast.Call, scope: Scope, expected: types.Type | None) -> types.Type:
         callee = e.callee
         ct = self.check_expr(callee, scope) if not isinstance(callee, ast.Name) else None
         if isinstance(callee, ast.Name):
@@ -646,54 +646,54 @@ class Checker(ConstEvaluator):
             if sym is None:
                 self.err(ErrorKind.UNDEFINED, callee, f"{callee.name}: not declared")
                 self._check_args_loose(e, scope)
-                return T.Unknown()
+                return types.Unknown()
             if sym.kind == "action":
-                self.expr_types[callee] = T.Action(sym.decl)  # type: ignore[arg-type]
+                self.expr_types[callee] = types.Action(sym.decl)  # type: ignore[arg-type]
                 self._check_action_call(e, sym.decl, scope)  # type: ignore[arg-type]
-                return T.Void()
+                return types.Void()
             if sym.kind == "function":
                 proto = self._pick_overload(sym.decls, e, callee.name)
-                self.expr_types[callee] = T.Function(proto)
+                self.expr_types[callee] = types.Function(proto)
                 return self._call_proto(proto, e, scope, {}, expected)
             if sym.kind in ("type", "extern", "block"):
                 # a constructor call written as a call: Type(args)
                 self._check_args_loose(e, scope)
-                return self.sym_type(sym) if sym.kind != "block" else T.Block(sym.decl)
+                return self.sym_type(sym) if sym.kind != "block" else types.Block(sym.decl)
             self.err(ErrorKind.TYPE, callee, f"{callee.name} is not callable")
             self._check_args_loose(e, scope)
-            return T.Unknown()
-        if isinstance(ct, T.Function):
+            return types.Unknown()
+        if isinstance(ct, types.Function):
             owner = ct.owner
-            if isinstance(owner, T.Extern) and isinstance(callee, ast.Member):
+            if isinstance(owner, types.Extern) and isinstance(callee, ast.Member):
                 methods = [m for m in owner.decl.methods if m.name == callee.name and m.return_type is not None]
                 proto = self._pick_overload(methods, e, f"{owner.name}.{callee.name}")
                 bindings = dict(zip(owner.decl.type_params, owner.args))
-                self.expr_types[callee] = T.Function(proto, owner)
+                self.expr_types[callee] = types.Function(proto, owner)
                 return self._call_proto(proto, e, scope, bindings, expected)
-            if isinstance(owner, T.Table):
+            if isinstance(owner, types.Table):
                 self._expect_args(e, 0, "apply")
-                return T.ApplyResult(owner.decl.name)
-            if isinstance(owner, T.Block):
+                return types.ApplyResult(owner.decl.name)
+            if isinstance(owner, types.Block):
                 params = owner.decl.params  # type: ignore[attr-defined]
                 self._check_args(e, params, scope, {}, f"{owner.name}.apply")
-                return T.Void()
-            if isinstance(owner, T.StructLike):
+                return types.Void()
+            if isinstance(owner, types.StructLike):
                 if callee.name in HEADER_METHODS:  # type: ignore[union-attr]
                     self._expect_args(e, 0, callee.name)  # type: ignore[union-attr]
                     return HEADER_METHODS[callee.name]  # type: ignore[union-attr]
-                return T.InfInt()
-            if isinstance(owner, T.Stack):
+                return types.InfInt()
+            if isinstance(owner, types.Stack):
                 self._expect_args(e, 1, callee.name)  # type: ignore[union-attr]
                 for a in e.args:
                     if a.value is not None:
                         self.check_expr(a.value, scope)
-                return T.Void()
+                return types.Void()
             if owner is not None and callee.name.startswith(("min", "max")):  # type: ignore[union-attr]
-                return T.InfInt()
-        if not isinstance(ct, T.Unknown):
+                return types.InfInt()
+        if not isinstance(ct, types.Unknown):
             self.err(ErrorKind.TYPE, e, "expression is not callable")
         self._check_args_loose(e, scope)
-        return T.Unknown()
+        return types.Unknown()
 
     def _check_action_call(self, e: ast.Call, decl: ast.ActionDecl, scope: Scope) -> None:
         """A direct action call: not in a parser, and every parameter gets
@@ -732,7 +732,7 @@ class Checker(ConstEvaluator):
         return cands[0]
 
     def _call_proto(self, proto: ast.FunctionProto, e: ast.Call, scope: Scope,
-                    bindings: dict[str, T.Type], expected: T.Type | None) -> T.Type:
+                    bindings: dict[str, types.Type], expected: types.Type | None) -> types.Type:
         local = Scope(self.glob)
         for name, t in bindings.items():
             local.declare(Symbol("typevar", name, type=t))
@@ -741,22 +741,22 @@ class Checker(ConstEvaluator):
             bindings[tp] = ta
         for tp in proto.type_params:
             if tp not in bindings:
-                local.declare(Symbol("typevar", tp, type=T.TypeVar(tp)))
+                local.declare(Symbol("typevar", tp, type=types.TypeVar(tp)))
             else:
                 local.declare(Symbol("typevar", tp, type=bindings[tp]))
         self._check_args(e, proto.params, scope, bindings, proto.name, param_scope=local)
         if proto.return_type is None:
-            return T.Void()
+            return types.Void()
         rt_scope = Scope(self.glob)
         for name, t in bindings.items():
             rt_scope.declare(Symbol("typevar", name, type=t))
         for tp in proto.type_params:
             if tp not in bindings:
-                rt_scope.declare(Symbol("typevar", tp, type=expected or T.TypeVar(tp)))
+                rt_scope.declare(Symbol("typevar", tp, type=expected or types.TypeVar(tp)))
         return self.resolve_type(proto.return_type, rt_scope)
 
     def _check_args(self, e: ast.Call, params: tuple[ast.Param, ...], scope: Scope,
-                    bindings: dict[str, T.Type], what: str, allow_fewer: bool = False,
+                    bindings: dict[str, types.Type], what: str, allow_fewer: bool = False,
                     param_scope: Scope | None = None) -> None:
         pscope = param_scope or self.glob
         by_name = {p.name: p for p in params}
@@ -784,46 +784,46 @@ class Checker(ConstEvaluator):
                 if p.direction not in ("out",) and not _is_optional(p):
                     self.err(ErrorKind.DIRECTION, a, f"{what}: _ can only be passed to an out parameter")
                 continue
-            at = self.check_expr(a.value, scope, pt if not isinstance(pt, T.TypeVar) else None)
-            if isinstance(pt, T.TypeVar) and pt.name not in bindings and not isinstance(at, (T.InfInt, T.Unknown)):
+            at = self.check_expr(a.value, scope, pt if not isinstance(pt, types.TypeVar) else None)
+            if isinstance(pt, types.TypeVar) and pt.name not in bindings and not isinstance(at, (types.InfInt, types.Unknown)):
                 bindings[pt.name] = at
-            elif not isinstance(pt, (T.TypeVar, T.Unknown)):
+            elif not isinstance(pt, (types.TypeVar, types.Unknown)):
                 self.check_assignable(pt, at, a.value, f"argument {p.name} of {what}")
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a.value, scope, f"argument {p.name} of {what} ({p.direction})")
 
-    def _param_type(self, p: ast.Param, pscope: Scope, bindings: dict[str, T.Type]) -> T.Type:
+    def _param_type(self, p: ast.Param, pscope: Scope, bindings: dict[str, types.Type]) -> types.Type:
         t = p.type
         if isinstance(t, ast.TypeName) and t.name in bindings:
             return bindings[t.name]
         if isinstance(t, ast.TypeName):
             sym = pscope.lookup(t.name)
             if sym is not None and sym.kind == "typevar":
-                return sym.type or T.TypeVar(t.name)
+                return sym.type or types.TypeVar(t.name)
             if sym is None:
-                return T.TypeVar(t.name)
+                return types.TypeVar(t.name)
         try:
             return self.resolve_type(t, pscope)
         except RecursionError:  # pragma: no cover
-            return T.Unknown()
+            return types.Unknown()
 
     # ------------------------------------------------------------ assignments
 
-    def check_assignable(self, target: T.Type, value: T.Type, where: ast.Node, what: str) -> None:
+    def check_assignable(self, target: types.Type, value: types.Type, where: ast.Node, what: str) -> None:
         """Report a type error when `value` cannot be assigned to `target`."""
-        if isinstance(target, (T.Unknown, T.TypeVar, T.DontCareT)) or isinstance(value, (T.Unknown, T.TypeVar)):
+        if isinstance(target, (types.Unknown, types.TypeVar, types.DontCareT)) or isinstance(value, (types.Unknown, types.TypeVar)):
             return
         if target == value:
             return
-        tb, vb = T.bits_of(target), T.bits_of(value)
-        ts, vs = T.strip_newtype(target), T.strip_newtype(value)
-        if isinstance(value, T.InfInt):
-            if tb is not None and not isinstance(ts, T.Bool):
+        tb, vb = types.bits_of(target), types.bits_of(value)
+        ts, vs = types.strip_newtype(target), types.strip_newtype(value)
+        if isinstance(value, types.InfInt):
+            if tb is not None and not isinstance(ts, types.Bool):
                 return
-            if isinstance(ts, T.InfInt):
+            if isinstance(ts, types.InfInt):
                 return
-        if isinstance(ts, T.Bool) or isinstance(vs, T.Bool):
-            if isinstance(ts, T.Bool) and isinstance(vs, T.Bool):
+        if isinstance(ts, types.Bool) or isinstance(vs, types.Bool):
+            if isinstance(ts, types.Bool) and isinstance(vs, types.Bool):
                 return
             self.err(ErrorKind.TYPE, where, f"{what}: cannot use {value} where {target} is expected")
             return
@@ -832,13 +832,13 @@ class Checker(ConstEvaluator):
                 self.err(ErrorKind.WIDTH, where,
                          f"{what}: width mismatch, {value} where {target} is expected (use a cast)")
             return
-        if isinstance(value, (T.ListT, T.StructInit, T.DontCareT)):
+        if isinstance(value, (types.ListT, types.StructInit, types.DontCareT)):
             return
-        if isinstance(ts, T.StructLike) and isinstance(vs, T.StructLike):
+        if isinstance(ts, types.StructLike) and isinstance(vs, types.StructLike):
             if ts.name != vs.name:
                 self.err(ErrorKind.TYPE, where, f"{what}: cannot use {value} where {target} is expected")
             return
-        if isinstance(ts, T.Varbit) and isinstance(vs, T.Varbit):
+        if isinstance(ts, types.Varbit) and isinstance(vs, types.Varbit):
             return
         if type(ts) is type(vs):
             return
@@ -851,7 +851,7 @@ class Checker(ConstEvaluator):
             if isinstance(root, (ast.Member, ast.Index, ast.Slice)):
                 if isinstance(root, ast.Member):
                     bt = self.type_of(root.expr)
-                    if isinstance(bt, T.Stack) and root.name in ("last", "size", "lastIndex"):
+                    if isinstance(bt, types.Stack) and root.name in ("last", "size", "lastIndex"):
                         if root.name != "last":
                             self.err(ErrorKind.DIRECTION, e, f"{what}: {root.name} is read-only")
                             return

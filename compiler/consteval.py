@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import ast
-from . import types as T
+from . import types
 from .diagnostics import ErrorKind
 from .exprtext import expr_text
 from .scope import Scope, Symbol
@@ -32,9 +32,9 @@ class ConstEvaluator:
         glob: Scope
 
         def err(self, kind: ErrorKind, node: ast.Node | None, msg: str) -> None: ...
-        def check_expr(self, e: ast.Expr, scope: Scope, expected: T.Type | None = None) -> T.Type: ...
-        def resolve_type(self, t: ast.TypeRef | None, scope: Scope) -> T.Type: ...
-        def sym_type(self, sym: Symbol) -> T.Type: ...
+        def check_expr(self, e: ast.Expr, scope: Scope, expected: types.Type | None = None) -> types.Type: ...
+        def resolve_type(self, t: ast.TypeRef | None, scope: Scope) -> types.Type: ...
+        def sym_type(self, sym: Symbol) -> types.Type: ...
 
 
     def const_int(self, e: ast.Expr, scope: Scope, what: str) -> Optional[int]:
@@ -71,7 +71,7 @@ class ConstEvaluator:
         if isinstance(e, (ast.Member, ast.TypeMember)):
             t = self._type_of_type_expr(e.expr if isinstance(e, ast.Member) else None,
                                         e.type if isinstance(e, ast.TypeMember) else None, scope)
-            if isinstance(t, T.Enum):
+            if isinstance(t, types.Enum):
                 if e.name not in t.members:
                     raise ConstError(f"{t.name} has no member {e.name}")
                 if t.base is not None:
@@ -97,8 +97,8 @@ class ConstEvaluator:
         if isinstance(e, ast.Cast):
             v = self.const_value(e.expr, scope)
             t = self.resolve_type(e.type, scope)
-            bt = T.bits_of(t)
-            if isinstance(t, T.Bool):
+            bt = types.bits_of(t)
+            if isinstance(t, types.Bool):
                 return bool(v)
             if bt is not None and isinstance(v, (int, bool)):
                 return _wrap(int(v), bt.width, bt.signed)
@@ -119,9 +119,9 @@ class ConstEvaluator:
         if isinstance(e, ast.Call) and isinstance(e.callee, ast.Member) and \
                 e.callee.name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
             t = self.check_expr(e.callee.expr, scope)
-            if isinstance(t, T.TypeOfType):
+            if isinstance(t, types.TypeOfType):
                 t = t.type
-            w = T.width_of(t)
+            w = types.width_of(t)
             if w is None:
                 raise ConstError("size of a type without fixed width")
             return w if e.callee.name.endswith("Bits") else (w + 7) // 8
@@ -154,8 +154,8 @@ class ConstEvaluator:
             return None
         return hi, lo
 
-    def _fit(self, v: int, t: T.Type) -> int:
-        bt = T.bits_of(t)
+    def _fit(self, v: int, t: types.Type) -> int:
+        bt = types.bits_of(t)
         return _wrap(v, bt.width, bt.signed) if bt is not None else v
 
     def _const_binary(self, e: ast.Binary, scope: Scope) -> Any:
@@ -174,7 +174,7 @@ class ConstEvaluator:
             raise ConstError(f"operator {op} on non-integers")
         t = self.check_expr(e, scope)
         if op == "++":
-            rt = T.bits_of(self.check_expr(e.right, scope))
+            rt = types.bits_of(self.check_expr(e.right, scope))
             if rt is None:
                 raise ConstError("concatenation of an unsized value")
             return self._fit((a << rt.width) | (b & ((1 << rt.width) - 1)), t)
@@ -191,7 +191,7 @@ class ConstEvaluator:
             v = ops[op]()
             return v if isinstance(v, bool) else self._fit(v, t)
         if op in ("|+|", "|-|"):
-            bt = T.bits_of(t)
+            bt = types.bits_of(t)
             v = a + b if op == "|+|" else a - b
             if bt is None:
                 return v
@@ -200,11 +200,11 @@ class ConstEvaluator:
             return max(lo, min(hi, v))
         raise ConstError(f"operator {op} is not constant")
 
-    def _const_shl(self, e: ast.Binary, a: int, b: int, t: T.Type) -> int:
+    def _const_shl(self, e: ast.Binary, a: int, b: int, t: types.Type) -> int:
         """a << b without building a number wider than the result can be: a
         sized result keeps its width (0 once every bit is shifted out); an
         unsized one is refused past MAX_WIDTH bits, as p4c does."""
-        bt = T.bits_of(t)
+        bt = types.bits_of(t)
         if bt is not None:
             return 0 if b >= bt.width else self._fit(a << b, t)
         if a and b + a.bit_length() > MAX_WIDTH:
@@ -225,7 +225,7 @@ class ConstEvaluator:
             except ConstError as exc:
                 self.err(ErrorKind.EXPECTED, d.value, f"{d.name}: initializer is not a compile-time constant ({exc})")
                 v = 0
-            bt = T.bits_of(t)
+            bt = types.bits_of(t)
             if bt is not None and isinstance(v, int) and not isinstance(v, bool):
                 v = _wrap(v, bt.width, bt.signed)
             sym.value = v
@@ -237,7 +237,7 @@ class ConstEvaluator:
         return sym.scope or self.glob
 
     def _type_of_type_expr(self, expr: ast.Expr | None, tref: ast.TypeRef | None,
-                           scope: Scope) -> Optional[T.Type]:
+                           scope: Scope) -> Optional[types.Type]:
         if tref is not None:
             return self.resolve_type(tref, scope)
         if isinstance(expr, ast.Name):

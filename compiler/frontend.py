@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from . import ast
-from . import types as T
+from . import types
 from .checker import Checker, ConstError
 from .diagnostics import Diagnostics, ErrorKind
 from .exprtext import expr_text
@@ -108,7 +108,7 @@ class BodyChecker:
 
     def _typevars(self, scope: Scope, names: tuple[str, ...]) -> None:
         for n in names:
-            scope.declare(Symbol("typevar", n, type=T.TypeVar(n)))
+            scope.declare(Symbol("typevar", n, type=types.TypeVar(n)))
 
     def _params(self, scope: Scope, params: tuple[ast.Param, ...]) -> None:
         for p in params:
@@ -195,8 +195,8 @@ class BodyChecker:
         c = self.c
         t = c.resolve_type(d.type, scope)
         params: tuple[ast.Param, ...] = ()
-        bindings: dict[str, T.Type] = {}
-        if isinstance(t, T.Extern):
+        bindings: dict[str, types.Type] = {}
+        if isinstance(t, types.Extern):
             ctors = [m for m in t.decl.methods if m.return_type is None and m.name == t.decl.name]
             n = len(d.args)
             match = [m for m in ctors if sum(1 for p in m.params if p.default is None) <= n <= len(m.params)]
@@ -205,13 +205,13 @@ class BodyChecker:
             if match:
                 params = match[0].params
             bindings = dict(zip(t.decl.type_params, t.args))
-        elif isinstance(t, T.Block):
+        elif isinstance(t, types.Block):
             params = getattr(t.decl, "ctor_params", ()) or (
                 t.decl.params if isinstance(t.decl, ast.PackageDecl) else ())
         pscope = Scope(c.glob)
         for n_, bt in bindings.items():
             pscope.declare(Symbol("typevar", n_, type=bt))
-        if isinstance(t, T.Block):
+        if isinstance(t, types.Block):
             self._typevars(pscope, getattr(t.decl, "type_params", ()))
         for i, a in enumerate(d.args):
             p = None
@@ -221,7 +221,7 @@ class BodyChecker:
                 p = params[i]
             expected = c._param_type(p, pscope, dict(bindings)) if p is not None else None
             if a.value is not None:
-                c.check_expr(a.value, scope, expected if not isinstance(expected, T.TypeVar) else None)
+                c.check_expr(a.value, scope, expected if not isinstance(expected, types.TypeVar) else None)
         if d.initializer is not None:
             iscope = Scope(scope, owner=d)
             for s in d.initializer.stmts:
@@ -245,7 +245,7 @@ class BodyChecker:
                     kt = c.check_expr(k.expr, scope)
                     if k.match_kind not in c.match_kinds:
                         self.err(ErrorKind.UNDEFINED, k, f"{k.match_kind}: not a match kind")
-                    if isinstance(T.strip_newtype(kt), (T.Varbit, T.String, T.StructLike)) :
+                    if isinstance(types.strip_newtype(kt), (types.Varbit, types.String, types.StructLike)) :
                         self.err(ErrorKind.TYPE, k, f"table {d.name}: key of type {kt} cannot be matched")
             elif prop.kind == "actions":
                 for ar in prop.value:  # type: ignore[union-attr]
@@ -269,7 +269,7 @@ class BodyChecker:
                     c.check_expr(v, scope)
         check_table_rules(c, d, scope)
 
-    def _table_key_types(self, d: ast.TableDecl, scope: Scope) -> list[T.Type]:
+    def _table_key_types(self, d: ast.TableDecl, scope: Scope) -> list[types.Type]:
         for prop in d.properties:
             if prop.kind == "key":
                 return [self.c.check_expr(k.expr, scope) for k in prop.value]  # type: ignore[union-attr]
@@ -288,7 +288,7 @@ class BodyChecker:
             self.err(ErrorKind.TYPE, name, f"table {table.name}: {name.name} is not an action")
             return
         decl: ast.ActionDecl = sym.decl  # type: ignore[assignment]
-        self.c.expr_types[name] = T.Action(decl)
+        self.c.expr_types[name] = types.Action(decl)
         params = decl.params
         if bound:
             dir_params = [p for p in params if p.direction != ""]
@@ -357,7 +357,7 @@ class BodyChecker:
                 if kt is not None:
                     self._check_case_value(tr, ks, kt)
 
-    def _check_case_value(self, select: ast.Select, x: ast.Expr, key_type: T.Type) -> None:
+    def _check_case_value(self, select: ast.Select, x: ast.Expr, key_type: types.Type) -> None:
         """A select case value of a sized type must have the key's type
         (p4c reports the mismatch at the select expression)."""
         if isinstance(x, ast.Mask):
@@ -368,7 +368,7 @@ class BodyChecker:
             parts = (x,)
         for p in parts:
             t = self.c.type_of(p)
-            if isinstance(t, T.Bits) and isinstance(key_type, T.Bits) and t != key_type:
+            if isinstance(t, types.Bits) and isinstance(key_type, types.Bits) and t != key_type:
                 self.err(ErrorKind.TYPE, select, f"select: case value {expr_text(p)} has type {t}, "
                                                  f"which does not match the key type {key_type}")
                 return
@@ -395,8 +395,8 @@ class BodyChecker:
         elif isinstance(s, ast.CallStmt):
             c.check_expr(s.call, scope)
         elif isinstance(s, ast.If):
-            ct = c.check_expr(s.cond, scope, T.Bool())
-            if not isinstance(ct, (T.Bool, T.Unknown)):
+            ct = c.check_expr(s.cond, scope, types.Bool())
+            if not isinstance(ct, (types.Bool, types.Unknown)):
                 self.err(ErrorKind.TYPE, s.cond, f"if condition must be bool, not {ct}")
             self.check_stmt(s.then, scope)
             self.check_stmt(s.else_, scope)
@@ -405,7 +405,7 @@ class BodyChecker:
             st = c.check_expr(s.expr, scope)
             for case in s.cases:
                 if not isinstance(case.label, (ast.Default, ast.DontCare)):
-                    if isinstance(st, T.ActionEnum):
+                    if isinstance(st, types.ActionEnum):
                         self._check_switch_action_label(case.label, scope)
                     else:
                         c.check_expr(case.label, scope, st)
@@ -435,8 +435,8 @@ class BodyChecker:
             for x in s.init:
                 self.check_stmt(x, inner)
             if s.cond is not None:
-                ct = c.check_expr(s.cond, inner, T.Bool())
-                if not isinstance(ct, (T.Bool, T.Unknown)):
+                ct = c.check_expr(s.cond, inner, types.Bool())
+                if not isinstance(ct, (types.Bool, types.Unknown)):
                     self.err(ErrorKind.TYPE, s.cond, f"loop condition must be bool, not {ct}")
             for x in s.update:
                 self.check_stmt(x, inner)
@@ -446,11 +446,11 @@ class BodyChecker:
             it = c.check_expr(s.iterable, inner)
             if s.type is not None:
                 vt = c.resolve_type(s.type, inner)
-            elif isinstance(it, T.Stack):
+            elif isinstance(it, types.Stack):
                 vt = it.elem
             else:
                 vt = it
-            if not isinstance(it, (T.Stack, T.Tuple, T.ListT, T.Unknown)) and not isinstance(s.iterable, ast.Range):
+            if not isinstance(it, (types.Stack, types.Tuple, types.ListT, types.Unknown)) and not isinstance(s.iterable, ast.Range):
                 self.err(ErrorKind.TYPE, s.iterable, f"cannot iterate over a value of type {it}")
             var = Symbol("var", s.var, ast.VarDecl(name=s.var, type=s.type, pos=s.pos), type=vt)
             var.scope = inner
@@ -478,7 +478,7 @@ class BodyChecker:
             if sym is None or sym.kind != "action":
                 self.err(ErrorKind.UNDEFINED, label, f"{label.name}: not an action")
             else:
-                self.c.expr_types[label] = T.Action(sym.decl)  # type: ignore[arg-type]
+                self.c.expr_types[label] = types.Action(sym.decl)  # type: ignore[arg-type]
 
 
 class Elaborator:
@@ -503,7 +503,7 @@ class Elaborator:
         main = mains[0]
         self.ir.main = main
         pt = self.c.resolve_type(main.type, glob)
-        if not isinstance(pt, T.Block) or not isinstance(pt.decl, ast.PackageDecl):
+        if not isinstance(pt, types.Block) or not isinstance(pt.decl, ast.PackageDecl):
             self.diags.error(ErrorKind.ARCH, main.pos, "main must instantiate a package")
             return
         pkg: ast.PackageDecl = pt.decl
@@ -539,8 +539,8 @@ class Elaborator:
                      inst_name: Optional[str], parent: Optional[BlockInstance],
                      where: ast.Node) -> Optional[BlockInstance]:
         t = self.c.resolve_type(tref, scope)
-        if not isinstance(t, T.Block) or not isinstance(t.decl, (ast.ParserDecl, ast.ControlDecl)):
-            if not isinstance(t, T.Unknown):
+        if not isinstance(t, types.Block) or not isinstance(t.decl, (ast.ParserDecl, ast.ControlDecl)):
+            if not isinstance(t, types.Unknown):
                 self.diags.error(ErrorKind.ARCH, where.pos, f"{t} is not a parser or control")
             return None
         decl = t.decl
@@ -572,7 +572,7 @@ class Elaborator:
         for loc in decl.locals:
             if isinstance(loc, ast.Instantiation):
                 lt = self.c.resolve_type(loc.type, bscope)
-                if isinstance(lt, T.Block) and isinstance(lt.decl, (ast.ParserDecl, ast.ControlDecl)):
+                if isinstance(lt, types.Block) and isinstance(lt.decl, (ast.ParserDecl, ast.ControlDecl)):
                     child = self._instantiate(loc.type, loc.args, bscope, _local_name(loc), inst, loc)
                     if child is not None:
                         inst.children[loc.name] = child
@@ -587,7 +587,7 @@ class Elaborator:
             cal = call.callee
             if isinstance(cal, ast.TypeMember) and cal.name == "apply":
                 t = self.c.resolve_type(cal.type, scope)
-                if isinstance(t, T.Block) and isinstance(t.decl, (ast.ParserDecl, ast.ControlDecl)):
+                if isinstance(t, types.Block) and isinstance(t.decl, (ast.ParserDecl, ast.ControlDecl)):
                     yield t.decl.name, t.decl
 
 

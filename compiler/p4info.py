@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 from finsy.proto import p4i, p4t
 
 from . import ast
-from . import types as T
+from . import types
 from .diagnostics import Diagnostics, ErrorKind
 from .cpnames import ControlPlaneNames, anonymous_name, global_name, local_name
 from .exprtext import expr_text
@@ -183,7 +183,7 @@ class P4InfoBuilder:
         body = getattr(blk.decl, "body", None)
         for call in _calls_in(self._live(body, blk.scope)):
             cal = call.callee
-            if isinstance(cal, ast.Name) and isinstance(self.c.type_of(cal), T.Action):
+            if isinstance(cal, ast.Name) and isinstance(self.c.type_of(cal), types.Action):
                 self._action(blk, ast.ActionRef(cal, pos=cal.pos))
 
     def _live(self, s, scope):
@@ -335,7 +335,7 @@ class P4InfoBuilder:
                 v = int(v)
             if not isinstance(v, int):
                 return
-            w = T.width_of(self.c.resolve_type(p.type, sym.scope or self.c.glob)) or 0
+            w = types.width_of(self.c.resolve_type(p.type, sym.scope or self.c.glob)) or 0
             arg = ida.arguments.add()
             arg.param_id = data_params.index(p) + 1
             nbytes = max(1, (w + 7) // 8)
@@ -394,7 +394,7 @@ class P4InfoBuilder:
 
     def _extern(self, blk: BlockInstance, d: ast.Instantiation, name: str, table_name: Optional[str]) -> None:
         t = self.c.resolve_type(d.type, blk.scope)
-        if not isinstance(t, T.Extern):
+        if not isinstance(t, types.Extern):
             return
         kind = t.decl.name
         args = [a.value for a in d.args]
@@ -487,15 +487,15 @@ class P4InfoBuilder:
             ent.msg.size = int(self.c.const_value(d.size, blk.scope))
         except Exception:
             pass
-        fields = t.fields if isinstance(t, T.StructLike) else [("", t)]
+        fields = t.fields if isinstance(t, types.StructLike) else [("", t)]
         for i, (fname, ft) in enumerate(fields, 1):
             mf = ent.msg.match.add()
             mf.id = i
             if fname:
                 mf.name = fname
-            mf.bitwidth = T.width_of(ft) or 0
+            mf.bitwidth = types.width_of(ft) or 0
             mk = "exact"
-            if isinstance(t, T.StructLike):
+            if isinstance(t, types.StructLike):
                 for a in t.field_annotations.get(fname, ()):
                     if a.name == "match" and a.body and isinstance(a.body[0], ast.Name):
                         mk = a.body[0].name
@@ -509,17 +509,17 @@ class P4InfoBuilder:
             if not (isinstance(cal, ast.Name) and cal.name == "digest"):
                 continue
             ft = self.c.type_of(cal)
-            if not isinstance(ft, T.Function) or len(call.args) < 2:
+            if not isinstance(ft, types.Function) or len(call.args) < 2:
                 continue
             if call.type_args:
                 dt = self.c.resolve_type(call.type_args[0], blk.scope)
             else:
                 dt = self.c.type_of(call.args[1].value)
-            if isinstance(dt, T.StructLike):
+            if isinstance(dt, types.StructLike):
                 name = dt.name
-            elif isinstance(dt, (T.ListT, T.Tuple)):
+            elif isinstance(dt, (types.ListT, types.Tuple)):
                 # p4c names a digest of a plain list after its position
-                dt = T.Tuple(tuple(dt.elems))
+                dt = types.Tuple(tuple(dt.elems))
                 name = f"digest_{self._tuple_digests}"
                 self._tuple_digests += 1
             else:
@@ -561,42 +561,42 @@ class P4InfoBuilder:
 
     # ------------------------------------------------------------ type info
 
-    def _type_spec(self, spec, t: T.Type) -> None:
+    def _type_spec(self, spec, t: types.Type) -> None:
         """Fill a P4DataTypeSpec and register named types in type_info."""
-        if isinstance(t, T.Bits):
+        if isinstance(t, types.Bits):
             (spec.bitstring.int if t.signed else spec.bitstring.bit).bitwidth = t.width
-        elif isinstance(t, T.Varbit):
+        elif isinstance(t, types.Varbit):
             spec.bitstring.varbit.max_bitwidth = t.max_width
-        elif isinstance(t, T.Bool):
+        elif isinstance(t, types.Bool):
             spec.bool.SetInParent()
-        elif isinstance(t, T.Error):
+        elif isinstance(t, types.Error):
             spec.error.SetInParent()
             self._error_info()
-        elif isinstance(t, T.StructLike):
+        elif isinstance(t, types.StructLike):
             getattr(spec, {"struct": "struct", "header": "header",
                            "header_union": "header_union"}[t.kind]).name = t.name
             self._struct_info(t)
-        elif isinstance(t, T.Stack):
+        elif isinstance(t, types.Stack):
             hs = spec.header_stack
             hs.header.name = str(t.elem)
             hs.size = t.size
-            if isinstance(t.elem, T.StructLike):
+            if isinstance(t.elem, types.StructLike):
                 self._struct_info(t.elem)
-        elif isinstance(t, T.Tuple):
+        elif isinstance(t, types.Tuple):
             for e in t.elems:
                 self._type_spec(spec.tuple.members.add(), e)
-        elif isinstance(t, T.Enum):
+        elif isinstance(t, types.Enum):
             if t.base is not None:
                 spec.serializable_enum.name = t.name
                 self._enum_info(t)
             else:
                 spec.enum.name = t.name
                 self._enum_info(t)
-        elif isinstance(t, T.NewType):
+        elif isinstance(t, types.NewType):
             spec.new_type.name = t.name
             self._new_type(t)
 
-    def _struct_info(self, t: T.StructLike) -> None:
+    def _struct_info(self, t: types.StructLike) -> None:
         key = f"{t.kind}:{t.name}"
         if key in self.type_info_done:
             return
@@ -607,10 +607,10 @@ class P4InfoBuilder:
             for n, ft in t.fields:
                 m = h.members.add()
                 m.name = n
-                b = T.bits_of(ft)
-                if b is not None and isinstance(T.strip_newtype(ft), T.Bits):
+                b = types.bits_of(ft)
+                if b is not None and isinstance(types.strip_newtype(ft), types.Bits):
                     (m.type_spec.int if b.signed else m.type_spec.bit).bitwidth = b.width
-                elif isinstance(ft, T.Varbit):
+                elif isinstance(ft, types.Varbit):
                     m.type_spec.varbit.max_bitwidth = ft.max_width
                 elif b is not None:
                     m.type_spec.bit.bitwidth = b.width
@@ -620,7 +620,7 @@ class P4InfoBuilder:
                 m = u.members.add()
                 m.name = n
                 m.header.name = str(ft)
-                if isinstance(ft, T.StructLike):
+                if isinstance(ft, types.StructLike):
                     self._struct_info(ft)
         else:
             s = ti.structs[t.name]
@@ -629,12 +629,12 @@ class P4InfoBuilder:
                 m.name = n
                 self._type_spec(m.type_spec, ft)
 
-    def _typed_field(self, msg, t: T.Type, annotations) -> None:
+    def _typed_field(self, msg, t: types.Type, annotations) -> None:
         """A match field's or action parameter's bitwidth, annotations, doc
         and type_name, registering the serializable enum or named type it
         uses in type_info."""
         msg.bitwidth = control_plane_width(t)
-        if isinstance(t, T.Enum) and t.base is not None:
+        if isinstance(t, types.Enum) and t.base is not None:
             self._enum_info(t)
         for a in annotations:
             if a.name not in HIDDEN_ANNOTATIONS:
@@ -645,7 +645,7 @@ class P4InfoBuilder:
             msg.type_name.name = tn
             self._new_type(t)
 
-    def _enum_info(self, t: T.Enum) -> None:
+    def _enum_info(self, t: types.Enum) -> None:
         key = f"enum:{t.name}"
         if key in self.type_info_done:
             return
@@ -670,8 +670,8 @@ class P4InfoBuilder:
         self.type_info_done.add("error")
         self.info.type_info.error.members.extend(self.c.errors)
 
-    def _new_type(self, t: T.Type) -> None:
-        if not isinstance(t, T.NewType):
+    def _new_type(self, t: types.Type) -> None:
+        if not isinstance(t, types.NewType):
             return
         key = f"newtype:{t.name}"
         if key in self.type_info_done:
@@ -687,7 +687,7 @@ class P4InfoBuilder:
             else:
                 nt.translated_type.sdn_bitwidth = sdn
         else:
-            self._type_spec(nt.original_type, T.strip_newtype(t))
+            self._type_spec(nt.original_type, types.strip_newtype(t))
 
 
 # ------------------------------------------------------------------ helpers
@@ -728,20 +728,20 @@ def _docs(msg, annotations) -> None:
         msg.doc.description = desc
 
 
-def _type_name(t: T.Type) -> Optional[str]:
+def _type_name(t: types.Type) -> Optional[str]:
     """P4Info names user-defined `type`s (new types) of keys, parameters and
     metadata; typedefs are transparent."""
-    return t.name if isinstance(t, T.NewType) else None
+    return t.name if isinstance(t, types.NewType) else None
 
 
-def control_plane_width(t: T.Type) -> int:
+def control_plane_width(t: types.Type) -> int:
     """The width the control plane sees: a translated new type's SDN width
     (0 for a string translation), else the type's own width."""
-    if isinstance(t, T.NewType) and t.decl is not None:
+    if isinstance(t, types.NewType) and t.decl is not None:
         tr = _translation(t.decl.annotations)
         if tr is not None:
             return tr[1] or 0
-    return T.width_of(t) or 0
+    return types.width_of(t) or 0
 
 
 def _translation(annotations) -> Optional[tuple[str, Optional[int]]]:
@@ -757,10 +757,10 @@ def _translation(annotations) -> Optional[tuple[str, Optional[int]]]:
     return None
 
 
-def _flatten_fields(t: T.StructLike, prefix: str = ""):
+def _flatten_fields(t: types.StructLike, prefix: str = ""):
     for n, ft in t.fields:
         anns = t.field_annotations.get(n, ())
-        if isinstance(ft, T.StructLike) and ft.kind == "struct":
+        if isinstance(ft, types.StructLike) and ft.kind == "struct":
             yield from _flatten_fields(ft, f"{prefix}{n}.")
         else:
             yield f"{prefix}{n}", ft, anns

@@ -14,7 +14,7 @@ reports it:
 from __future__ import annotations
 
 from . import ast
-from . import types as T
+from . import types
 from .diagnostics import Diagnostics, ErrorKind
 from .exprtext import expr_text
 from .frontend import BlockInstance, ProgramIR, annotation_string
@@ -94,7 +94,7 @@ class _ActionNames:
 
     def __init__(self, ir: ProgramIR, diags: Diagnostics):
         self.diags = diags
-        self.used = {id(t.decl) for t in ir.checker.expr_types.values() if isinstance(t, T.Action)}
+        self.used = {id(t.decl) for t in ir.checker.expr_types.values() if isinstance(t, types.Action)}
         self.seen: dict[str, tuple[ast.ActionDecl, str]] = {}
 
     def add(self, d: ast.ActionDecl, full: str, shown: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from . import ast
-from . import types as T
+from . import types
 
 
 class TypeMap:
@@ -25,20 +25,20 @@ class TypeMap:
     __slots__ = ("_types",)
 
     def __init__(self) -> None:
-        self._types: dict[int, T.Type] = {}
+        self._types: dict[int, types.Type] = {}
 
-    def get(self, node: ast.Node, default: Optional[T.Type] = None) -> Optional[T.Type]:
+    def get(self, node: ast.Node, default: Optional[types.Type] = None) -> Optional[types.Type]:
         return self._types.get(node.nid, default)
 
-    def of(self, node: ast.Node) -> T.Type:
+    def of(self, node: ast.Node) -> types.Type:
         """The node's type, or `Unknown` when it was never typed."""
         t = self._types.get(node.nid)
-        return t if t is not None else T.Unknown()
+        return t if t is not None else types.Unknown()
 
-    def __getitem__(self, node: ast.Node) -> T.Type:
+    def __getitem__(self, node: ast.Node) -> types.Type:
         return self._types[node.nid]
 
-    def __setitem__(self, node: ast.Node, t: T.Type) -> None:
+    def __setitem__(self, node: ast.Node, t: types.Type) -> None:
         self._types[node.nid] = t
 
     def __contains__(self, node: ast.Node) -> bool:
@@ -47,7 +47,7 @@ class TypeMap:
     def __len__(self) -> int:
         return len(self._types)
 
-    def values(self) -> Iterator[T.Type]:
+    def values(self) -> Iterator[types.Type]:
         return iter(self._types.values())
 
     def forget(self, node: ast.Node) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 from finsy.proto import p4r
 
-from . import values as V
+from . import values
 from .client import Client, P4RuntimeClientError, WriteError
 from .entities import (CloneSession, DigestMessage, Group, Member, MulticastGroup, TableEntry,
                        decode_digest_list)
@@ -265,7 +265,7 @@ class Switch:
                         raise ValueError(f"packet_out needs metadata '{f.name}' "
                                          f"({f.bitwidth} bits)")
                     val = metadata.pop(f.name)
-                md.append((f.id, V.encode(val, f.bitwidth, f"packet_out.{f.name}")))
+                md.append((f.id, values.encode(val, f.bitwidth, f"packet_out.{f.name}")))
         if metadata:
             raise ValueError(f"packet_out has no metadata {sorted(metadata)}")
         self.client.packet_out(payload, md)
@@ -278,7 +278,7 @@ class Switch:
         while msg is not None:
             p = msg.packet
             out.append(PacketIn(p.payload, {names.get(m.metadata_id, str(m.metadata_id)):
-                                            V.decode(m.value) for m in p.metadata}))
+                                            values.decode(m.value) for m in p.metadata}))
             msg = self.client.get("packet")
         return out
 
@@ -414,7 +414,7 @@ class RegisterHandle:
     def __setitem__(self, index: int, value: int) -> None:
         r = self.sw.schema.register(self.name)
         ent = self._probe(index)
-        ent.register_entry.data.bitstring = V.encode(value, r.bitwidth, f"{r.name}[{index}]")
+        ent.register_entry.data.bitstring = values.encode(value, r.bitwidth, f"{r.name}[{index}]")
         self.sw.modify(ent)
 
 
@@ -461,7 +461,7 @@ class ProfileHandle:
 
 def _p4data_int(data) -> int:
     if data.WhichOneof("data") == "bitstring":
-        return V.decode(data.bitstring)
+        return values.decode(data.bitstring)
     return 0
 
 

@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 
 from finsy.proto import p4d, p4r
 
-from . import values as V
+from . import values as control_values
 from .schema import ActionInfo, Schema, TableInfo
 
 MatchValue = Any
@@ -50,7 +50,7 @@ class ActionCall:
         if not isinstance(act, ActionInfo):
             return cls(f"<action {msg.action_id:#x}>", {})
         by_id = {p.id: p.name for p in act.params}
-        return cls(act.name, {by_id.get(p.param_id, str(p.param_id)): V.decode(p.value)
+        return cls(act.name, {by_id.get(p.param_id, str(p.param_id)): control_values.decode(p.value)
                               for p in msg.params})
 
 
@@ -63,7 +63,7 @@ def encode_action(act: ActionInfo, params: dict[str, Any]) -> p4r.Action:
             raise EntityError(f"action '{act.name}' needs parameter '{p.name}' "
                               f"({p.bitwidth} bits); given: {sorted(params) or 'none'}")
         msg.params.add(param_id=p.id,
-                       value=V.encode(given.pop(key), p.bitwidth, f"{act.name}({p.name})"))
+                       value=control_values.encode(given.pop(key), p.bitwidth, f"{act.name}({p.name})"))
     if given:
         for k in given:
             act.param(k)  # raises UnknownName with suggestions
@@ -80,31 +80,31 @@ def encode_match(table: TableInfo, match: dict[str, MatchValue]) -> list[p4r.Fie
         fm = p4r.FieldMatch(field_id=mf.id)
         w = mf.bitwidth
         if mf.match_type == "exact":
-            fm.exact.value = V.encode(value, w, what)
+            fm.exact.value = control_values.encode(value, w, what)
         elif mf.match_type == "lpm":
             v, plen = _lpm(value, w, what)
             if plen == 0:
                 continue
-            fm.lpm.value = V.encode(v & V.mask_of(plen, w), w, what)
+            fm.lpm.value = control_values.encode(v & control_values.mask_of(plen, w), w, what)
             fm.lpm.prefix_len = plen
         elif mf.match_type == "ternary":
             v, m = _ternary(value, w, what)
             if m == 0:
                 continue
-            fm.ternary.value = V.encode(v & m, w, what)
-            fm.ternary.mask = V.encode(m, w, what)
+            fm.ternary.value = control_values.encode(v & m, w, what)
+            fm.ternary.mask = control_values.encode(m, w, what)
         elif mf.match_type == "range":
             lo, hi = _range(value, w, what)
             if lo == 0 and hi == (1 << w) - 1:
                 continue
             if lo > hi:
                 raise EntityError(f"{what}: range low {lo} is above high {hi}")
-            fm.range.low = V.encode(lo, w, what)
-            fm.range.high = V.encode(hi, w, what)
+            fm.range.low = control_values.encode(lo, w, what)
+            fm.range.high = control_values.encode(hi, w, what)
         elif mf.match_type == "optional":
             if value is None:
                 continue
-            fm.optional.value = V.encode(value, w, what)
+            fm.optional.value = control_values.encode(value, w, what)
         else:
             raise EntityError(f"{what}: match kind '{mf.match_type}' is not supported")
         out.append(fm)
@@ -114,25 +114,25 @@ def encode_match(table: TableInfo, match: dict[str, MatchValue]) -> list[p4r.Fie
 def _lpm(value: MatchValue, w: int, what: str) -> tuple[int, int]:
     if isinstance(value, str) and "/" in value:
         addr, plen = value.rsplit("/", 1)
-        return V.to_int(addr, w, what), int(plen)
+        return control_values.to_int(addr, w, what), int(plen)
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        return V.to_int(value[0], w, what), int(value[1])
-    return V.to_int(value, w, what), w
+        return control_values.to_int(value[0], w, what), int(value[1])
+    return control_values.to_int(value, w, what), w
 
 
 def _ternary(value: MatchValue, w: int, what: str) -> tuple[int, int]:
     if isinstance(value, str) and "&&&" in value:
         v, m = value.split("&&&", 1)
-        return V.to_int(v, w, what), V.to_int(m, w, what)
+        return control_values.to_int(v, w, what), control_values.to_int(m, w, what)
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        return V.to_int(value[0], w, what), V.to_int(value[1], w, what)
-    return V.to_int(value, w, what), (1 << w) - 1
+        return control_values.to_int(value[0], w, what), control_values.to_int(value[1], w, what)
+    return control_values.to_int(value, w, what), (1 << w) - 1
 
 
 def _range(value: MatchValue, w: int, what: str) -> tuple[int, int]:
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        return V.to_int(value[0], w, what), V.to_int(value[1], w, what)
-    v = V.to_int(value, w, what)
+        return control_values.to_int(value[0], w, what), control_values.to_int(value[1], w, what)
+    v = control_values.to_int(value, w, what)
     return v, v
 
 
@@ -144,15 +144,15 @@ def decode_match(table: TableInfo, fms: Sequence[p4r.FieldMatch]) -> dict[str, M
         name = mf.name if mf else str(fm.field_id)
         kind = fm.WhichOneof("field_match_type")
         if kind == "exact":
-            out[name] = V.decode(fm.exact.value)
+            out[name] = control_values.decode(fm.exact.value)
         elif kind == "lpm":
-            out[name] = (V.decode(fm.lpm.value), fm.lpm.prefix_len)
+            out[name] = (control_values.decode(fm.lpm.value), fm.lpm.prefix_len)
         elif kind == "ternary":
-            out[name] = (V.decode(fm.ternary.value), V.decode(fm.ternary.mask))
+            out[name] = (control_values.decode(fm.ternary.value), control_values.decode(fm.ternary.mask))
         elif kind == "range":
-            out[name] = (V.decode(fm.range.low), V.decode(fm.range.high))
+            out[name] = (control_values.decode(fm.range.low), control_values.decode(fm.range.high))
         elif kind == "optional":
-            out[name] = V.decode(fm.optional.value)
+            out[name] = control_values.decode(fm.optional.value)
     return out
 
 
@@ -292,12 +292,12 @@ class Group:
         for mid, weight in self.members:
             gm = msg.members.add(member_id=mid, weight=weight)
             if mid in self.watch_ports:
-                gm.watch_port = V.encode(self.watch_ports[mid], 32, "watch_port")
+                gm.watch_port = control_values.encode(self.watch_ports[mid], 32, "watch_port")
         return msg
 
     @classmethod
     def decode(cls, msg: p4r.ActionProfileGroup, schema: Schema) -> "Group":
-        watch = {m.member_id: V.decode(m.watch_port) for m in msg.members
+        watch = {m.member_id: control_values.decode(m.watch_port) for m in msg.members
                  if m.WhichOneof("watch_kind") == "watch_port" and m.watch_port}
         return cls(schema.name_of(msg.action_profile_id), msg.group_id,
                    [(m.member_id, m.weight) for m in msg.members], msg.max_size, watch)
@@ -380,8 +380,8 @@ def _p4data_values(data: p4d.P4Data, members) -> dict[str, int]:
         out = {}
         for i, item in enumerate(items):
             key = names[i] if i < len(names) else f"f{i}"
-            out[key] = V.decode(item.bitstring) if item.WhichOneof("data") == "bitstring" else 0
+            out[key] = control_values.decode(item.bitstring) if item.WhichOneof("data") == "bitstring" else 0
         return out
     if kind == "bitstring":
-        return {"value": V.decode(data.bitstring)}
+        return {"value": control_values.decode(data.bitstring)}
     return {}

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass
 from typing import Optional
 
-from . import values as V
+from . import values
 
 ETH_IPV4 = 0x0800
 PROTO_TCP = 6
@@ -21,11 +21,11 @@ MIN_FRAME = 60
 
 
 def mac_bytes(mac) -> bytes:
-    return V.to_int(mac, 48, "MAC").to_bytes(6, "big")
+    return values.to_int(mac, 48, "MAC").to_bytes(6, "big")
 
 
 def ip_bytes(ip) -> bytes:
-    return V.to_int(ip, 32, "IPv4 address").to_bytes(4, "big")
+    return values.to_int(ip, 32, "IPv4 address").to_bytes(4, "big")
 
 
 def checksum16(data: bytes) -> int:

@@ -25,7 +25,7 @@ from typing import Iterable, Optional, Sequence
 from ptf.mask import Mask
 from ptf.packet import IP, UDP, Ether
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.apps.collector import Collector
 from p4scope.control.reports import (DOMAIN_QUEUE, EVENT_BURST_END, EVENT_BURST_START,
                                      EVENT_POSTCARD, Report, parse_report_frame)
@@ -163,7 +163,7 @@ class TelemetryTest(DutTest):
         self.assertLessEqual(r.md.ingress_ts_ns, r.md.egress_ts_ns)
         self.assertEqual(r.md.hop_latency_ns,
                          (r.md.egress_ts_ns - r.md.ingress_ts_ns) & 0xFFFFFFFF)
-        outer = P.parse_frame(frame)
+        outer = packets.parse_frame(frame)
         self.assertTrue(outer.ip_checksum_ok, "report IPv4 header checksum")
         self.assertEqual((outer.src_mac, outer.dst_mac),
                          (mac_int(SWITCH_MAC), mac_int(COLLECTOR_MAC)))
@@ -263,7 +263,7 @@ class TelemetryTest(DutTest):
         events = [(r.queue.burst_id, r.queue.events, r.queue.deq_qdepth) for r in reports]
         self.expect_nothing()
         logging.info("burst detection: (burst id, events, depth left) %s", events)
-        about = [P.parse_frame(r.inner).sport for r in reports]
+        about = [packets.parse_frame(r.inner).sport for r in reports]
         self.assertNotIn(31000, about, f"a report about the frame after the burst: {events}")
         self.assertTrue(all(40000 <= sp < 40000 + burst for sp in about),
                         f"reports about frames outside the burst: {about}")

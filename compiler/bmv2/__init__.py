@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import types as T
+from .. import types
 from ..diagnostics import Diagnostics, ErrorKind
 from ..frontend import ProgramIR
 from .checksums import ChecksumLowering
@@ -139,12 +139,12 @@ class V1ModelBackend:
         ht = ctx.checker.resolve_type(params[1].type, scope)
         mt = ctx.checker.resolve_type(params[2].type, scope)
         st = ctx.checker.resolve_type(params[3].type, scope)
-        if not isinstance(st, T.StructLike):
+        if not isinstance(st, types.StructLike):
             self.diags.error(ErrorKind.ARCH, params[3].pos, "expected standard_metadata_t")
             return None
         std = ctx.storage.alloc_standard_metadata(st)
         # p4c names the user metadata scalars after the struct type: "metadata_t.f"
-        meta_name = mt.name if isinstance(mt, T.StructLike) else params[2].name
+        meta_name = mt.name if isinstance(mt, types.StructLike) else params[2].name
         hdr = ctx.storage.alloc_root(params[1].name, ht, params[1].pos)
         meta = ctx.storage.alloc_root(meta_name, mt, params[2].pos)
         return hdr, meta, std

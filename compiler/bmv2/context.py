@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..diagnostics import Diagnostics, ErrorKind, Pos
 from ..frontend import BlockInstance, ProgramIR
 from ..scope import Scope
@@ -176,13 +176,13 @@ class ConversionContext:
             return self._instances[key]
         scope = blk.scope if blk is not None else self.checker.glob
         t = self.checker.resolve_type(d.type, scope)
-        if isinstance(t, T.Block):
+        if isinstance(t, types.Block):
             child = blk.children.get(d.name) if blk is not None else None
             if child is None:
                 self.unsupported(d.pos, f"instance {d.name} of {t.name} here")
                 return None
             b: Any = BlockB(child)
-        elif isinstance(t, T.Extern):
+        elif isinstance(t, types.Extern):
             from .instances import make_extern
             b = make_extern(self, blk, d, t, env)
         else:
@@ -200,7 +200,7 @@ class ConversionContext:
             return self._instances[key]
         name = self.names.local(blk, d)
         t = self.checker.resolve_type(d.type, blk.scope)
-        width = T.width_of(t) or 0
+        width = types.width_of(t) or 0
         try:
             size = int(self.checker.const_value(d.size, blk.scope))
         except Exception:
@@ -244,7 +244,7 @@ class ConversionContext:
         out: list[dict] = []
 
         def walk(v: Value) -> None:
-            if not isinstance(v, StructV) or not isinstance(v.type, T.StructLike):
+            if not isinstance(v, StructV) or not isinstance(v.type, types.StructLike):
                 return
             for fname, fv in v.fields.items():
                 anns = v.type.field_annotations.get(fname, ())

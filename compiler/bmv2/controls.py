@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..exprtext import expr_text
 from .env import ActionB, BlockB, Env, ExternB, TableB
 from .expressions import ApplyResultV
@@ -105,7 +105,7 @@ class ApplyBodyLowerer(BodyLowerer):
 
     def apply_result_member(self, r: ApplyResultV, name: str, e, env) -> Any:
         self.unsupported(e, f"table application in this position (.{name})")
-        return Leaf(hexstr(0), T.Unknown())
+        return Leaf(hexstr(0), types.Unknown())
 
     def table_apply(self, t: TableB, e: ast.Call, env: Env) -> Any:
         # applications the control converter did not lift out (inside loops)
@@ -247,7 +247,7 @@ class ControlLowering:
         if isinstance(callee, ast.TypeMember):
             blk = env.blk
             t = self.ctx.checker.resolve_type(callee.type, self.ctx.type_scope(env))
-            if isinstance(t, T.Block) and blk is not None and t.decl.name in blk.children:
+            if isinstance(t, types.Block) and blk is not None and t.decl.name in blk.children:
                 key = ("direct", blk.path, t.decl.name)
                 b = self.ctx._instances.get(key)
                 if b is None:
@@ -346,7 +346,7 @@ class ControlLowering:
             if target is None:
                 continue
             a = self.apply_table(tb, m.expr, env, target)  # type: ignore[arg-type]
-            tmp = self.ctx.storage.scalar("tmp", T.Bool())
+            tmp = self.ctx.storage.scalar("tmp", types.Bool())
             hit_p = Prims(ApplyBodyLowerer(self.ctx, self), m.pos)
             hit_p.body.emit("assign", [tmp.node, hexstr(1, 1)])
             miss_p = Prims(ApplyBodyLowerer(self.ctx, self), m.pos)
@@ -357,7 +357,7 @@ class ControlLowering:
                 a.hit, a.miss = [miss_p], [hit_p]
             else:
                 self.ctx.unsupported(m.pos, f"{m.name} of a table application here")
-            self.ctx.apply_overrides[id(m)] = Leaf(tmp.node, T.Bool(), "data", None, True)
+            self.ctx.apply_overrides[id(m)] = Leaf(tmp.node, types.Bool(), "data", None, True)
 
     def if_stmt(self, s: ast.If, env: Env, items: list[Item]) -> None:
         cond = s.cond
@@ -429,7 +429,7 @@ class ControlLowering:
         p = self.open_prims(items, s.pos)
         sel = p.body.ex.leaf(s.expr, env)
         if not sel.is_const and not sel.is_field:
-            tmp = p.body.temp(sel.type if T.bits_of(sel.type) is not None else T.Bits(32), "switch", s.pos)
+            tmp = p.body.temp(sel.type if types.bits_of(sel.type) is not None else types.Bits(32), "switch", s.pos)
             p.body.assign(tmp, sel, s)
             sel = tmp  # type: ignore[assignment]
         groups: list[tuple[list[ast.Expr], ast.Block]] = []
@@ -549,7 +549,7 @@ class ControlLowering:
             data = []
             for q, c in zip(params, consts):
                 pt = self.ctx.checker.resolve_type(q.type, self.ctx.type_scope(ab.env))
-                w = T.width_of(pt) or 0
+                w = types.width_of(pt) or 0
                 from .values import hex_text, wrap
                 data.append(hex_text(wrap(int(c), w, False) if w else int(c)))
             return aid, name, data

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..frontend import BlockInstance
 
 
@@ -45,7 +45,7 @@ class ExternB:
 
     decl: ast.Instantiation
     kind: str
-    type: T.Type
+    type: types.Type
     name: str
     blk: Optional[BlockInstance] = None
     info: dict = field(default_factory=dict)
@@ -75,13 +75,13 @@ class PacketB:
 @dataclass(eq=False)
 class ConstB:
     value: Any
-    type: T.Type
+    type: types.Type
 
 
 @dataclass(eq=False)
 class ValueSetB:
     name: str
-    type: T.Type
+    type: types.Type
     width: int
 
 

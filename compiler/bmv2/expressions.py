@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..checker import ConstError
 from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
@@ -34,7 +34,7 @@ from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as
 class TypeRefV(Value):
     """A name that denotes a type (the `E` in `E.member`)."""
 
-    def __init__(self, t: T.Type) -> None:
+    def __init__(self, t: types.Type) -> None:
         self.type = t
 
 
@@ -46,16 +46,16 @@ class ExpressionConverter:
 
     # ----------------------------------------------------------- helpers
 
-    def type_of(self, e: ast.Expr) -> T.Type:
+    def type_of(self, e: ast.Expr) -> types.Type:
         return self.c.expr_types.of(e)
 
     def unsupported(self, e: ast.Node, what: str) -> Leaf:
         self.ctx.unsupported(e.pos, what)
-        return Leaf(hexstr(0), T.Unknown(), "data", 0)
+        return Leaf(hexstr(0), types.Unknown(), "data", 0)
 
-    def fit(self, node: dict, t: T.Type) -> dict:
+    def fit(self, node: dict, t: types.Type) -> dict:
         """Bring an unbounded result back into the range of type `t`."""
-        b = T.bits_of(t)
+        b = types.bits_of(t)
         if b is None:
             return node
         if b.signed:
@@ -100,16 +100,16 @@ class ExpressionConverter:
     def _IntLit(self, e: ast.IntLit, env: Env) -> Value:
         t = self.type_of(e)
         if e.width is not None:
-            t = T.Bits(e.width, e.signed)
-        if T.bits_of(t) is None:
-            return Leaf(hexstr(e.value), T.InfInt(), "data", e.value)
+            t = types.Bits(e.width, e.signed)
+        if types.bits_of(t) is None:
+            return Leaf(hexstr(e.value), types.InfInt(), "data", e.value)
         return leaf_const(e.value, t)
 
     def _BoolLit(self, e: ast.BoolLit, env: Env) -> Value:
-        return leaf_const(e.value, T.Bool())
+        return leaf_const(e.value, types.Bool())
 
     def _StringLit(self, e: ast.StringLit, env: Env) -> Value:
-        return Leaf({"type": "string", "value": e.value}, T.String(), "data", e.value)
+        return Leaf({"type": "string", "value": e.value}, types.String(), "data", e.value)
 
     def _ErrorMember(self, e: ast.ErrorMember, env: Env) -> Value:
         return self.error_const(e.name)
@@ -117,16 +117,16 @@ class ExpressionConverter:
     def error_const(self, name: str) -> Leaf:
         errs = self.c.errors
         idx = errs.index(name) if name in errs else 0
-        return Leaf(hexstr(idx), T.Error(), "data", idx)
+        return Leaf(hexstr(idx), types.Error(), "data", idx)
 
-    def enum_const(self, t: T.Enum, member: str) -> Leaf:
+    def enum_const(self, t: types.Enum, member: str) -> Leaf:
         if t.base is not None:
             return leaf_const(t.values.get(member, 0), t)
         idx = t.members.index(member) if member in t.members else 0
         return Leaf(hexstr(idx, 32), t, "data", idx)
 
     def _DontCare(self, e, env) -> Value:
-        return Leaf(hexstr(0), T.DontCareT(), "data", None)
+        return Leaf(hexstr(0), types.DontCareT(), "data", None)
 
     def _InvalidExpr(self, e, env) -> Value:
         return InvalidV()
@@ -150,7 +150,7 @@ class ExpressionConverter:
                 v = self.c.const_of_sym(sym)
             except ConstError:
                 return self.unsupported(where, f"constant {name}")
-            return self.const_to_value(v, sym.type or T.Unknown(), where)
+            return self.const_to_value(v, sym.type or types.Unknown(), where)
         if sym.kind == "action":
             return ActionB(sym.decl, None, self.ctx.root_env, True)  # type: ignore[arg-type]
         if sym.kind == "function":
@@ -161,47 +161,47 @@ class ExpressionConverter:
         if sym.kind == "instance":
             return self.ctx.global_instance(sym.decl)
         if sym.kind in ("type", "extern", "block"):
-            return TypeRefV(self.c.sym_type(sym) if sym.kind != "block" else T.Block(sym.decl))
+            return TypeRefV(self.c.sym_type(sym) if sym.kind != "block" else types.Block(sym.decl))
         return self.unsupported(where, f"use of {sym.kind} {name}")
 
-    def const_to_value(self, v: Any, t: T.Type, where: ast.Node) -> Value:
+    def const_to_value(self, v: Any, t: types.Type, where: ast.Node) -> Value:
         """A Value for a compile-time constant as the checker computes them."""
-        ts = T.strip_newtype(t)
+        ts = types.strip_newtype(t)
         if isinstance(v, tuple) and v and v[0] == "error":
             return self.error_const(v[1])
         if isinstance(v, tuple) and v and v[0] == "enum":
-            et = ts if isinstance(ts, T.Enum) else None
+            et = ts if isinstance(ts, types.Enum) else None
             if et is None:
                 sym = self.c.glob.lookup(v[1])
                 et = self.c.sym_type(sym) if sym is not None else None
-            if isinstance(et, T.Enum):
+            if isinstance(et, types.Enum):
                 return self.enum_const(et, v[2])
             return self.unsupported(where, "enum constant")
-        if isinstance(v, dict) and isinstance(ts, T.StructLike):
+        if isinstance(v, dict) and isinstance(ts, types.StructLike):
             sv = StructV(ts)
             for n, ft in ts.fields:
                 if n in v:
                     sv.fields[n] = self.const_to_value(v[n], ft, where)
             return sv
         if isinstance(v, tuple):
-            elems = ts.elems if isinstance(ts, T.Tuple) else tuple(T.InfInt() for _ in v)
-            if isinstance(ts, T.StructLike):
+            elems = ts.elems if isinstance(ts, types.Tuple) else tuple(types.InfInt() for _ in v)
+            if isinstance(ts, types.StructLike):
                 elems = tuple(ft for _, ft in ts.fields)
             sv = StructV(ts)
-            names = [n for n, _ in ts.fields] if isinstance(ts, T.StructLike) else [f"f{i}" for i in range(len(v))]
+            names = [n for n, _ in ts.fields] if isinstance(ts, types.StructLike) else [f"f{i}" for i in range(len(v))]
             for n, x, xt in zip(names, v, elems):
                 sv.fields[n] = self.const_to_value(x, xt, where)
             return sv
         if isinstance(v, bool):
-            if isinstance(ts, T.Bool) or T.bits_of(ts) is None:
-                return leaf_const(v, T.Bool())
+            if isinstance(ts, types.Bool) or types.bits_of(ts) is None:
+                return leaf_const(v, types.Bool())
             return leaf_const(int(v), t)
         if isinstance(v, int):
-            if T.bits_of(ts) is None:
-                return Leaf(hexstr(v), T.InfInt(), "data", v)
+            if types.bits_of(ts) is None:
+                return Leaf(hexstr(v), types.InfInt(), "data", v)
             return leaf_const(v, t)
         if isinstance(v, str):
-            return Leaf({"type": "string", "value": v}, T.String(), "data", v)
+            return Leaf({"type": "string", "value": v}, types.String(), "data", v)
         return self.unsupported(where, f"constant of type {t}")
 
     # ---------------------------------------------------------------- members
@@ -210,11 +210,11 @@ class ExpressionConverter:
         t = self.c.resolve_type(e.type, self.ctx.type_scope(env))
         return self._type_member(t, e.name, e)
 
-    def _type_member(self, t: T.Type, name: str, e: ast.Node) -> Value:
-        t = T.strip_newtype(t) if not isinstance(t, T.Enum) else t
-        if isinstance(t, T.Enum):
+    def _type_member(self, t: types.Type, name: str, e: ast.Node) -> Value:
+        t = types.strip_newtype(t) if not isinstance(t, types.Enum) else t
+        if isinstance(t, types.Enum):
             return self.enum_const(t, name)
-        if isinstance(t, T.Error):
+        if isinstance(t, types.Error):
             return self.error_const(name)
         if name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"):
             return TypeSizeV(t, name)
@@ -249,19 +249,19 @@ class ExpressionConverter:
             return UnionMemberOfNext(base.stack, name)
         if isinstance(base, ApplyResultV):
             return self.sink.apply_result_member(base, name, e, env)
-        if isinstance(base, Leaf) and base.type == T.Unknown():
+        if isinstance(base, Leaf) and base.type == types.Unknown():
             return base
         return self.unsupported(e, f"member {name} of {describe(base)}")
 
     def stack_member(self, s: StackV, name: str, e: ast.Node, env: Env) -> Any:
         size = s.type.size
         if name == "size":
-            return leaf_const(size, T.Bits(32))
+            return leaf_const(size, types.Bits(32))
         if name in ("push_front", "pop_front"):
             return MethodV(s, name)
         if name == "lastIndex":
             node = expr_node("last_stack_index", None, s.node())
-            return Leaf(node, T.Bits(32), "data")
+            return Leaf(node, types.Bits(32), "data")
         if name == "last":
             if s.union_stack:
                 return self.unsupported(e, "last of a header union stack")
@@ -299,7 +299,7 @@ class ExpressionConverter:
         hi = int(self.const(e.hi, env))
         lo = int(self.const(e.lo, env))
         w = hi - lo + 1
-        t = T.Bits(w)
+        t = types.Bits(w)
         if v.is_const:
             return leaf_const((int(v.const) >> lo) & mask(w), t)
         node = as_data(v)
@@ -312,16 +312,16 @@ class ExpressionConverter:
         t = self.type_of(e)
         if e.op == "!":
             if v.is_const:
-                return leaf_const(not v.const, T.Bool())
-            return Leaf(expr_node("not", None, as_bool(v)), T.Bool(), "bool")
+                return leaf_const(not v.const, types.Bool())
+            return Leaf(expr_node("not", None, as_bool(v)), types.Bool(), "bool")
         if e.op == "+":
             return v
-        if T.bits_of(t) is None:
+        if types.bits_of(t) is None:
             t = v.type
         if v.is_const:
             r = -v.const if e.op == "-" else ~v.const
-            if T.bits_of(t) is None:
-                return Leaf(hexstr(r), T.InfInt(), "data", r)
+            if types.bits_of(t) is None:
+                return Leaf(hexstr(r), types.InfInt(), "data", r)
             return leaf_const(r, t)
         if e.op == "-":
             return Leaf(self.fit(expr_node("-", hexstr(0), as_data(v)), t), t)
@@ -337,18 +337,18 @@ class ExpressionConverter:
                 return self.sink.logic_with_effects(e, lv, env)
             if lv.is_const:
                 if (op == "&&" and not lv.const) or (op == "||" and lv.const):
-                    return leaf_const(bool(lv.const), T.Bool())
+                    return leaf_const(bool(lv.const), types.Bool())
                 rv = self.leaf(e.right, env)
                 if rv.is_const:
-                    return leaf_const(bool(rv.const), T.Bool())
-                return Leaf(as_bool(rv), T.Bool(), "bool")
+                    return leaf_const(bool(rv.const), types.Bool())
+                return Leaf(as_bool(rv), types.Bool(), "bool")
             rv = self.leaf(e.right, env)
             if rv.is_const and ((op == "&&" and rv.const) or (op == "||" and not rv.const)):
-                return Leaf(as_bool(lv), T.Bool(), "bool")
+                return Leaf(as_bool(lv), types.Bool(), "bool")
             jop = "and" if op == "&&" else "or"
-            return Leaf(expr_node(jop, as_bool(lv), as_bool(rv)), T.Bool(), "bool")
+            return Leaf(expr_node(jop, as_bool(lv), as_bool(rv)), types.Bool(), "bool")
         lt = self.type_of(e.left)
-        if isinstance(T.strip_newtype(lt), (T.StructLike, T.Stack, T.Tuple)) and op in ("==", "!="):
+        if isinstance(types.strip_newtype(lt), (types.StructLike, types.Stack, types.Tuple)) and op in ("==", "!="):
             return self.aggregate_equality(e, env)
         lv = self.leaf(e.left, env)
         if has_call(e.right) and not lv.is_const:
@@ -356,26 +356,26 @@ class ExpressionConverter:
         rv = self.leaf(e.right, env)
         return self.binop(op, lv, rv, self.type_of(e), e)
 
-    def binop(self, op: str, lv: Leaf, rv: Leaf, t: T.Type, e: ast.Node) -> Leaf:
+    def binop(self, op: str, lv: Leaf, rv: Leaf, t: types.Type, e: ast.Node) -> Leaf:
         """`lv op rv` for scalar operands, the result of type `t`."""
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return self.compare(op, lv, rv)
-        if T.bits_of(t) is None and isinstance(T.strip_newtype(t), T.Bool) and op in ("&", "|", "^"):
+        if types.bits_of(t) is None and isinstance(types.strip_newtype(t), types.Bool) and op in ("&", "|", "^"):
             # bitwise operators on booleans
             if lv.is_const and rv.is_const:
                 r = {"&": lv.const and rv.const, "|": lv.const or rv.const, "^": lv.const != rv.const}[op]
-                return leaf_const(bool(r), T.Bool())
+                return leaf_const(bool(r), types.Bool())
             node = expr_node(op, as_data(lv), as_data(rv))
-            return Leaf(node, T.Bool(), "data")
+            return Leaf(node, types.Bool(), "data")
         if op == "++":
             return self.concat(lv, rv, e)
-        if T.bits_of(t) is None:
-            t = lv.type if T.bits_of(lv.type) is not None else rv.type
+        if types.bits_of(t) is None:
+            t = lv.type if types.bits_of(lv.type) is not None else rv.type
         if lv.is_const and rv.is_const and isinstance(lv.const, int) and isinstance(rv.const, int):
             return self.fold(op, lv.const, rv.const, t, e)
         if op in ("+", "-", "*", "<<"):
             node = expr_node(op, as_data(lv), as_data(rv))
-            if op == "<<" and rv.is_const and T.bits_of(t) is not None and rv.const >= T.bits_of(t).width:  # type: ignore[union-attr]
+            if op == "<<" and rv.is_const and types.bits_of(t) is not None and rv.const >= types.bits_of(t).width:  # type: ignore[union-attr]
                 return leaf_const(0, t)
             return Leaf(self.fit(node, t), t)
         if op == ">>":
@@ -383,16 +383,16 @@ class ExpressionConverter:
         if op in ("&", "|", "^"):
             return Leaf(expr_node(op, as_data(lv), as_data(rv)), t)
         if op in ("|+|", "|-|"):
-            b = T.bits_of(t)
+            b = types.bits_of(t)
             if b is None:
                 return self.unsupported(e, f"operator {op} on {t}")
             inner = expr_node("+" if op == "|+|" else "-", as_data(lv), as_data(rv))
             cast = "sat_cast" if b.signed else "usat_cast"
             return Leaf(expr_node(cast, inner, {"type": "hexstr", "value": hex(b.width)}), t)
         if op in ("/", "%") and lv.is_const and lv.const == 0:
-            return leaf_const(0, t) if T.bits_of(t) is not None else Leaf(hexstr(0), T.InfInt(), "data", 0)
+            return leaf_const(0, t) if types.bits_of(t) is not None else Leaf(hexstr(0), types.InfInt(), "data", 0)
         if op in ("/", "%"):
-            b = T.bits_of(t)
+            b = types.bits_of(t)
             d = rv.const if rv.is_const else None
             if b is not None and not b.signed and isinstance(d, int) and d > 0 and d & (d - 1) == 0:
                 # unsigned division by a power of two: a shift or a mask
@@ -403,8 +403,8 @@ class ExpressionConverter:
             return self.unsupported(e, f"operator {op} on values not known at compile time")
         return self.unsupported(e, f"operator {op}")
 
-    def fold(self, op: str, a: int, b: int, t: T.Type, e: ast.Node) -> Leaf:
-        bt = T.bits_of(t)
+    def fold(self, op: str, a: int, b: int, t: types.Type, e: ast.Node) -> Leaf:
+        bt = types.bits_of(t)
         if op == "+":
             r = a + b
         elif op == "-":
@@ -438,23 +438,23 @@ class ExpressionConverter:
         else:
             return self.unsupported(e, f"operator {op}")
         if bt is None:
-            return Leaf(hexstr(r), T.InfInt(), "data", r)
+            return Leaf(hexstr(r), types.InfInt(), "data", r)
         return leaf_const(r, t)
 
     def compare(self, op: str, lv: Leaf, rv: Leaf) -> Leaf:
         if lv.is_const and rv.is_const:
             a, b = lv.const, rv.const
             r = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-            return leaf_const(bool(r), T.Bool())
+            return leaf_const(bool(r), types.Bool())
         if op in ("==", "!=") and (lv.kind == "bool" or rv.kind == "bool"):
-            return Leaf(expr_node(op, as_data(lv), as_data(rv)), T.Bool(), "bool")
-        return Leaf(expr_node(op, as_data(lv), as_data(rv)), T.Bool(), "bool")
+            return Leaf(expr_node(op, as_data(lv), as_data(rv)), types.Bool(), "bool")
+        return Leaf(expr_node(op, as_data(lv), as_data(rv)), types.Bool(), "bool")
 
     def concat(self, lv: Leaf, rv: Leaf, e: ast.Binary) -> Leaf:
-        lb, rb = T.bits_of(lv.type), T.bits_of(rv.type)
+        lb, rb = types.bits_of(lv.type), types.bits_of(rv.type)
         if lb is None or rb is None:
             return self.unsupported(e, "concatenation of unsized values")
-        t = T.Bits(lb.width + rb.width, lb.signed)
+        t = types.Bits(lb.width + rb.width, lb.signed)
         if lv.is_const and rv.is_const:
             return leaf_const(((int(lv.const) & mask(lb.width)) << rb.width) | (int(rv.const) & mask(rb.width)), t)
         left = expr_node("&", as_data(lv), hexstr(mask(lb.width), lb.width)) if not lv.is_const else \
@@ -477,10 +477,10 @@ class ExpressionConverter:
         if not (isinstance(a, Leaf) and isinstance(b, Leaf)):
             return self.sink.mux_aggregate(e, c, a, b, env)
         t = self.type_of(e)
-        if T.bits_of(t) is None and not isinstance(T.strip_newtype(t), T.Bool):
-            t = a.type if T.bits_of(a.type) is not None else b.type
+        if types.bits_of(t) is None and not isinstance(types.strip_newtype(t), types.Bool):
+            t = a.type if types.bits_of(a.type) is not None else b.type
         if a.kind == "bool" and b.kind == "bool":
-            return Leaf(expr_node("?", a.node, b.node, as_bool(c)), T.Bool(), "bool")
+            return Leaf(expr_node("?", a.node, b.node, as_bool(c)), types.Bool(), "bool")
         return Leaf(expr_node("?", as_data(a), as_data(b), as_bool(c)), t,
                     "data")
 
@@ -491,16 +491,16 @@ class ExpressionConverter:
             return v  # struct/header casts of initializers keep their value
         return self.cast(v, target, e)
 
-    def cast(self, v: Leaf, target: T.Type, e: ast.Node) -> Leaf:
-        ts = T.strip_newtype(target)
-        src = T.strip_newtype(v.type)
-        if isinstance(ts, T.Bool):
+    def cast(self, v: Leaf, target: types.Type, e: ast.Node) -> Leaf:
+        ts = types.strip_newtype(target)
+        src = types.strip_newtype(v.type)
+        if isinstance(ts, types.Bool):
             if v.is_const:
-                return leaf_const(bool(v.const), T.Bool())
-            return Leaf(as_bool(v), T.Bool(), "bool")
-        tb = T.bits_of(target)
+                return leaf_const(bool(v.const), types.Bool())
+            return Leaf(as_bool(v), types.Bool(), "bool")
+        tb = types.bits_of(target)
         if tb is None:
-            if isinstance(ts, (T.Enum, T.Error)) or isinstance(ts, T.InfInt):
+            if isinstance(ts, (types.Enum, types.Error)) or isinstance(ts, types.InfInt):
                 return Leaf(v.node, target, v.kind, v.const, v.lvalue)
             return self.unsupported(e, f"cast to {target}")
         if v.is_const:
@@ -508,10 +508,10 @@ class ExpressionConverter:
             if isinstance(c, bool):
                 c = int(c)
             return leaf_const(int(c), target)
-        if isinstance(src, T.Bool) or v.kind == "bool":
+        if isinstance(src, types.Bool) or v.kind == "bool":
             node = as_data(v)
             return Leaf(node, target, "data")
-        sb = T.bits_of(src)
+        sb = types.bits_of(src)
         if sb is None:
             return Leaf(as_data(v), target, "data")
         node = v.node
@@ -529,9 +529,9 @@ class ExpressionConverter:
     # ------------------------------------------------------------ aggregates
 
     def _ListExpr(self, e: ast.ListExpr, env: Env) -> Value:
-        t = T.strip_newtype(self.type_of(e))
+        t = types.strip_newtype(self.type_of(e))
         sv = StructV(t)
-        if isinstance(t, T.StructLike):
+        if isinstance(t, types.StructLike):
             names = [n for n, _ in t.fields]
         else:
             names = [f"f{i}" for i in range(len(e.elems))]
@@ -547,7 +547,7 @@ class ExpressionConverter:
         return v
 
     def _StructExpr(self, e: ast.StructExpr, env: Env) -> Value:
-        t = T.strip_newtype(self.type_of(e))
+        t = types.strip_newtype(self.type_of(e))
         sv = StructV(t)
         later = [x for _, x in e.fields]
         for i, (n, x) in enumerate(e.fields):
@@ -565,7 +565,7 @@ class ExpressionConverter:
             node = bool_node(True)
         if e.op == "!=":
             node = expr_node("not", None, node)
-        return Leaf(node, T.Bool(), "bool")
+        return Leaf(node, types.Bool(), "bool")
 
     def equal_parts(self, a: Value, b: Value, e: ast.Node) -> list[dict]:
         if isinstance(a, Leaf) and isinstance(b, Leaf):
@@ -633,9 +633,9 @@ class ApplyResultV(Value):
 
 
 class TypeSizeV(Value):
-    """`T.minSizeInBits` etc. before the call."""
+    """`types.minSizeInBits` etc. before the call."""
 
-    def __init__(self, t: T.Type, name: str) -> None:
+    def __init__(self, t: types.Type, name: str) -> None:
         self.type = t
         self.name = name
 

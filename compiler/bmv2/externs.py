@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from .env import Env, ExternB
 from .values import (HeaderV, Leaf, StackV, StructV, UnionV, Value, as_data, expr_node, hexstr,
                      param, describe)
@@ -65,15 +65,15 @@ class ExternLowering:
         v = self.ex.leaf(x, env)
         node = as_data(v)
         if node.get("type") == "expression":
-            t = v.type if T.bits_of(v.type) is not None else self.body.type_of(x)
-            if T.bits_of(t) is None:
-                t = T.Bits(32)
+            t = v.type if types.bits_of(v.type) is not None else self.body.type_of(x)
+            if types.bits_of(t) is None:
+                t = types.Bits(32)
             tmp = self.body.temp(t, "tmp", x.pos)
             self.body.assign(tmp, v, x)
             node = tmp.node
         return node
 
-    def out_field(self, x: Optional[ast.Expr], env: Env, t: Optional[T.Type] = None):
+    def out_field(self, x: Optional[ast.Expr], env: Env, t: Optional[types.Type] = None):
         """A field operand to receive a result, and a function to call after
         the primitive (copies a temporary back when `x` is not a field)."""
         assert x is not None
@@ -95,7 +95,7 @@ class ExternLowering:
         """`v` as a field operand, copying it into a temporary if needed."""
         if v.is_field:
             return v.node
-        t = v.type if T.bits_of(v.type) is not None or isinstance(T.strip_newtype(v.type), T.Bool) else T.Bits(32)
+        t = v.type if types.bits_of(v.type) is not None or isinstance(types.strip_newtype(v.type), types.Bool) else types.Bits(32)
         tmp = self.body.temp(t, "tmp", where.pos)
         self.body.assign(tmp, v, where)
         return tmp.node
@@ -176,7 +176,7 @@ class ExternLowering:
     def input_list(self, v: Value, where: ast.Node, constants_in_fields: bool = False) -> list[dict]:
         if isinstance(v, Leaf):
             if v.is_const and not constants_in_fields:
-                b = T.bits_of(v.type)
+                b = types.bits_of(v.type)
                 w = b.width if b is not None else 32
                 return [{"type": "hexstr", "value": hexstr(int(v.const), w)["value"], "bitwidth": w}]
             return [self.as_field(v, where)]
@@ -196,7 +196,7 @@ class ExternLowering:
             dt = self.body.resolve_type(e.type_args[0], env)
         else:
             dt = self.body.type_of(a["data"])  # type: ignore[arg-type]
-        name = dt.name if isinstance(dt, T.StructLike) else self.ctx.tuple_name()
+        name = dt.name if isinstance(dt, types.StructLike) else self.ctx.tuple_name()
         v = self.ex.value(a["data"], env)  # type: ignore[arg-type]
         elems = self.leaves(v, e)
         lid = self.ctx.learn_list(name, elems, e.pos)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..frontend import BlockInstance
 from .env import Env, ExternB
 
@@ -38,7 +38,7 @@ def _ctor_args(ctx, blk: Optional[BlockInstance], args, env: Optional[Env]) -> l
     return out
 
 
-def make_extern(ctx, blk: Optional[BlockInstance], d: ast.Instantiation, t: T.Extern,
+def make_extern(ctx, blk: Optional[BlockInstance], d: ast.Instantiation, t: types.Extern,
                 env: Optional[Env], name: Optional[str] = None) -> ExternB:
     kind = t.decl.name
     if name is None:
@@ -58,7 +58,7 @@ def make_extern(ctx, blk: Optional[BlockInstance], d: ast.Instantiation, t: T.Ex
                                  "type": "bytes" if unit == "bytes" else "packets"})
     elif kind == "register":
         size = args[0] if args and isinstance(args[0], int) else 0
-        width = T.width_of(t.args[0]) if t.args else None
+        width = types.width_of(t.args[0]) if t.args else None
         if width is None:
             ctx.unsupported(d.pos, f"register {name} of a type without a fixed width")
             width = 0

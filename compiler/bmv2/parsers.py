@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from .env import BlockB, Env, PacketB, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
@@ -62,8 +62,8 @@ class ParserBody(BodyLowerer):
                 return None
             if args[0] is None:
                 # extract(_): into a scratch header of the given type
-                t = self.resolve_type(e.type_args[0], env) if e.type_args else T.Unknown()
-                if not isinstance(T.strip_newtype(t), T.StructLike):
+                t = self.resolve_type(e.type_args[0], env) if e.type_args else types.Unknown()
+                if not isinstance(types.strip_newtype(t), types.StructLike):
                     self.unsupported(e, "extract(_) without a header type")
                     return None
                 target = self.temp(t, "tmp_hdr", e.pos)
@@ -81,7 +81,7 @@ class ParserBody(BodyLowerer):
         if name == "advance":
             n = self.ex.leaf(args[0], env)  # type: ignore[arg-type]
             if not (n.is_const or n.is_field):
-                tmp = self.temp(T.Bits(32), "tmp", e.pos)
+                tmp = self.temp(types.Bits(32), "tmp", e.pos)
                 self.assign(tmp, n, e)
                 n = tmp  # type: ignore[assignment]
             self.emit("advance", [n.node if not n.is_const else {"type": "hexstr", "value": hex_text(int(n.const), 32)}])
@@ -108,24 +108,24 @@ class ParserBody(BodyLowerer):
         self.unsupported(e, f"extracting into {describe(v)}")
         return None
 
-    def lookahead(self, t: T.Type, e: ast.Node) -> Optional[Value]:
+    def lookahead(self, t: types.Type, e: ast.Node) -> Optional[Value]:
         """As p4c: look ahead into one scalar of the type's width, then
         slice the fields of headers and structs out of it."""
-        w = T.width_of(t)
+        w = types.width_of(t)
         if w is None or w == 0:
             self.unsupported(e, f"lookahead of type {t}")
             return None
-        whole = self.temp(T.Bits(w), "tmp", e.pos)
+        whole = self.temp(types.Bits(w), "tmp", e.pos)
         assert isinstance(whole, Leaf)
         self.emit("set", [whole.node, {"type": "lookahead", "value": [0, w]}])
-        if T.bits_of(t) is not None:
+        if types.bits_of(t) is not None:
             return Leaf(whole.node, t, "data")
         v = self.temp(t, "tmp_hdr", e.pos)
         leaves: list[Leaf] = []
         self._unpack_targets(v, leaves, e)
         off = w
         for leaf in leaves:
-            fw = T.width_of(leaf.type) or 0
+            fw = types.width_of(leaf.type) or 0
             off -= fw
             node = whole.node
             if off:
@@ -248,7 +248,7 @@ class ParserLowering:
         if c.is_const:
             branch = s.then if c.const else s.else_
             return self.stmts([branch], env.child(), cur) if branch is not None else cur
-        tmp = cur.body.temp(T.Bits(1), "tmp", s.pos)
+        tmp = cur.body.temp(types.Bits(1), "tmp", s.pos)
         assert isinstance(tmp, Leaf)
         cur.body.assign(tmp, c, s.cond)
         base = cur.json["name"]
@@ -277,7 +277,7 @@ class ParserLowering:
         if isinstance(c.callee, ast.TypeMember):
             t = self.ctx.checker.resolve_type(c.callee.type, self.ctx.type_scope(env))
             blk = env.blk
-            if isinstance(t, T.Block) and blk is not None and t.decl.name in blk.children:
+            if isinstance(t, types.Block) and blk is not None and t.decl.name in blk.children:
                 return BlockB(blk.children[t.decl.name]), c
             return None
         if isinstance(c.callee.expr, ast.Name):
@@ -332,14 +332,14 @@ class ParserLowering:
                 widths.append(sf[1])
                 continue
             v = body.ex.leaf(x, env)
-            b = T.bits_of(v.type)
-            w = b.width if b is not None else (T.width_of(v.type) or 32)
-            if isinstance(T.strip_newtype(v.type), T.Bool):
+            b = types.bits_of(v.type)
+            w = b.width if b is not None else (types.width_of(v.type) or 32)
+            if isinstance(types.strip_newtype(v.type), types.Bool):
                 w = 1
             if v.is_field and v.node.get("type") == "field":
                 keys.append({"type": "field", "value": v.node["value"]})
             else:
-                tt = v.type if T.bits_of(v.type) is not None else T.Bits(w)
+                tt = v.type if types.bits_of(v.type) is not None else types.Bits(w)
                 tmp = body.temp(tt, "tmp", x.pos)
                 body.assign(tmp, v, x)
                 keys.append({"type": "field", "value": tmp.node["value"]})  # type: ignore[union-attr]
@@ -389,7 +389,7 @@ class ParserLowering:
         if not isinstance(s, StackV) or s.union_stack:
             return None
         ft = s.type.elem.field_type(x.name)  # type: ignore[attr-defined]
-        w = T.width_of(ft) if ft is not None else None
+        w = types.width_of(ft) if ft is not None else None
         if w is None:
             return None
         return {"type": "stack_field", "value": [s.name, x.name]}, w

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..checker import ConstError
 from ..diagnostics import ErrorKind
 from ..scope import Symbol
@@ -71,17 +71,17 @@ class BodyLowerer:
     def emit(self, op: str, params: list[dict]) -> None:
         self.out.emit(op, params)
 
-    def type_of(self, e: ast.Expr) -> T.Type:
+    def type_of(self, e: ast.Expr) -> types.Type:
         return self.c.expr_types.of(e)
 
-    def resolve_type(self, t: ast.TypeRef, env: Env) -> T.Type:
+    def resolve_type(self, t: ast.TypeRef, env: Env) -> types.Type:
         return self.c.resolve_type(t, self.ctx.type_scope(env))
 
     def finish(self) -> list[dict]:
         self.out.place(self.outer_end)
         return self.out.finish()
 
-    def temp(self, t: T.Type, hint: str = "tmp", pos=None) -> Value:
+    def temp(self, t: types.Type, hint: str = "tmp", pos=None) -> Value:
         return self.ctx.storage.alloc(hint, t, pos)
 
     # ------------------------------------------------------------ statements
@@ -177,7 +177,7 @@ class BodyLowerer:
 
     def _s_Switch(self, s: ast.Switch, env: Env) -> None:
         st = self.type_of(s.expr)
-        if isinstance(st, T.ActionEnum):
+        if isinstance(st, types.ActionEnum):
             self.unsupported(s, "switch on action_run inside an action")
             return
         if self.mode != "action":
@@ -190,7 +190,7 @@ class BodyLowerer:
             return
         sel = self.ex.leaf(s.expr, env)
         if not sel.is_const and not sel.is_field:
-            tmp = self.temp(sel.type if is_scalar(sel.type) else T.Bits(32), "switch_tmp", s.pos)
+            tmp = self.temp(sel.type if is_scalar(sel.type) else types.Bits(32), "switch_tmp", s.pos)
             self.assign(tmp, sel, s)
             sel = tmp  # type: ignore[assignment]
         end = Label()
@@ -333,7 +333,7 @@ class BodyLowerer:
                 return SliceTarget(base.base, base.lo + hi, base.lo + lo)
             if not isinstance(base, Leaf):
                 self.unsupported(e, "slice of a non-scalar")
-                return Leaf(hexstr(0), T.Unknown())
+                return Leaf(hexstr(0), types.Unknown())
             return SliceTarget(base, hi, lo)
         v = self.ex.value(e, env)
         if isinstance(v, Leaf) and not v.lvalue:
@@ -350,11 +350,11 @@ class BodyLowerer:
             if not isinstance(value, Leaf):
                 self.unsupported(where, f"assigning {describe(value)} to a scalar")
                 return
-            if isinstance(T.strip_newtype(target.type), T.Varbit):
+            if isinstance(types.strip_newtype(target.type), types.Varbit):
                 self.emit("assign_VL", [target.node, value.node])
                 return
             node = as_data(value)
-            b = T.bits_of(target.type)
+            b = types.bits_of(target.type)
             if value.is_const and not isinstance(value.const, bool) and b is not None:
                 node = hexstr(wrap(int(value.const), b.width, b.signed), b.width)
             self.emit("assign", [param(target.node), param(node)])
@@ -420,7 +420,7 @@ class BodyLowerer:
         if not isinstance(value, Leaf):
             self.unsupported(where, "assigning an aggregate to a slice")
             return
-        b = T.bits_of(t.base.type)
+        b = types.bits_of(t.base.type)
         if b is None:
             self.unsupported(where, "slice of a non-bit value")
             return
@@ -445,7 +445,7 @@ class BodyLowerer:
         v = self.call(e, env, want_value=True)
         if v is None:
             self.unsupported(e, "call without a value used in an expression")
-            return Leaf(hexstr(0), T.Unknown())
+            return Leaf(hexstr(0), types.Unknown())
         return v
 
     def call(self, e: ast.Call, env: Env, want_value: bool) -> Optional[Value]:
@@ -473,11 +473,11 @@ class BodyLowerer:
         if isinstance(obj, TypeSizeV) or (name in ("minSizeInBits", "minSizeInBytes", "maxSizeInBits",
                                                    "maxSizeInBytes")):
             t = obj.type if isinstance(obj, TypeSizeV) else self.type_of(e.callee.expr)  # type: ignore[attr-defined]
-            w = T.width_of(t if not isinstance(t, T.TypeOfType) else t.type)
+            w = types.width_of(t if not isinstance(t, types.TypeOfType) else t.type)
             if w is None:
                 self.unsupported(e, f"{name} of a type without a fixed size")
                 return None
-            return Leaf(hexstr(w if name.endswith("Bits") else (w + 7) // 8), T.InfInt(), "data",
+            return Leaf(hexstr(w if name.endswith("Bits") else (w + 7) // 8), types.InfInt(), "data",
                         w if name.endswith("Bits") else (w + 7) // 8)
         if isinstance(obj, MethodV):
             return self._method_on(obj.obj, obj.name, e, env)
@@ -494,7 +494,7 @@ class BodyLowerer:
                 self.emit("remove_header", [param(obj.header_node())])
                 return None
         if isinstance(obj, UnionV) and name == "isValid":
-            return Leaf(expr_node("valid_union", None, obj.union_node()), T.Bool(), "bool")
+            return Leaf(expr_node("valid_union", None, obj.union_node()), types.Bool(), "bool")
         if isinstance(obj, StackV) and name in ("push_front", "pop_front"):
             n = self.ex.const(e.args[0].value, env) if e.args else 1  # type: ignore[arg-type]
             self.emit("push" if name == "push_front" else "pop", [obj.node(), hexstr(int(n))])
@@ -534,7 +534,7 @@ class BodyLowerer:
 
     def apply_result_member(self, r: ApplyResultV, name: str, e, env) -> Value:
         self.unsupported(e, f"{name} of a table's apply result here")
-        return Leaf(hexstr(0), T.Unknown())
+        return Leaf(hexstr(0), types.Unknown())
 
     def mux_aggregate(self, e: ast.Mux, c: Leaf, a: Value, b: Value, env: Env) -> Value:
         """`c ? a : b` on headers or structs: a temporary assigned in branches."""
@@ -556,7 +556,7 @@ class BodyLowerer:
         """The value of `v` now, in a temporary (for operands evaluated
         before calls that could change them)."""
         t = v.type
-        if T.bits_of(t) is None and not isinstance(T.strip_newtype(t), T.Bool):
+        if types.bits_of(t) is None and not isinstance(types.strip_newtype(t), types.Bool):
             return v
         tmp = self.temp(t, "tmp", where.pos)
         assert isinstance(tmp, Leaf)
@@ -567,8 +567,8 @@ class BodyLowerer:
         """`a && f()` / `a || f()`: f runs only when it decides the result."""
         if self.mode != "action":
             self.unsupported(e, f"{e.op} with calls on its right here")
-            return Leaf(hexstr(0), T.Unknown())
-        tmp = self.temp(T.Bool(), "tmp", e.pos)
+            return Leaf(hexstr(0), types.Unknown())
+        tmp = self.temp(types.Bool(), "tmp", e.pos)
         assert isinstance(tmp, Leaf)
         self.assign(tmp, lv, e.left)
         end = Label()
@@ -584,9 +584,9 @@ class BodyLowerer:
         """`c ? f() : g()`: only the chosen branch's calls run."""
         if self.mode != "action":
             self.unsupported(e, "?: with calls in its branches here")
-            return Leaf(hexstr(0), T.Unknown())
+            return Leaf(hexstr(0), types.Unknown())
         t = self.type_of(e)
-        if isinstance(t, (T.Unknown, T.InfInt)):
+        if isinstance(t, (types.Unknown, types.InfInt)):
             t = self.type_of(e.then)
         tmp = self.temp(t, "tmp", e.pos)
         else_l, end_l = Label(), Label()
@@ -642,12 +642,12 @@ class BodyLowerer:
                     callee_env.declare(p.name, self.ex.value(p.default, param_scope_env))
                     continue
                 # `_` or missing optional argument: a scratch location
-                if isinstance(T.strip_newtype(pt), T.TypeVar) or isinstance(pt, T.Unknown):
+                if isinstance(types.strip_newtype(pt), types.TypeVar) or isinstance(pt, types.Unknown):
                     callee_env.declare(p.name, None)
                     continue
                 callee_env.declare(p.name, self.temp(pt, p.name, where.pos))
                 continue
-            if isinstance(pt, (T.TypeVar, T.Unknown)):
+            if isinstance(pt, (types.TypeVar, types.Unknown)):
                 pt = self.type_of(a.value)
             if p.name in elided:
                 if p.direction == "inout":
@@ -670,8 +670,8 @@ class BodyLowerer:
                 continue
             v = self.ex.value(a.value, caller_env)
             if isinstance(v, Leaf) and v.is_const:
-                b = T.bits_of(pt)
-                if b is not None and not isinstance(T.strip_newtype(pt), T.Bool) and isinstance(v.const, int):
+                b = types.bits_of(pt)
+                if b is not None and not isinstance(types.strip_newtype(pt), types.Bool) and isinstance(v.const, int):
                     v = leaf_const(v.const, pt)
                 callee_env.declare(p.name, v)
             elif isinstance(v, Leaf) and v.node.get("type") == "runtime_data":
@@ -714,9 +714,9 @@ class BodyLowerer:
         rt = self.type_of(e)
         result: Optional[Value] = None
         if proto.return_type is not None and not isinstance(proto.return_type, ast.TypeVoid):
-            if isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
+            if isinstance(rt, (types.Unknown, types.TypeVar, types.Void)):
                 rt = self.resolve_type(proto.return_type, fb.env)
-            if not isinstance(rt, (T.Unknown, T.TypeVar, T.Void)):
+            if not isinstance(rt, (types.Unknown, types.TypeVar, types.Void)):
                 result = self.temp(rt, "retval", e.pos)
         fr = Frame(Label(), result, True, outs, tail_return=_tail_return(d.body))
         self.run_inlined(fr, d.body, env)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import types as T
+from .. import types as compiler_types
 from ..diagnostics import Pos
 from .values import HeaderV, Leaf, StackV, StructV, UnionV, Value, field_node
 
@@ -25,21 +25,21 @@ SCALARS = "scalars"
 STANDARD_METADATA = "standard_metadata"
 
 
-def scalar_layout(t: T.Type) -> Optional[tuple[int, bool]]:
+def scalar_layout(t: compiler_types.Type) -> Optional[tuple[int, bool]]:
     """(width, signed) of a scalar type as BMv2 stores it, or None."""
-    t = T.strip_newtype(t)
-    if isinstance(t, T.Bits):
+    t = compiler_types.strip_newtype(t)
+    if isinstance(t, compiler_types.Bits):
         return t.width, t.signed
-    if isinstance(t, T.Bool):
+    if isinstance(t, compiler_types.Bool):
         return 1, False
-    if isinstance(t, (T.Error, T.MatchKind)):
+    if isinstance(t, (compiler_types.Error, compiler_types.MatchKind)):
         return 32, False
-    if isinstance(t, T.Enum):
+    if isinstance(t, compiler_types.Enum):
         return (t.base.width, t.base.signed) if t.base is not None else (32, False)
     return None
 
 
-def is_scalar(t: T.Type) -> bool:
+def is_scalar(t: compiler_types.Type) -> bool:
     return scalar_layout(t) is not None
 
 
@@ -81,7 +81,7 @@ class Storage:
 
     # ------------------------------------------------------------- scalars
 
-    def scalar(self, hint: str, t: T.Type, exact_name: bool = False) -> Leaf:
+    def scalar(self, hint: str, t: compiler_types.Type, exact_name: bool = False) -> Leaf:
         """A new field of `scalars` holding a value of scalar type `t`."""
         layout = scalar_layout(t)
         if layout is None:
@@ -94,7 +94,7 @@ class Storage:
 
     # -------------------------------------------------------- header types
 
-    def header_type(self, st: T.StructLike, pos: Optional[Pos] = None) -> str:
+    def header_type(self, st: compiler_types.StructLike, pos: Optional[Pos] = None) -> str:
         """The JSON header type of header `st` (created on first use)."""
         key = ("h", st.name)
         name = self._type_names.get(key)
@@ -117,22 +117,22 @@ class Storage:
             entry["max_length"] = (max_len + 7) // 8
         return name
 
-    def _flat_fields(self, st: T.StructLike, prefix: str, pos):
+    def _flat_fields(self, st: compiler_types.StructLike, prefix: str, pos):
         for fname, ft in st.fields:
             full = f"{prefix}{fname}"
             layout = scalar_layout(ft)
             if layout is not None:
                 yield full, layout[0], layout[1], False
-            elif isinstance(ft, T.Varbit):
+            elif isinstance(ft, compiler_types.Varbit):
                 yield full, ft.max_width, False, True
-            elif isinstance(ft, T.StructLike) and ft.kind == "struct":
+            elif isinstance(ft, compiler_types.StructLike) and ft.kind == "struct":
                 yield from self._flat_fields(ft, f"{full}_", pos)
             else:
                 self.ctx.unsupported(pos, f"header field {st.name}.{fname} of type {ft}")
 
     # ------------------------------------------------------------ instances
 
-    def header(self, hint: str, st: T.StructLike, metadata: bool = False,
+    def header(self, hint: str, st: compiler_types.StructLike, metadata: bool = False,
                pos: Optional[Pos] = None, exact_name: bool = False) -> HeaderV:
         tname = self.header_type(st, pos)
         name = self._unique(hint, self._instance_names) if not exact_name else hint
@@ -141,11 +141,11 @@ class Storage:
                              "metadata": metadata, "pi_omit": True})
         return HeaderV(name, st)
 
-    def stack(self, hint: str, t: T.Stack, pos: Optional[Pos] = None) -> StackV:
+    def stack(self, hint: str, t: compiler_types.Stack, pos: Optional[Pos] = None) -> StackV:
         elem = t.elem
-        if isinstance(elem, T.StructLike) and elem.kind == "header_union":
+        if isinstance(elem, compiler_types.StructLike) and elem.kind == "header_union":
             return self._union_stack(hint, t, pos)
-        if not (isinstance(elem, T.StructLike) and elem.kind == "header"):
+        if not (isinstance(elem, compiler_types.StructLike) and elem.kind == "header"):
             self.ctx.unsupported(pos, f"stack of {elem}")
             return StackV(hint, t)
         name = self._unique(hint, self._stack_names | self._instance_names)
@@ -162,7 +162,7 @@ class Storage:
                 return h["id"]
         raise KeyError(name)
 
-    def union_type(self, ut: T.StructLike, pos=None) -> str:
+    def union_type(self, ut: compiler_types.StructLike, pos=None) -> str:
         name = self._union_type_names.get(ut.name)
         if name is not None:
             return name
@@ -170,21 +170,21 @@ class Storage:
         self._union_type_names[ut.name] = name
         hdrs = []
         for fname, ft in ut.fields:
-            if not (isinstance(ft, T.StructLike) and ft.kind == "header"):
+            if not (isinstance(ft, compiler_types.StructLike) and ft.kind == "header"):
                 self.ctx.unsupported(pos, f"union member {ut.name}.{fname} of type {ft}")
                 continue
             hdrs.append([fname, self.header_type(ft, pos)])
         self.header_union_types.append({"name": name, "id": len(self.header_union_types), "headers": hdrs})
         return name
 
-    def union(self, hint: str, ut: T.StructLike, pos=None, in_stack: bool = False) -> UnionV:
+    def union(self, hint: str, ut: compiler_types.StructLike, pos=None, in_stack: bool = False) -> UnionV:
         tname = self.union_type(ut, pos)
         name = self._unique(hint, self._union_names | self._instance_names)
         self._union_names.add(name)
         uv = UnionV(name, ut)
         ids = []
         for fname, ft in ut.fields:
-            if isinstance(ft, T.StructLike) and ft.kind == "header":
+            if isinstance(ft, compiler_types.StructLike) and ft.kind == "header":
                 hv = self.header(f"{name}.{fname}", ft, pos=pos)
                 hv.union = uv
                 uv.members[fname] = hv
@@ -193,9 +193,9 @@ class Storage:
                                    "header_ids": ids, "pi_omit": True})
         return uv
 
-    def _union_stack(self, hint: str, t: T.Stack, pos) -> StackV:
+    def _union_stack(self, hint: str, t: compiler_types.Stack, pos) -> StackV:
         ut = t.elem
-        assert isinstance(ut, T.StructLike)
+        assert isinstance(ut, compiler_types.StructLike)
         name = self._unique(hint, self._stack_names | self._instance_names)
         self._stack_names.add(name)
         unions = [self.union(f"{name}[{i}]", ut, pos, in_stack=True) for i in range(t.size)]
@@ -207,7 +207,7 @@ class Storage:
         sv.unions = unions  # type: ignore[attr-defined]
         return sv
 
-    def varbit(self, hint: str, t: T.Varbit) -> Leaf:
+    def varbit(self, hint: str, t: compiler_types.Varbit) -> Leaf:
         """A varbit variable: BMv2 keeps it in a metadata header of its own
         with one field named `field` (as p4c does)."""
         key = ("varbit", t.max_width)
@@ -224,15 +224,15 @@ class Storage:
 
     # --------------------------------------------------------------- values
 
-    def alloc(self, hint: str, t: T.Type, pos: Optional[Pos] = None, *, scalar_prefix: str = "",
+    def alloc(self, hint: str, t: compiler_types.Type, pos: Optional[Pos] = None, *, scalar_prefix: str = "",
               header_prefix: str = "", metadata_headers: bool = False) -> Value:
         """Storage for a value of type `t`: scalars become fields of
         `scalars` named `scalar_prefix + hint`, headers become instances
         named `header_prefix + hint` (struct members joined with `_`)."""
         if is_scalar(t):
             return self.scalar(scalar_prefix + hint, t)
-        ts = T.strip_newtype(t)
-        if isinstance(ts, T.StructLike):
+        ts = compiler_types.strip_newtype(t)
+        if isinstance(ts, compiler_types.StructLike):
             if ts.kind == "header":
                 return self.header(header_prefix + hint, ts, metadata_headers, pos)
             if ts.kind == "header_union":
@@ -245,32 +245,32 @@ class Storage:
                     header_prefix=f"{header_prefix}{hint}_" if header_prefix or hint else "",
                     metadata_headers=metadata_headers)
             return sv
-        if isinstance(ts, T.Stack):
+        if isinstance(ts, compiler_types.Stack):
             return self.stack(header_prefix + hint, ts, pos)
-        if isinstance(ts, T.Tuple):
+        if isinstance(ts, compiler_types.Tuple):
             sv = StructV(ts)
             for i, et in enumerate(ts.elems):
                 sv.fields[f"f{i}"] = self.alloc(f"f{i}", et, pos, scalar_prefix=f"{scalar_prefix}{hint}.",
                                                 header_prefix=f"{header_prefix}{hint}_")
             return sv
-        if isinstance(ts, T.Varbit):
+        if isinstance(ts, compiler_types.Varbit):
             return self.varbit(scalar_prefix + hint, ts)
         self.ctx.unsupported(pos, f"a variable of type {t}")
         return Leaf({"type": "hexstr", "value": "0x0"}, t)
 
-    def alloc_root(self, name: str, t: T.Type, pos=None) -> Value:
+    def alloc_root(self, name: str, t: compiler_types.Type, pos=None) -> Value:
         """Storage for a v1model block parameter shared by all blocks: the
         headers struct (headers named after their field) or the metadata
         struct (scalars named ``name.field``)."""
-        ts = T.strip_newtype(t)
-        if isinstance(ts, T.StructLike) and ts.kind == "struct":
+        ts = compiler_types.strip_newtype(t)
+        if isinstance(ts, compiler_types.StructLike) and ts.kind == "struct":
             sv = StructV(ts)
             for fname, ft in ts.fields:
                 sv.fields[fname] = self.alloc(fname, ft, pos, scalar_prefix=f"{name}.", header_prefix="")
             return sv
         return self.alloc(name, t, pos)
 
-    def alloc_standard_metadata(self, st: T.StructLike) -> StructV:
+    def alloc_standard_metadata(self, st: compiler_types.StructLike) -> StructV:
         """The `standard_metadata` header (type and instance of that name),
         padded to whole bytes as p4c pads it."""
         fields: list[list] = []

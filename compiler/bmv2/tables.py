@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ast
-from .. import types as T
+from .. import types
 from ..diagnostics import ErrorKind
 from ..exprtext import expr_text
 from ..frontend import annotation_string
@@ -79,14 +79,14 @@ class TableActions:
             if p.direction != "":
                 self.ctx.unsupported(p.pos, f"action {name}: parameter {p.name} with a direction that "
                                      "the table does not bind")
-            w = T.width_of(pt)
+            w = types.width_of(pt)
             if w is None:
                 self.ctx.unsupported(p.pos, f"action parameter {p.name} of type {pt}")
                 w = 0
             idx = len(runtime_data)
             runtime_data.append({"name": annotation_string(p.annotations, "name") or p.name, "bitwidth": w})
             node: dict = {"type": "runtime_data", "value": idx}
-            b = T.bits_of(pt)
+            b = types.bits_of(pt)
             if b is not None and b.signed:
                 # action data carries no sign: read it as a two's complement value
                 node = expr_node("two_comp_mod", node, {"type": "hexstr", "value": hex(b.width)})
@@ -246,7 +246,7 @@ class TableConverter:
     def key_entry(self, k: ast.KeyElement, body: BodyLowerer, env: Env) -> tuple[dict, int]:
         name = annotation_string(k.annotations, "name") or expr_text(k.expr)
         kt = body.type_of(k.expr)
-        width = T.width_of(kt) or 0
+        width = types.width_of(kt) or 0
         match = k.match_kind
         if match not in ("exact", "lpm", "ternary", "range", "optional"):
             self.ctx.unsupported(k.pos, f"match kind {match}")
@@ -269,12 +269,12 @@ class TableConverter:
                 target = [hv.name, "$valid$"]
         if target is None:
             v = body.ex.value(e, env)
-            if isinstance(v, Leaf) and v.is_field and not isinstance(T.strip_newtype(v.type), T.Bool):
+            if isinstance(v, Leaf) and v.is_field and not isinstance(types.strip_newtype(v.type), types.Bool):
                 target = v.node["value"]
             elif isinstance(v, Leaf):
-                tt = kt if T.bits_of(kt) is not None else T.Bits(width or 1)
-                if isinstance(T.strip_newtype(kt), T.Bool):
-                    tt = T.Bits(1)
+                tt = kt if types.bits_of(kt) is not None else types.Bits(width or 1)
+                if isinstance(types.strip_newtype(kt), types.Bool):
+                    tt = types.Bits(1)
                     width = 1
                 tmp = body.temp(tt, "key", k.pos)
                 body.assign(tmp, v, k.expr)
@@ -288,7 +288,7 @@ class TableConverter:
     def field_operand(self, v: Leaf, body: BodyLowerer, where: ast.Expr) -> dict:
         if v.is_field:
             return v.node
-        tmp = body.temp(v.type if T.bits_of(v.type) is not None else T.Bits(32), "key", where.pos)
+        tmp = body.temp(v.type if types.bits_of(v.type) is not None else types.Bits(32), "key", where.pos)
         body.assign(tmp, v, where)
         return tmp.node  # type: ignore[union-attr]
 
@@ -313,7 +313,7 @@ class TableConverter:
                 return self.ctx._instances[key]
             tref = v.type if isinstance(v, ast.ConstructorCall) else ast.TypeName(v.callee.name, pos=v.pos)  # type: ignore[union-attr]
             t = self.ctx.checker.resolve_type(tref, tb.blk.scope)
-            if not isinstance(t, T.Extern):
+            if not isinstance(t, types.Extern):
                 self.ctx.unsupported(prop.pos, f"table property {prop.name}")
                 return None
             name = self.ctx.names.table_resource(tb.blk, prop, tb.decl) or f"{tb.name}_{prop.name}"
@@ -337,7 +337,7 @@ class TableConverter:
             except Exception:
                 self.ctx.unsupported(where.pos, "action arguments that are not constants")
                 v = 0
-            b = T.bits_of(pt)
+            b = types.bits_of(pt)
             w = b.width if b is not None else 0
             out.append(hex_text(wrap(int(v), w, False) if w else int(v)))
         return out

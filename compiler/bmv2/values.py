@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .. import types as T
+from .. import types
 
 
 # ------------------------------------------------------------------ operands
@@ -106,7 +106,7 @@ class Leaf(Value):
     """
 
     node: dict
-    type: T.Type
+    type: types.Type
     kind: str = "data"
     const: Any = None
     lvalue: bool = False
@@ -126,7 +126,7 @@ class HeaderV(Value):
     of a stack picked at run time, `node` is the dereference expression."""
 
     name: Optional[str]
-    type: T.StructLike
+    type: types.StructLike
     node: Optional[dict] = None
     union: Optional["UnionV"] = None
     field_names: dict[str, str] = field(default_factory=dict)
@@ -143,9 +143,9 @@ class HeaderV(Value):
         assert ft is not None, name
         return self._member(name, ft)
 
-    def _member(self, flat: str, ft: T.Type) -> Any:
-        fs = T.strip_newtype(ft)
-        if isinstance(fs, T.StructLike) and fs.kind == "struct":
+    def _member(self, flat: str, ft: types.Type) -> Any:
+        fs = types.strip_newtype(ft)
+        if isinstance(fs, types.StructLike) and fs.kind == "struct":
             sv = StructV(fs)
             for n, t in fs.fields:
                 sv.fields[n] = self._member(f"{flat}_{n}", t)
@@ -177,15 +177,15 @@ class HeaderV(Value):
             node = expr_node("d2b", None, field_node(self.name, "$valid$"))  # type: ignore[arg-type]
         else:
             node = expr_node("valid", None, self.node)
-        return Leaf(node, T.Bool(), "bool")
+        return Leaf(node, types.Bool(), "bool")
 
 
-def flat_field_names(st: T.StructLike, prefix: str = "") -> list[str]:
+def flat_field_names(st: types.StructLike, prefix: str = "") -> list[str]:
     """Field names of a header as stored: struct-typed fields flattened."""
     out: list[str] = []
     for n, t in st.fields:
-        ts = T.strip_newtype(t)
-        if isinstance(ts, T.StructLike) and ts.kind == "struct":
+        ts = types.strip_newtype(t)
+        if isinstance(ts, types.StructLike) and ts.kind == "struct":
             out.extend(flat_field_names(ts, f"{prefix}{n}_"))
         else:
             out.append(f"{prefix}{n}")
@@ -199,7 +199,7 @@ def idx_node(i: int) -> dict:
 @dataclass(eq=False)
 class StackV(Value):
     name: str
-    type: T.Stack
+    type: types.Stack
     elems: list[HeaderV] = field(default_factory=list)
     union_stack: bool = False
 
@@ -211,7 +211,7 @@ class StackV(Value):
 @dataclass(eq=False)
 class UnionV(Value):
     name: Optional[str]
-    type: T.StructLike
+    type: types.StructLike
     members: dict[str, HeaderV] = field(default_factory=dict)
     node: Optional[dict] = None
 
@@ -225,7 +225,7 @@ class UnionV(Value):
 class StructV(Value):
     """A struct, tuple or list value: `fields` in order (tuples use "f0".."fN")."""
 
-    type: T.Type
+    type: types.Type
     fields: dict[str, Value] = field(default_factory=dict)
 
 
@@ -234,13 +234,13 @@ class InvalidV(Value):
     """``{#}``: an invalid header or union."""
 
 
-def leaf_const(value: Any, t: T.Type) -> Leaf:
+def leaf_const(value: Any, t: types.Type) -> Leaf:
     """A compile-time constant of type `t` as a Leaf."""
-    if isinstance(value, bool) and isinstance(T.strip_newtype(t), T.Bool):
-        return Leaf(bool_node(value), T.Bool(), "bool", value)
+    if isinstance(value, bool) and isinstance(types.strip_newtype(t), types.Bool):
+        return Leaf(bool_node(value), types.Bool(), "bool", value)
     if isinstance(value, bool):
         value = int(value)
-    b = T.bits_of(t)
+    b = types.bits_of(t)
     width = b.width if b is not None else None
     if b is not None and isinstance(value, int):
         value = wrap(value, b.width, b.signed)

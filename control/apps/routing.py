@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
-from .. import values as V
+from .. import values
 from ..client import WriteError
 from ..device import Switch
 from ..entities import Group, Member, TableEntry
@@ -37,14 +37,14 @@ class NextHop:
     lag: Optional[int] = None
 
     def key(self) -> tuple:
-        return (V.to_int(self.mac, 48, "next hop MAC"), self.port, self.lag)
+        return (values.to_int(self.mac, 48, "next hop MAC"), self.port, self.lag)
 
 
 class Router:
     def __init__(self, sw: Switch, router_mac: Mac, table: str = "ipv4_lpm",
                  first_member_id: int = 1, first_group_id: int = 1):
         self.sw = sw
-        self.router_mac = V.to_int(router_mac, 48, "router MAC")
+        self.router_mac = values.to_int(router_mac, 48, "router MAC")
         self.table = table
         self.profile = sw.action_profile(table).name
         self._members: dict[tuple, int] = {}
@@ -55,7 +55,7 @@ class Router:
         self._router_macs: set[int] = set()
 
     def add_router_mac(self, mac: Optional[Mac] = None) -> None:
-        m = self.router_mac if mac is None else V.to_int(mac, 48, "router MAC")
+        m = self.router_mac if mac is None else values.to_int(mac, 48, "router MAC")
         if m in self._router_macs:
             return
         try:
@@ -148,7 +148,7 @@ class RoutingTopology:
 
     def router_mac(self, switch: str) -> int:
         if switch in self.router_macs:
-            return V.to_int(self.router_macs[switch], 48, "router MAC")
+            return values.to_int(self.router_macs[switch], 48, "router MAC")
         # a stable default per switch: 02:00:00:ff:00:NN (locally administered)
         names = sorted(self.switches())
         return 0x020000FF0000 + names.index(switch) + 1

@@ -18,7 +18,7 @@ from typing import List
 
 import typer
 
-from p4scope.topologies import traffic as T
+from p4scope.topologies import traffic
 from p4scope.topologies.vethlab import VethLab
 
 
@@ -27,7 +27,7 @@ def _row(label: str, size: int, sent: dict, recv: dict | None) -> str:
     gbps = tx_pps * (size - 4) * 8 / 1e9
     if recv is None:
         return f"{label:<15} {size:>6} {tx_pps / 1e3:>10.0f} {'-':>10} {gbps:>8.2f} {'-':>9} {'-':>9}"
-    (r,) = T.combine(sent, recv)
+    (r,) = traffic.combine(sent, recv)
     drops = recv["ring"]["drops"]
     return (f"{label:<15} {size:>6} {tx_pps / 1e3:>10.0f} {r.rx_pps / 1e3:>10.0f} {gbps:>8.2f} "
             f"{100 * r.loss_ratio:>8.2f}% {drops:>9}")
@@ -53,12 +53,12 @@ def bench_trafgen(
         for size in size_list:
             # unicast to an address the peer does not own: its stack drops the
             # frames at once, as a switch port's stack does
-            stream = [T.Stream(1, dst="02:00:00:00:00:02", size=size, rate="max")]
-            sent = T.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
+            stream = [traffic.Stream(1, dst="02:00:00:00:00:02", size=size, rate="max")]
+            sent = traffic.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
                           qdisc_bypass=qdisc_bypass)
             typer.echo(_row("send only", size, sent, None))
-            rx = T.start_receiver(lab.netns, "tgb", idle=0.5)
-            sent = T.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
+            rx = traffic.start_receiver(lab.netns, "tgb", idle=0.5)
+            sent = traffic.send(lab.netns, "tga", stream, duration=seconds, batch=batch,
                           qdisc_bypass=qdisc_bypass)
             typer.echo(_row("send + analyze", size, sent, rx.result()))
 

@@ -18,7 +18,7 @@ from typing import Optional
 import typer
 
 from . import registry
-from . import virtual_cli as V
+from . import virtual_cli
 from .fairness import cli as FC
 from .microburst import cli as MC
 from .params import ParamError
@@ -32,9 +32,9 @@ for _e in registry.experiments().values():
 
 
 _ALL = SimpleNamespace(**{k: without_panel(o) for k, o in dict(
-    profiles=V.PROFILES, ports=FC.PORTS, dur=FC.DUR, warm=FC.WARM, buffer=V.BUFFER,
-    alpha=V.ALPHA, cell=V.CELL, seed=V.SEED, program=V.PROGRAM, quick=V.QUICK,
-    jobs=V.JOBS, cluster=V.CLUSTER).items()})
+    profiles=virtual_cli.PROFILES, ports=FC.PORTS, dur=FC.DUR, warm=FC.WARM, buffer=virtual_cli.BUFFER,
+    alpha=virtual_cli.ALPHA, cell=virtual_cli.CELL, seed=virtual_cli.SEED, program=virtual_cli.PROGRAM, quick=virtual_cli.QUICK,
+    jobs=virtual_cli.JOBS, cluster=virtual_cli.CLUSTER).items()})
 
 
 @run_app.command("all")
@@ -48,12 +48,12 @@ def run_all(profiles: str = _ALL.profiles, sizes: str = MC.SIZES, sizes_4to1: st
             jobs: int = _ALL.jobs, cluster: Optional[str] = _ALL.cluster) -> None:
     """Microburst and fairness in virtual time, one run folder, one report."""
     try:
-        profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        profs = virtual_cli.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         mb = MC.params_from_options(sizes, sizes_4to1, burst_frames, quick)
         fp = FC.params_from_options(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
-        V.fail(str(e))
-    V.execute("all", profs, {"microburst": mb, "fairness": fp}, seed, results, run_id, program,
+        virtual_cli.fail(str(e))
+    virtual_cli.execute("all", profs, {"microburst": mb, "fairness": fp}, seed, results, run_id, program,
               progress, report, jobs, cluster=cluster)
 
 
@@ -62,7 +62,7 @@ def main_run() -> int:
     the seed reports ran them, both profiles, one run folder and report.
     Returns the exit status."""
     try:
-        V.execute("all", V.profiles("fair,unfair", 16.0, 1.0, 256, 1),
+        virtual_cli.execute("all", virtual_cli.profiles("fair,unfair", 16.0, 1.0, 256, 1),
                   {"microburst": MC.params_from_options("table4", "esg", None, False),
                    "fairness": FC.params_from_options("3,6,16", [], 2000.0, 1000.0,
                                                       FC.MIX.default, False)},

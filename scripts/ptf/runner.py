@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from . import targets as T
+from . import targets as ptf_targets
 from .lab import PtfLab, ptf_iface, stop, switch_iface
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def check_host() -> None:
             raise SetupError(f"{tool} is not installed (iproute2, ethtool, procps)")
 
 
-def test_params(o: PtfOptions, built: T.Built) -> str:
+def test_params(o: PtfOptions, built: ptf_targets.Built) -> str:
     """PTF's --test-params: Python assignments separated by ';'."""
     items = {"grpcaddr": f"127.0.0.1:{o.grpc_port}", "p4info": str(built.p4info),
              "config": str(built.json), "device_id": 0, "cpu_port": o.cpu_port,
@@ -104,7 +104,7 @@ def test_params(o: PtfOptions, built: T.Built) -> str:
     return ";".join(f"{k}={v!r}" for k, v in items.items())
 
 
-def ptf_argv(o: PtfOptions, built: T.Built, ports: list[int], run_dir: Path) -> list[str]:
+def ptf_argv(o: PtfOptions, built: ptf_targets.Built, ports: list[int], run_dir: Path) -> list[str]:
     argv = [*ptf_program(), "--test-dir", str(o.test_dir)]
     for p in ports:
         argv += ["-i", f"{p}@{ptf_iface(p)}"]
@@ -131,17 +131,17 @@ def _raise_on_sigterm() -> Callable[[], None]:
 def run(o: PtfOptions, log: Callable[[str], None] = print) -> int:
     try:
         check_host()
-        if o.target not in T.TARGETS:
-            raise SetupError(f"--target {o.target}: choose one of {', '.join(T.TARGETS)}")
+        if o.target not in ptf_targets.TARGETS:
+            raise SetupError(f"--target {o.target}: choose one of {', '.join(ptf_targets.TARGETS)}")
         if not 1 <= o.ports <= 32:
             raise SetupError(f"--ports {o.ports}: give 1..32")
         if not o.test_dir.is_dir():
             raise SetupError(f"--test-dir {o.test_dir}: no such directory")
         source = program_source(o.program)
         ptf_program()
-        switch_head = T.switch_program(o.target, o.switch_binary)
-        compiler = T.which_compiler(o.target, o.compiler)
-    except (SetupError, T.TargetError) as e:
+        switch_head = ptf_targets.switch_program(o.target, o.switch_binary)
+        compiler = ptf_targets.which_compiler(o.target, o.compiler)
+    except (SetupError, ptf_targets.TargetError) as e:
         log(f"p4scope ptf: error: {e}")
         return SETUP_ERROR
     temporary = o.run_dir is None
@@ -168,8 +168,8 @@ def _run_in(o: PtfOptions, source: Path, compiler: str, switch_head: list[str], 
     """Compile, lab, switch, ptf; the lab is removed whatever happens."""
     t0 = time.monotonic()
     try:
-        built = T.compile_program(source, run_dir / "build", compiler, log)
-    except T.TargetError as e:
+        built = ptf_targets.compile_program(source, run_dir / "build", compiler, log)
+    except ptf_targets.TargetError as e:
         log(f"p4scope ptf: error: {e}")
         return SETUP_ERROR
     ports = list(range(1, o.ports + 1))
@@ -188,12 +188,12 @@ def _run_in(o: PtfOptions, source: Path, compiler: str, switch_head: list[str], 
     return status
 
 
-def _switch_and_ptf(o: PtfOptions, lab: PtfLab, built: T.Built, ports: list[int], run_dir: Path,
+def _switch_and_ptf(o: PtfOptions, lab: PtfLab, built: ptf_targets.Built, ports: list[int], run_dir: Path,
                     switch_head: list[str], t0: float,
                     log: Callable[[str], None]) -> Optional[int]:
     """ptf's exit status, or None when the switch never became ready."""
     switch_log = run_dir / "switch.log"
-    cmd = T.switch_argv(switch_head, ports, switch_iface, o.grpc_port, o.thrift_port,
+    cmd = ptf_targets.switch_argv(switch_head, ports, switch_iface, o.grpc_port, o.thrift_port,
                         o.cpu_port, o.switch_log_level)
     (run_dir / "switch.cmd").write_text(" ".join(cmd) + "\n")
     log(f"p4scope ptf: starting the {o.target} switch in namespace {lab.netns} "

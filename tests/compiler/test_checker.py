@@ -4,7 +4,7 @@ user gets for ill-typed expressions."""
 import pytest
 
 from p4scope.compiler import CompileError, ast
-from p4scope.compiler import types as T
+from p4scope.compiler import types as compiler_types
 from p4scope.compiler.driver import frontend_text
 
 PRELUDE = """#include <core.p4>
@@ -63,7 +63,7 @@ def test_expression_types():
 def test_enum_member_has_its_enum_type_and_value():
     ir = frontend("const Color K = Color.RED;")
     sym = ir.checker.glob.lookup("K")
-    assert isinstance(sym.type, T.Enum) and sym.type.name == "Color"
+    assert isinstance(sym.type, compiler_types.Enum) and sym.type.name == "Color"
     assert const(ir, "K") == 1
 
 

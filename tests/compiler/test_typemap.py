@@ -4,7 +4,7 @@
 import dataclasses
 
 from p4scope.compiler import ast
-from p4scope.compiler import types as T
+from p4scope.compiler import types
 from p4scope.compiler.diagnostics import Pos
 
 from test_checker import _exprs, frontend
@@ -22,7 +22,7 @@ def test_rewritten_expression_keeps_its_type():
     for node in (moved, rebuilt):
         assert node is not concat
         t = ir.checker.type_of(node)
-        assert isinstance(t, T.Bits) and t.width == 24
+        assert isinstance(t, types.Bits) and t.width == 24
         assert ir.checker.type_of(node.left) == ir.checker.type_of(concat.left)
 
 
@@ -31,11 +31,11 @@ def test_a_new_node_has_no_type_until_a_pass_gives_it_one():
     concat = _concat(ir)
     fresh = ast.Binary("++", concat.left, concat.right, pos=concat.pos)
     assert fresh == concat                      # same shape, but another node
-    assert isinstance(ir.checker.type_of(fresh), T.Unknown)
-    ir.checker.expr_types[fresh] = T.Bits(24)
-    assert ir.checker.type_of(fresh) == T.Bits(24)
+    assert isinstance(ir.checker.type_of(fresh), types.Unknown)
+    ir.checker.expr_types[fresh] = types.Bits(24)
+    assert ir.checker.type_of(fresh) == types.Bits(24)
     ir.checker.expr_types.forget(fresh)
-    assert isinstance(ir.checker.type_of(fresh), T.Unknown)
+    assert isinstance(ir.checker.type_of(fresh), types.Unknown)
 
 
 def test_a_rewritten_control_keeps_its_checked_scope():

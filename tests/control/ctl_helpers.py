@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 
 H1 = "00:00:00:00:00:01"
 H2 = "00:00:00:00:00:02"
@@ -15,4 +15,4 @@ def ports_of(outs) -> list[int]:
 
 
 def frame(src=H1, dst=H2, size=60, **kw) -> bytes:
-    return P.udp_frame(dst_mac=dst, src_mac=src, size=size, **kw)
+    return packets.udp_frame(dst_mac=dst, src_mac=src, size=size, **kw)

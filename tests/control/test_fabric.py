@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ctl_helpers import BCAST, frame, ports_of
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.fabric import FabricOptions, configure
 from p4scope.control.values import to_int
 from p4scope.topologies import builders
@@ -18,7 +18,7 @@ def test_bridge_with_learning_and_short_frames(bench, dut):
     fab = configure(builders.single_switch(3), {"s1": dut}, start=False)
     learn = fab.states["s1"].learning
     # an ARP-sized frame (42 bytes, as veth carries it) is flooded, not dropped as a runt
-    arp = P.l2_frame(BCAST, H1, ether_type=0x0806, size=42)
+    arp = packets.l2_frame(BCAST, H1, ether_type=0x0806, size=42)
     assert len(arp) == 42
     assert ports_of(bench.send(1, arp)) == [2, 3]
     assert learn.handle(timeout=2) == 1
@@ -33,9 +33,9 @@ def test_lag_floods_once_learns_once_and_fails_over(bench, dut):
     topo = builders.lag(members=2, clients=2)    # h1 on ports 1+2, h2 on 3, h3 on 4
     fab = configure(topo, {"s1": dut}, start=False)
     learn = fab.states["s1"].learning
-    assert ports_of(bench.send(3, P.l2_frame(BCAST, H2))) == [1, 4]   # one member of the LAG
+    assert ports_of(bench.send(3, packets.l2_frame(BCAST, H2))) == [1, 4]   # one member of the LAG
     # never back into the LAG; short frames accepted on members too
-    assert ports_of(bench.send(2, P.l2_frame(BCAST, H1, size=42))) == [3, 4]
+    assert ports_of(bench.send(2, packets.l2_frame(BCAST, H1, size=42))) == [3, 4]
     while learn.handle(timeout=0.5):
         pass
     assert learn.macs == {to_int(H2): 3, to_int(H1): 2}
@@ -49,7 +49,7 @@ def test_lag_floods_once_learns_once_and_fails_over(bench, dut):
     assert ev.applied_s < 5
     for sport in range(40):
         assert ports_of(bench.send(3, frame(H2, H1, sport=1000 + sport))) == [2]
-    assert ports_of(bench.send(4, P.l2_frame(BCAST, H3))) == [2, 3]  # port 2 designated now
+    assert ports_of(bench.send(4, packets.l2_frame(BCAST, H3))) == [2, 3]  # port 2 designated now
     fab.link_up("s1", 1)
     assert 1 in spread(bench) <= {1, 2}
     assert [(e.port, e.up) for e in fab.events] == [(1, False), (1, True)]
@@ -81,10 +81,10 @@ def test_l3_routes_between_hosts(bench, dut):
     topo = builders.single_switch(2)
     fab = configure(topo, {"s1": dut}, FabricOptions(mode="l3"), start=False)
     rmac = "02:00:00:ff:00:01"
-    out = bench.send(1, P.udp_frame(dst_mac=rmac, src_mac=H1, src_ip="10.0.0.1",
+    out = bench.send(1, packets.udp_frame(dst_mac=rmac, src_mac=H1, src_ip="10.0.0.1",
                                     dst_ip="10.0.0.2", ttl=64))
     assert ports_of(out) == [2]
-    f = P.parse_frame(out[0][1])
+    f = packets.parse_frame(out[0][1])
     assert f.dst_mac == to_int(H2) and f.src_mac == to_int(rmac) and f.ttl == 63
     fab.close()
 

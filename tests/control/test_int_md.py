@@ -12,7 +12,7 @@ import struct
 import pytest
 from ctl_helpers import H1, H2
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.apps.collector import Collector
 from p4scope.control.apps.int_md import ALL_INSTRUCTIONS, IntMd
 from p4scope.control.apps.telemetry import Telemetry
@@ -34,7 +34,7 @@ EARLIER = [IntHop(node_id=1, ingress_port=3, egress_port=4, hop_latency_ns=120, 
 
 
 def flow(size=100, dport=5000, checksum=False) -> bytes:
-    f = P.udp_frame(dst_mac=H2, src_mac=H1, src_ip="10.0.1.1", dst_ip="10.0.2.2", sport=1000,
+    f = packets.udp_frame(dst_mac=H2, src_mac=H1, src_ip="10.0.1.1", dst_ip="10.0.2.2", sport=1000,
                     dport=dport, size=size, payload=bytes(range(40)))
     return with_udp_checksum(f) if checksum else f
 
@@ -212,7 +212,7 @@ def test_too_short_for_the_int_md_header_is_forwarded(bench, md, dut):
     dut.table("port_config").insert({"ingress_port": 1}, "set_port_config", flood_group=1,
                                     min_frame=40, max_frame=9212)
     udp = struct.pack("!HHHH", 1000, 32767, 18, 0) + bytes(10)
-    f = (P.ethernet(H2, H1, P.ETH_IPV4) + P.ipv4("10.0.1.1", "10.0.2.2", P.PROTO_UDP, len(udp))
+    f = (packets.ethernet(H2, H1, packets.ETH_IPV4) + packets.ipv4("10.0.1.1", "10.0.2.2", packets.PROTO_UDP, len(udp))
          + udp)
     assert len(f) == 52
     (out,), _ = split(bench.send(1, f))

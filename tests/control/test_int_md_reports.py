@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.apps.collector import Collector
 from p4scope.control.int_md_headers import (INS_BUFFER, INS_CHECKSUM_COMPLEMENT,
                                             INS_EGRESS_TS, INS_HOP_LATENCY, INS_INGRESS_TS,
@@ -30,8 +30,8 @@ HOP = IntHop(node_id=9, ingress_port=1, egress_port=2, hop_latency_ns=345, queue
 
 def flow(sport=1000, ident=0) -> bytes:
     udp = struct.pack("!HHHH", sport, 5000, 8 + 30, 0) + bytes(30)
-    return (P.ethernet("00:00:00:00:00:02", "00:00:00:00:00:01", P.ETH_IPV4)
-            + P.ipv4("10.0.1.1", "10.0.2.2", P.PROTO_UDP, len(udp), ident=ident) + udp)
+    return (packets.ethernet("00:00:00:00:00:02", "00:00:00:00:00:01", packets.ETH_IPV4)
+            + packets.ipv4("10.0.1.1", "10.0.2.2", packets.PROTO_UDP, len(udp), ident=ident) + udp)
 
 
 def test_instruction_words_count_eight_byte_items_twice():
@@ -64,7 +64,7 @@ def test_the_stack_reads_in_path_order():
     assert parse_int_md(f[14:14 + 20 + 8 + 16 + 24]) == st
 
 
-@pytest.mark.parametrize("packet", [flow()[14:], P.tcp_frame()[14:], b"\x45" + bytes(10)])
+@pytest.mark.parametrize("packet", [flow()[14:], packets.tcp_frame()[14:], b"\x45" + bytes(10)])
 def test_no_int_md_is_none(packet):
     assert parse_int_md(packet) is None
 

@@ -7,7 +7,7 @@ import time
 
 from ctl_helpers import BCAST, H1, H2, H3, frame, ports_of
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.values import to_int
 from p4scope.control.apps.flooding import Flooding
 from p4scope.control.apps.learning import L2Learning
@@ -38,15 +38,15 @@ def test_unknown_source_is_learnt_and_next_frame_is_forwarded(bench, dut):
 
 def test_broadcast_is_flooded_except_to_its_ingress_port(bench, dut):
     setup_bridge(dut, ports=(1, 2, 3))
-    assert ports_of(bench.send(2, P.l2_frame(BCAST, H2))) == [1, 3]
+    assert ports_of(bench.send(2, packets.l2_frame(BCAST, H2))) == [1, 3]
 
 
 def test_flood_groups_per_port(bench, dut):
     fl = Flooding(dut)
     fl.domain([1, 2, 3, 4])
     fl.domain([5, 6, 7], group=2, ports_use_it=True)
-    assert ports_of(bench.send(5, P.l2_frame(BCAST, H1))) == [6, 7]
-    assert ports_of(bench.send(1, P.l2_frame(BCAST, H2))) == [2, 3, 4]
+    assert ports_of(bench.send(5, packets.l2_frame(BCAST, H1))) == [6, 7]
+    assert ports_of(bench.send(1, packets.l2_frame(BCAST, H2))) == [2, 3, 4]
 
 
 def test_no_flood_group_drops_and_counts(bench, dut):

@@ -13,7 +13,7 @@ from p4scope.control.schema import NameIndex
 from p4scope.control.reports import ReportError, parse_report
 from p4scope.control.apps.routing import (HostAttachment, NextHop, RoutingTopology,
                                           topology_routes)
-from p4scope.control import values as V
+from p4scope.control import values
 
 
 @pytest.fixture(scope="module")
@@ -81,15 +81,15 @@ def test_p4info_loads_from_text_json_and_binary(tmp_path, dut_pipeline):
 # ----- values ------------------------------------------------------------------------
 
 def test_values():
-    assert V.encode("10.0.0.1", 32) == b"\x0a\x00\x00\x01"
-    assert V.encode("00:00:00:00:00:01", 48) == b"\x01"
-    assert V.encode(0, 9) == b"\x00"
-    assert V.encode("0x1ff", 9) == b"\x01\xff"
-    assert V.to_int("2001:db8::1") == 0x20010DB8000000000000000000000001
-    with pytest.raises(V.BadValue, match="does not fit in 9 bits"):
-        V.encode(512, 9)
-    with pytest.raises(V.BadValue, match="not a number"):
-        V.encode("ten", 8)
+    assert values.encode("10.0.0.1", 32) == b"\x0a\x00\x00\x01"
+    assert values.encode("00:00:00:00:00:01", 48) == b"\x01"
+    assert values.encode(0, 9) == b"\x00"
+    assert values.encode("0x1ff", 9) == b"\x01\xff"
+    assert values.to_int("2001:db8::1") == 0x20010DB8000000000000000000000001
+    with pytest.raises(values.BadValue, match="does not fit in 9 bits"):
+        values.encode(512, 9)
+    with pytest.raises(values.BadValue, match="not a number"):
+        values.encode("ten", 8)
 
 
 # ----- entities -----------------------------------------------------------------------
@@ -163,8 +163,8 @@ def test_topology_routes_use_every_shortest_path():
         router_macs={"s2": "02:00:00:00:00:02", "s3": "02:00:00:00:00:03"})
     r1 = topology_routes(topo, "s1")
     assert r1["10.0.0.1/32"] == [NextHop("00:00:00:00:00:01", port=1)]
-    assert r1["10.0.0.2/32"] == [NextHop(V.to_int("02:00:00:00:00:02"), port=2),
-                                 NextHop(V.to_int("02:00:00:00:00:03"), port=3)]
+    assert r1["10.0.0.2/32"] == [NextHop(values.to_int("02:00:00:00:00:02"), port=2),
+                                 NextHop(values.to_int("02:00:00:00:00:03"), port=3)]
     r2 = topology_routes(topo, "s2")
     assert [h.port for h in r2["10.0.0.2/32"]] == [2]
 

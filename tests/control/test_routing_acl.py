@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from ctl_helpers import H1, ports_of
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.apps.acl import Acl, AclRule, AclSet, feature_invariance_rules
 from p4scope.control.apps.flooding import Flooding
 from p4scope.control.apps.lag import Lags
@@ -20,7 +20,7 @@ NH4 = "00:00:00:00:04:01"
 
 
 def routed(dst_ip="10.0.2.7", src_ip="10.0.1.5", sport=1234, dport=80, ttl=64, **kw):
-    return P.udp_frame(dst_mac=RMAC, src_mac=H1, src_ip=src_ip, dst_ip=dst_ip, sport=sport,
+    return packets.udp_frame(dst_mac=RMAC, src_mac=H1, src_ip=src_ip, dst_ip=dst_ip, sport=sport,
                        dport=dport, ttl=ttl, **kw)
 
 
@@ -35,7 +35,7 @@ def test_route_rewrites_macs_and_decrements_ttl(bench, dut, router):
     router.route("10.0.2.0/24", [NextHop(NH2, port=2)])
     out = bench.send(1, routed(ttl=64))
     assert ports_of(out) == [2]
-    f = P.parse_frame(out[0][1])
+    f = packets.parse_frame(out[0][1])
     assert f.dst_mac == to_int(NH2) and f.src_mac == to_int(RMAC)
     assert f.ttl == 63 and f.ip_checksum_ok
 
@@ -76,7 +76,7 @@ def test_ecmp_group_forwards_through_a_member(bench, dut, router):
     router.route("10.0.2.0/24", [NextHop(NH2, port=2), NextHop(NH3, port=3)])
     out = bench.send(1, routed())
     assert len(out) == 1 and out[0][0] in (2, 3)
-    f = P.parse_frame(out[0][1])
+    f = packets.parse_frame(out[0][1])
     assert f.dst_mac == to_int({2: NH2, 3: NH3}[out[0][0]])
 
 
@@ -84,7 +84,7 @@ def test_lag_member_removal_moves_traffic(bench, dut):
     lags = Lags(dut)
     lags.create(1, [3, 4])
     dut.table("dmac").insert({"dst_addr": "00:00:00:00:00:09"}, "forward_lag", lag_id=1)
-    fr = P.udp_frame(dst_mac="00:00:00:00:00:09", src_mac=H1)
+    fr = packets.udp_frame(dst_mac="00:00:00:00:00:09", src_mac=H1)
     out = bench.send(1, fr)
     assert len(out) == 1 and out[0][0] in (3, 4)
     lags.set_ports(1, [4])
@@ -111,10 +111,10 @@ def test_acl_deny_permit_and_dscp_rewrite(bench, dut, router):
 
     assert bench.send(1, routed("10.0.9.1", dport=22)) == []
     out = bench.send(1, routed("10.0.9.1", dport=23))     # not denied: marked
-    assert P.parse_frame(out[0][1]).dscp == 46
-    assert P.parse_frame(out[0][1]).ip_checksum_ok
+    assert packets.parse_frame(out[0][1]).dscp == 46
+    assert packets.parse_frame(out[0][1]).ip_checksum_ok
     out = bench.send(1, routed("10.0.5.1", src_ip="10.0.3.3"))   # neither
-    assert P.parse_frame(out[0][1]).dscp == 0
+    assert packets.parse_frame(out[0][1]).dscp == 0
 
     hits = acl.hits()
     assert hits[deny][1] == 1 and hits[mark][1] == 1
@@ -131,7 +131,7 @@ def test_feature_invariance_rule_set_marks_test_traffic(bench, dut, router):
     acl.apply(rules)
     assert len(dut.table("acl")) == 24
     out = bench.send(1, routed())
-    assert P.parse_frame(out[0][1]).dscp == 10
+    assert packets.parse_frame(out[0][1]).dscp == 10
 
 
 # ----- errored frames ----------------------------------------------------------------
@@ -142,22 +142,22 @@ def drops(dut, reason, port=1):
 
 def test_errored_frames_are_filtered(bench, dut):
     Flooding(dut).domain([1, 2])
-    good = P.udp_frame(src_mac=H1)
+    good = packets.udp_frame(src_mac=H1)
     assert ports_of(bench.send(1, good)) == [2]
     # undersized: 59 bytes (63 with FCS)
     assert bench.send(1, good[:59]) == []
     assert drops(dut, 1) == 1
     # oversized for a port limited to 1514 (1518 with the FCS)
     Flooding(dut).port(1, max_frame=1514)
-    assert bench.send(1, P.udp_frame(src_mac=H1, size=1515)) == []
+    assert bench.send(1, packets.udp_frame(src_mac=H1, size=1515)) == []
     assert drops(dut, 2) == 1
-    assert ports_of(bench.send(1, P.udp_frame(src_mac=H1, size=1514))) == [2]
+    assert ports_of(bench.send(1, packets.udp_frame(src_mac=H1, size=1514))) == [2]
     # truncated IPv4 header: parser error
     trunc = good[:14 + 12]
     assert bench.send(1, trunc + b"\0" * 0) == []
     assert drops(dut, 3) == 1
     # bad IPv4 header checksum
-    assert bench.send(1, P.udp_frame(src_mac=H1, bad_checksum=True)) == []
+    assert bench.send(1, packets.udp_frame(src_mac=H1, bad_checksum=True)) == []
     assert drops(dut, 4) == 1
     # not version 4
     bad = bytearray(good)
@@ -169,7 +169,7 @@ def test_errored_frames_are_filtered(bench, dut):
 def test_per_port_counters(bench, dut):
     Flooding(dut).domain([1, 2, 3])
     for _ in range(3):
-        bench.send(1, P.udp_frame(src_mac=H1, size=100))
+        bench.send(1, packets.udp_frame(src_mac=H1, size=100))
     assert dut.counter("ingress_port_counter")[1].packets == 3
     assert dut.counter("ingress_port_counter")[1].bytes == 300
     assert dut.counter("egress_port_counter")[2].packets == 3

@@ -16,7 +16,7 @@ import time
 import pytest
 from ctl_helpers import H1, H2, H3
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.apps.collector import Collector
 from p4scope.control.apps.telemetry import Tap, Telemetry, pair_index
 from p4scope.control.reports import (DOMAIN_QUEUE, EVENT_BURST_END, EVENT_BURST_PKT,
@@ -28,7 +28,7 @@ UDP_PORT = 32766
 
 
 def frame(src, size=60, sport=1000):
-    return P.udp_frame(dst_mac=H2, src_mac=src, src_ip="10.0.1.1", dst_ip="10.0.2.2",
+    return packets.udp_frame(dst_mac=H2, src_mac=src, src_ip="10.0.1.1", dst_ip="10.0.2.2",
                        sport=sport, size=size)
 
 
@@ -154,7 +154,7 @@ def test_int_report_format(bench, dut, tel):
     r = parse_report_frame(raw, UDP_PORT)
     assert r.queue.events == EVENT_BURST_END
     # outer headers
-    eth = P.parse_frame(raw)
+    eth = packets.parse_frame(raw)
     assert eth.dst_mac == 0x020000000064 and eth.ip_checksum_ok
     assert eth.ip_src == 0x0AFF0001 and eth.ip_dst == 0x0AFF0064 and eth.dport == UDP_PORT
     # group, individual and main headers
@@ -185,12 +185,12 @@ def test_short_packet_inner_is_cut_to_whole_words(bench, dut, tel):
 
 def test_postcards_for_watched_flows(bench, dut, tel):
     tel.watch(dst="10.0.2.0/24", dport=(80, 80))
-    outs = bench.send(1, frame(H1), P.udp_frame(dst_mac=H2, src_mac=H1, dport=81))
+    outs = bench.send(1, frame(H1), packets.udp_frame(dst_mac=H2, src_mac=H1, dport=81))
     reps = reports(outs)
     assert len(reps) == 1
     assert reps[0].tracked and not reps[0].congested
     assert reps[0].queue.events == EVENT_POSTCARD
-    assert P.parse_frame(reps[0].inner).dport == 80
+    assert packets.parse_frame(reps[0].inner).dport == 80
 
 
 def test_interval_maxima_are_reported(bench, dut, tel):

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from p4scope.cli import app
-from p4scope.experiments.lag_hash import uniform as U
+from p4scope.experiments.lag_hash import uniform
 from p4scope.experiments.lag_hash.measure import plan
 from p4scope.experiments.lag_hash.params import LagHashParams, run_ports
 
@@ -49,33 +49,33 @@ def test_every_run_draws_new_distinct_ports_and_both_setups_see_the_same():
 
 def test_uniform_hash_figures_against_hand_computed_values():
     # 4 flows on 4 members are balanced only when all differ: 4!/4^4
-    assert U.p_balanced(4, 4) == Fraction(24, 256)
+    assert uniform.p_balanced(4, 4) == Fraction(24, 256)
     # 12 flows leave a member idle: 1 - surjections / 4^12 (inclusion-exclusion)
     onto = 4 ** 12 - 4 * 3 ** 12 + 6 * 2 ** 12 - 4
-    assert U.p_idle(12, 4) == 1 - Fraction(onto, 4 ** 12)
-    assert float(U.p_idle(12, 4)) == pytest.approx(0.125, abs=0.001)
-    assert U.p_idle(3, 4) == 1 and U.p_idle(1, 1) == 0
+    assert uniform.p_idle(12, 4) == 1 - Fraction(onto, 4 ** 12)
+    assert float(uniform.p_idle(12, 4)) == pytest.approx(0.125, abs=0.001)
+    assert uniform.p_idle(3, 4) == 1 and uniform.p_idle(1, 1) == 0
     # 3 flows on 4 members: all apart 24/64, all together 4/64, else a pair
-    assert U.max_load_distribution(3, 4) == [0, Fraction(24, 64), Fraction(36, 64),
+    assert uniform.max_load_distribution(3, 4) == [0, Fraction(24, 64), Fraction(36, 64),
                                              Fraction(4, 64)]
-    three = U.predict(3, 4)
+    three = uniform.predict(3, 4)
     assert three.max_mean == pytest.approx(108 / 64)
     assert three.max_sd == pytest.approx((24 / 64 + 4 * 36 / 64 + 9 * 4 / 64 - (108 / 64) ** 2)
                                          ** 0.5)
-    assert U.predict(2, 4).max_mean == pytest.approx(1.25)
+    assert uniform.predict(2, 4).max_mean == pytest.approx(1.25)
     # 2 flows of 10 on 2 members of 15: 1/4 idle-and-20-capped-at-15, 1/2 split
-    assert U.delivered_bps(2, 2, 10.0, 15.0) == pytest.approx(17.5)
-    assert U.delivered_bps(12, 1, 10.25, 100.0) == pytest.approx(100.0)  # one port: capped
+    assert uniform.delivered_bps(2, 2, 10.0, 15.0) == pytest.approx(17.5)
+    assert uniform.delivered_bps(12, 1, 10.25, 100.0) == pytest.approx(100.0)  # one port: capped
 
 
 def test_z_and_verdict():
-    pred = U.predict(4, 4)
-    assert U.z_score(pred.max_mean, 15, pred) == pytest.approx(0.0)
-    assert U.z_score(4.0, 15, pred) > U.WORSE_Z  # every run on one member
-    assert U.z_score(1.0, 15, U.predict(1, 4)) is None  # one flow: nothing varies
-    assert U.combined_z([1.0, None, 1.0]) == pytest.approx(2 / 2 ** 0.5)
-    assert U.verdict(3.0) == "worse than chance" and U.verdict(0.5) == "within chance"
-    assert U.verdict(-3.0) == "more even than chance"
+    pred = uniform.predict(4, 4)
+    assert uniform.z_score(pred.max_mean, 15, pred) == pytest.approx(0.0)
+    assert uniform.z_score(4.0, 15, pred) > uniform.WORSE_Z  # every run on one member
+    assert uniform.z_score(1.0, 15, uniform.predict(1, 4)) is None  # one flow: nothing varies
+    assert uniform.combined_z([1.0, None, 1.0]) == pytest.approx(2 / 2 ** 0.5)
+    assert uniform.verdict(3.0) == "worse than chance" and uniform.verdict(0.5) == "within chance"
+    assert uniform.verdict(-3.0) == "more even than chance"
 
 
 def test_the_dut_compiles_the_chosen_hash_and_keeps_its_default():
@@ -148,7 +148,7 @@ def test_the_seed_tables_and_the_report(small_run):
     uni = pd.read_csv(small_run / "lag_hash_uniform.csv")
     row = uni[(uni["Setup"] == "4x25G LAG") & (uni["Streams"] == 6)].iloc[0]
     assert row["Uniform hash: P(a member idle) (%)"] == pytest.approx(
-        100 * float(U.p_idle(6, 4)), abs=0.05)
+        100 * float(uniform.p_idle(6, 4)), abs=0.05)
     assert (uni.loc[uni["Setup"] == "1x100G port", "Busiest member's streams (mean)"]
             == uni.loc[uni["Setup"] == "1x100G port", "Streams"]).all()
     meta = json.loads((small_run / "run.json").read_text())

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from p4scope.cli import app
-from p4scope.experiments import report as R
+from p4scope.experiments import report as experiments_report
 from p4scope.experiments.fairness import mininet as F
 from p4scope.experiments.fairness import plan as fx
 from p4scope.experiments.tcp_incast import job as I
@@ -112,7 +112,7 @@ def report(run) -> str:
 def test_report_renders_a_stored_incast_run_as_mininet(tmp_path, monkeypatch):
     run = stored_incast_run(tmp_path, monkeypatch)
     meta = json.loads((run / "run.json").read_text())
-    assert meta["mode"] == "mininet" and meta["renderer"] == R.RENDERER
+    assert meta["mode"] == "mininet" and meta["renderer"] == experiments_report.RENDERER
     html = report(run)
     assert "TCP incast in Mininet" in html and "Queue telemetry alongside" in html
     assert "Theory" not in html  # the virtual-time renderer's section
@@ -130,7 +130,7 @@ def test_report_renders_a_stored_fairness_mininet_run_in_mbps(tmp_path, monkeypa
     assert (run / "figures" / "fairness_shares_3to1.png").exists()
 
 
-@pytest.mark.parametrize("renderer", [None, *R.FORMER_RENDERERS])
+@pytest.mark.parametrize("renderer", [None, *experiments_report.FORMER_RENDERERS])
 def test_runs_stored_by_earlier_versions_render(tmp_path, monkeypatch, renderer):
     """Before the experiments were plug-ins a run named its mode's renderer
     (or none); every such run renders with the one report."""

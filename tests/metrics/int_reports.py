@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 
-from p4scope.control import packets as P
+from p4scope.control import packets
 from p4scope.control.int_md_headers import (INS_EGRESS_TS, INS_HOP_LATENCY, INS_INGRESS_TS,
                                             INS_L1_PORTS, INS_NODE_ID, with_int_md)
 from p4scope.control.reports import DOMAIN_QUEUE, EVENT_POSTCARD
@@ -20,8 +20,8 @@ def flow(sport: int = 1000, ident: int = 0, size: int = 64) -> bytes:
     """An Ethernet/IPv4/UDP frame 10.0.1.1:sport -> 10.0.2.2:5000."""
     pad = max(0, size - 14 - 20 - 8)
     udp = struct.pack("!HHHH", sport, 5000, 8 + pad, 0) + bytes(pad)
-    return (P.ethernet("00:00:00:00:00:02", "00:00:00:00:00:01", P.ETH_IPV4)
-            + P.ipv4("10.0.1.1", "10.0.2.2", P.PROTO_UDP, len(udp), ident=ident) + udp)
+    return (packets.ethernet("00:00:00:00:00:02", "00:00:00:00:00:01", packets.ETH_IPV4)
+            + packets.ipv4("10.0.1.1", "10.0.2.2", packets.PROTO_UDP, len(udp), ident=ident) + udp)
 
 
 def _report(node: int, seq: int, inner: bytes, *, in_type: int, md: bytes, domain: int = 0,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from p4scope.cli import app
 from p4scope.experiments.rfc2889 import errored
-from p4scope.experiments.rfc2889 import verdicts as V
+from p4scope.experiments.rfc2889 import verdicts
 from p4scope.experiments.rfc2889.pressure import utilisation_pct
 
 
@@ -24,21 +24,21 @@ runner = CliRunner()
 
 
 def test_forward_pressure_fails_only_below_96_bits():
-    assert V.forward_pressure_result(96.0, 100e9) == V.PASS
-    assert V.forward_pressure_result(95.95, 100e9) == V.PASS  # within 1 ps at 100G
-    assert V.forward_pressure_result(88.0, 100e9) == V.FAIL
-    assert V.forward_pressure_result(95.9, 1e9) == V.FAIL
-    assert V.forward_pressure_result(None, 100e9) == V.NONE
+    assert verdicts.forward_pressure_result(96.0, 100e9) == verdicts.PASS
+    assert verdicts.forward_pressure_result(95.95, 100e9) == verdicts.PASS  # within 1 ps at 100G
+    assert verdicts.forward_pressure_result(88.0, 100e9) == verdicts.FAIL
+    assert verdicts.forward_pressure_result(95.9, 1e9) == verdicts.FAIL
+    assert verdicts.forward_pressure_result(None, 100e9) == verdicts.NONE
     # the seed's Tx max. util. at 64 B with an 88-bit gap, and the standard gap's 100 %
     assert utilisation_pct(64, 88) == pytest.approx(101.205, abs=1e-3)
     assert utilisation_pct(1518, 96) == pytest.approx(100.0)
 
 
 def test_errored_frames_pass_only_when_none_is_forwarded_and_no_valid_one_lost():
-    assert V.errored_passed(valid_tx=100, valid_rx=100, errored_rx=0)
-    assert not V.errored_passed(valid_tx=100, valid_rx=100, errored_rx=1)
-    assert not V.errored_passed(valid_tx=100, valid_rx=99, errored_rx=0)
-    assert not V.errored_passed(valid_tx=0, valid_rx=0, errored_rx=0)
+    assert verdicts.errored_passed(valid_tx=100, valid_rx=100, errored_rx=0)
+    assert not verdicts.errored_passed(valid_tx=100, valid_rx=100, errored_rx=1)
+    assert not verdicts.errored_passed(valid_tx=100, valid_rx=99, errored_rx=0)
+    assert not verdicts.errored_passed(valid_tx=0, valid_rx=0, errored_rx=0)
 
 
 def test_the_errored_mix_shares_the_load_and_its_runts_fit_a_tag():

@@ -8,7 +8,7 @@ import pytest
 
 from p4scope.experiments.params import ParamError
 from p4scope.experiments.rfc2889 import tables as tb
-from p4scope.experiments.rfc2889 import verdicts as V
+from p4scope.experiments.rfc2889 import verdicts
 from p4scope.experiments.rfc2889.controller import Watch
 from p4scope.experiments.rfc2889.measure import plan
 from p4scope.experiments.rfc2889.params import NOT_MEASURED, TESTS, Rfc2889Params
@@ -17,48 +17,48 @@ from p4scope.experiments.rfc2889.topology import (congestion_ports, congestion_s
 
 
 def test_forwarding_passes_only_without_loss_or_misdelivery():
-    assert V.forwarding_passed(1000, 1000)
-    assert not V.forwarding_passed(1000, 999)
-    assert not V.forwarding_passed(1000, 1000, misdelivered=1)
-    assert V.forwarding_passed(1000, 999, tolerance_pct=0.1)
-    assert V.loss_pct(400, 300) == 25.0 and V.loss_pct(0, 0) == 0.0
+    assert verdicts.forwarding_passed(1000, 1000)
+    assert not verdicts.forwarding_passed(1000, 999)
+    assert not verdicts.forwarding_passed(1000, 1000, misdelivered=1)
+    assert verdicts.forwarding_passed(1000, 999, tolerance_pct=0.1)
+    assert verdicts.loss_pct(400, 300) == 25.0 and verdicts.loss_pct(0, 0) == 0.0
 
 
 def test_a_search_fails_when_nothing_passed():
-    assert V.search_result(33.0) == V.PASS
-    assert V.search_result(None) == V.FAIL
-    assert V.search_result(0.0) == V.FAIL
+    assert verdicts.search_result(33.0) == verdicts.PASS
+    assert verdicts.search_result(None) == verdicts.FAIL
+    assert verdicts.search_result(0.0) == verdicts.FAIL
 
 
 def test_congestion_fails_on_head_of_line_blocking_and_reports_back_pressure():
     # the seed's 64 B row: the uncongested port loses nothing, the congested a third
-    assert V.congestion_result(22321429, 22321429) == V.PASS
-    assert not V.head_of_line_blocking(22321429, 22321429)
+    assert verdicts.congestion_result(22321429, 22321429) == verdicts.PASS
+    assert not verdicts.head_of_line_blocking(22321429, 22321429)
     # the seed's 1518 B row: the uncongested port lost frames
-    assert V.congestion_result(1219116, 1194263) == V.FAIL
-    assert V.head_of_line_blocking(1219116, 1194263)
-    assert V.back_pressure(sent=9000, offered=10000)
-    assert not V.back_pressure(sent=10000, offered=10000)
-    assert not V.back_pressure(sent=9990, offered=10000)  # within a generator's margin
+    assert verdicts.congestion_result(1219116, 1194263) == verdicts.FAIL
+    assert verdicts.head_of_line_blocking(1219116, 1194263)
+    assert verdicts.back_pressure(sent=9000, offered=10000)
+    assert not verdicts.back_pressure(sent=10000, offered=10000)
+    assert not verdicts.back_pressure(sent=9990, offered=10000)  # within a generator's margin
 
 
 def test_address_trials_fail_on_flooding_or_a_missing_frame():
-    assert V.address_passed(1500, 1500, 0)
-    assert not V.address_passed(1500, 1500, 1)       # flooded to the monitor port
-    assert not V.address_passed(1500, 1499, 0)       # a test frame did not arrive
-    assert not V.address_passed(0, 0, 0)             # nothing was sent: no verdict to give
+    assert verdicts.address_passed(1500, 1500, 0)
+    assert not verdicts.address_passed(1500, 1500, 1)       # flooded to the monitor port
+    assert not verdicts.address_passed(1500, 1499, 0)       # a test frame did not arrive
+    assert not verdicts.address_passed(0, 0, 0)             # nothing was sent: no verdict to give
 
 
 def test_broadcast_needs_every_frame_on_every_port():
-    assert V.broadcast_passed(100, [100, 100, 100])
-    assert not V.broadcast_passed(100, [100, 99, 100])
-    assert not V.broadcast_passed(100, [100, 100], echoed=1)
+    assert verdicts.broadcast_passed(100, [100, 100, 100])
+    assert not verdicts.broadcast_passed(100, [100, 99, 100])
+    assert not verdicts.broadcast_passed(100, [100, 100], echoed=1)
 
 
 def test_a_test_fails_when_any_size_failed():
-    assert V.overall([V.PASS, V.PASS]) == V.PASS
-    assert V.overall([V.PASS, V.FAIL, V.PASS]) == V.FAIL
-    assert V.overall([V.NONE, V.NONE]) == V.NONE
+    assert verdicts.overall([verdicts.PASS, verdicts.PASS]) == verdicts.PASS
+    assert verdicts.overall([verdicts.PASS, verdicts.FAIL, verdicts.PASS]) == verdicts.FAIL
+    assert verdicts.overall([verdicts.NONE, verdicts.NONE]) == verdicts.NONE
 
 
 def test_the_plan_runs_the_full_mesh_before_the_maximum_forwarding_rate():

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from p4scope.experiments.mininet import shape
-from p4scope.experiments.tcp_incast import job as I
+from p4scope.experiments.tcp_incast import job as tcp_incast_job
 
 APP = [sys.executable, "-m", "p4scope.experiments.tcp_incast.app"]
 
@@ -50,16 +50,16 @@ def test_two_senders_two_flows_each_on_loopback():
 def test_sizes_and_parameters_are_checked():
     assert shape.parse_size("256K") == 262144 and shape.parse_size("1M") == 1 << 20
     assert shape.parse_size("1500") == 1500 and shape.size_label(262144) == "256K"
-    with pytest.raises(I.ParamError):
+    with pytest.raises(tcp_incast_job.ParamError):
         shape.parse_size("lots")
-    with pytest.raises(I.ParamError, match="senders"):
-        I.IncastParams(senders=0).check()
-    with pytest.raises(I.ParamError, match="kinds"):
-        I.IncastParams(kinds=("ovs",)).check()
-    with pytest.raises(I.ParamError, match="not a rate"):
-        I.IncastParams(link_bw="fast").check()
-    p = I.IncastParams(senders=3, flows=2, flow_bytes=(1024, 2048), kinds=("p4scope", "bmv2"))
-    cases = I.plan(p)
+    with pytest.raises(tcp_incast_job.ParamError, match="senders"):
+        tcp_incast_job.IncastParams(senders=0).check()
+    with pytest.raises(tcp_incast_job.ParamError, match="kinds"):
+        tcp_incast_job.IncastParams(kinds=("ovs",)).check()
+    with pytest.raises(tcp_incast_job.ParamError, match="not a rate"):
+        tcp_incast_job.IncastParams(link_bw="fast").check()
+    p = tcp_incast_job.IncastParams(senders=3, flows=2, flow_bytes=(1024, 2048), kinds=("p4scope", "bmv2"))
+    cases = tcp_incast_job.plan(p)
     assert [c.case_id for c in cases] == [
         "tcp-incast/3x2/1K/p4scope", "tcp-incast/3x2/2K/p4scope",
         "tcp-incast/3x2/1K/bmv2", "tcp-incast/3x2/2K/bmv2"]

@@ -9,9 +9,9 @@ import json
 import pandas as pd
 import pytest
 
-from p4scope.experiments.fairness import mininet as F
+from p4scope.experiments.fairness import mininet as fairness_mininet
 from p4scope.experiments.fairness.mininet import execute_fairness
-from p4scope.experiments.microburst import mininet as M
+from p4scope.experiments.microburst import mininet as microburst_mininet
 from p4scope.experiments.microburst.mininet import execute_microburst
 
 from mn_namespaces import netns as _netns
@@ -26,7 +26,7 @@ def _cleaned(run) -> None:
 
 
 def test_fairness_in_mininet_fills_the_fairness_tables(tmp_path):
-    p = F.MnFairnessParams(n=(2,), duration_s=2.0, warmup_s=0.8, link_bw="10M")
+    p = fairness_mininet.MnFairnessParams(n=(2,), duration_s=2.0, warmup_s=0.8, link_bw="10M")
     res = execute_fairness(p, tmp_path, "fair", progress=False, report=True, echo=lambda s: None)
     assert res.outcome.complete, res.outcome
     fair = pd.read_parquet(res.path / "fairness.parquet")
@@ -46,7 +46,7 @@ def test_fairness_in_mininet_fills_the_fairness_tables(tmp_path):
 
 
 def test_microburst_in_mininet_measures_the_link_queue(tmp_path):
-    p = M.MnBurstParams(sizes_2to1=(1518,), sizes_4to1=(), queue_packets=60)
+    p = microburst_mininet.MnBurstParams(sizes_2to1=(1518,), sizes_4to1=(), queue_packets=60)
     res = execute_microburst(p, tmp_path, "burst", progress=False, report=True,
                              echo=lambda s: None)
     assert res.outcome.complete, res.outcome

@@ -14,7 +14,7 @@ import pytest
 
 from p4scope.experiments.mininet.testbed import Testbed, build_dut
 from p4scope.topologies import builders, procs, tcp
-from p4scope.topologies import traffic as T
+from p4scope.topologies import traffic
 
 from mn_namespaces import netns as _netns
 
@@ -98,9 +98,9 @@ def test_iperf3_through_the_dut(tmp_path, dut_build):
 
 
 def _blast(host, iface, dst_mac, dst_ip, first_id, n, pps, seconds, out, key):
-    streams = [T.Stream(first_id + i, dst=dst_mac, ip_dst=dst_ip, rate=pps, size=128,
+    streams = [traffic.Stream(first_id + i, dst=dst_mac, ip_dst=dst_ip, rate=pps, size=128,
                         sport=40000 + 97 * i) for i in range(n)]
-    out[key] = T.send(host, iface, streams, duration=seconds, batch=8)
+    out[key] = traffic.send(host, iface, streams, duration=seconds, batch=8)
 
 
 def test_lag_member_down_traffic_moves_to_the_other_member(tmp_path, dut_build):
@@ -114,8 +114,8 @@ def test_lag_member_down_traffic_moves_to_the_other_member(tmp_path, dut_build):
         sw = tb.name("s1")
         h1, h2 = tb.host("h1"), tb.host("h2")
         assert " 0% packet loss" in h2.cmd(f"ping -c 2 -i 0.2 -W 1 {h1.IP()}")
-        rx1 = T.start_receiver(h1, "bond0", idle=1.5, interval_ms=10)
-        rx2 = T.start_receiver(h2, "h2-eth0", idle=1.5, interval_ms=10)
+        rx1 = traffic.start_receiver(h1, "bond0", idle=1.5, interval_ms=10)
+        rx2 = traffic.start_receiver(h2, "h2-eth0", idle=1.5, interval_ms=10)
         sent: dict = {}
         threads = [threading.Thread(target=_blast, args=a) for a in (
             (h2, "h2-eth0", h1.MAC(), h1.IP(), 1, n, pps, seconds, sent, "to_lag"),
@@ -128,8 +128,8 @@ def test_lag_member_down_traffic_moves_to_the_other_member(tmp_path, dut_build):
         subprocess.run(["ip", "link", "set", "dev", f"{sw}-eth1", "up"], check=True)
         for t in threads:
             t.join(timeout=30)
-        to_lag = T.combine(sent["to_lag"], rx1.result())
-        from_lag = T.combine(sent["from_lag"], rx2.result())
+        to_lag = traffic.combine(sent["to_lag"], rx1.result())
+        from_lag = traffic.combine(sent["from_lag"], rx2.result())
         events = [(e.port, e.up, e.applied_s) for e in tb.fabric.events]
         bond_moves = list(h1.bond.failovers)
     outage = {name: max(r.lost / pps for r in res) for name, res in

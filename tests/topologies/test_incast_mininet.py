@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from p4scope.experiments.mininet.testbed import bmv2_missing
-from p4scope.experiments.tcp_incast import job as I
+from p4scope.experiments.tcp_incast import job as tcp_incast_job
 from p4scope.experiments.tcp_incast.mininet import execute_incast
 from p4scope.topologies import procs
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("mininet_ok")
 
 
 def test_small_incast_writes_results_and_a_report(tmp_path):
-    p = I.IncastParams(senders=3, flows=2, flow_bytes=(64 << 10,), link_bw="50M",
+    p = tcp_incast_job.IncastParams(senders=3, flows=2, flow_bytes=(64 << 10,), link_bw="50M",
                        queue_packets=50, kinds=("p4scope", "bmv2"))
     res = execute_incast(p, tmp_path, "small", progress=False, report=True, echo=lambda s: None)
     assert res.outcome.complete, res.outcome

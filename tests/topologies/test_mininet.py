@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from p4scope.topologies import builders, procs
-from p4scope.topologies import traffic as T
+from p4scope.topologies import traffic
 from p4scope.topologies.clean import clean_stale, ifindex
 from p4scope.topologies.manifest import Manifest
 from p4scope.topologies.run import Network, NetworkError, root_names
@@ -79,10 +79,10 @@ def test_p4scope_switch_forwards_pings_and_streams(tmp_path, wire_json):
     with Network(topo, tmp_path / "run") as net:
         h1, h2 = net.host("h1"), net.host("h2")
         assert " 0% packet loss" in h1.cmd(f"ping -c 3 -i 0.2 -W 1 {h2.IP()}")
-        rx = T.start_receiver(h2, "h2-eth0", idle=0.5)
-        sent = T.send(h1, "h1-eth0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), rate="5kpps",
+        rx = traffic.start_receiver(h2, "h2-eth0", idle=0.5)
+        sent = traffic.send(h1, "h1-eth0", [traffic.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), rate="5kpps",
                                                size=[64, 512, 1518])], duration=0.5)
-        (r,) = T.combine(sent, rx.result())
+        (r,) = traffic.combine(sent, rx.result())
         assert r.tx_packets > 2000 and r.reordered == 0, r
         assert r.lost <= 0.005 * r.tx_packets, r  # a busy machine may drop a few
         argv = net.switch(sw).argv()
@@ -118,10 +118,10 @@ def test_htb_limits_the_link_rate(tmp_path):
     with Network(topo, tmp_path / "run") as net:
         h1, h2 = net.host("h1"), net.host("h2")
         assert "htb" in h1.cmd("tc qdisc show dev h1-eth0")
-        rx = T.start_receiver(h2, "h2-eth0", idle=0.3)
-        sent = T.send(h1, "h1-eth0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), size=1518)],
+        rx = traffic.start_receiver(h2, "h2-eth0", idle=0.3)
+        sent = traffic.send(h1, "h1-eth0", [traffic.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), size=1518)],
                       duration=1.0)
-        (r,) = T.combine(sent, rx.result())
+        (r,) = traffic.combine(sent, rx.result())
         l2_bps = r.rx_pps * 1514 * 8  # htb counts frames as the kernel sees them: no FCS
         assert 0.8 * 20e6 < l2_bps < 1.15 * 20e6, l2_bps
         assert sent["backpressure_waits"] > 0  # the sender was held back, not dropped
@@ -140,7 +140,7 @@ def test_bonded_host_spreads_flows_and_fails_over(tmp_path):
 
         def blast():
             before = tx_counts()
-            T.send(h1, "bond0", [T.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), ip_src=h1.IP(),
+            traffic.send(h1, "bond0", [traffic.Stream(1, dst=h2.MAC(), ip_dst=h2.IP(), ip_src=h1.IP(),
                                           sport_span=64, count=2000, rate="20kpps")])
             return [a - b for a, b in zip(tx_counts(), before)]
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from p4scope.topologies import traffic as T
+from p4scope.topologies import traffic
 from p4scope.topologies.vethlab import VethLab
 
 
@@ -19,14 +19,14 @@ def lab(netns_ok):
 
 
 def test_paced_streams_arrive_complete(lab):
-    rx = T.start_receiver(lab.netns, "tgb", idle=0.4, interval_ms=50)
+    rx = traffic.start_receiver(lab.netns, "tgb", idle=0.4, interval_ms=50)
     streams = [
-        T.Stream(1, rate="20kpps", size={64: 7, 570: 4, 1518: 1}, burst=8),
-        T.Stream(2, rate="20Mbps", size=[64, 1518], proto="eth", sport_span=4),
-        T.Stream(3, rate=5000, size=128, start=0.2, duration=0.4),
+        traffic.Stream(1, rate="20kpps", size={64: 7, 570: 4, 1518: 1}, burst=8),
+        traffic.Stream(2, rate="20Mbps", size=[64, 1518], proto="eth", sport_span=4),
+        traffic.Stream(3, rate=5000, size=128, start=0.2, duration=0.4),
     ]
-    sent = T.send(lab.netns, "tga", streams, duration=0.8)
-    res = {r.id: r for r in T.combine(sent, rx.result())}
+    sent = traffic.send(lab.netns, "tga", streams, duration=0.8)
+    res = {r.id: r for r in traffic.combine(sent, rx.result())}
     assert set(res) == {1, 2, 3}
     expect = {1: 20000 * 0.8,
               2: 20e6 * 0.8 / ((64 + 20 + 1518 + 20) / 2 * 8),
@@ -70,7 +70,7 @@ def test_varying_addresses(lab):
     cap = subprocess.Popen(["ip", "netns", "exec", lab.netns, sys.executable, "-c", CAPTURE],
                            stdout=subprocess.PIPE, text=True)
     assert cap.stdout.readline().strip() == "ready"
-    sent = T.send(lab.netns, "tga", [T.Stream(5, src="02:00:00:00:10:00", src_span=4, ip_dst="10.0.0.10",
+    sent = traffic.send(lab.netns, "tga", [traffic.Stream(5, src="02:00:00:00:10:00", src_span=4, ip_dst="10.0.0.10",
                                               ip_dst_span=4, count=400, rate="20kpps")])
     assert sent["tx_packets"] == 400
     out = cap.communicate(timeout=10)[0]
@@ -78,9 +78,9 @@ def test_varying_addresses(lab):
 
 
 def test_count_and_receiver_count(lab):
-    rx = T.start_receiver(lab.netns, "tgb", count=3000)
-    sent = T.send(lab.netns, "tga", [T.Stream(7, count=3000, rate="max", size=64)])
-    (r,) = T.combine(sent, rx.result(timeout=10))
+    rx = traffic.start_receiver(lab.netns, "tgb", count=3000)
+    sent = traffic.send(lab.netns, "tga", [traffic.Stream(7, count=3000, rate="max", size=64)])
+    (r,) = traffic.combine(sent, rx.result(timeout=10))
     assert (r.tx_packets, r.rx_packets, r.lost) == (3000, 3000, 0)
     assert sent["tx_packets"] == 3000
 
@@ -99,7 +99,7 @@ INJECT = textwrap.dedent("""
 
 
 def test_analyzer_counts_gaps_reordering_and_duplicates(lab):
-    rx = T.start_receiver(lab.netns, "tgb", count=7)
+    rx = traffic.start_receiver(lab.netns, "tgb", count=7)
     subprocess.run(["ip", "netns", "exec", lab.netns, sys.executable, "-c", INJECT], check=True)
     rep = rx.result(timeout=10)
     (s,) = rep["streams"]
@@ -109,18 +109,18 @@ def test_analyzer_counts_gaps_reordering_and_duplicates(lab):
     assert s["rx_bytes"] == 7 * 64
     assert rep["other_frames"] >= 0  # the ARP-typed frame may come after the count stops it
     sent = {"streams": [{"id": 42, "tx_packets": 8, "tx_bytes": 8 * 64}]}
-    (r,) = T.combine(sent, rep)
+    (r,) = traffic.combine(sent, rep)
     assert r.lost == 2 and r.duplicates == 1
 
 
 def test_frames_larger_than_the_mtu_are_refused(lab):
-    with pytest.raises(T.TrafficError) as e:
-        T.send(lab.netns, "tga", [T.Stream(1, size=9000, count=1)])
+    with pytest.raises(traffic.TrafficError) as e:
+        traffic.send(lab.netns, "tga", [traffic.Stream(1, size=9000, count=1)])
     assert "MTU" in str(e.value)
 
 
 def test_command_line_errors_exit_2_and_name_the_key():
-    exe = T.trafgen_path()
+    exe = traffic.trafgen_path()
     for spec, words in [("id=1,rate=fast", "rate"), ("id=1,size=30", "size"), ("rate=max", "id="),
                         ("id=1,bogus=1", "bogus")]:
         r = subprocess.run([exe, "send", "--iface", "x", "--duration", "1", "--stream", spec],
@@ -134,10 +134,10 @@ def test_command_line_errors_exit_2_and_name_the_key():
 
 
 def test_stream_spec_strings():
-    s = T.Stream(3, dst="02:00:00:00:00:02", size={64: 7, 1518: 1}, rate=1000, burst=4)
+    s = traffic.Stream(3, dst="02:00:00:00:00:02", size={64: 7, 1518: 1}, rate=1000, burst=4)
     assert s.spec() == ("id=3,dst=02:00:00:00:00:02,ip_dst=10.0.0.2,size=imix:64:7/1518:1,"
                         "rate=1000pps,burst=4,start=0.0,sport=49152,sport_span=1,dport=7053,dscp=0,"
                         "ttl=64,proto=udp")
-    assert T.size_arg([64, 128]) == "list:64/128"
-    assert T.histogram_quantile([10, 20], [1, 1, 0], 0.5) == 10
-    assert T.histogram_quantile([10, 20], [0, 0, 3], 0.5) is None
+    assert traffic.size_arg([64, 128]) == "list:64/128"
+    assert traffic.histogram_quantile([10, 20], [1, 1, 0], 0.5) == 10
+    assert traffic.histogram_quantile([10, 20], [0, 0, 3], 0.5) is None

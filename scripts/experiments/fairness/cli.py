@@ -8,10 +8,10 @@ from typing import Callable, Optional
 
 import typer
 
-from .. import virtual_cli as V
-from ..live import cli as L
-from ..metrics import cli as X
-from ..mininet import cli as M
+from .. import virtual_cli
+from ..live import cli as live_cli
+from ..metrics import cli as metrics_cli
+from ..mininet import cli as mininet_cli
 from ..params import (EGRESS, MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, ParamError,
                       check_ports, combination_name, ns_from_us, parse_int_list, parse_mix)
 from ..linerate import TOLLY_IMIX
@@ -21,20 +21,20 @@ from .params import TABLE3_COMBINATIONS, FairnessParams
 
 N = typer.Option("3,6,16", "--n", help="Numbers of source ports (Table 3's combinations of each).")
 N_MODES = typer.Option("3,6,16", "--n", help="Numbers of source ports (virtual time: Table 3's combinations of each; Mininet: senders).")
-PORTS = typer.Option([], "--ports", rich_help_panel=V.VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
-DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=V.VIRTUAL_PANEL, help=f"Virtual time each incast lasts (us), up to {MAX_DURATION_US:,.0f}.")
-WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=V.VIRTUAL_PANEL, help="Time before the measurement window (us), 0 up to below --duration-us.")
+PORTS = typer.Option([], "--ports", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="A source-port combination, e.g. 1,2,3 (repeatable; replaces --n).")
+DUR = typer.Option(2000.0, "--duration-us", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help=f"Virtual time each incast lasts (us), up to {MAX_DURATION_US:,.0f}.")
+WARM = typer.Option(1000.0, "--warmup-us", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Time before the measurement window (us), 0 up to below --duration-us.")
 MIX = typer.Option(",".join(f"{s}:{w}" for s, w in TOLLY_IMIX.items()), "--mix", help=f"Frame-size mix SIZE:WEIGHT,... (Tolly iMIX; sizes {MIN_FRAME}..{MAX_FRAME}, weights >= 0).")
-FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=M.MININET_PANEL,
+FAIR_LOAD = typer.Option(1.0, "--load", rich_help_panel=mininet_cli.MININET_PANEL,
                          help="Fraction of line rate each sender offers, 0.05..1.")
-FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=M.MININET_PANEL,
+FAIR_DURATION_S = typer.Option(4.0, "--duration-s", rich_help_panel=mininet_cli.MININET_PANEL,
                                help="Seconds each case's streams last, up to 120.")
-FAIR_WARMUP_S = typer.Option(1.5, "--warmup-s", rich_help_panel=M.MININET_PANEL,
+FAIR_WARMUP_S = typer.Option(1.5, "--warmup-s", rich_help_panel=mininet_cli.MININET_PANEL,
                              help="Seconds before the measurement window, below --duration-s.")
-FAIR_QUEUE = typer.Option(200, "--queue-packets", rich_help_panel=M.MININET_PANEL,
+FAIR_QUEUE = typer.Option(200, "--queue-packets", rich_help_panel=mininet_cli.MININET_PANEL,
                           help="Packets the receiver link's queue holds, 1..100000 (0: the kernel's default).")
-VIRTUAL_FAIRNESS = V.VIRTUAL_ONLY + ("ports", "duration_us", "warmup_us")
-MININET_FAIRNESS = V.MININET_ONLY + ("load", "duration_s", "warmup_s")
+VIRTUAL_FAIRNESS = virtual_cli.VIRTUAL_ONLY + ("ports", "duration_us", "warmup_us")
+MININET_FAIRNESS = virtual_cli.MININET_ONLY + ("load", "duration_s", "warmup_s")
 
 
 def params_from_options(n: str, ports: list[str], duration_us: float, warmup_us: float,
@@ -56,43 +56,43 @@ def params_from_options(n: str, ports: list[str], duration_us: float, warmup_us:
                           warmup_ns=ns_from_us(warmup_us, "--warmup-us")).check()
 
 
-def command(ctx: typer.Context, mode: Mode = V.MODE, profiles: str = V.PROFILES, n: str = N_MODES,
+def command(ctx: typer.Context, mode: Mode = virtual_cli.MODE, profiles: str = virtual_cli.PROFILES, n: str = N_MODES,
             ports: list[str] = PORTS, duration_us: float = DUR, warmup_us: float = WARM,
-            mix: str = MIX, buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA,
-            cell_bytes: int = V.CELL, seed: int = V.SEED, results: Path = RESULTS,
-            run_id: Optional[str] = RUN_ID, program: Path = V.PROGRAM,
-            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = V.QUICK,
-            jobs: int = V.JOBS, cluster: Optional[str] = V.CLUSTER,
-            link_bw: str = M.LINK_BW, load: float = FAIR_LOAD,
+            mix: str = MIX, buffer_mb: float = virtual_cli.BUFFER, alpha: float = virtual_cli.ALPHA,
+            cell_bytes: int = virtual_cli.CELL, seed: int = virtual_cli.SEED, results: Path = RESULTS,
+            run_id: Optional[str] = RUN_ID, program: Path = virtual_cli.PROGRAM,
+            progress: bool = PROGRESS, report: bool = REPORT, quick: bool = virtual_cli.QUICK,
+            jobs: int = virtual_cli.JOBS, cluster: Optional[str] = virtual_cli.CLUSTER,
+            link_bw: str = mininet_cli.LINK_BW, load: float = FAIR_LOAD,
             duration_s: float = FAIR_DURATION_S, warmup_s: float = FAIR_WARMUP_S,
-            queue_packets: int = FAIR_QUEUE, switch: str = M.SWITCH,
-            bmv2: bool = M.BMV2, live: bool = L.LIVE, live_port: int = L.LIVE_PORT,
-            live_linger: float = L.LIVE_LINGER, metrics_port: Optional[int] = X.METRICS_PORT,
-            metrics_address: str = X.METRICS_ADDRESS,
-            metrics_linger: float = X.METRICS_LINGER) -> None:
+            queue_packets: int = FAIR_QUEUE, switch: str = mininet_cli.SWITCH,
+            bmv2: bool = mininet_cli.BMV2, live: bool = live_cli.LIVE, live_port: int = live_cli.LIVE_PORT,
+            live_linger: float = live_cli.LIVE_LINGER, metrics_port: Optional[int] = metrics_cli.METRICS_PORT,
+            metrics_address: str = metrics_cli.METRICS_ADDRESS,
+            metrics_linger: float = metrics_cli.METRICS_LINGER) -> None:
     """N:1 incast fairness with iMIX (seed 000, Table 3); --mode virtual|mininet.
 
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
     traffic-manager profiles. --mode mininet (root): N senders at line rate on htb
     links, real traffic through the reference DUT in Mininet."""
-    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
-    L.check_options(live, live_port, live_linger)
-    X.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
-    jobs = L.jobs_for(ctx, live or metrics_port is not None, jobs)
+    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
+    live_cli.check_options(live, live_port, live_linger)
+    metrics_cli.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
+    jobs = live_cli.jobs_for(ctx, live or metrics_port is not None, jobs)
     if mode is Mode.mininet:
         run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
                     results, run_id, progress, report,
-                    lambda run: L.run_live_mininet(live, live_port, live_linger, run))
+                    lambda run: live_cli.run_live_mininet(live, live_port, live_linger, run))
         return
     try:
-        profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        profs = virtual_cli.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         fp = params_from_options(n, ports, duration_us, warmup_us, mix, quick)
     except ParamError as e:
-        V.fail(str(e))
-    X.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: L.run_live(
-        live, live_port, live_linger, lambda on_event: V.execute(
+        virtual_cli.fail(str(e))
+    metrics_cli.run_metrics(metrics_port, metrics_address, metrics_linger, lambda tell: live_cli.run_live(
+        live, live_port, live_linger, lambda on_event: virtual_cli.execute(
             "fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
-            report, jobs, X.both(on_event, tell), cluster)))
+            report, jobs, metrics_cli.both(on_event, tell), cluster)))
 
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,
@@ -106,12 +106,12 @@ def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: 
             n=tuple(parse_int_list(n, "--n")), link_bw=link_bw, load=load,
             duration_s=duration_s, warmup_s=warmup_s, queue_packets=queue_packets or None,
             mix=tuple((int(s), float(w)) for s, w in parse_mix(mix)),
-            kinds=M.kinds_option(switch, bmv2)).check()
+            kinds=mininet_cli.kinds_option(switch, bmv2)).check()
     except ParamError as e:
-        M.fail(str(e))
+        mininet_cli.fail(str(e))
     from .mininet import execute_fairness
 
-    watch(lambda: M.execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id,
+    watch(lambda: mininet_cli.execute_in_mininet("fairness-mininet", execute_fairness, p, results, run_id,
                                        progress, report))
 
 

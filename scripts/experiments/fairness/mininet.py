@@ -33,7 +33,7 @@ from ..mininet.shape import ping_receiver
 from ..mininet.testbed import Testbed
 from ..runner import Case
 from ..seedcsv import derive_csvs
-from ...topologies import traffic as T
+from ...topologies import traffic
 from ..mininet.shape import NTo1Shape, check_kinds, check_rate
 from ..linerate import TOLLY_IMIX
 from ..params import ParamError
@@ -135,7 +135,7 @@ def measure(p: MnFairnessParams, case: Case, tick: Callable[[float], None], tb: 
     ip = fx.plan_of(case)
     sw = tb.name("s1")
     rcv = tb.host(f"h{p.egress}")
-    rx = T.start_receiver(rcv, f"h{p.egress}-eth0", duration=p.duration_s + 2.0,
+    rx = traffic.start_receiver(rcv, f"h{p.egress}-eth0", duration=p.duration_s + 2.0,
                           interval_ms=p.interval_ms)
     mix = trafgen_mix(p.mix)
     sent: dict[int, dict] = {}
@@ -144,7 +144,7 @@ def measure(p: MnFairnessParams, case: Case, tick: Callable[[float], None], tb: 
     def blast(port: int) -> None:
         h = tb.host(f"h{port}")
         try:
-            sent[port] = T.send(h, f"h{port}-eth0", [T.Stream(
+            sent[port] = traffic.send(h, f"h{port}-eth0", [traffic.Stream(
                 port, dst=rcv.MAC(), ip_dst=rcv.IP(), size=mix, rate=f"{p.load * 100:g}%",
                 line=f"{p.rate_bps}bps")], duration=p.duration_s)
         except Exception as e:  # reported below, with the case

@@ -12,7 +12,7 @@ from typing import Callable
 import pandas as pd
 
 from .. import plotdata as pdt
-from .. import report as R
+from .. import report
 from ..seedtables import Rows
 from . import tables as tb
 
@@ -38,7 +38,7 @@ VIRTUAL_FAIRNESS = FairnessView(
     "Table 3 shape: throughput of each stream (Gbps)", tb.table3_fairness)
 
 
-def fairness(page: R.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
+def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     run = page.run
     if not run.has("streams") or "n" not in run.t["streams"]:
         return
@@ -50,12 +50,12 @@ def fairness(page: R.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     if streams.empty:
         return
     s = page.section("fairness", view.title)
-    s.parts.append(R.para(view.intro))
-    s.parts.append(f"<h3>{R.esc(view.table3_heading)}</h3>" + R.seed_table(view.table3(streams)))
+    s.parts.append(report.para(view.intro))
+    s.parts.append(f"<h3>{report.esc(view.table3_heading)}</h3>" + report.seed_table(view.table3(streams)))
     if run.has("fairness"):
         fair = run.t["fairness"]
         page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
-        s.parts.append("<h3>Per case</h3>" + R.html_table(tb.fairness_summary(fair)))
+        s.parts.append("<h3>Per case</h3>" + report.html_table(tb.fairness_summary(fair)))
     cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
     for n in sorted({c.n for c in cases}):
         cn = [c for c in cases if c.n == n]
@@ -64,10 +64,10 @@ def fairness(page: R.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     if run.has("ground_truth_ingress") and run.has("fairness"):
         fair = run.t["fairness"]
         groups = [g for _, g in fair.groupby(["n", "profile"], sort=False)]
-        R.plot_stacked_by_ingress(page, s, [g.iloc[0] for g in groups], "fairness_by_ingress",
+        report.plot_stacked_by_ingress(page, s, [g.iloc[0] for g in groups], "fairness_by_ingress",
                                   "Occupancy of the congested queue, stacked by ingress port")
         if run.has("ground_truth"):
-            R.plot_instrument_views(page, s, [g.iloc[-1] for g in groups], "fairness_instrument",
+            report.plot_instrument_views(page, s, [g.iloc[-1] for g in groups], "fairness_instrument",
                                     "What the instrument saw during the incasts")
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
             groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
@@ -91,7 +91,7 @@ def mininet_view(params: dict) -> FairnessView:
         "Table 3 shape: throughput of each stream (Mbit/s)", tb.table3_mbps)
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     meta = page.run.meta
     if meta.get("mode") == "mininet":
         fairness(page, mininet_view(meta.get("parameters", {}).get("fairness_mininet", {})))

@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import Mode, ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (DUTS, ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS,
@@ -64,16 +64,16 @@ def command(
                  "Mininet)."),
         latency_trials: int = typer.Option(20, "--latency-trials", help="Latency trials per size "
                                            "and rule setting (RFC 2544: 20)."),
-        trial_frames: int = typer.Option(10_000, "--trial-frames", rich_help_panel=V.VIRTUAL_PANEL,
+        trial_frames: int = typer.Option(10_000, "--trial-frames", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                          help="Frames each stream sends per throughput or "
                                               "latency trial, 100..10,000,000."),
-        fairness_us: float = typer.Option(100.0, "--fairness-us", rich_help_panel=V.VIRTUAL_PANEL,
+        fairness_us: float = typer.Option(100.0, "--fairness-us", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                           help="Virtual time each fairness trial offers its "
                                                "load, 1..100000 us."),
-        profile: str = typer.Option("fair", "--profile", rich_help_panel=V.VIRTUAL_PANEL,
+        profile: str = typer.Option("fair", "--profile", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                     help="The traffic-manager profile (fair or unfair)."),
-        buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA, cell_bytes: int = V.CELL,
-        seed: int = V.SEED, program: Path = V.PROGRAM,
+        buffer_mb: float = virtual_cli.BUFFER, alpha: float = virtual_cli.ALPHA, cell_bytes: int = virtual_cli.CELL,
+        seed: int = virtual_cli.SEED, program: Path = virtual_cli.PROGRAM,
         dut: str = typer.Option("p4scope", "--dut", rich_help_panel=MININET_PANEL,
                                 help="The reference DUT's switch: p4scope (p4scope switch) or "
                                      "bmv2 (simple_switch_grpc, if installed); the rules are "
@@ -90,7 +90,7 @@ def command(
     """Throughput and latency with and without 24 ACL rules (seed 001, ESG Figure 11) on
     six port pairs at 64, 82, 97 B, and their difference; fairness N:1, rules on (Fig. 12, 13);
     --mode virtual|mininet."""
-    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
         common = dict(sizes=parse_int_list(sizes, "--sizes"),
                       pairs=parse_pairs(pairs) if pairs is not None else None,
@@ -103,17 +103,17 @@ def command(
         else:
             p = FeaturesParams.for_mode("virtual", **common, trial_frames=trial_frames,
                                         fairness_us=fairness_us).check()
-            profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+            profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
             if len(profs) != 1:
                 raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
-        V.fail(str(e))
+        virtual_cli.fail(str(e))
     if mode is Mode.mininet:
         _run_mininet(p, results, run_id, progress, report)
         return
     from .run import execute
 
-    V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
+    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)),
                  program)
 
@@ -135,5 +135,5 @@ def _run_mininet(p: FeaturesParams, results: Path, run_id: Optional[str], progre
     _, skipped = available_duts([parse_dut(p.dut)])
     if skipped:
         fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
-    V.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+    virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
                                          echo=lambda s: typer.echo(s, err=True)))

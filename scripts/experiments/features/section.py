@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import report as R
-from . import tables as T
+from .. import report
+from . import tables as features_tables
 
 
 def _fig11(res: pd.DataFrame):
@@ -82,7 +82,7 @@ def _mininet_text(meta: dict) -> str:
     pairs = ", ".join(f"{a}&harr;{b}" for a, b in par.get("pairs", []))
     dut = meta.get("dut", {}).get("label", "the reference DUT")
     return (
-        f"Mininet, real time, against {R.esc(dut)}: the rules written over P4Runtime before "
+        f"Mininet, real time, against {report.esc(dut)}: the rules written over P4Runtime before "
         "every trial (and taken out for the rules-off cases), so each trial's hit counts start "
         f"at zero. Port pairs {pairs} (as many of ESG's six as this machine's cores carry, "
         f"unless given) at a line rate of {rate / 1e6:g} Mbit/s per port, what the tester says "
@@ -99,7 +99,7 @@ def _mininet_text(meta: dict) -> str:
         "traffic manager's buffer profile decides them.")
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     res = page.run.t.get("features_results")
     fair = page.run.t.get("features_fairness")
     if (res is None or res.empty) and (fair is None or fair.empty):
@@ -108,7 +108,7 @@ def section(page: R.Page) -> None:
     mininet = meta.get("mode") == "mininet"
     s = page.section("features", "Performance with packet processing features on (seed 001)"
                      + (" — Mininet" if mininet else ""))
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         "ESG's test: 24 ACL rules in the DUT's ternary <code>acl</code> table, 12 on all ports "
         "(6 deny for traffic the test never sends, 6 permit for the test traffic) and 12 DSCP "
         "rewrites, two on each of six ports (the first port of each pair; with fewer pairs, "
@@ -117,26 +117,26 @@ def section(page: R.Page) -> None:
         "latency trials run at that throughput. A feature-invariant DUT shows no difference "
         "between the rules off and on."))
     if mininet:
-        s.parts.append(R.para(_mininet_text(meta)))
+        s.parts.append(report.para(_mininet_text(meta)))
     if res is not None and not res.empty:
-        for title, fn in (("Throughput", T.throughput), ("Latency", T.latency),
-                          ("Difference (rules on less rules off)", T.difference)):
+        for title, fn in (("Throughput", features_tables.throughput), ("Latency", features_tables.latency),
+                          ("Difference (rules on less rules off)", features_tables.difference)):
             table = fn(res)
             if table is not None:
-                s.parts.append(f"<h3>{R.esc(title)}</h3>" + R.html_table(table))
+                s.parts.append(f"<h3>{report.esc(title)}</h3>" + report.html_table(table))
         page.plot(s, "features_fig11", *_fig11(res))
     hits = page.run.t.get("features_acl_hits")
     if hits is not None and not hits.empty:
         per_rule = hits.groupby(["rule", "priority", "action", "scope", "match"], sort=True)[
             "packets"].sum().reset_index().rename(columns={"packets": "packets (all rules-on "
                                                                       "cases)"})
-        s.parts.append("<h3>ACL rules and their hits</h3>" + R.html_table(per_rule))
+        s.parts.append("<h3>ACL rules and their hits</h3>" + report.html_table(per_rule))
     shares = page.run.t.get("features_shares")
     if fair is not None and not fair.empty and shares is not None:
         s.parts.append("<h3>Bandwidth fairness, rules on (ESG Figures 12 and 13)</h3>")
-        s.parts.append(R.para(
+        s.parts.append(report.para(
             "N source ports send at 100 % of line rate to one egress port; each port's share is "
             "its part of what left the egress port in the trial; the dashed line is the fair "
             "share 1/N."))
-        s.parts.append(R.html_table(T.fairness_shares(fair, shares)))
+        s.parts.append(report.html_table(features_tables.fairness_shares(fair, shares)))
         page.plot(s, "features_fairness_shares", *_shares(fair, shares))

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 from .params import SCENARIOS, TOLLY_SIZES, FrameLossParams
@@ -26,9 +26,9 @@ def command(
         trial_frames: int = typer.Option(10_000, "--trial-frames", help="Frames each port sends "
                                          "per trial, 100..10,000,000."),
         profile: str = typer.Option("fair", "--profile", help="The traffic-manager profile "
-                                    "(fair or unfair)."), buffer_mb: float = without_panel(V.BUFFER),
-        alpha: float = without_panel(V.ALPHA), cell_bytes: int = without_panel(V.CELL),
-        seed: int = without_panel(V.SEED), program: Path = without_panel(V.PROGRAM),
+                                    "(fair or unfair)."), buffer_mb: float = without_panel(virtual_cli.BUFFER),
+        alpha: float = without_panel(virtual_cli.ALPHA), cell_bytes: int = without_panel(virtual_cli.CELL),
+        seed: int = without_panel(virtual_cli.SEED), program: Path = without_panel(virtual_cli.PROGRAM),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
         report: bool = REPORT) -> None:
     """Frame loss at 100 % of line rate per frame size (seed 000, Tolly Tables 1 and 2):
@@ -39,10 +39,10 @@ def command(
         p = FrameLossParams(sizes=parse_int_list(sizes, "--sizes"),
                             scenarios=tuple(x.strip() for x in scenarios.split(",") if x.strip()),
                             load_pct=load_pct, trial_frames=trial_frames).check()
-        profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+        profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
         if len(profs) != 1:
             raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
-        V.fail(str(e))
-    V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
+        virtual_cli.fail(str(e))
+    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)))

@@ -3,7 +3,7 @@ loss per frame size, per scenario."""
 
 from __future__ import annotations
 
-from .. import report as R
+from .. import report
 from .params import describe
 from .tables import tolly_table
 
@@ -29,22 +29,22 @@ def _figs(fl):
     return web, fig
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     fl = page.run.t.get("frame_loss")
     if fl is None or fl.empty:
         return
     s = page.section("frame_loss", "Frame loss per frame size (Tolly Tables 1 and 2)")
     offered = ", ".join(f"{v:g} %" for v in sorted(fl["offered_pct"].unique()))
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         f"Every port offers {offered} of line rate for a trial of fixed frames per port; frames "
         "still in the switch a few frame times after the sources stop count as lost. "
-        "Scenarios: " + "; ".join(f"<b>{R.esc(k)}</b>: {R.esc(describe(k))}"
+        "Scenarios: " + "; ".join(f"<b>{report.esc(k)}</b>: {report.esc(describe(k))}"
                                   for k in dict.fromkeys(fl["scenario"]))
         + ". A non-blocking switch loses nothing at line rate (Tolly's Mellanox row); "
           "loss here points at a forwarding-rate limit, not at oversubscription."))
-    s.parts.append(R.html_table(tolly_table(fl)))
+    s.parts.append(report.html_table(tolly_table(fl)))
     page.plot(s, "frame_loss_per_size", *_figs(fl))
     short = fl[fl["generator_short"]]
     if len(short):
-        s.parts.append(R.para(f"{len(short)} trial(s) where the generator fell short of the "
+        s.parts.append(report.para(f"{len(short)} trial(s) where the generator fell short of the "
                               "offered rate: a tester limit, not DUT loss."))

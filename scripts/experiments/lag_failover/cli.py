@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import Mode, ParamError, check_seed, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 from .mininet_params import DUTS, MininetLagParams
@@ -72,27 +72,27 @@ def command(
         iterations: int = typer.Option(_D.iterations, "--iterations",
                                        help="Iterations averaged, each with new UDP source "
                                             "ports, 1..100."),
-        seed: int = without_panel(V.SEED), program: Path = without_panel(V.PROGRAM),
+        seed: int = without_panel(virtual_cli.SEED), program: Path = without_panel(virtual_cli.PROGRAM),
         throughput_us: float = typer.Option(_D.throughput_us, "--throughput-us",
-                                            rich_help_panel=V.VIRTUAL_PANEL,
+                                            rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                             help="Virtual time of a throughput trial, us."),
         warmup_us: float = typer.Option(_D.warmup_us, "--warmup-us",
-                                        rich_help_panel=V.VIRTUAL_PANEL,
+                                        rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                         help="Warm-up of a throughput trial, not measured, us."),
         interval_us: float = typer.Option(_D.interval_us, "--interval-us",
-                                          rich_help_panel=V.VIRTUAL_PANEL,
+                                          rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                           help="The seed's 30 s between link events, scaled "
                                                "to virtual us (600: 1:50,000)."),
         reaction_us: float = typer.Option(_D.reaction_us, "--reaction-us",
-                                          rich_help_panel=V.VIRTUAL_PANEL,
+                                          rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                           help="The controller's reaction to a port-status "
                                                "event, virtual us (10: the seed's 0.5 s at the "
                                                "same scale)."),
-        bin_us: float = typer.Option(_D.bin_us, "--bin-us", rich_help_panel=V.VIRTUAL_PANEL,
+        bin_us: float = typer.Option(_D.bin_us, "--bin-us", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                      help="Time bin of the throughput-over-time plot, us."),
-        profile: str = typer.Option("fair", "--profile", rich_help_panel=V.VIRTUAL_PANEL,
+        profile: str = typer.Option("fair", "--profile", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                     help="The traffic-manager profile (fair or unfair)."),
-        buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA, cell_bytes: int = V.CELL,
+        buffer_mb: float = virtual_cli.BUFFER, alpha: float = virtual_cli.ALPHA, cell_bytes: int = virtual_cli.CELL,
         dut: str = typer.Option(_M.dut, "--dut", rich_help_panel=MININET_PANEL,
                                 help="The reference DUT's switch: p4scope (p4scope switch) or "
                                      "bmv2 (simple_switch_grpc, if installed); the LAG is "
@@ -123,7 +123,7 @@ def command(
     failover by the controller and in the data plane (watch ports); --mode virtual|mininet."""
     from .run import execute
 
-    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
         common = dict(clients=parse_int_list(clients, "--clients"),
                       policies=parse_names(policies, POLICIES, "--policies"),
@@ -142,15 +142,15 @@ def command(
             p = LagFailoverParams(**common, throughput_us=throughput_us, warmup_us=warmup_us,
                                   interval_us=interval_us, reaction_us=reaction_us,
                                   bin_us=bin_us).check()
-            profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+            profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
             if len(profs) != 1:
                 raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
-        V.fail(str(e))
+        virtual_cli.fail(str(e))
     if mode is Mode.mininet:
         _run_mininet(m, seed, program, results, run_id, progress, report)
         return
-    V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
+    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)),
                  program)
 
@@ -172,5 +172,5 @@ def _run_mininet(p: MininetLagParams, seed: int, program: Path, results: Path,
     _, skipped = available_duts([parse_dut(p.dut)])
     if skipped:
         fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
-    V.run_to_end(lambda: execute_mininet(p, seed, program, results, run_id, progress, report,
+    virtual_cli.run_to_end(lambda: execute_mininet(p, seed, program, results, run_id, progress, report,
                                          echo=lambda s: typer.echo(s, err=True)), program)

@@ -29,7 +29,7 @@ import pandas as pd
 from ..runner import Case, Tables, Tick
 from ..testbed import compile_dut, host_ip
 from . import EXPERIMENT
-from . import analysis as A
+from . import analysis
 from .controller import LinkController
 from .params import LagFailoverParams
 from .policies import POLICIES
@@ -116,11 +116,11 @@ class LagFailoverMeasure:
         return made["lags"]
 
     def _streams(self, e: Any, n: int, pct: float, duration_ns: int,
-                 iteration: int) -> list[A.SentStream]:
+                 iteration: int) -> list[analysis.SentStream]:
         """Every client sends to the server at `pct` of its line rate, the
         clients' frames spread over one frame interval."""
         p = self.p
-        slot = A.slot_ps(p.frame_size, pct, p.rate_bps)
+        slot = analysis.slot_ps(p.frame_size, pct, p.rate_bps)
         out = []
         for i, (c, sport) in enumerate(zip(p.client_ports(n),
                                            source_ports(self.seed, iteration, n))):
@@ -130,12 +130,12 @@ class LagFailoverMeasure:
                                name=f"client {c}", dst_mac=SERVER_MAC, dst_ip=SERVER_IP,
                                src_mac=client_mac(self.seed, c), src_ip=host_ip(c), sport=sport,
                                dport=TTCP_PORT)
-            out.append(A.SentStream(int(sid), start, slot, 0))
+            out.append(analysis.SentStream(int(sid), start, slot, 0))
         return out
 
-    def _finish(self, e: Any, sent: list[A.SentStream]) -> tuple[list[A.SentStream], dict, dict]:
+    def _finish(self, e: Any, sent: list[analysis.SentStream]) -> tuple[list[analysis.SentStream], dict, dict]:
         rows = {int(r["stream"]): r for r in e.stream_stats()}
-        sent = [A.SentStream(s.sid, s.start_ns, s.slot_ps, int(rows[s.sid]["tx_frames"]))
+        sent = [analysis.SentStream(s.sid, s.start_ns, s.slot_ps, int(rows[s.sid]["tx_frames"]))
                 for s in sent]
         rec = {k: np.asarray(v) for k, v in e.rx_records().items()}
         drops = {int(k): v for k, v in e.link_drop_stats().items()}
@@ -148,9 +148,9 @@ class LagFailoverMeasure:
                 "clients": int(prm["clients"]), "failover": prm.get("failover", ""),
                 "iteration": iteration + 1}
 
-    def _placement(self, rec: dict, sent: list[A.SentStream], n: int, before: int) -> str:
+    def _placement(self, rec: dict, sent: list[analysis.SentStream], n: int, before: int) -> str:
         """'11:1,2 12:3': which member carried which client."""
-        on = A.member_of_streams(rec, [s.sid for s in sent], before)
+        on = analysis.member_of_streams(rec, [s.sid for s in sent], before)
         by: dict[int, list[str]] = {}
         for s, c in zip(sent, self.p.client_ports(n)):
             by.setdefault(on[s.sid], []).append(str(c))
@@ -169,7 +169,7 @@ class LagFailoverMeasure:
             e.run(until_ns=dur)
             sent, rec, _ = self._finish(e, sent)
         t0 = round(p.warmup_us * 1000)
-        per = A.member_gbps(rec, p.members, t0, dur)
+        per = analysis.member_gbps(rec, p.members, t0, dur)
         key = self._key(case, iteration)
         offered = n * p.client_load_pct / 100.0 * p.rate_bps / 1e9
         self.store("lag_failover_members", pd.DataFrame([
@@ -217,14 +217,14 @@ class LagFailoverMeasure:
                 e.schedule_port_status(port, up, t)
         ctrl = LinkController(self.vs, lags.link_changed, p.reaction_ns)
         ctrl.run_until(end, tick)
-        guard = A.guard_ns(p.frame_size, p.rate_bps)
+        guard = analysis.guard_ns(p.frame_size, p.rate_bps)
         ctrl.run_until(end + guard)
         with self.vs.locked() as e:
             sent, rec, drops = self._finish(e, sent)
         offered_fps = sum(s.fps for s in sent)
-        lost = A.lost_send_times(sent, rec)
+        lost = analysis.lost_send_times(sent, rec)
         interval = max(s.slot_ps for s in sent) / 1000  # one client's frame interval
-        before, per = A.per_event(lost, [t for *_, t in events], guard, offered_fps, interval)
+        before, per = analysis.per_event(lost, [t for *_, t in events], guard, offered_fps, interval)
         acted = {(r.port, r.up, r.event_ns): r.acted_ns for r in ctrl.reactions}
         key = self._key(case, iteration)
         placement = self._placement(rec, sent, n, events[0][3])
@@ -245,7 +245,7 @@ class LagFailoverMeasure:
             "tx_down": sum(int(d["tx_down"]) for d in drops.values()),
             "reactions": len(ctrl.reactions)}]))
         if iteration == 0:
-            s = A.series(rec, p.members, end, p.bin_ns)
+            s = analysis.series(rec, p.members, end, p.bin_ns)
             self.store("lag_failover_series", pd.DataFrame(s).assign(
                 **{k: v for k, v in key.items() if k != "iteration"}))
         return rows

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ...topologies import traffic as T
+from ...topologies import traffic
 from ...topologies.counters import CounterSampler, read_counters
 from ..runner import Case, Tables, Tick
 from ..tester.mininet import host_ip, host_mac
@@ -127,7 +127,7 @@ class MininetLagMeasure(LagFailoverMeasure):
         for k, st in enumerate(streams):
             h = st.headers
             before = [read_counters(i)["tx_packets"] for i in ifaces]
-            T.send(self.bed.host(st.tx_port), self.bed.iface(st.tx_port), [T.Stream(
+            traffic.send(self.bed.host(st.tx_port), self.bed.iface(st.tx_port), [traffic.Stream(
                 1000 + k, dst=host_mac(server), ip_dst=host_ip(server),
                 src=":".join(f"{b:02x}" for b in int(h["src_mac"]).to_bytes(6, "big")),
                 ip_src=h["src_ip"], sport=int(h["sport"]), dport=int(h["dport"]),

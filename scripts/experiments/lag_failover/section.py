@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import report as R
-from . import tables as T
+from .. import report
+from . import tables as lag_failover_tables
 from .policies import POLICIES, ROUND_ROBIN_WHY
 
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
@@ -81,10 +81,10 @@ def _mininet_text(meta: dict) -> str:
     rate = float(par.get("rate_bps", 0.0))
     dut = meta.get("dut", {}).get("label", "the reference DUT")
     return (
-        f"Mininet, real time, against {R.esc(dut)}: "
-        + R.esc(par.get("set_up", "")) + f". Every DUT link is shaped to {rate / 1e6:g} "
+        f"Mininet, real time, against {report.esc(dut)}: "
+        + report.esc(par.get("set_up", "")) + f". Every DUT link is shaped to {rate / 1e6:g} "
         f"Mbit/s (a port), so a member carries one port's worth. Link events: "
-        + R.esc(par.get("link_state", "")) + f". The seed's 30 s between events is "
+        + report.esc(par.get("link_state", "")) + f". The seed's 30 s between events is "
         f"{float(par.get('interval_s') or 0):g} s here; an event's time is when the kernel "
         "announced the change (rtnetlink), as `ip` may return much later on a busy machine. "
         "Frames lost to an event come from the analyzer's runs of missing sequence numbers, "
@@ -97,7 +97,7 @@ def _mininet_text(meta: dict) -> str:
         "outage is lost frames over the rate actually offered.")
 
 
-def _first_events(page: R.Page, outage: pd.DataFrame) -> pd.DataFrame:
+def _first_events(page: report.Page, outage: pd.DataFrame) -> pd.DataFrame:
     """The link events of the first iteration (the one the series shows):
     in Mininet each iteration's events are where the wall clock put them."""
     ev = page.run.t.get("lag_failover_events")
@@ -106,7 +106,7 @@ def _first_events(page: R.Page, outage: pd.DataFrame) -> pd.DataFrame:
     return ev[ev["iteration"] == ev["iteration"].min()]
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     thr = page.run.t.get("lag_failover_throughput")
     out = page.run.t.get("lag_failover_outage")
     if (thr is None or thr.empty) and (out is None or out.empty):
@@ -114,22 +114,22 @@ def section(page: R.Page) -> None:
     mininet = page.run.meta.get("mode") == "mininet"
     s = page.section("lag-failover", "Link aggregation: trunk throughput and failover "
                                      "(seed 004)" + (" — Mininet" if mininet else ""))
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         "Clients 1..N send UDP (destination port 5001, as TTCP) at 100GbE to one server behind "
         "a LAG of the DUT's member ports, written by the controller as a lag_select group over "
         "P4Runtime. The DUT is compiled once per policy: its LAG selector hashes the policy's "
         "fields (a v1model selector's fields are fixed when the program is compiled). "
-        + R.esc(f"Round robin cannot be done by the reference DUT: {ROUND_ROBIN_WHY}.")))
+        + report.esc(f"Round robin cannot be done by the reference DUT: {ROUND_ROBIN_WHY}.")))
     if mininet:
-        s.parts.append(R.para(_mininet_text(page.run.meta)))
+        s.parts.append(report.para(_mininet_text(page.run.meta)))
     if thr is not None and not thr.empty:
-        s.parts.append("<h3>Trunk throughput (seed 004 Figure 1)</h3>" + R.para(
+        s.parts.append("<h3>Trunk throughput (seed 004 Figure 1)</h3>" + report.para(
             "Every client offers its load for the trial; the trunk's throughput is what left "
             "the member ports after the warm-up (layer 1). A policy that puts every client on "
             "one member leaves the other idle."))
-        s.parts.append(R.html_table(T.throughput(thr)))
+        s.parts.append(report.html_table(lag_failover_tables.throughput(thr)))
     if out is not None and not out.empty:
-        s.parts.append("<h3>Failover and recovery (seed 004 Figure 2)</h3>" + R.para(
+        s.parts.append("<h3>Failover and recovery (seed 004 Figure 2)</h3>" + report.para(
             "Under a load one member can carry, each member is pulled and restored in turn "
             "(the seed's 30 s schedule, scaled). Outage = frames lost to the event / the offered "
             "frame rate; recovery = time from the event until the trunk carries the full load "
@@ -137,13 +137,13 @@ def section(page: R.Page) -> None:
             "hears the port-status event and rewrites the LAG group after its reaction delay. "
             "Data-plane failover: each member watches its own port (P4Runtime watch_port), so "
             "the selector skips a down member at once."))
-        table = T.recovery(out)
+        table = lag_failover_tables.recovery(out)
         if table is not None:
-            s.parts.append(R.html_table(table))
-        cmp_ = T.failover_compare(out)
+            s.parts.append(report.html_table(table))
+        cmp_ = lag_failover_tables.failover_compare(out)
         if cmp_ is not None:
             s.parts.append("<h4>Frames lost per iteration to the pulls, controller vs data "
-                           "plane</h4>" + R.html_table(cmp_))
+                           "plane</h4>" + report.html_table(cmp_))
     series = page.run.t.get("lag_failover_series")
     if series is not None and not series.empty and out is not None:
         page.plot(s, "lag_failover_over_time", *_over_time(series, _first_events(page, out),

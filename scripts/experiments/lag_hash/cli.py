@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import ParamError
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 from .params import (FIELDS, HASHES, SEED_FRAME, SEED_LAG, SEED_PORT_GBPS, SEED_RUNS,
@@ -42,9 +42,9 @@ def command(
                                         "each run, not measured, us."),
         profile: str = typer.Option("fair", "--profile", help="The traffic-manager profile "
                                     "(fair or unfair)."),
-        buffer_mb: float = without_panel(V.BUFFER),
-        alpha: float = without_panel(V.ALPHA), cell_bytes: int = without_panel(V.CELL),
-        seed: int = without_panel(V.SEED), program: Path = without_panel(V.PROGRAM),
+        buffer_mb: float = without_panel(virtual_cli.BUFFER),
+        alpha: float = without_panel(virtual_cli.ALPHA), cell_bytes: int = without_panel(virtual_cli.CELL),
+        seed: int = without_panel(virtual_cli.SEED), program: Path = without_panel(virtual_cli.PROGRAM),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
         report: bool = REPORT) -> None:
     """LAG hashing (seed 002): 1..12 fixed-rate streams, 15 runs each with new L4 ports, out
@@ -58,11 +58,11 @@ def command(
                           frame_size=frame_size, members=members, member_gbps=member_gbps,
                           port_gbps=port_gbps, setups=parse_setups(setups), hash=hash_,
                           fields=fields, duration_us=duration_us, warmup_us=warmup_us).check()
-        profs = V.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
+        profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
         if len(profs) != 1:
             raise ParamError("--profile: one profile (fair or unfair)")
     except ParamError as e:
-        V.fail(str(e))
-    V.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
+        virtual_cli.fail(str(e))
+    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
                                  progress, report, echo=lambda s: typer.echo(s, err=True)),
                  program)

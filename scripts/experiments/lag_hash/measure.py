@@ -30,7 +30,7 @@ from ..runner import Case, Tables, Tick
 from ..testbed import host_ip, host_mac
 from ..tester.streams import Rate, Stream
 from . import EXPERIMENT
-from . import uniform as U
+from . import uniform
 from .params import NFS_PORT, SENDER_PORT, LagHashParams, run_ports, run_seed
 
 Store = Callable[[str, pd.DataFrame], None]
@@ -164,10 +164,10 @@ def summary(case: Case, p: LagHashParams, runs: list[dict[str, Any]]) -> dict[st
     rates = np.concatenate([r["rates"] for r in runs])
     m = len(p.egress(setup))
     cap = p.capacity_bps(setup)
-    pred = U.predict(k, m)
+    pred = uniform.predict(k, m)
     sums = rows["sum_gbps"].to_numpy()
     max_mean = float(rows["max_flows"].mean())
-    z = U.z_score(max_mean, len(rows), pred)
+    z = uniform.z_score(max_mean, len(rows), pred)
     return {
         "case_id": case.case_id, "experiment": EXPERIMENT, "setup": setup,
         "setup_label": p.label(setup), "streams": k, "members": m, "runs": len(rows),
@@ -184,7 +184,7 @@ def summary(case: Case, p: LagHashParams, runs: list[dict[str, Any]]) -> dict[st
         "max_flows_mean": max_mean,
         "uniform_balanced_pct": 100.0 * pred.p_balanced, "uniform_idle_pct": 100.0 * pred.p_idle,
         "uniform_max_flows_mean": pred.max_mean, "uniform_max_flows_sd": pred.max_sd,
-        "uniform_sum_gbps": U.delivered_bps(k, m, p.stream_bps, cap) / 1e9,
+        "uniform_sum_gbps": uniform.delivered_bps(k, m, p.stream_bps, cap) / 1e9,
         "z_max_flows": np.nan if z is None else z,
         "split_streams": int(rows["split_streams"].sum()),
     }

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import report as R
-from . import tables as T
-from . import uniform as U
+from .. import report
+from . import tables as lag_hash_tables
+from . import uniform
 
 COLORS = {"port": "#4c72b0", "lag": "#dd8452"}
 
@@ -21,7 +21,7 @@ def _sums_fig(res: pd.DataFrame):
 
     web = go.Figure()
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    r = T.ordered(res)
+    r = lag_hash_tables.ordered(res)
     tgt = r.groupby("streams")["target_gbps"].first()
     web.add_scatter(x=tgt.index, y=tgt.values, mode="lines", name="target",
                     line=dict(color="#999"))
@@ -60,7 +60,7 @@ def _loads_fig(streams: pd.DataFrame, members: pd.DataFrame, res):
     web = make_subplots(rows=1, cols=2, subplot_titles=titles)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     rng = np.random.default_rng(0)  # a fixed jitter: the same picture every time
-    setups = [s for s in T.SETUP_ORDER if s in set(streams["setup"]) | set(members["setup"])]
+    setups = [s for s in lag_hash_tables.SETUP_ORDER if s in set(streams["setup"]) | set(members["setup"])]
     for col, (df, field, ax) in enumerate(((streams, "achieved_gbps", axes[0]),
                                            (members, "load_gbps", axes[1])), start=1):
         for i, setup in enumerate(setups):
@@ -69,7 +69,7 @@ def _loads_fig(streams: pd.DataFrame, members: pd.DataFrame, res):
                 continue
             x = g["streams"].to_numpy(float) + (i - (len(setups) - 1) / 2) * 0.25 \
                 + rng.uniform(-0.08, 0.08, len(g))
-            name = T.setup_label(res, setup)
+            name = lag_hash_tables.setup_label(res, setup)
             web.add_scatter(x=x, y=g[field], mode="markers", name=name, legendgroup=setup,
                             showlegend=col == 1, marker=dict(color=COLORS.get(setup), size=4,
                                                              opacity=0.5), row=1, col=col)
@@ -101,7 +101,7 @@ def _loads_fig(streams: pd.DataFrame, members: pd.DataFrame, res):
 def _setup_text(params: dict) -> str:
     lag = f"{params.get('members', 4)}x{params.get('member_gbps', 25):g}G"
     return (
-        f"Seed 002's test on the reference DUT: {R.esc(params.get('streams_text', '1-12'))} "
+        f"Seed 002's test on the reference DUT: {report.esc(params.get('streams_text', '1-12'))} "
         f"concurrent streams at a fixed "
         f"{params.get('stream_gbps', 10.25):g} Gbit/s each (the seed's Frametest instance at 24 "
         f"frames/s), {params.get('frame_size', 9018)}-byte frames, from one server to one "
@@ -110,45 +110,45 @@ def _setup_text(params: dict) -> str:
         f"{params.get('port_gbps', 100):g}G port and out of a {lag} LAG. The controller "
         "writes the LAG as a selector group of the DUT's <code>lag_select</code> table over "
         "P4Runtime; the DUT's action selector hashes "
-        f"<b>{R.esc(params.get('hash', 'crc32'))}</b> over "
-        f"<b>{R.esc(params.get('fields', 'layer3+4'))}</b> "
-        f"({R.esc(params.get('fields_text', ''))}); the member is the hash modulo the "
+        f"<b>{report.esc(params.get('hash', 'crc32'))}</b> over "
+        f"<b>{report.esc(params.get('fields', 'layer3+4'))}</b> "
+        f"({report.esc(params.get('fields_text', ''))}); the member is the hash modulo the "
         "number of members, as in BMv2. A stream's achieved rate is what arrived after "
         f"{params.get('warmup_us', 300):g} us of warm-up until {params.get('duration_us', 2300):g}"
         " us of virtual time (the seed: 3 s of warm-up, 20 s measured), layer 1. The uniform "
         "hash's figures are exact (every placement of the streams on the members counted), not "
         "sampled; z is how many standard errors the measured mean of the busiest member's "
         f"streams lies above the uniform hash's; the verdict combines them over the stream "
-        f"counts (Stouffer; worse than chance above {U.WORSE_Z}, one-sided 1 %).")
+        f"counts (Stouffer; worse than chance above {uniform.WORSE_Z}, one-sided 1 %).")
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     res = page.run.t.get("lag_hash_results")
     runs = page.run.t.get("lag_hash_runs")
     if (res is None or res.empty) and (runs is None or runs.empty):
         return
     params = page.run.meta.get("parameters", {}).get("lag_hash", {})
     s = page.section("lag-hash", "LAG hashing: one port vs a LAG (seed 002)")
-    s.parts.append(R.para(_setup_text(params)))
+    s.parts.append(report.para(_setup_text(params)))
     if res is not None and not res.empty:
-        for setup, (z, said) in T.verdicts(res).items():
+        for setup, (z, said) in lag_hash_tables.verdicts(res).items():
             if setup != "lag":
                 continue
             zt = "n/a" if z is None else f"{z:.2f}"
-            s.parts.append(R.para(f"<b>The DUT's hash over {R.esc(T.setup_label(res, setup))}: "
-                                  f"{R.esc(said)}</b> (combined z = {zt})."))
-        s.parts.append("<h3>Measured vs a uniform hash</h3>" + R.html_table(T.uniform(res)))
+            s.parts.append(report.para(f"<b>The DUT's hash over {report.esc(lag_hash_tables.setup_label(res, setup))}: "
+                                  f"{report.esc(said)}</b> (combined z = {zt})."))
+        s.parts.append("<h3>Measured vs a uniform hash</h3>" + report.html_table(lag_hash_tables.uniform(res)))
         page.plot(s, "lag_hash_sums", *_sums_fig(res))
     if runs is not None and not runs.empty:
         s.parts.append("<h3>Summed achieved rate per run (Gbit/s; seed 002 Tables 1-4)</h3>"
-                       + R.html_table(T.sums(runs, res)))
+                       + report.html_table(lag_hash_tables.sums(runs, res)))
     members = page.run.t.get("lag_hash_members")
     streams = page.run.t.get("lag_hash_streams")
     if members is not None and not members.empty:
         s.parts.append("<h3>Per-member load, members ranked in each run, mean over runs</h3>"
-                       + R.html_table(T.member_ranks(members, res)))
+                       + report.html_table(lag_hash_tables.member_ranks(members, res)))
     if streams is not None and not streams.empty and members is not None:
-        s.parts.append(R.para("Every stream's rate in every run, and every run's stream per "
+        s.parts.append(report.para("Every stream's rate in every run, and every run's stream per "
                               "member: <code>lag_hash_per_stream.csv</code> (seed 002 Tables "
                               "5-28) and <code>lag_hash_member_load.csv</code>."))
         page.plot(s, "lag_hash_loads", *_loads_fig(streams, members, res))

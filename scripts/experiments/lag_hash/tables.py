@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..rundir import RunDir, load_table
-from . import uniform as U
+from . import uniform as lag_hash_uniform
 
 CSV_FILES = {
     "lag_hash_sums": "seed 002 Tables 1-4: the streams' summed achieved rate (Gbit/s) per run "
@@ -109,8 +109,8 @@ def verdicts(results: pd.DataFrame) -> dict[str, tuple[Optional[float], str]]:
             out[str(setup)] = (None, "one port: nothing to hash")
             continue
         zs = [None if pd.isna(z) else float(z) for z in g["z_max_flows"]]
-        z = U.combined_z(zs)
-        out[str(setup)] = (z, U.verdict(z))
+        z = lag_hash_uniform.combined_z(zs)
+        out[str(setup)] = (z, lag_hash_uniform.verdict(z))
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import ParamError
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 from .params import ECN_MAX_BYTES, ECN_MIN_BYTES, HEADROOM_BYTES, LosslessParams
@@ -56,9 +56,9 @@ def command(
         ignore_pause: bool = typer.Option(False, "--ignore-pause", help="Senders ignore the "
                                           "pause frames (what PFC prevents: the headroom "
                                           "overruns)."),
-        buffer_mb: float = without_panel(V.BUFFER), alpha: float = without_panel(V.ALPHA),
-        cell_bytes: int = without_panel(V.CELL), seed: int = without_panel(V.SEED),
-        program: Path = without_panel(V.PROGRAM), results: Path = RESULTS,
+        buffer_mb: float = without_panel(virtual_cli.BUFFER), alpha: float = without_panel(virtual_cli.ALPHA),
+        cell_bytes: int = without_panel(virtual_cli.CELL), seed: int = without_panel(virtual_cli.SEED),
+        program: Path = without_panel(virtual_cli.PROGRAM), results: Path = RESULTS,
         run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT) -> None:
     """A lossless class beside a lossy one (seed 001, TCP + RoCEv2): N senders each with a
     lossy TCP-like and a lossless RoCEv2-like flow into one egress, PFC off and on; loss per
@@ -73,9 +73,9 @@ def command(
             xoff_bytes=xoff_bytes, xon_bytes=xon_bytes, headroom_bytes=headroom_bytes,
             quanta=quanta, ecn_min_bytes=ecn_min_bytes, ecn_max_bytes=ecn_max_bytes,
             ecn_pmax=ecn_pmax, obey_pause=not ignore_pause).check()
-        base = V.profiles("fair", buffer_mb, alpha, cell_bytes, seed)["fair"]
+        base = virtual_cli.profiles("fair", buffer_mb, alpha, cell_bytes, seed)["fair"]
         p.check_profile(base)
     except ParamError as e:
-        V.fail(str(e))
-    V.run_to_end(lambda: execute(p, base, seed, results, run_id, program, progress, report,
+        virtual_cli.fail(str(e))
+    virtual_cli.run_to_end(lambda: execute(p, base, seed, results, run_id, program, progress, report,
                                  echo=lambda s: typer.echo(s, err=True)), program)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import report as R
+from .. import report
 from .tables import summary
 
 CLASS_LABELS = {"lossless": "lossless (RoCEv2, 3)", "lossy": "lossy (TCP, 0)",
@@ -51,14 +51,14 @@ def _figs(classes: pd.DataFrame, pause: pd.DataFrame):
     return web, fig
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     classes, pause = page.run.t.get("lossless_classes"), page.run.t.get("lossless_pause")
     if classes is None or classes.empty or pause is None:
         return
     s = page.section("lossless", "A lossless class beside a lossy one (seed 001, TCP + RoCEv2)")
     par = page.run.meta.get("parameters", {}).get("lossless", {})
     n = par.get("senders", pause["ingress_port"].nunique())
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         f"{n} sender ports each send a lossy TCP-like flow (priority 0) and a lossless "
         "RoCEv2-like flow (UDP 4791, DSCP 26: priority 3) at once into one egress port: an "
         f"{n}:1 incast of both classes; CNPs (DSCP 48: priority 7) run beside them in a "
@@ -70,18 +70,18 @@ def section(page: R.Page) -> None:
         "the frames still in flight go to that port's headroom; at xon it resumes the sender. "
         "Completion is a flow's first frame sent to its last received, in virtual time."))
     if not par.get("obey_pause", True):
-        s.parts.append(R.para("<b>The senders ignored the pause frames in this run</b>: the "
+        s.parts.append(report.para("<b>The senders ignored the pause frames in this run</b>: the "
                               "headroom cannot hold what they keep sending."))
-    s.parts.append(R.html_table(summary(classes, pause)))
+    s.parts.append(report.html_table(summary(classes, pause)))
     on = classes[(classes["pfc"] == "on") & (classes["class"] == "lossless")]
     if len(on):
         lost = int(on["lost"].sum())
-        s.parts.append(R.para(f"Lossless class with PFC on: {lost} frames lost "
-                              f"{R.verdict(lost == 0)}."))
+        s.parts.append(report.para(f"Lossless class with PFC on: {lost} frames lost "
+                              f"{report.verdict(lost == 0)}."))
     page.plot(s, "lossless_loss_and_pause", *_figs(classes, pause))
     cols = ["pfc", "ingress_port", "xoff_frames", "xon_frames", "paused_us", "paused_pct",
             "peak_headroom_bytes", "headroom_bytes", "headroom_drops"]
-    s.parts.append(R.para("Per sender port (its priority 3): pause frames sent, the pause time "
+    s.parts.append(report.para("Per sender port (its priority 3): pause frames sent, the pause time "
                           "asked of it (and as % of the run), the most of its headroom used."))
-    s.parts.append(R.html_table(pause[pause["pfc"] == "on"][cols] if (pause["pfc"] == "on").any()
+    s.parts.append(report.html_table(pause[pause["pfc"] == "on"][cols] if (pause["pfc"] == "on").any()
                                 else pause[cols]))

@@ -36,7 +36,7 @@ from ..mininet.driver import EmuResult, TestbedPool, available_kinds, execute
 from ..mininet.testbed import Testbed
 from ..runner import Case
 from ..seedcsv import derive_csvs
-from ...topologies import traffic as T
+from ...topologies import traffic
 from ...topologies.qdisc import QdiscSampler
 from ...topologies.tc import htb_burst_bytes
 from ..mininet.shape import NTo1Shape, check_kinds, check_rate
@@ -137,14 +137,14 @@ def burst_through(tb: Any, bp: mbx.BurstPlan, qdisc_ifs: list[str],
     rcv = tb.host(f"h{bp.egress}")
     fps = line_fps(bp.rate_bps, bp.frame_size)
     burst_s = bp.burst_frames / fps
-    rx = T.start_receiver(rcv, f"h{bp.egress}-eth0", idle=max(0.5, 3 * burst_s),
+    rx = traffic.start_receiver(rcv, f"h{bp.egress}-eth0", idle=max(0.5, 3 * burst_s),
                           interval_ms=10)
     sent: dict[int, dict] = {}
     errors: list[str] = []
 
     def burst(port: int) -> None:
         try:
-            sent[port] = T.send(tb.host(f"h{port}"), f"h{port}-eth0", [T.Stream(
+            sent[port] = traffic.send(tb.host(f"h{port}"), f"h{port}-eth0", [traffic.Stream(
                 port, dst=rcv.MAC(), ip_dst=rcv.IP(), size=bp.frame_size, rate=fps,
                 count=bp.burst_frames)], timeout=30 + 3 * burst_s, batch=16)
         except Exception as e:  # reported with the case

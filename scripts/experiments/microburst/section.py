@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from .. import plotdata as pdt
-from .. import report as R
+from .. import report
 from . import tables as tb
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     run = page.run
     if not run.has("microburst"):
         return
@@ -24,7 +24,7 @@ def section(page: R.Page) -> None:
     duts = micro["dut_title"].dropna().unique() if "dut_title" in micro else []
     s = page.section("microburst", "Microburst absorption"
                      + (f" of {', '.join(map(str, duts))}" if len(duts) else ""))
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         "Two ingress ports (four for 4:1) each send a burst of N frames at line rate to one "
         "egress port; buffered = forwarded − N, capacity in frames and in MB (bytes / 2^20), "
         "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
@@ -32,28 +32,28 @@ def section(page: R.Page) -> None:
     page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro), pp.absorption_vs_size(micro))
     rows = tb.table4_microburst(micro)
     if rows:
-        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + R.seed_table(rows))
+        s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + report.seed_table(rows))
         s.parts.append("<h3>The same in frames</h3>"
-                       + R.seed_table(tb.table4_microburst(micro, "buffered_frames", digits=0)))
+                       + report.seed_table(tb.table4_microburst(micro, "buffered_frames", digits=0)))
     rows4 = tb.burst_4to1(micro)
     if rows4:
         s.parts.append("<h3>4:1 burst absorption (seed 001, Figure 10 shape), MB</h3>"
-                       + R.seed_table(rows4))
+                       + report.seed_table(rows4))
     cols = [c for c in ("scenario", "combination", "profile", "frame_size", "burst_frames",
                         "forwarded_total", "buffered_frames", "expected_frames", "error_rel",
                         "buffered_mb", "peak_truth_bytes") if c in micro]
     chk = micro[cols].copy()
     if "error_rel" in chk:
-        chk["within_2pct"] = chk["error_rel"].abs() <= R.ABSORPTION_TOL
+        chk["within_2pct"] = chk["error_rel"].abs() <= report.ABSORPTION_TOL
     s.parts.append("<details><summary>every burst: forwarded, buffered, expected</summary>"
-                   + R.html_table(chk) + "</details>")
+                   + report.html_table(chk) + "</details>")
 
     if run.has("ground_truth"):
         truth = run.t["ground_truth"]
         panels = pdt.burst_panels(micro, truth)
         if panels:
             s.parts.append("<h3>Queue occupancy over time during each burst</h3>")
-            s.parts.append(R.para("Ground truth from the traffic manager's occupancy trace; one "
+            s.parts.append(report.para("Ground truth from the traffic manager's occupancy trace; one "
                                   "line per frame size (PNG: all panels; HTML: pick a panel)."))
             page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
                       pp.burst_occupancy_grid(panels))
@@ -66,10 +66,10 @@ def section(page: R.Page) -> None:
                       pp.queue_heatmap(h, "Microburst: occupancy per egress queue (each row one "
                                           "queue of one case)"))
         rows = micro.set_index("case_id", drop=False)
-        R.plot_stacked_by_ingress(page, s, [rows.loc[c] for c in _stack_cases(micro)],
+        report.plot_stacked_by_ingress(page, s, [rows.loc[c] for c in _stack_cases(micro)],
                                   "microburst_by_ingress", "Occupancy stacked by ingress port")
         if not run.has("tap_series"):  # with the tap, its own section shows what it saw
-            R.plot_instrument_views(page, s,
+            report.plot_instrument_views(page, s,
                                     [rows.loc[c] for c in pdt.representative_cases(micro)],
                                     "microburst_instrument", "What the instrument saw")
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...control.reports import ReportError, parse_report_frame
-from ..mininet import cli as M
+from ..mininet import cli as mininet_cli
 from ..mininet.driver import EmuResult, TestbedPool, execute
 from ..mininet.shape import ping_receiver
 from ..mininet.testbed import ROOT, DutBuild, build_dut
@@ -206,10 +206,10 @@ def run_cli(dut: str, sizes: str, sizes_4to1: str, link_bw: str, queue_packets: 
             sizes_4to1=() if sizes_4to1 == "none" else tuple(parse_int_list(sizes_4to1, "--sizes-4to1")),
             link_bw=link_bw, queue_packets=queue_packets, burst_frames=burst_frames).check()
     except ParamError as e:
-        M.fail(str(e))
+        mininet_cli.fail(str(e))
 
     def run(params: Any, results: Path, run_id: Optional[str], progress: bool, report: bool,
             echo: Callable[[str], None] = print) -> EmuResult:
         return execute_tap_microburst(params, dut, results, run_id, progress, report, echo)
 
-    M.execute_in_mininet("microburst-mininet", run, p, results, run_id, progress, report)
+    mininet_cli.execute_in_mininet("microburst-mininet", run, p, results, run_id, progress, report)

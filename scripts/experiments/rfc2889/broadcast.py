@@ -19,7 +19,7 @@ from ..testbed import host_mac
 from ..tester import search
 from ..tester.streams import Stream
 from ..tester.trial import Trial, stream_rows
-from . import verdicts as V
+from . import verdicts
 from .context import Context
 from .topology import broadcast_stream
 
@@ -116,4 +116,4 @@ def broadcast(c: Context) -> dict:
                       tx_fps=float(s["tx_fps"].iloc[0]), loss_frames=int(s["lost"].sum()),
                       loss_pct=shown.trial.loss_pct)
     return c.result(topology="broadcast", throughput_pct=value, receiving_ports=receivers,
-                    result=V.search_result(r.value), trials=len(r.steps), note=note, **fields)
+                    result=verdicts.search_result(r.value), trials=len(r.steps), note=note, **fields)

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from .. import virtual_cli as V
+from .. import virtual_cli
 from ..params import Mode, ParamError, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (CHAIN_TESTS, LOADS, MAX_CHAIN, MODE_DEFAULTS, NOT_IN_MININET,
@@ -39,7 +39,7 @@ def _rate(text: Optional[str], option: str) -> Optional[int]:
 
 def command(
         ctx: typer.Context,
-        mode: Mode = V.MODE,
+        mode: Mode = virtual_cli.MODE,
         tests: Optional[str] = typer.Option(
             None, "--tests", show_default=False, help="Which tests (default: all; in Mininet "
             "all but " + ", ".join(NOT_IN_MININET) + "; through a chain: "
@@ -62,11 +62,11 @@ def command(
         resolution: float = typer.Option(1.0, "--resolution-pct", help="Throughput search "
                                          "resolution, % of line rate (0.001..10)."),
         trial_frames: Optional[int] = typer.Option(
-            None, "--trial-frames", show_default=False, rich_help_panel=V.VIRTUAL_PANEL,
+            None, "--trial-frames", show_default=False, rich_help_panel=virtual_cli.VIRTUAL_PANEL,
             help="A trial lasts as long as a port takes to send this many frames at line rate "
                  "(default: an overload of one resolution step shows as 50 frames)."),
         trial_us: Optional[float] = typer.Option(None, "--trial-us", show_default=False,
-                                                 rich_help_panel=V.VIRTUAL_PANEL,
+                                                 rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                                  help="A trial's length in microseconds of "
                                                       "virtual time (instead of --trial-frames)."),
         dut_rate: float = typer.Option(100.0, "--dut-rate-pct", help="Shape the DUT's egress "
@@ -88,34 +88,34 @@ def command(
         learn_rate_res: float = typer.Option(100.0, "--learn-rate-resolution-fps",
                                              help="Address learning rate: the search's "
                                                   "resolution, frames/s."),
-        ageing_s: float = typer.Option(300.0, "--ageing-s", rich_help_panel=V.VIRTUAL_PANEL,
+        ageing_s: float = typer.Option(300.0, "--ageing-s", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                        help="The controller's MAC ageing time, s (longer than a "
                                             "trial: nothing ages in one)."),
         ifg_bits: int = typer.Option(
-            88, "--ifg-bits", rich_help_panel=V.VIRTUAL_PANEL, help="Forward pressure: the gap "
+            88, "--ifg-bits", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Forward pressure: the gap "
             "the source keeps between frames, 8..95 bit (below Ethernet's 96: more than line "
             "rate)."),
         dut_ifg_bits: int = typer.Option(
-            96, "--dut-ifg-bits", rich_help_panel=V.VIRTUAL_PANEL, help="Forward pressure: the "
+            96, "--dut-ifg-bits", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Forward pressure: the "
             "DUT's own transmit gap, a multiple of 8 bit (less than 96: a DUT that sends too "
             "fast, the test fails)."),
         dut_mtu: int = typer.Option(
-            1500, "--dut-mtu", rich_help_panel=V.VIRTUAL_PANEL, help="Errored frames: the MTU "
+            1500, "--dut-mtu", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Errored frames: the MTU "
             "of the DUT's receiving port, 46..9198 B (its largest frame: MTU + 18)."),
         pass_errored: bool = typer.Option(
-            False, "--pass-errored", rich_help_panel=V.VIRTUAL_PANEL, help="Errored frames: the "
+            False, "--pass-errored", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Errored frames: the "
             "DUT's receiving port passes errored frames to the pipeline (the test fails)."),
         mac_table_size: Optional[int] = typer.Option(
-            None, "--mac-table-size", show_default=False, rich_help_panel=V.VIRTUAL_PANEL,
+            None, "--mac-table-size", show_default=False, rich_help_panel=virtual_cli.VIRTUAL_PANEL,
             help="Compile the DUT with this MAC table size (-DMAC_TABLE_SIZE; default: the "
                  "program's, 65536)."),
-        chain: int = typer.Option(1, "--chain", rich_help_panel=V.VIRTUAL_PANEL,
+        chain: int = typer.Option(1, "--chain", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
                                   help=f"Switches in a row, 1..{MAX_CHAIN}, the tester on the "
                                        "first and the last (seed 003's 4 layers): the "
                                        "forwarding tests through the chain and the latency per "
                                        "layer."),
-        buffer_mb: float = V.BUFFER, alpha: float = V.ALPHA, cell_bytes: int = V.CELL,
-        seed: int = V.SEED, program: Path = V.PROGRAM,
+        buffer_mb: float = virtual_cli.BUFFER, alpha: float = virtual_cli.ALPHA, cell_bytes: int = virtual_cli.CELL,
+        seed: int = virtual_cli.SEED, program: Path = virtual_cli.PROGRAM,
         dut: str = typer.Option("p4scope", "--dut", rich_help_panel=MININET_PANEL,
                                 help="The switch under test: p4scope (the reference DUT, "
                                      "learning through the controller), bmv2 (the same in "
@@ -133,7 +133,7 @@ def command(
 
     --mode virtual (default): the reference DUT in virtual time (--chain N: through N
     of them in a row). --mode mininet (root): real traffic through --dut in Mininet."""
-    V.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
     try:
         p = Rfc2889Params.for_mode(
             mode.value, sizes=parse_int_list(sizes, "--sizes"), ports=ports,
@@ -151,15 +151,15 @@ def command(
             **({"dut": dut.strip(), "trial_s": trial_s} if mode is Mode.mininet else {})).check()
         profile = None
         if mode is Mode.virtual:
-            profile = next(iter(V.profiles("fair", buffer_mb, alpha, cell_bytes, seed).values()))
+            profile = next(iter(virtual_cli.profiles("fair", buffer_mb, alpha, cell_bytes, seed).values()))
     except ParamError as e:
-        V.fail(str(e))
+        virtual_cli.fail(str(e))
     if mode is Mode.mininet:
         _run_mininet(p, results, run_id, progress, report)
         return
     from .run import execute
 
-    V.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
+    virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
                                  echo=lambda s: typer.echo(s, err=True)), program)
 
 
@@ -194,5 +194,5 @@ def _run_mininet(p: Rfc2889Params, results: Path, run_id: Optional[str], progres
     _, skipped = available_duts([dut])
     if skipped:
         _fail("; ".join(f"--dut {name}: {why}" for name, why in skipped.items()), 3)
-    V.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+    virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
                                          echo=lambda s: typer.echo(s, err=True)))

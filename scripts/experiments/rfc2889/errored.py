@@ -18,7 +18,7 @@ from ..testbed import SWITCH_MAC, host_ip, host_mac
 from ..tester import search
 from ..tester.streams import Rate, Stream
 from . import dut_mac
-from . import verdicts as V
+from . import verdicts
 from .context import Context
 
 UNDERSIZE = 60
@@ -77,7 +77,7 @@ def _trial(c: Context, pct: float) -> dict[str, Any]:
     mac = t.info.get("mac", {}).get(src, {})
     row.update(errored_rx=errored_rx, mac_dropped=int(mac.get("dropped", 0)),
                mac_passed_errored=int(mac.get("passed_errored", 0)))
-    ok = V.errored_passed(row["tx_valid"], row["rx_valid"], errored_rx, c.p.tolerance_pct)
+    ok = verdicts.errored_passed(row["tx_valid"], row["rx_valid"], errored_rx, c.p.tolerance_pct)
     return {"trial": t, "row": row, "passed": ok}
 
 
@@ -93,7 +93,7 @@ def errored_frames(c: Context) -> dict:
         c.keep(search.Step("errored_frames", i, pct, r["trial"], r["passed"]), extra)
         rows.append({**r["row"], "passed": r["passed"]})
         c.tick((i + 1) / len(loads))
-    result = V.PASS if all(r["passed"] for r in rows) else V.FAIL
+    result = verdicts.PASS if all(r["passed"] for r in rows) else verdicts.FAIL
     return c.result(
         topology="errored_frames", tx_pct=max(loads), mtu=c.p.dut_mtu,
         pass_errored=c.p.pass_errored, oversize_size=oversize(c.p.dut_mtu),

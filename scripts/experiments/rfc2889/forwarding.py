@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tester import search
 from ..tester.trial import Trial
-from . import verdicts as V
+from . import verdicts
 from .context import Context
 from .topology import (congestion_ports, congestion_streams, mesh_streams, sending_ports)
 
@@ -34,7 +34,7 @@ def sweep(c: Context, mesh: str, procedure: str = "forwarding",
     for i, pct in enumerate(loads):
         t, senders = _mesh_trial(c, mesh, pct)
         s = t.summary()
-        ok = V.forwarding_passed(s["tx_frames"], s["rx_frames"], s["misdelivered"],
+        ok = verdicts.forwarding_passed(s["tx_frames"], s["rx_frames"], s["misdelivered"],
                                  c.p.tolerance_pct) and not t.generator_short
         extra = {"topology": mesh, **c.rates(s, senders, pct)}
         c.keep(search.Step(procedure, i, pct, t, ok), extra)
@@ -64,7 +64,7 @@ def mesh(c: Context) -> tuple[dict, list[dict[str, Any]]]:
     s = shown.trial.summary() if shown is not None else {}
     rates = c.rates(s, senders, shown.value) if s else {}
     return c.result(
-        topology=mesh_name, throughput_pct=value, result=V.search_result(r.value),
+        topology=mesh_name, throughput_pct=value, result=verdicts.search_result(r.value),
         tx_pct=shown.value if shown is not None else np.nan,
         tx_bps=rates.get("tx_bps", np.nan), tx_fps=s.get("tx_fps", np.nan),
         rx_pct=rates.get("rx_pct", np.nan), loss_pct=s.get("loss_pct", np.nan),
@@ -86,7 +86,7 @@ def max_forwarding_rate(c: Context, full_mesh_rows: Optional[list[dict[str, Any]
         topology="full_mesh", tx_pct=best["offered_pct"], tx_fps=best["tx_fps"],
         tx_frames=best["tx_frames"], rx_frames=best["rx_frames"], loss_pct=best["loss_pct"],
         mfr_fps=best["rx_fps"], mfr_pct=best["rx_pct"], sending_ports=best["sending_ports"],
-        result=V.NONE, note=f"from {source}")
+        result=verdicts.NONE, note=f"from {source}")
 
 
 def congestion_control(c: Context, load_pct: float = 100.0) -> dict:
@@ -102,22 +102,22 @@ def congestion_control(c: Context, load_pct: float = 100.0) -> dict:
     uc_tx, uc_rx = int(st.loc["A->UC", "tx_frames"]), int(st.loc["A->UC", "rx_frames"])
     c_tx = int(st.loc[["A->C", "B->C"], "tx_frames"].sum())
     c_rx = int(st.loc[["A->C", "B->C"], "rx_frames"].sum())
-    hol = V.head_of_line_blocking(uc_tx, uc_rx, c.p.tolerance_pct)
-    bp = V.back_pressure(t.tx_frames, offered)
+    hol = verdicts.head_of_line_blocking(uc_tx, uc_rx, c.p.tolerance_pct)
+    bp = verdicts.back_pressure(t.tx_frames, offered)
     note = ""
     if c.bed.name == "mininet":  # a generator short of its rate is the tester's, not a pause
         bp = False
         note = ("back pressure not observable: veth carries no pause frames"
                 + ("; the generator fell short, the congested port may not have been "
                    "overloaded" if t.generator_short else ""))
-    result = V.congestion_result(uc_tx, uc_rx, c.p.tolerance_pct)
-    c.keep(search.Step("congestion_control", 0, load_pct, t, result == V.PASS),
+    result = verdicts.congestion_result(uc_tx, uc_rx, c.p.tolerance_pct)
+    c.keep(search.Step("congestion_control", 0, load_pct, t, result == verdicts.PASS),
            {"topology": "congestion", **c.rates(t.summary(), 2, load_pct)})
     c.tick(1.0)
     return c.result(
         topology="congestion", tx_pct=load_pct, tx_frames=t.tx_frames,
         offered_frames=round(offered), uc_port=ports.uncongested, c_port=ports.congested,
-        uc_tx=uc_tx, uc_rx=uc_rx, uc_loss_pct=V.loss_pct(uc_tx, uc_rx), c_tx=c_tx, c_rx=c_rx,
-        c_loss_pct=V.loss_pct(c_tx, c_rx), head_of_line_blocking=hol, back_pressure=bp,
+        uc_tx=uc_tx, uc_rx=uc_rx, uc_loss_pct=verdicts.loss_pct(uc_tx, uc_rx), c_tx=c_tx, c_rx=c_rx,
+        c_loss_pct=verdicts.loss_pct(c_tx, c_rx), head_of_line_blocking=hol, back_pressure=bp,
         misdelivered=int(t.streams["misdelivered"].sum()), queued_at_end=t.queued_at_end,
         result=result, note=note)

@@ -15,7 +15,7 @@ import numpy as np
 from ..tester import search
 from ..tester.streams import MIN_IFG_BITS, Rate, Stream
 from . import dut_mac
-from . import verdicts as V
+from . import verdicts
 from .context import Context
 
 PREAMBLE_BITS = 64
@@ -41,12 +41,12 @@ def forward_pressure(c: Context) -> dict:
     else:
         t = c.bed.trial([st], c.duration_ns())
     gap = t.info.get("min_gap_bits", {}).get(dst)
-    result = V.forward_pressure_result(gap, c.p.rate_bps)
+    result = verdicts.forward_pressure_result(gap, c.p.rate_bps)
     s = t.summary()
     rx_util = utilisation_pct(c.size, gap) if gap is not None else np.nan
     extra = {"topology": "forward_pressure", "ifg_bits": c.p.ifg_bits,
              "min_gap_bits": np.nan if gap is None else gap}
-    c.keep(search.Step("forward_pressure", 0, 100.0, t, result == V.PASS), extra)
+    c.keep(search.Step("forward_pressure", 0, 100.0, t, result == verdicts.PASS), extra)
     c.tick(1.0)
     return c.result(
         topology="forward_pressure", tx_pct=100.0, ifg_bits=c.p.ifg_bits,

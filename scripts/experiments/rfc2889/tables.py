@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..chain_latency import seed_table
 from ..rundir import RunDir, load_table
-from . import verdicts as V
+from . import verdicts
 from .topology import MESH_NAMES
 
 CSV_FILES = {
@@ -134,7 +134,7 @@ def errored_frames(trials: pd.DataFrame) -> pd.DataFrame:
         "Tx Undersize": n("tx_undersize"), "Rx Undersize": n("rx_undersize"),
         "Tx FCS Error": n("tx_bad_fcs"), "Rx FCS Error": n("rx_bad_fcs"),
         "DUT MAC Dropped": n("mac_dropped"),
-        "Result": t["passed"].astype(bool).map({True: V.PASS, False: V.FAIL}),
+        "Result": t["passed"].astype(bool).map({True: verdicts.PASS, False: verdicts.FAIL}),
     })
 
 
@@ -210,8 +210,8 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         if r.empty:
             continue
         counts = r["result"].value_counts()
-        detail = ", ".join(f"{n} {k}" for k, n in counts.items() if k in (V.PASS, V.FAIL))
-        rows.append({"Test": name, "Result": V.overall(r["result"]), "Cases": len(r),
+        detail = ", ".join(f"{n} {k}" for k, n in counts.items() if k in (verdicts.PASS, verdicts.FAIL))
+        rows.append({"Test": name, "Result": verdicts.overall(r["result"]), "Cases": len(r),
                      "Detail": detail or "no pass/fail in RFC 2889"})
     return pd.DataFrame(rows)
 

@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..mininet import cli as M
+from ..mininet import cli as mininet_cli
 from ..params import Mode
 from . import placement as pl
 
@@ -36,33 +36,33 @@ def tap_dut(ctx: typer.Context, mode: Mode, instrument: str, dut: Optional[str],
     """The switch to run the tap around, or None for the reference DUT's own
     instrument; a combination not supported (yet) exits 2 naming the option."""
     if instrument not in INSTRUMENTS:
-        M.fail(f"--instrument {instrument!r}: give {' or '.join(INSTRUMENTS)}")
+        mininet_cli.fail(f"--instrument {instrument!r}: give {' or '.join(INSTRUMENTS)}")
     if instrument == "dut":
         if dut is not None:
-            M.fail("--dut: only with --instrument tap (the reference DUT's own instrument "
+            mininet_cli.fail("--dut: only with --instrument tap (the reference DUT's own instrument "
                    "measures only itself; --switch picks the switch it runs in)")
         return None
     if live:
-        M.fail("--live: not with --instrument tap yet")
+        mininet_cli.fail("--live: not with --instrument tap yet")
     if mode is Mode.virtual:
         return _virtual_dut(ctx, dut)
     for name in ("switch", "bmv2"):
         if ctx.get_parameter_source(name).name != "DEFAULT":
-            M.fail(f"--{name}: picks the reference DUT's switch; with --instrument tap the "
+            mininet_cli.fail(f"--{name}: picks the reference DUT's switch; with --instrument tap the "
                    "switch measured is --dut")
     d = (dut or "bridge").strip()
     if d not in pl.DUT_KINDS:
-        M.fail(f"--dut {d!r}: the tap runs around {' or '.join(pl.DUT_KINDS)} (not yet others)")
+        mininet_cli.fail(f"--dut {d!r}: the tap runs around {' or '.join(pl.DUT_KINDS)} (not yet others)")
     return d
 
 
 def _virtual_dut(ctx: typer.Context, dut: Optional[str]) -> str:
     d = (dut or "p4scope").strip()
     if d not in VIRTUAL_DUTS:
-        M.fail(f"--dut {d!r}: in virtual time the tap runs around "
+        mininet_cli.fail(f"--dut {d!r}: in virtual time the tap runs around "
                f"{' or '.join(VIRTUAL_DUTS)} (the reference DUT with its own profile); "
                "other switches need --mode mininet")
     for p in ctx.command.params:
         if p.name in NOT_WITH_TAP_VIRTUAL and ctx.get_parameter_source(p.name).name != "DEFAULT":
-            M.fail(f"{p.opts[0]}: not with --instrument tap yet")
+            mininet_cli.fail(f"{p.opts[0]}: not with --instrument tap yet")
     return d

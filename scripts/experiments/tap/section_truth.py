@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .. import report as R
+from .. import report
 from . import truth as tt
 
 REFERENCE_LABEL = "the DUT's ground truth (its traffic manager's trace)"
@@ -44,8 +44,8 @@ def is_truth(info: Mapping[str, Any]) -> bool:
 
 
 def intro(dut: str) -> str:
-    return R.para(
-        f"A p4scope switch running p4src/tap.p4 sits on each link of {R.esc(dut)}, all in one "
+    return report.para(
+        f"A p4scope switch running p4src/tap.p4 sits on each link of {report.esc(dut)}, all in one "
         "virtual-time run (the engine's Fabric): each sender's link, and the DUT's port towards "
         "the receiver. The DUT is the reference DUT with its own traffic-manager profile and "
         "its own instrument off; the taps measure. Each tap reports every frame it passes "
@@ -70,11 +70,11 @@ def statement(info: Mapping[str, Any], err: pd.DataFrame) -> str:
         return float(np.nanmax(np.abs(err[col]))) if col in err and err[col].notna().any() else math.nan
 
     raw = worst_abs("peak_raw_error_bytes")
-    return R.para(
+    return report.para(
         "<b>Clock and sampling.</b> "
-        f"One clock ({R.esc(info.get('clock', 'virtual time'))}): the taps' timestamps "
+        f"One clock ({report.esc(info.get('clock', 'virtual time'))}): the taps' timestamps "
         "(when a frame's last bit is in) and the DUT's trace are the same nanoseconds. "
-        f"Sample interval: {R.esc(info.get('sampling', 'every frame'))}, so no change of the "
+        f"Sample interval: {report.esc(info.get('sampling', 'every frame'))}, so no change of the "
         f"queue falls between two samples: {total('reports'):,} reports in all, "
         f"{total('reports_lost'):,} lost ({total('collector_drops'):,} dropped at a tap's "
         "collector port, which runs at 400 Gb/s to send a report of every frame of a "
@@ -102,7 +102,7 @@ def statement(info: Mapping[str, Any], err: pd.DataFrame) -> str:
 
 
 def method() -> str:
-    return R.para(
+    return report.para(
         "Per burst, the tap's paired with the truth's by overlap (same thresholds; the truth "
         "keeps each nanosecond's last value, as the tap's series does): the tap's peak against "
         "the most the DUT's queue held during the true burst (every record), the time-weighted "
@@ -117,12 +117,12 @@ def checks(err: pd.DataFrame, labels: Mapping[str, str]) -> str:
     if ch.empty:
         return ""
     rows = "".join(
-        "<tr>" + f"<td>{R.esc(labels.get(r['case_id'], r['case_id']))}</td>"
-        + "".join(f"<td>{R.verdict(tt.state(r.get(c)))}</td>" for c in list(CHECK_COLUMNS)[1:])
+        "<tr>" + f"<td>{report.esc(labels.get(r['case_id'], r['case_id']))}</td>"
+        + "".join(f"<td>{report.verdict(tt.state(r.get(c)))}</td>" for c in list(CHECK_COLUMNS)[1:])
         + "</tr>" for _, r in ch.iterrows())
-    head = "".join(f"<th>{R.esc(v)}</th>" for v in CHECK_COLUMNS.values())
+    head = "".join(f"<th>{report.esc(v)}</th>" for v in CHECK_COLUMNS.values())
     passed = int(ch["all_pass"].map(lambda v: tt.state(v) is True).sum())
     return (f"<h3>Checks per case: the tap against the DUT's truth</h3>"
-            + R.para(f"{passed} of {len(ch)} cases pass every bar (n/a: lost reports left a "
+            + report.para(f"{passed} of {len(ch)} cases pass every bar (n/a: lost reports left a "
                      "figure unknown).")
             + f'<table class="data"><tr>{head}</tr>{rows}</table>')

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..mininet import cli as M
+from ..mininet import cli as mininet_cli
 from ..mininet.shape import parse_size
 from ..params import Mode, ParamError
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
@@ -28,7 +28,7 @@ def command(
     window: str = typer.Option("256K", "--window", help="Socket buffer of every flow, 4K..64M (seed 001: 256KB TCP window)."),
     repeats: int = typer.Option(1, "--repeats", help="Jobs per size and switch, 1..100."),
     bin_ms: float = typer.Option(10.0, "--bin-ms", help="Bins of the aggregate rate at the receiver (ms), 1..1000."),
-    switch: str = without_panel(M.SWITCH), bmv2: bool = without_panel(M.BMV2), results: Path = RESULTS,
+    switch: str = without_panel(mininet_cli.SWITCH), bmv2: bool = without_panel(mininet_cli.BMV2), results: Path = RESULTS,
     run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT,
 ) -> None:
     """TCP incast (seed 001), in Mininet only (root).
@@ -37,7 +37,7 @@ def command(
     time, flow and job completion times, queue telemetry alongside."""
 
     if mode is not Mode.mininet:
-        M.fail(f"--mode {mode.value}: tcp-incast needs real TCP stacks, so it runs in Mininet only "
+        mininet_cli.fail(f"--mode {mode.value}: tcp-incast needs real TCP stacks, so it runs in Mininet only "
               "(--mode mininet); the virtual-time engine has no TCP")
     try:
         p = IncastParams(
@@ -45,11 +45,11 @@ def command(
             flow_bytes=tuple(parse_size(x, "--flow-bytes") for x in flow_bytes.split(",") if x.strip()),
             link_bw=link_bw, receiver_bw=receiver_bw,
             queue_packets=queue_packets or None, window_bytes=parse_size(window, "--window"),
-            repeats=repeats, bin_ms=bin_ms, kinds=M.kinds_option(switch, bmv2)).check()
+            repeats=repeats, bin_ms=bin_ms, kinds=mininet_cli.kinds_option(switch, bmv2)).check()
     except ParamError as e:
-        M.fail(str(e))
+        mininet_cli.fail(str(e))
     from .mininet import execute_incast
 
-    M.execute_in_mininet("tcp-incast", execute_incast, p, results, run_id, progress, report)
+    mininet_cli.execute_in_mininet("tcp-incast", execute_incast, p, results, run_id, progress, report)
 
 

@@ -34,7 +34,7 @@ from ...control.fabric import FabricOptions, TelemetryOptions
 from ..rundir import RunDir, load_table
 from ..runner import Case
 from ..seedcsv import derive_csvs
-from . import job as I
+from . import job as tcp_incast_job
 from ..mininet.driver import EmuResult, TestbedPool, available_kinds, execute
 from ..mininet.testbed import DutBuild, Testbed
 
@@ -45,28 +45,28 @@ CSV_FILES = {
 }
 
 
-def fabric_options(p: I.IncastParams) -> FabricOptions:
+def fabric_options(p: tcp_incast_job.IncastParams) -> FabricOptions:
     return FabricOptions(telemetry=TelemetryOptions(
         ports=(p.receiver_port,), burst_threshold=16, burst_end=4,
-        interval_log2_us=I.TEL_INTERVAL_LOG2_US, report_intervals=True,
+        interval_log2_us=tcp_incast_job.TEL_INTERVAL_LOG2_US, report_intervals=True,
         report_burst_packets=False))
 
 
-def make_testbed(p: I.IncastParams, kind: str, run_dir: Path, dut: DutBuild) -> Testbed:
+def make_testbed(p: tcp_incast_job.IncastParams, kind: str, run_dir: Path, dut: DutBuild) -> Testbed:
     return Testbed(p.topology(), run_dir, dut, kind=kind, options=fabric_options(p))
 
 
-def measure(p: I.IncastParams, case: Case, tick: Callable[[float], None],
+def measure(p: tcp_incast_job.IncastParams, case: Case, tick: Callable[[float], None],
             pool: TestbedPool) -> dict[str, pd.DataFrame]:
     kind, size = case.params["kind"], case.params["flow_bytes"]
     tb = pool.get(kind)
     if pool.fresh:
-        I.warm_up(tb, p)
-    job = I.run_job(tb, p, size, I.new_collector(), tick)
-    flows = I.flow_table(case, job)
-    rates = I.rate_table(case, job)
-    q = I.queue_tables(case, job, p.receiver_port)
-    jobs = pd.DataFrame([I.job_row(case, p, size, kind, flows, rates, job, q["link_queue"])])
+        tcp_incast_job.warm_up(tb, p)
+    job = tcp_incast_job.run_job(tb, p, size, tcp_incast_job.new_collector(), tick)
+    flows = tcp_incast_job.flow_table(case, job)
+    rates = tcp_incast_job.rate_table(case, job)
+    q = tcp_incast_job.queue_tables(case, job, p.receiver_port)
+    jobs = pd.DataFrame([tcp_incast_job.job_row(case, p, size, kind, flows, rates, job, q["link_queue"])])
     return {"incast_jobs": jobs, "incast_flows": flows, "incast_rate": rates, **q}
 
 
@@ -103,19 +103,19 @@ def write_csvs(run: RunDir) -> list[str]:
     return written
 
 
-def execute_incast(p: I.IncastParams, results: Path, run_id: Optional[str], progress: bool,
+def execute_incast(p: tcp_incast_job.IncastParams, results: Path, run_id: Optional[str], progress: bool,
                    report: bool, echo: Callable[[str], None] = print) -> EmuResult:
     p.check()
     kinds, skipped = available_kinds(p.kinds, echo)
-    runnable = I.IncastParams(**{**p.__dict__, "kinds": kinds}) if kinds else p
-    cases = I.plan(runnable) if kinds else []
+    runnable = tcp_incast_job.IncastParams(**{**p.__dict__, "kinds": kinds}) if kinds else p
+    cases = tcp_incast_job.plan(runnable) if kinds else []
     meta: dict[str, Any] = {
-        "parameters": {"tcp_incast": I.params_dict(p)}, "skipped": skipped,
+        "parameters": {"tcp_incast": tcp_incast_job.params_dict(p)}, "skipped": skipped,
         "topology": p.topology().to_dict(),
         "method": ("seed 001: 16 senders x 16 flows of one transfer size to one TCP server; "
                    "aggregate rate over time at the server, flow and job completion times"),
     }
-    return execute(I.EXPERIMENT, cases, meta, results, run_id,
+    return execute(tcp_incast_job.EXPERIMENT, cases, meta, results, run_id,
                    lambda kind, d, dut: make_testbed(runnable, kind, d, dut),
                    lambda c, tick, pool: measure(runnable, c, tick, pool),
                    derive_csvs, progress, report, echo)

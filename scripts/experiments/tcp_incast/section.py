@@ -9,7 +9,7 @@ import html
 
 import pandas as pd
 
-from .. import report as R
+from .. import report
 from ..rundir import load_table
 from . import plots
 
@@ -18,7 +18,7 @@ INCAST_TABLES = ("incast_jobs", "incast_flows", "incast_rate", "instrument_serie
                  "instrument_delivered", "link_queue")
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     run = page.run
     t = {n: load_table(run.path, n) for n in INCAST_TABLES}
     jobs = t["incast_jobs"]
@@ -26,7 +26,7 @@ def section(page: R.Page) -> None:
         return
     params = run.meta.get("parameters", {}).get("tcp_incast", {})
     s = page.section("incast", "TCP incast in Mininet")
-    s.parts.append(R.para(
+    s.parts.append(report.para(
         f"{params.get('senders', '?')} senders × {params.get('flows', '?')} TCP flows each, every "
         "flow one connection carrying the same number of bytes, all starting at one instant, "
         "to one receiver through the reference DUT (seed 001's method, scaled: host links "
@@ -39,7 +39,7 @@ def section(page: R.Page) -> None:
             "job_completion_s", "ideal_s", "fct_min_s", "fct_median_s", "fct_p99_s", "fct_max_s",
             "mean_rate_mbps", "busy_mean_mbps", "busy_min_mbps", "utilization", "retransmits",
             "link_drops", "link_backlog_max_bytes", "reports"]
-    s.parts.append("<h3>Jobs</h3>" + R.html_table(jobs[[c for c in show if c in jobs]]))
+    s.parts.append("<h3>Jobs</h3>" + report.html_table(jobs[[c for c in show if c in jobs]]))
     rates = t["incast_rate"]
     if rates is not None and not rates.empty:
         page.plot(s, "incast_aggregate_rate", *plots.aggregate_rate(rates, jobs))
@@ -54,7 +54,7 @@ def section(page: R.Page) -> None:
     if not (series.empty and link.empty and deliv.empty):
         port = int(params.get("senders", 16)) + 1
         s.parts.append("<h3>Queue telemetry alongside</h3>")
-        s.parts.append(R.para(
+        s.parts.append(report.para(
             "Red: the DUT instrument's per-interval maximum of the receiver port's queue "
             "(reports to the controller; switch timestamps put on the wall clock by the "
             "fastest report's delay). Blue: the backlog of the receiver link's qdisc, the "
@@ -66,4 +66,4 @@ def section(page: R.Page) -> None:
             page.plot(s, name, *plots.queues(cid, series, link, deliv, port))
     skipped = run.meta.get("skipped") or {}
     for kind, why in skipped.items():
-        s.parts.append(R.para(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))
+        s.parts.append(report.para(f"<b>{html.escape(kind)}</b> cases skipped: {html.escape(why)}"))

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from ...topologies import traffic as T
+from ...topologies import traffic
 from ...topologies.spec import Topology, from_dict
 from .streams import Stream
 from .trafgen_trial import loss_end_from_series, trial_from_reports
@@ -134,8 +134,8 @@ def check_installed(dut: Dut) -> None:
         if why:
             raise DutMissing(why)
     try:
-        T.trafgen_path()
-    except T.TrafficError as e:
+        traffic.trafgen_path()
+    except traffic.TrafficError as e:
         raise DutMissing(str(e)) from None
 
 
@@ -438,7 +438,7 @@ class MininetTestbed:
             out |= {st.rx_port} if st.rx_port is not None else set(self.ports) - {st.tx_port}
         return sorted(out)
 
-    def _tg_stream(self, st: Stream, sid: int, duration_ns: int) -> T.Stream:
+    def _tg_stream(self, st: Stream, sid: int, duration_ns: int) -> traffic.Stream:
         h = st.headers
         rx = st.rx_port
         kw: dict[str, Any] = {
@@ -461,17 +461,17 @@ class MininetTestbed:
             kw["count"] = int(st.frames)
         else:
             kw["duration"] = max(duration_ns - st.start_ns, 1) / 1e9
-        return T.Stream(sid, **kw)
+        return traffic.Stream(sid, **kw)
 
-    def _run_senders(self, jobs: dict[int, list[T.Stream]], timeout: float,
+    def _run_senders(self, jobs: dict[int, list[traffic.Stream]], timeout: float,
                      tick: Optional[Tick] = None, expect_s: float = 0.0) -> dict[int, dict]:
         """Runs one generator per sending port, all at once; their reports."""
         out: dict[int, dict] = {}
         errors: list[str] = []
 
-        def run(port: int, sts: list[T.Stream]) -> None:
+        def run(port: int, sts: list[traffic.Stream]) -> None:
             try:
-                out[port] = T.send(self.host(port), self.iface(port), sts, timeout=timeout,
+                out[port] = traffic.send(self.host(port), self.iface(port), sts, timeout=timeout,
                                    qdisc_bypass=True)
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(f"h{port}: {e}")
@@ -497,7 +497,7 @@ class MininetTestbed:
             peer = next((s.tx_port for s in streams if s.rx_port == r), None)
             if peer is None:
                 peer = next(p for p in self.ports if p != r)
-            jobs[r] = [T.Stream(LEARN_ID, dst=host_mac(peer), ip_dst=host_ip(peer), size=64,
+            jobs[r] = [traffic.Stream(LEARN_ID, dst=host_mac(peer), ip_dst=host_ip(peer), size=64,
                                 rate=1000.0, count=self.learn_frames)]
         self._run_senders(jobs, timeout=30.0)
         if self.dut.p4:
@@ -549,15 +549,15 @@ class MininetTestbed:
         ids = list(range(1, len(streams) + 1))
         receiving = sorted(set(self._receiving(streams)) | set(listen))
         self._learn(receiving, streams)
-        jobs: dict[int, list[T.Stream]] = {}
+        jobs: dict[int, list[traffic.Stream]] = {}
         for st, sid in zip(streams, ids):
             jobs.setdefault(st.tx_port, []).append(self._tg_stream(st, sid, int(duration_ns)))
         expect_s = max((s.start + (s.duration if s.count is None else s.count / float(s.rate)))
                        for sts in jobs.values() for s in sts)
-        rxs: dict[int, T.Receiver] = {}
+        rxs: dict[int, traffic.Receiver] = {}
         try:
             for r in receiving:
-                rxs[r] = T.start_receiver(self.host(r), self.iface(r), interval_ms=self.interval_ms,
+                rxs[r] = traffic.start_receiver(self.host(r), self.iface(r), interval_ms=self.interval_ms,
                                           hist_us=HIST_US)
             with _Alongside(during):
                 sent = self._run_senders(jobs, timeout=expect_s + 30.0, tick=tick,

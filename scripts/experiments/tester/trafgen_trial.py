@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ...topologies import traffic as T
+from ...topologies import traffic
 from .streams import Stream
 from .trial import PERCENTILES, Trial, _pct_name, histogram_rows, stream_rows
 
@@ -37,7 +37,7 @@ def _rows(streams: Sequence[Stream], ids: Sequence[int], sent: Mapping[str, Any]
     """Engine-shaped rows (one per stream and receiving port) for
     stream_rows, and the analyzer's StreamResults by (stream, port)."""
     tx = {s["id"]: s for s in sent["streams"]}
-    res = {(r.id, port): r for port, rep in received.items() for r in T.combine(sent, rep)}
+    res = {(r.id, port): r for port, rep in received.items() for r in traffic.combine(sent, rep)}
     rows: list[dict] = []
     for sid in ids:
         t = tx.get(sid, {"tx_packets": 0, "tx_bytes": 0})
@@ -88,7 +88,7 @@ def trial_from_reports(streams: Sequence[Stream], ids: Sequence[int],
         table.at[i, "duplicated"] = sum(r.duplicates for r in good)
         counts = _sum_counts([r.histogram for r in good], len(edges) + 1)
         for p in PERCENTILES:
-            q = T.histogram_quantile(edges, counts, p / 100.0) if counts else None
+            q = traffic.histogram_quantile(edges, counts, p / 100.0) if counts else None
             table.at[i, f"lat_{_pct_name(p)}_ns"] = math.nan if q is None else float(q)
         hist[sid] = ([0.0] + [float(e) for e in edges], counts or [0] * (len(edges) + 1))
     table["duplicated"] = table["duplicated"].astype("Int64")
