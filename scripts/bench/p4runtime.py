@@ -1,19 +1,36 @@
 """P4Runtime benchmark: table-write and read throughput of a switch.
 
     p4scope bench p4runtime [--entries N] [--batch B] [--single M] [--kind exact|lpm|ternary]
+                            [--load N]
     p4scope bench p4runtime --address HOST:PORT --p4info F --json F   (any switch, e.g. BMv2)
 
 Without --address it starts p4scope's switch in this process, on a free
 loopback port, and programs a small built-in P4 program compiled by
-p4scope. Reported: entries/s for batched INSERT, MODIFY and DELETE, for
-one-entry Writes, and for a wildcard Read of the whole table; each figure
-is the best of --repeat runs. The client is plain grpcio with finsy's
-stubs, so the numbers include protobuf encoding on both sides.
+p4scope. Reported, each the best of --repeat runs:
+
+* over gRPC (server and client in this one process, loopback): entries/s
+  for batched INSERT, MODIFY and DELETE, for one-entry Writes and for a
+  wildcard Read of the whole table. The client is plain grpcio with
+  finsy's stubs and builds its requests inside the timed loop, so the
+  figures include protobuf encoding and decoding on both sides;
+* without gRPC (in-process only): the same batched requests, built
+  beforehand, handed to the switch's `Device.write` / `Device.read` (what
+  the gRPC handlers call): the switch's own share of the work;
+* the load of a --load-entry LPM table (mixed prefix lengths /32 to /48)
+  over gRPC in batches of --batch: seconds, entries/s and the process's
+  resident memory before and after (per entry; in-process only).
+
+Next to wall-clock time, in-process figures give the process's CPU time
+(every thread: client, gRPC, switch) and entries per CPU second, which a
+machine busy with other work changes much less than the wall clock.
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import queue
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,16 +64,69 @@ control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.ethernet); } 
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
+KINDS = ("exact", "lpm", "ternary")
+CHANNEL_OPTIONS = [("grpc.max_metadata_size", 8 << 20),
+                   ("grpc.max_receive_message_length", 256 << 20),
+                   ("grpc.max_send_message_length", 256 << 20)]
+
 
 @dataclass
 class Result:
     what: str
     entries: int
     seconds: float
+    cpu_seconds: Optional[float] = None
+    """CPU time of this process meanwhile (all its threads: client and, in-process, server)."""
 
     @property
     def rate(self) -> float:
         return self.entries / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def cpu_rate(self) -> Optional[float]:
+        """Entries per CPU second: what a machine shared with other work still shows."""
+        if self.cpu_seconds is None:
+            return None
+        return self.entries / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Wall-clock and process CPU seconds of one timed operation."""
+    wall: float
+    cpu: float
+
+
+def _timed(f) -> Span:
+    w0, c0 = time.perf_counter(), time.process_time()
+    f()
+    return Span(time.perf_counter() - w0, time.process_time() - c0)
+
+
+def _best(what: str, entries: int, spans: list[Span], cpu: bool = True) -> Result:
+    """The best (smallest) wall-clock and CPU times of several runs."""
+    return Result(what, entries, min(x.wall for x in spans),
+                  min(x.cpu for x in spans) if cpu else None)
+
+
+@dataclass
+class LoadResult:
+    """A table loaded from empty: time, and resident memory (None for a remote switch)."""
+    entries: int
+    seconds: float
+    rss_before: Optional[int]
+    rss_after: Optional[int]
+    cpu_seconds: Optional[float] = None
+
+    @property
+    def rate(self) -> float:
+        return self.entries / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def bytes_per_entry(self) -> Optional[float]:
+        if self.rss_before is None or self.rss_after is None or not self.entries:
+            return None
+        return (self.rss_after - self.rss_before) / self.entries
 
 
 def _compile():
@@ -66,23 +136,36 @@ def _compile():
     return r.p4info, json.dumps(r.bmv2_json).encode()
 
 
-class _Target:
-    """A switch to measure: p4scope in-process, or a running one."""
+def rss_bytes() -> int:
+    """This process's resident set size (Linux /proc)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
 
-    def __init__(self, address: Optional[str]):
-        self.server = self.device = None
-        if address is None:
-            from p4scope.switch.device import Device, DeviceOptions
-            from p4scope.switch.p4runtime.server import make_server
 
-            self.device = Device(DeviceOptions())
-            self.server, port = make_server(self.device, "127.0.0.1:0")
-            address = f"127.0.0.1:{port}"
-        self.address = address
+def _program(p4info_path: Optional[Path], json_path: Optional[Path]):
+    if p4info_path is not None:
+        from p4scope.compiler.p4info_io import read_p4info
+        return read_p4info(p4info_path), json_path.read_bytes() if json_path else b""
+    return _compile()
 
-    def close(self) -> None:
-        if self.server is not None:
-            self.server.stop(None)
+
+def _table(p4info, kind: str):
+    from finsy.proto import p4i
+
+    want = {"exact": p4i.MatchField.EXACT, "lpm": p4i.MatchField.LPM,
+            "ternary": p4i.MatchField.TERNARY}[kind]
+    t = next((x for x in p4info.tables if len(x.match_fields) == 1
+              and x.match_fields[0].match_type == want), None)
+    if t is None:
+        raise SystemExit(f"the P4Info has no single-field {kind} table")
+    return t
+
+
+def _forward_id(t) -> int:
+    return next(x.id for x in t.action_refs if x.id != 21257015)  # forward, not NoAction
 
 
 def _entry(p4r, t, kind: str, i: int, port: int):
@@ -99,146 +182,279 @@ def _entry(p4r, t, kind: str, i: int, port: int):
         fm.ternary.mask = b"\xff" * 6
         te.priority = 1 + (i % 1000)
     a = te.action.action
-    a.action_id = next(x.id for x in t.action_refs if x.id != 21257015)  # forward
+    a.action_id = _forward_id(t)
     a.params.add(param_id=1, value=bytes([port]))
     return te
+
+
+def _prefix_request(p4r, t, start: int, stop: int):
+    """The WriteRequest inserting entries start..stop-1 of the LPM load:
+    prefix lengths /32 to /48, all distinct (each a copy of one template
+    update with its prefix and port set, as a careful client builds them)."""
+    template = p4r.Update(type=p4r.Update.INSERT)
+    te = template.entity.table_entry
+    te.table_id = t.preamble.id
+    te.match.add(field_id=t.match_fields[0].id).lpm.prefix_len = 48
+    te.action.action.action_id = _forward_id(t)
+    te.action.action.params.add(param_id=1, value=b"\x01")
+    w = p4r.WriteRequest(device_id=0, election_id=p4r.Uint128(low=1))
+    updates = w.updates
+    for i in range(start, stop):
+        plen = 32 + i % 17
+        u = updates.add()
+        u.CopyFrom(template)
+        te = u.entity.table_entry
+        lpm = te.match[0].lpm
+        lpm.value = ((0x02000000 + i) << (48 - plen)).to_bytes(6, "big")
+        lpm.prefix_len = plen
+        te.action.action.params[0].value = bytes([1 + i % 8])
+    return w
+
+
+class _Session:
+    """A primary P4Runtime client of a switch (started here when no address
+    is given) with the pipeline set."""
+
+    def __init__(self, address: Optional[str], p4info, device_config: bytes):
+        import grpc
+        from finsy.proto import p4r, p4r_grpc
+
+        self.server = None
+        if address is None:
+            from p4scope.switch.device import Device, DeviceOptions
+            from p4scope.switch.p4runtime.server import make_server
+
+            self.server, port = make_server(Device(DeviceOptions()), "127.0.0.1:0")
+            address = f"127.0.0.1:{port}"
+        self.address = address
+        self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self._q: queue.Queue = queue.Queue()
+        self._q.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=0, election_id=p4r.Uint128(low=1))))
+        stream = self.stub.StreamChannel(iter(self._q.get, None))
+        next(stream)  # arbitration answer
+
+        def drain():
+            try:
+                for _ in stream:
+                    pass
+            except grpc.RpcError:
+                pass  # closed at the end of the run
+
+        threading.Thread(target=drain, daemon=True).start()
+        try:
+            cfg = p4r.SetForwardingPipelineConfigRequest(
+                device_id=0, election_id=p4r.Uint128(low=1),
+                action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            cfg.config.p4info.CopyFrom(p4info)
+            cfg.config.p4_device_config = device_config
+            self.stub.SetForwardingPipelineConfig(cfg)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._q.put(None)
+        self.channel.close()
+        if self.server is not None:
+            self.server.stop(None)
+
+
+def _write_request(p4r, utype, items):
+    w = p4r.WriteRequest(device_id=0, election_id=p4r.Uint128(low=1))
+    for te in items:
+        w.updates.add(type=utype).entity.table_entry.CopyFrom(te)
+    return w
+
+
+def _read_request(p4r, t):
+    return p4r.ReadRequest(device_id=0, entities=[p4r.Entity(
+        table_entry=p4r.TableEntry(table_id=t.preamble.id))])
+
+
+def _batched_cycles(write_all, read_all, ents, mods, batch: int, repeat: int, tag: str,
+                    cpu: bool = True) -> list[Result]:
+    """Best times of INSERT, MODIFY, Read, DELETE cycles as Results."""
+    from finsy.proto import p4r
+
+    runs = []
+    for _ in range(repeat):
+        ti = _timed(lambda: write_all(p4r.Update.INSERT, ents, batch))
+        tm = _timed(lambda: write_all(p4r.Update.MODIFY, mods, batch))
+        rd = _timed(read_all)
+        td = _timed(lambda: write_all(p4r.Update.DELETE, ents, batch))
+        runs.append((ti, tm, rd, td))
+    n = len(ents)
+    return [_best(f"INSERT, batches of {batch}{tag}", n, [r[0] for r in runs], cpu),
+            _best(f"MODIFY, batches of {batch}{tag}", n, [r[1] for r in runs], cpu),
+            _best(f"DELETE, batches of {batch}{tag}", n, [r[3] for r in runs], cpu),
+            _best(f"Read (wildcard, whole table){tag}", n, [r[2] for r in runs], cpu)]
 
 
 def run_bench(address: Optional[str], entries: int, batch: int, single: int, kind: str,
               repeat: int, p4info_path: Optional[Path], json_path: Optional[Path],
               echo=print) -> list[Result]:
-    import grpc
-    from finsy.proto import p4i, p4r, p4r_grpc
+    """The gRPC figures: batched INSERT, MODIFY, DELETE, the wildcard Read and
+    one-entry INSERTs (requests built inside the timed loop)."""
+    from finsy.proto import p4r
 
-    if p4info_path is not None:
-        from p4scope.compiler.p4info_io import read_p4info
-        p4info = read_p4info(p4info_path)
-        device_config = json_path.read_bytes() if json_path else b""
-    else:
-        p4info, device_config = _compile()
-    tables = [t for t in p4info.tables if t.match_fields and len(t.match_fields) == 1]
-    want = {"exact": p4i.MatchField.EXACT, "lpm": p4i.MatchField.LPM,
-            "ternary": p4i.MatchField.TERNARY}[kind]
-    t = next((x for x in tables if x.match_fields[0].match_type == want), None)
-    if t is None:
-        raise SystemExit(f"the P4Info has no single-field {kind} table")
-    target = _Target(address)
-    channel = grpc.insecure_channel(target.address, options=[
-        ("grpc.max_metadata_size", 8 << 20), ("grpc.max_receive_message_length", 256 << 20),
-        ("grpc.max_send_message_length", 256 << 20)])
-    stub = p4r_grpc.P4RuntimeStub(channel)
-    import queue
-    import threading
-    q: queue.Queue = queue.Queue()
-    q.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
-        device_id=0, election_id=p4r.Uint128(low=1))))
-
-    def reqs():
-        while True:
-            item = q.get()
-            if item is None:
-                return
-            yield item
-
-    stream = stub.StreamChannel(reqs())
-    next(stream)  # arbitration answer
-
-    def drain():
-        try:
-            for _ in stream:
-                pass
-        except grpc.RpcError:
-            pass  # closed at the end of the run
-
-    threading.Thread(target=drain, daemon=True).start()
-    results: list[Result] = []
+    p4info, device_config = _program(p4info_path, json_path)
+    t = _table(p4info, kind)
+    s = _Session(address, p4info, device_config)
     try:
-        cfg = p4r.SetForwardingPipelineConfigRequest(
-            device_id=0, election_id=p4r.Uint128(low=1),
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        cfg.config.p4info.CopyFrom(p4info)
-        cfg.config.p4_device_config = device_config
-        stub.SetForwardingPipelineConfig(cfg)
         ents = [_entry(p4r, t, kind, i, 1) for i in range(entries)]
         mods = [_entry(p4r, t, kind, i, 2) for i in range(entries)]
 
-        def write_all(utype, items, size) -> float:
-            t0 = time.perf_counter()
-            for s in range(0, len(items), size):
-                w = p4r.WriteRequest(device_id=0, election_id=p4r.Uint128(low=1))
-                for te in items[s:s + size]:
-                    w.updates.add(type=utype).entity.table_entry.CopyFrom(te)
-                stub.Write(w)
-            return time.perf_counter() - t0
+        def write_all(utype, items, size) -> None:
+            for i in range(0, len(items), size):
+                s.stub.Write(_write_request(p4r, utype, items[i:i + size]))
 
-        def best(f) -> float:
-            return min(f() for _ in range(repeat))
-
-        def cycle_batched():
-            ti = write_all(p4r.Update.INSERT, ents, batch)
-            tm = write_all(p4r.Update.MODIFY, mods, batch)
-            rd = read_all()
-            td = write_all(p4r.Update.DELETE, ents, batch)
-            return ti, tm, rd, td
-
-        def read_all() -> float:
-            t0 = time.perf_counter()
-            n = 0
-            for resp in stub.Read(p4r.ReadRequest(device_id=0, entities=[p4r.Entity(
-                    table_entry=p4r.TableEntry(table_id=t.preamble.id))])):
-                n += len(resp.entities)
+        def read_all() -> None:
+            n = sum(len(resp.entities) for resp in s.stub.Read(_read_request(p4r, t)))
             assert n == entries, f"read {n} entries, expected {entries}"
-            return time.perf_counter() - t0
 
-        runs = [cycle_batched() for _ in range(repeat)]
-        results.append(Result(f"INSERT, batches of {batch}", entries, min(r[0] for r in runs)))
-        results.append(Result(f"MODIFY, batches of {batch}", entries, min(r[1] for r in runs)))
-        results.append(Result(f"DELETE, batches of {batch}", entries, min(r[3] for r in runs)))
-        results.append(Result("Read (wildcard, whole table)", entries, min(r[2] for r in runs)))
+        local = address is None
+        results = _batched_cycles(write_all, read_all, ents, mods, batch, repeat, "", local)
         few = ents[:single]
-        fewd = ents[:single]
 
-        def singles() -> float:
-            dt = write_all(p4r.Update.INSERT, few, 1)
-            write_all(p4r.Update.DELETE, fewd, batch)
-            return dt
+        def singles() -> Span:
+            span = _timed(lambda: write_all(p4r.Update.INSERT, few, 1))
+            write_all(p4r.Update.DELETE, few, batch)
+            return span
 
-        results.append(Result("INSERT, one entry per Write", single, best(singles)))
+        results.append(_best("INSERT, one entry per Write", single,
+                             [singles() for _ in range(repeat)], local))
     finally:
-        q.put(None)
-        channel.close()
-        target.close()
+        s.close()
     return results
+
+
+def run_direct(entries: int, batch: int, kind: str, repeat: int) -> list[Result]:
+    """The switch's own share: the batched cycle handed to `Device.write` and
+    `Device.read` in this process (no gRPC, requests built beforehand)."""
+    from finsy.proto import p4r
+    from p4scope.switch.device import Device, DeviceOptions
+    from p4scope.switch.p4runtime.arbitration import Connection
+
+    p4info, device_config = _compile()
+    t = _table(p4info, kind)
+    dev = Device(DeviceOptions())
+    conn = Connection(lambda msg: None, "bench")
+    dev.stream_request(conn, p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+        device_id=0, election_id=p4r.Uint128(low=1))))
+    cfg = p4r.SetForwardingPipelineConfigRequest(
+        device_id=0, election_id=p4r.Uint128(low=1),
+        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+    cfg.config.p4info.CopyFrom(p4info)
+    cfg.config.p4_device_config = device_config
+    dev.set_pipeline(cfg)
+    ents = [_entry(p4r, t, kind, i, 1) for i in range(entries)]
+    mods = [_entry(p4r, t, kind, i, 2) for i in range(entries)]
+    built: dict = {}
+
+    def requests(utype, items, size):
+        key = (utype, id(items), size)
+        if key not in built:
+            built[key] = [_write_request(p4r, utype, items[i:i + size])
+                          for i in range(0, len(items), size)]
+        return built[key]
+
+    for utype, items in ((p4r.Update.INSERT, ents), (p4r.Update.MODIFY, mods),
+                         (p4r.Update.DELETE, ents)):
+        requests(utype, items, batch)
+    rr = _read_request(p4r, t)
+
+    def write_all(utype, items, size) -> None:
+        for w in requests(utype, items, size):
+            if dev.write(w) is not None:
+                raise AssertionError("a batched write failed")
+
+    def read_all() -> None:
+        n = sum(len(resp.entities) for resp in dev.read(rr))
+        assert n == entries, f"read {n} entries, expected {entries}"
+
+    return _batched_cycles(write_all, read_all, ents, mods, batch, repeat, " (Device, no gRPC)")
+
+
+def run_lpm_load(address: Optional[str], entries: int, batch: int,
+                 p4info_path: Optional[Path] = None,
+                 json_path: Optional[Path] = None) -> LoadResult:
+    """Loads `entries` LPM entries into an empty table over gRPC, each batch
+    built just before its Write (so the client holds one batch at a time)."""
+    from finsy.proto import p4r
+
+    p4info, device_config = _program(p4info_path, json_path)
+    t = _table(p4info, "lpm")
+    s = _Session(address, p4info, device_config)
+    local = address is None
+    try:
+        gc.collect()
+        before = rss_bytes() if local else None
+
+        def load() -> None:
+            for start in range(0, entries, batch):
+                s.stub.Write(_prefix_request(p4r, t, start, min(entries, start + batch)))
+
+        span = _timed(load)
+        gc.collect()
+        after = rss_bytes() if local else None
+    finally:
+        s.close()
+    return LoadResult(entries, span.wall, before, after, span.cpu if local else None)
 
 
 def print_results(results: list[Result], echo=print) -> None:
     w = max(len(r.what) for r in results)
-    echo(f"{'operation':<{w}}  {'entries':>8}  {'seconds':>8}  {'entries/s':>10}")
+    echo(f"{'operation':<{w}}  {'entries':>8}  {'seconds':>8}  {'entries/s':>10}  "
+         f"{'CPU s':>7}  {'entries/CPU-s':>13}")
     for r in results:
-        echo(f"{r.what:<{w}}  {r.entries:>8}  {r.seconds:>8.3f}  {r.rate:>10,.0f}")
+        cpu = (f"  {r.cpu_seconds:>7.3f}  {r.cpu_rate:>13,.0f}" if r.cpu_seconds is not None
+               else f"  {'-':>7}  {'-':>13}")
+        echo(f"{r.what:<{w}}  {r.entries:>8}  {r.seconds:>8.3f}  {r.rate:>10,.0f}{cpu}")
+
+
+def print_load(r: LoadResult, echo=print) -> None:
+    cpu = f", {r.cpu_seconds:.1f} s of CPU" if r.cpu_seconds is not None else ""
+    echo(f"LPM table load: {r.entries:,} entries in {r.seconds:.1f} s ({r.rate:,.0f} entries/s"
+         f"{cpu})")
+    if r.bytes_per_entry is None:
+        echo("  memory: not measured (the switch runs in another process)")
+    else:
+        echo(f"  resident memory: {r.rss_before / 2**20:,.0f} MiB before, "
+             f"{r.rss_after / 2**20:,.0f} MiB after: {r.bytes_per_entry:,.0f} bytes per entry "
+             "(switch and engine; the client holds one batch)")
 
 
 def bench_p4runtime(
-    entries: int = typer.Option(20000, "--entries", "-n", help="Entries written in batches."),
-    batch: int = typer.Option(1000, "--batch", "-b", help="Updates per WriteRequest."),
-    single: int = typer.Option(2000, "--single", help="Entries written one per WriteRequest."),
+    entries: int = typer.Option(20000, "--entries", "-n", min=1,
+                                help="Entries written in batches."),
+    batch: int = typer.Option(1000, "--batch", "-b", min=1, help="Updates per WriteRequest."),
+    single: int = typer.Option(2000, "--single", min=0,
+                               help="Entries written one per WriteRequest."),
     kind: str = typer.Option("exact", "--kind", help="Table match kind: exact, lpm or ternary."),
-    repeat: int = typer.Option(3, "--repeat", help="Runs per figure (the best is shown)."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Runs per figure (the best is shown)."),
+    load: int = typer.Option(1_000_000, "--load", min=0,
+                             help="Entries of the LPM table load (0: no load)."),
     address: Optional[str] = typer.Option(None, "--address",
                                           help="Measure a running switch (HOST:PORT) instead."),
     p4info: Optional[Path] = typer.Option(None, "--p4info", help="With --address: its P4Info."),
     json_file: Optional[Path] = typer.Option(None, "--json", help="With --address: its JSON."),
 ) -> None:
-    """Table-write and read throughput over P4Runtime (entries/s)."""
-    if kind not in ("exact", "lpm", "ternary"):
+    """Table-write and read throughput over P4Runtime (entries/s), and a large LPM load."""
+    if kind not in KINDS:
         raise typer.BadParameter("exact, lpm or ternary", param_hint="--kind")
     if address and not p4info:
         raise typer.BadParameter("--address needs --p4info (and --json)", param_hint="--p4info")
     where = address or "p4scope switch (in-process, loopback)"
     typer.echo(f"P4Runtime benchmark: {where}, {kind} table, {entries} entries, "
                f"batches of {batch}, best of {repeat}")
-    print_results(run_bench(address, entries, batch, single, kind, repeat, p4info, json_file),
-                  typer.echo)
+    results = run_bench(address, entries, batch, single, kind, repeat, p4info, json_file)
+    if address is None:
+        results += run_direct(entries, batch, kind, repeat)
+    print_results(results, typer.echo)
+    if load:
+        print_load(run_lpm_load(address, load, batch, p4info, json_file), typer.echo)
 
 
 if __name__ == "__main__":

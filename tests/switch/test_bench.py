@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from p4scope.bench.p4runtime import print_results, run_bench
+from typer.testing import CliRunner
+
+from p4scope.bench.p4runtime import (print_load, print_results, run_bench, run_direct,
+                                     run_lpm_load)
+from p4scope.cli import app
 
 
 def test_bench_smoke():
@@ -10,7 +14,27 @@ def test_bench_smoke():
         res = run_bench(None, entries=200, batch=50, single=20, kind=kind, repeat=1,
                         p4info_path=None, json_path=None)
         assert [r.entries for r in res] == [200, 200, 200, 200, 20]
-        assert all(r.rate > 0 for r in res)
+        assert all(r.rate > 0 and r.cpu_rate > 0 for r in res)
     lines = []
     print_results(res, lines.append)
-    assert "entries/s" in lines[0] and len(lines) == 6
+    assert "entries/s" in lines[0] and "entries/CPU-s" in lines[0] and len(lines) == 6
+
+
+def test_bench_without_grpc_and_the_lpm_load():
+    res = run_direct(entries=300, batch=100, kind="ternary", repeat=1)
+    assert [r.entries for r in res] == [300] * 4
+    assert all("(Device, no gRPC)" in r.what and r.rate > 0 for r in res)
+    load = run_lpm_load(None, entries=3000, batch=1000)
+    assert load.entries == 3000 and load.rate > 0 and load.cpu_seconds > 0
+    assert load.rss_before > 0 and load.rss_after > 0 and load.bytes_per_entry is not None
+    lines = []
+    print_load(load, lines.append)
+    assert lines[0].startswith("LPM table load: 3,000 entries in ")
+    assert "bytes per entry" in lines[1]
+
+
+def test_bench_options_are_checked():
+    r = CliRunner().invoke(app, ["bench", "p4runtime", "--load", "-1"])
+    assert r.exit_code == 2 and "--load" in r.output
+    r = CliRunner().invoke(app, ["bench", "p4runtime", "--kind", "range"])
+    assert r.exit_code == 2 and "--kind" in r.output
