@@ -307,20 +307,13 @@ class Device:
 
     def read(self, req) -> Iterable[p4r.ReadResponse]:
         self._check_device(req.device_id, "Read")
+        records: list[bytes] = []  # serialized entities (p4runtime/wire.py)
         with self.lock:
             pipe = self._need_pipeline("Read")
-            resp = p4r.ReadResponse()
             for i, ent in enumerate(req.entities):
-                pipe.read_one(ent, resp.entities, f"entities[{i}]")
-        ents = resp.entities
-        if len(ents) <= READ_CHUNK:
-            return [resp]
-        out = []
-        for start in range(0, len(ents), READ_CHUNK):
-            chunk = p4r.ReadResponse()
-            chunk.entities.extend(ents[start:start + READ_CHUNK])
-            out.append(chunk)
-        return out
+                pipe.read_wire(ent, records, f"entities[{i}]")
+        return [p4r.ReadResponse.FromString(b"".join(records[start:start + READ_CHUNK]))
+                for start in range(0, max(len(records), 1), READ_CHUNK)]
 
     # ----- StreamChannel ----------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 A `Pipeline` is built by SetForwardingPipelineConfig (or at start-up from
 the command line's JSON, without P4Info) and holds one manager per
-P4Runtime entity kind. `write_one` and `read_one` dispatch an Entity to
-its manager through one table, ENTITY_KINDS (adding an entity kind: its
-manager, one line there, the engine calls it needs); they raise
+P4Runtime entity kind. `write_one`, `read_one` and `read_wire` dispatch an
+Entity to its manager through one table, ENTITY_KINDS (adding an entity
+kind: its manager, one line there, the engine calls it needs); they raise
 P4RuntimeError and never leave a half-applied update behind in the shadow
 state.
 """
@@ -12,6 +12,7 @@ state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MethodType
 from typing import Callable, Optional
 
 from finsy.proto import p4i, p4r
@@ -28,22 +29,26 @@ from .schema import P4Schema
 from .tables import TableManager
 from .translate import Translation
 from .valuesets import ValueSetManager
+from .wire import records_of
 
 
 @dataclass(frozen=True, slots=True)
 class EntityKind:
     """Where one kind of p4.v1.Entity goes: the Pipeline attribute holding
     its manager, and the manager's write(utype, msg, at) and
-    read(msg, out, at) (unbound: a renamed method fails at import)."""
+    read(msg, out, at) (unbound: a renamed method fails at import);
+    read_wire(msg, records, at) where the manager answers serialized."""
     manager: str
     write: Callable[..., None]
     read: Callable[..., None]
+    read_wire: Optional[Callable[..., None]] = None
 
 
 # The entity kinds (the `entity` oneof of p4.v1.Entity) and their managers:
 # Write and Read dispatch through this table only.
 ENTITY_KINDS: dict[str, EntityKind] = {
-    "table_entry": EntityKind("tables", TableManager.write, TableManager.read),
+    "table_entry": EntityKind("tables", TableManager.write, TableManager.read,
+                              TableManager.read_wire),
     "action_profile_member": EntityKind("profiles", ActionProfileManager.write_member,
                                         ActionProfileManager.read_member),
     "action_profile_group": EntityKind("profiles", ActionProfileManager.write_group,
@@ -87,6 +92,9 @@ class Pipeline:
         self.digests = DigestManager(self)
         self.idle = IdleTimeout(self)
         self.value_sets = ValueSetManager(self)
+        self._writers = {kind: MethodType(route.write, getattr(self, route.manager))
+                         for kind, route in ENTITY_KINDS.items()}
+        """entity kind -> its manager's write, bound (write_one's per-update dispatch)."""
 
     def set_stream_sink(self, send: Callable[[p4r.StreamMessageResponse], None]) -> None:
         """Where digest lists and idle timeout notifications go (the primary)."""
@@ -107,12 +115,25 @@ class Pipeline:
         return route, getattr(self, route.manager), getattr(entity, kind), at
 
     def write_one(self, utype: int, entity, where: str) -> None:
-        route, manager, msg, at = self._route(entity, where)
-        route.write(manager, utype, msg, at)
+        kind = entity.WhichOneof("entity")
+        write = self._writers.get(kind)
+        if write is None:
+            self._route(entity, where)  # raises: not set, or not supported
+        write(utype, getattr(entity, kind), f"{where}.{kind}")
 
     def read_one(self, entity, out, where: str) -> None:
         route, manager, msg, at = self._route(entity, where)
         route.read(manager, msg, out, at)
+
+    def read_wire(self, entity, records: list[bytes], where: str) -> None:
+        """As `read_one`, appending serialized ReadResponse records (wire.py)."""
+        route, manager, msg, at = self._route(entity, where)
+        if route.read_wire is not None:
+            route.read_wire(manager, msg, records, at)
+            return
+        out = p4r.ReadResponse().entities
+        route.read(manager, msg, out, at)
+        records += records_of(out)
 
     # ----- forwarding state (RECONCILE_AND_COMMIT) -------------------------
 

@@ -135,12 +135,16 @@ class TableInfo:
     has_initial_entries: bool
     field_index: dict[int, int] = field(init=False, repr=False, compare=False)
     """match field id -> position in `fields`."""
+    needs_priority: bool = field(init=False, repr=False, compare=False)
+    """It has ternary, range or optional fields: its entries have priorities."""
     _fields: NameIndex[MatchFieldInfo] = field(init=False, repr=False, compare=False)
     _actions: NameIndex[ActionInfo] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         where = f"table '{self.name}'"
         object.__setattr__(self, "field_index", {f.id: i for i, f in enumerate(self.fields)})
+        object.__setattr__(self, "needs_priority", any(
+            f.match_type in ("ternary", "range", "optional") for f in self.fields))
         object.__setattr__(self, "_fields", _index("match field", where, self.fields))
         acts: NameIndex[ActionInfo] = NameIndex("action", where)
         for a in self.actions:
@@ -164,10 +168,6 @@ class TableInfo:
 
     def _scoped(self, scope: int) -> frozenset[int]:
         return frozenset(a for a, s in self.action_scopes.items() if s == scope)
-
-    @property
-    def needs_priority(self) -> bool:
-        return any(f.match_type in ("ternary", "range", "optional") for f in self.fields)
 
 
 @dataclass(frozen=True, slots=True)

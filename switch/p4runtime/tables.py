@@ -17,10 +17,13 @@ from typing import TYPE_CHECKING, Iterator, Optional
 from finsy.proto import p4r
 
 from .actions import ActionSpec, action_to_proto, check_action
+from .entry_wire import EntryWire
 from .errors import denied, exhausted, exists, invalid, not_found, unimplemented
 from .match import check_key, engine_key, json_entry_key, key_to_proto
 from .schema import TableInfo
+from .table_codec import TableCodec
 from .translate import TableMap
+from .wire import records_of
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -50,6 +53,8 @@ class Entry:
     last_packets: int = 0
     profile_private: object = None
     """Engine objects the action profile manager made for this entry (one-shot)."""
+    wire_key: Optional[bytes] = None
+    """Its table id, match, priority and is_const serialized, once read (entry_wire.py)."""
 
 
 @dataclass(slots=True)
@@ -60,12 +65,14 @@ class DefaultEntry:
 
 
 class TableState:
-    """The entries of one table."""
+    """The entries of one table, and its request decoder and answer encoder."""
 
-    __slots__ = ("map", "entries", "default", "initial_default")
+    __slots__ = ("map", "entries", "default", "initial_default", "codec", "wire")
 
-    def __init__(self, tmap: TableMap):
+    def __init__(self, tmap: TableMap, codec: TableCodec, wire: EntryWire):
         self.map = tmap
+        self.codec = codec
+        self.wire = wire
         self.entries: dict[tuple, Entry] = {}
         jt = tmap.json
         aid = tmap.json_actions.get(jt.default_action) if jt.default_action else None
@@ -79,7 +86,10 @@ class TableManager:
         self.pipe = pipe
         self.schema = pipe.schema
         self.engine = pipe.engine
-        self.tables: dict[int, TableState] = {tid: TableState(m) for tid, m in pipe.tr.tables.items()}
+        self.tables: dict[int, TableState] = {
+            tid: TableState(m, TableCodec(m, self.schema),
+                            EntryWire(m.info, self.schema, self._action_set_to_proto))
+            for tid, m in pipe.tr.tables.items()}
         self._load_json_entries()
 
     # ----- set-up ---------------------------------------------------------
@@ -98,6 +108,9 @@ class TableManager:
                 st.entries[key + (prio,)] = Entry(key, prio, handle, action=(aid, tuple(e.data)),
                                                   is_const=info.is_const)
 
+    def _action_set_to_proto(self, action_set: tuple, out) -> None:
+        self.pipe.profiles.action_set_to_proto(action_set, out)
+
     # ----- helpers --------------------------------------------------------
 
     def state(self, table_id: int, where: str) -> TableState:
@@ -111,8 +124,20 @@ class TableManager:
         return st
 
     def _key(self, st: TableState, te, where: str) -> tuple:
+        """The shadow's key of `te`: its canonical key and its priority."""
+        key, p, _ = self._key_parts(st, te, where)
+        return key + (p,)
+
+    def _key_parts(self, st: TableState, te, where: str) -> tuple[tuple, int, Optional[list]]:
+        """The canonical key and the priority of `te`, and the engine's key
+        items when the table's codec could make them (None: _apply_add makes them)."""
         info = st.map.info
-        key = check_key(info.fields, info.field_index, te.match, where, f"table '{info.name}'")
+        fast = st.codec.key(te.match)
+        if fast is not None:
+            key, ek = fast
+        else:
+            key, ek = check_key(info.fields, info.field_index, te.match, where,
+                                f"table '{info.name}'"), None
         p = te.priority
         if info.needs_priority:
             if p <= 0:
@@ -121,10 +146,13 @@ class TableManager:
         elif p != 0:
             raise invalid(f"{where}.priority: {p}; table '{info.name}' has no ternary, range or "
                           "optional field, so the priority must be 0")
-        return key + (p,)
+        return key, p, ek
 
     def _engine_args(self, st: TableState, te, where: str, default: bool = False):
-        """(engine action name, args, record fields) for a write's TableAction."""
+        """(engine action name, args, the Entry's action fields) for a write's
+        TableAction: a direct action's name and arguments, or None and the
+        action profile reference; the fields are (action, member_id,
+        group_id, oneshot)."""
         info = st.map.info
         ta = te.action
         kind = ta.WhichOneof("type")
@@ -132,22 +160,26 @@ class TableManager:
             if kind != "action":
                 raise invalid(f"{where}.action: table '{info.name}' is a direct table: give an "
                               f"action, not {kind}")
-            spec = check_action(self.schema, ta.action, f"{where}.action.action", info.action_scopes,
-                                f"table '{info.name}'", default=default)
-            return st.map.actions[spec[0]], spec[1], {"action": spec}
+            spec = None if default else st.codec.action(ta.action)
+            if spec is None:
+                spec = check_action(self.schema, ta.action, f"{where}.action.action",
+                                    info.action_scopes, f"table '{info.name}'", default=default)
+            return st.map.actions[spec[0]], spec[1], (spec, 0, 0, None)
         if kind == "action":
             raise invalid(f"{where}.action: table '{info.name}' is implemented by an action "
                           "profile: give a member id, a group id or an action set")
         ref = self.pipe.profiles.check_ref(info, ta, f"{where}.action")
-        return None, ref, {"member_id": ref[1]} if ref[0] == "member" else (
-            {"group_id": ref[1]} if ref[0] == "group" else {"oneshot": ref[1]})
+        kind, val = ref
+        return None, ref, ((None, val, 0, None) if kind == "member" else
+                           (None, 0, val, None) if kind == "group" else (None, 0, 0, val))
 
     def _apply_add(self, st: TableState, key: tuple, action: Optional[str], args,
-                   prio: int, where: str) -> tuple[int, object]:
+                   prio: int, where: str, ek: Optional[list] = None) -> tuple[int, object]:
         """Adds to the engine; (handle, what the profile manager keeps for the entry)."""
         tm = st.map
         eprio = INT_MAX - prio if tm.info.needs_priority else 0
-        ek = engine_key(tm.info.fields, key, tm.key_widths, where, f"table '{tm.info.name}'")
+        if ek is None:
+            ek = engine_key(tm.info.fields, key, tm.key_widths, where, f"table '{tm.info.name}'")
         if action is not None:
             return self.engine.table_add(tm.name, action, ek, args, eprio), None
         return self.pipe.profiles.add_entry(tm, ek, eprio, args)
@@ -184,16 +216,20 @@ class TableManager:
         else:
             raise invalid(f"{where}: update type {utype} is not INSERT, MODIFY or DELETE")
 
-    def _check_resources(self, info: TableInfo, te, where: str) -> None:
-        if te.HasField("counter_data") and not info.direct_counter_id:
+    def _check_resources(self, info: TableInfo, te, where: str) -> tuple[bool, bool]:
+        """Checks the direct resources `te` sets; (has counter_data, has meter_config)."""
+        counter = te.HasField("counter_data")
+        if counter and not info.direct_counter_id:
             raise invalid(f"{where}.counter_data: table '{info.name}' has no direct counter")
-        if te.HasField("meter_config"):
+        meter = te.HasField("meter_config")
+        if meter:
             if not info.direct_meter_id:
                 raise invalid(f"{where}.meter_config: table '{info.name}' has no direct meter")
             self.pipe.externs.check_meter_config(te.meter_config, f"{where}.meter_config")
         if te.HasField("meter_counter_data"):
             raise unimplemented(f"{where}.meter_counter_data: per-colour meter counters are not "
                                 "supported")
+        return counter, meter
 
     def _insert(self, st: TableState, te, where: str) -> None:
         info = st.map.info
@@ -202,26 +238,32 @@ class TableManager:
         if not info.fields:
             raise invalid(f"{where}: table '{info.name}' has no match key: only its default "
                           "entry can be written (is_default_action)")
-        key = self._key(st, te, where)
+        key, prio, ek = self._key_parts(st, te, where)
         if not te.HasField("action"):
             raise invalid(f"{where}.action: an INSERT needs an action")
-        action, args, extra = self._engine_args(st, te, where)
-        self._check_resources(info, te, where)
-        if key in st.entries:
+        action, args, fields = self._engine_args(st, te, where)
+        counter, meter = self._check_resources(info, te, where)
+        shadow_key = key + (prio,)
+        entries = st.entries
+        if shadow_key in entries:
             raise exists(f"{where}: table '{info.name}' already has an entry with this match key "
                          "and priority (use MODIFY to change it)")
         limit = st.map.json.max_size or info.size
-        if limit and len(st.entries) >= limit:
+        if limit and len(entries) >= limit:
             raise exhausted(f"{where}: table '{info.name}' is full ({limit} entries)")
-        handle, private = self._apply_add(st, key[:-1], action, args, key[-1], where)
-        e = Entry(key[:-1], key[-1], handle, profile_private=private, metadata=te.metadata,
-                  controller_metadata=te.controller_metadata, idle_timeout_ns=te.idle_timeout_ns,
-                  **extra)
-        st.entries[key] = e
-        self.pipe.profiles.ref(info, e, +1)
-        if te.HasField("counter_data"):
+        handle, private = self._apply_add(st, key, action, args, prio, where, ek)
+        a, member, group, oneshot = fields
+        # positional: a dataclass's keyword arguments cost twice as much, per entry
+        e = Entry(key, prio, handle, a, member, group, oneshot, te.metadata,
+                  te.controller_metadata, te.idle_timeout_ns)
+        if private is not None:
+            e.profile_private = private
+        entries[shadow_key] = e
+        if info.implementation_id:
+            self.pipe.profiles.ref(info, e, +1)
+        if counter:
             self._set_counter(st, e, te.counter_data)
-        if te.HasField("meter_config"):
+        if meter:
             self._set_meter(st, e, te.meter_config)
         if e.idle_timeout_ns:
             e.last_hit_ns = time.monotonic_ns()
@@ -238,24 +280,23 @@ class TableManager:
                             "priority")
         if e.is_const and te.HasField("action"):
             raise denied(f"{where}: this entry of table '{info.name}' is const")
-        self._check_resources(info, te, where)
+        counter, meter = self._check_resources(info, te, where)
         if te.HasField("action"):
-            action, args, extra = self._engine_args(st, te, where)
+            action, args, fields = self._engine_args(st, te, where)
             self._apply_modify(st, e, action, args)
-            self.pipe.profiles.ref(info, e, -1)
-            e.action = extra.get("action")
-            e.member_id = extra.get("member_id", 0)
-            e.group_id = extra.get("group_id", 0)
-            e.oneshot = extra.get("oneshot")
-            self.pipe.profiles.ref(info, e, +1)
+            if info.implementation_id:
+                self.pipe.profiles.ref(info, e, -1)
+            e.action, e.member_id, e.group_id, e.oneshot = fields
+            if info.implementation_id:
+                self.pipe.profiles.ref(info, e, +1)
             e.metadata = te.metadata
             e.controller_metadata = te.controller_metadata
             e.idle_timeout_ns = te.idle_timeout_ns
-        if te.HasField("counter_data"):
+        if counter:
             self._set_counter(st, e, te.counter_data)
         if info.direct_meter_id:
             # MODIFY without meter_config resets the meter to its default
-            self._set_meter(st, e, te.meter_config if te.HasField("meter_config") else None)
+            self._set_meter(st, e, te.meter_config if meter else None)
 
     def _delete(self, st: TableState, te, where: str) -> None:
         info = st.map.info
@@ -266,8 +307,9 @@ class TableManager:
             raise denied(f"{where}: this entry of table '{info.name}' is const")
         self.engine.table_delete(st.map.name, e.handle)
         del st.entries[key]
-        self.pipe.profiles.ref(info, e, -1)
-        self.pipe.profiles.release_entry(st.map, e)
+        if info.implementation_id:
+            self.pipe.profiles.ref(info, e, -1)
+            self.pipe.profiles.release_entry(st.map, e)
 
     def _write_default(self, st: TableState, utype: int, te, where: str) -> None:
         info = st.map.info
@@ -289,8 +331,8 @@ class TableManager:
             raise unimplemented(f"{where}: default entries have no direct resources here (as PI)")
         tm = st.map
         if te.HasField("action"):
-            _, args, extra = self._engine_args(st, te, where, default=True)
-            spec = extra["action"]
+            _, args, fields = self._engine_args(st, te, where, default=True)
+            spec = fields[0]
             self.engine.table_set_default(tm.name, tm.actions[spec[0]], args)
             st.default = DefaultEntry(spec, te.metadata, te.controller_metadata)
         else:  # reset to the program's default
@@ -336,6 +378,14 @@ class TableManager:
 
     def read(self, te, out, where: str = "table_entry") -> None:
         """Appends the entries `te` selects to `out` (a repeated Entity)."""
+        records: list[bytes] = []
+        self.read_wire(te, records, where)
+        out.extend(p4r.ReadResponse.FromString(b"".join(records)).entities)
+
+    def read_wire(self, te, records: list[bytes], where: str = "table_entry") -> None:
+        """As `read`, appending each entity serialized as a ReadResponse
+        record (wire.entity_record): plain entries (no direct resource or
+        idle time asked for) are encoded by the table's EntryWire."""
         if te.table_id == 0:
             states = list(self.tables.values())
         else:
@@ -346,6 +396,7 @@ class TableManager:
         if te.HasField("meter_counter_data"):
             raise unimplemented(f"{where}.meter_counter_data: per-colour meter counters are not "
                                 "supported")
+        plain = not (want_counter or want_meter or want_hit)
         for st in states:
             info = st.map.info
             if want_hit and not info.idle_timeout:
@@ -357,8 +408,15 @@ class TableManager:
                 if want_hit:
                     raise invalid(f"{where}.time_since_last_hit: default entries do not "
                                   "support idle timeout")
+                out = p4r.ReadResponse().entities
                 self._read_default(st, out)
+                records += records_of(out)
                 continue
+            if plain:
+                record = st.wire.record
+                records += [record(e) for e in self._select(st, te, where)]
+                continue
+            out = p4r.ReadResponse().entities
             for e in self._select(st, te, where):
                 msg = out.add().table_entry
                 self._entry_to_proto(st, e, msg)
@@ -370,6 +428,7 @@ class TableManager:
                     msg.meter_config.ParseFromString(e.meter_config)
                 if want_hit:
                     msg.time_since_last_hit.elapsed_ns = self.pipe.idle.elapsed(st, e)
+            records += records_of(out)
 
     def _select(self, st: TableState, te, where: str) -> Iterator[Entry]:
         if len(te.match):

@@ -1,0 +1,164 @@
+"""Per-table decoders of the common write: a well-formed key and action.
+
+`TableCodec(table_map, schema)` is built once per table. `key(matches)`
+gives the canonical key (match.check_key's) and the engine's key items
+(match.engine_key's) of a match list that gives every field once, in P4Info
+order, with values that pass every check; `action(msg)` the checked
+ActionSpec (actions.check_action's) of an action of the table whose
+parameters come in P4Info order. Anything else returns None and the caller
+runs the full checks, which find what is wrong and say so: a request is
+refused with the same status and message whichever way it goes, and an
+accepted one gives the same key, action and engine call.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from .actions import DEFAULT_ONLY
+from .codec import fixed
+from .schema import P4Schema
+
+_from_bytes = int.from_bytes
+
+
+# Each decoder: FieldMatch -> (canonical key item, engine key item) or None.
+# A value of the field's byte size is the engine's bytes as it came.
+
+def _exact(w: int, n: int) -> Callable:
+    def dec(fm):
+        b = fm.exact.value  # b"" unless the field is matched exact
+        if not b:
+            return None
+        v = _from_bytes(b, "big")
+        if v >> w:
+            return None
+        return v, ("exact", b if len(b) == n else v.to_bytes(n, "big"))
+    return dec
+
+
+def _lpm(w: int, n: int) -> Callable:
+    def dec(fm):
+        m = fm.lpm
+        b = m.value
+        if not b:
+            return None
+        plen = m.prefix_len
+        v = _from_bytes(b, "big")
+        if v >> w or not 0 < plen <= w or v & ((1 << (w - plen)) - 1):
+            return None
+        return (v, plen), ("lpm", b if len(b) == n else v.to_bytes(n, "big"), plen)
+    return dec
+
+
+def _ternary(w: int, n: int) -> Callable:
+    def dec(fm):
+        m = fm.ternary
+        b, bm = m.value, m.mask
+        if not b or not bm:
+            return None
+        v, mask = _from_bytes(b, "big"), _from_bytes(bm, "big")
+        if v >> w or mask >> w or not mask or v & ~mask:
+            return None
+        return (v, mask), ("ternary", b if len(b) == n else v.to_bytes(n, "big"),
+                           bm if len(bm) == n else mask.to_bytes(n, "big"))
+    return dec
+
+
+def _range(w: int, n: int) -> Callable:
+    full = (1 << w) - 1
+
+    def dec(fm):
+        m = fm.range
+        bl, bh = m.low, m.high
+        if not bl or not bh:
+            return None
+        lo, hi = _from_bytes(bl, "big"), _from_bytes(bh, "big")
+        if hi >> w or lo > hi or (lo == 0 and hi == full):
+            return None
+        return (lo, hi), ("range", bl if len(bl) == n else lo.to_bytes(n, "big"),
+                          bh if len(bh) == n else hi.to_bytes(n, "big"))
+    return dec
+
+
+def _optional(w: int, n: int) -> Callable:
+    full = (1 << w) - 1
+    ones = fixed(full, w)
+
+    def dec(fm):
+        b = fm.optional.value
+        if not b:
+            return None
+        v = _from_bytes(b, "big")
+        if v >> w:
+            return None
+        return (v, full), ("ternary", b if len(b) == n else v.to_bytes(n, "big"), ones)
+    return dec
+
+
+_DECODERS = {"exact": _exact, "lpm": _lpm, "ternary": _ternary, "range": _range,
+             "optional": _optional}
+
+
+class TableCodec:
+    """The fast decoders of one table (see the module's docstring)."""
+
+    __slots__ = ("_fields", "_n", "_actions")
+
+    def __init__(self, tmap, schema: P4Schema):
+        info = tmap.info
+        # only fields as wide in the device as in the P4Info (no
+        # @p4runtime_translation) can skip engine_key's width checks
+        usable = all(f.bitwidth > 0 and f.match_type in _DECODERS and dw == f.bitwidth
+                     for f, dw in zip(info.fields, tmap.key_widths))
+        self._fields = tuple((i, f.id, _DECODERS[f.match_type](f.bitwidth, (f.bitwidth + 7) // 8))
+                             for i, f in enumerate(info.fields)) if usable else None
+        self._n = len(info.fields)
+        self._actions: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        """action id -> (position, param id, bitwidth) in P4Info order, for
+        the table's entry actions."""
+        for aid, scope in info.action_scopes.items():
+            a = schema.actions.get(aid)
+            if a is not None and scope != DEFAULT_ONLY:
+                self._actions[aid] = tuple((i, p.id, p.bitwidth) for i, p in enumerate(a.params))
+
+    def key(self, matches) -> Optional[tuple[tuple, list]]:
+        """(canonical key, engine key items), or None: run the full checks."""
+        fields = self._fields
+        if fields is None or len(matches) != self._n:
+            return None
+        key = []
+        ek = []
+        for i, fid, dec in fields:
+            fm = matches[i]  # (indexing a small repeated field beats iterating it)
+            if fm.field_id != fid:
+                return None
+            got = dec(fm)
+            if got is None:
+                return None
+            key.append(got[0])
+            ek.append(got[1])
+        return tuple(key), ek
+
+    def action(self, action) -> Optional[tuple]:
+        """The ActionSpec of an entry's action (not a default action's), or None."""
+        aid = action.action_id
+        params = self._actions.get(aid)
+        if params is None:
+            return None
+        given = action.params
+        if len(given) != len(params):
+            return None
+        args = []
+        for i, pid, w in params:
+            p = given[i]
+            if p.param_id != pid:
+                return None
+            b = p.value
+            if not b:
+                return None
+            v = _from_bytes(b, "big")
+            if v >> w:
+                return None
+            args.append(v)
+        return aid, tuple(args)
