@@ -200,3 +200,20 @@ def test_a_padded_or_reordered_request_is_the_same_entry():
     adds = [args for name, args in rec.calls if name == "table_add"]
     assert adds[0][2] == [("ternary", b"\x00\x01", b"\x00\x0f"), ("range", b"\x02", b"\x09"),
                           ("ternary", b"\x01", b"\xff")]
+
+
+def test_a_batch_ends_each_update_as_one_write_per_update_does():
+    """P4Runtime's per-update semantics: a bad update in the middle of a
+    batch fails alone; the others get the handles and tables they get one
+    Write at a time."""
+    s = P4Schema(program.p4info())
+    updates = _candidates(s, random.Random(3))[:240]
+    batched, batched_calls = _device(True)
+    single, single_calls = _device(True)
+    got = []
+    for start in range(0, len(updates), 80):
+        got += _outcome(batched, updates[start:start + 80])
+    assert got == [_outcome(single, [u])[0] for u in updates]
+    assert any(o is not None for o in got[1:-1]) and any(o is None for o in got)
+    assert batched_calls.calls == single_calls.calls
+    assert _read_all(batched) == _read_all(single)
