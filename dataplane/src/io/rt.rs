@@ -6,8 +6,9 @@
 //! (ppoll) only when every ring is empty, until a port has frames, another
 //! thread wakes it, or the switch's next event is due. It runs each frame
 //! through the same `Switch` the simulator uses, at the wall-clock time,
-//! lets the switch process everything due (egress services, line-rate
-//! shaping), and sends what left the switch in batches (sendmmsg). Frames
+//! and after each frame lets the switch process everything due (egress
+//! services, line-rate shaping), then sends what left the switch in
+//! batches (sendmmsg). Frames
 //! for the CPU port and digests become events another thread takes; frames
 //! for ports without an interface are dropped and counted (as BMv2 does). The engine lock is held only while the
 //! switch runs, so control-plane calls interleave with traffic.
@@ -24,7 +25,10 @@
 //! wakes when the socket is writable (POLLOUT). Once they are taken the
 //! port dequeues [`RESUME_WINDOW`] packets a round, twice as many each round
 //! the kernel takes them all, and runs free again once its queue empties
-//! within a round's window or the window reaches [`MAX_WINDOW`].
+//! within a round's window or the window reaches [`MAX_WINDOW`]. A frame
+//! the kernel refuses for another reason (its qdisc full: ENOBUFS; longer
+//! than the MTU; the interface down) is dropped and counted (tx_errors),
+//! as BMv2 ignores a failed send; it is never sent again.
 //!
 //! The loop's thread runs at real-time priority (SCHED_FIFO, when the
 //! process may) while it keeps up: woken host processes no longer preempt
@@ -112,6 +116,12 @@ pub struct PortIo {
     pub iface: String,
     ring: sys::RxRing,
     fd: OwnedFd,
+    /// The socket's send buffer as the kernel counts it.
+    sndbuf: usize,
+    /// At least what the kernel counts against the send buffer now (it
+    /// only shrinks between the loop's sends): read back when the next
+    /// frames might not fit.
+    queued: usize,
     pcap_in: Option<PcapWriter>,
     pcap_out: Option<PcapWriter>,
     tx: TxState,
@@ -166,28 +176,72 @@ impl PortIo {
     /// Opens the interface now (errors are the caller's to report).
     pub fn open(port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> std::io::Result<PortIo> {
         let (fd, ring) = sys::packet_socket(iface, RING_BYTES, SNDBUF)?;
+        let sndbuf = sys::send_buffer(&fd).unwrap_or(SNDBUF);
         Ok(PortIo {
             port,
             iface: iface.to_string(),
             ring,
             fd,
+            sndbuf,
+            queued: 0,
             pcap_in: pcap_in.map(PcapWriter::create).transpose()?,
             pcap_out: pcap_out.map(PcapWriter::create).transpose()?,
             tx: TxState::new(),
         })
     }
 
-    /// Sends `frames` (this port's, in order) until the kernel refuses one;
-    /// returns how many were consumed: sent, or failed and counted.
+    /// How many of `frames` the send buffer takes for certain, counting
+    /// `queued` as what it holds: the kernel refuses a frame only when it
+    /// already holds at least its size.
+    fn fitting(&self, frames: &[&[u8]]) -> usize {
+        let mut q = self.queued;
+        let mut n = 0;
+        for f in frames {
+            if q >= self.sndbuf {
+                break;
+            }
+            q += sys::send_charge_bound(f.len());
+            n += 1;
+        }
+        n
+    }
+
+    /// Sends `frames` (this port's, in order) until the send buffer is
+    /// full; returns how many were consumed: sent, or failed and dropped.
+    ///
+    /// As BMv2 (a blocking pcap_sendpacket per frame, its failure ignored):
+    /// a frame waits while the send buffer is full, and a frame the kernel
+    /// refuses for any other reason (a full qdisc: ENOBUFS; too long; the
+    /// interface down) is dropped, counted in tx_errors, never sent again.
+    /// sendmmsg does not say why it stopped part-way, so each call carries
+    /// only frames the buffer certainly takes: a frame refused among them
+    /// failed for another reason.
     fn send(&mut self, frames: &[&[u8]], times: impl Fn(usize) -> u64, st: &mut PortStats) -> usize {
         let mut done = 0;
         while done < frames.len() {
-            match sys::send_batch(&self.fd, &frames[done..]) {
-                Ok(0) => break,
+            let next = &frames[done..frames.len().min(done + sys::MAX_SEND)];
+            let mut fit = self.fitting(next);
+            if fit < next.len() {
+                if let Ok(q) = sys::send_queued(&self.fd) {
+                    self.queued = q;
+                    fit = self.fitting(next);
+                }
+            }
+            if fit == 0 {
+                break; // full: the rest wait
+            }
+            match sys::send_batch(&self.fd, &frames[done..done + fit]) {
+                Ok(0) => break, // refused after all (or interrupted): wait
                 Ok(k) => {
+                    let sent = &frames[done..done + k];
                     st.tx_frames += k as u64;
-                    st.tx_bytes += frames[done..done + k].iter().map(|f| f.len() as u64).sum::<u64>();
+                    st.tx_bytes += sent.iter().map(|f| f.len() as u64).sum::<u64>();
+                    self.queued += sent.iter().map(|f| sys::send_charge_bound(f.len())).sum::<usize>();
                     done += k;
+                    if k < fit {
+                        st.tx_errors += 1; // the next one failed: dropped
+                        done += 1;
+                    }
                 }
                 Err(_) => {
                     st.tx_errors += 1;
@@ -448,12 +502,19 @@ impl Shared {
     }
 }
 
-/// One frame into the switch: straight in, or recorded step by step.
+/// One frame into the switch, then what is due by `now` (its egress, where
+/// the port is free): the traffic manager's queues see each frame of a
+/// batch dequeued before the next arrives, as BMv2's egress threads take a
+/// packet while ingress works on the next, not a whole batch queued at
+/// once. Straight in, or recorded step by step.
 #[inline]
 fn deliver(sw: &mut Switch, port: u32, now: u64, frame: &[u8], tracer: Option<&mut Tracer>, events: &mut Vec<Event>) {
     match tracer {
         Some(t) if t.cfg.packets => t.deliver(sw, port, now, frame, events),
-        _ => sw.deliver(port, now, frame),
+        _ => {
+            sw.deliver(port, now, frame);
+            sw.advance(now);
+        }
     }
 }
 

@@ -127,6 +127,29 @@ pub fn send_buffer(fd: &OwnedFd) -> io::Result<usize> {
     Ok(v.max(0) as usize)
 }
 
+/// Bytes the kernel counts against the socket's send buffer now (SIOCOUTQ:
+/// the frames it took that have not left yet, overhead included). The
+/// kernel refuses a frame (EAGAIN) exactly when this is at least the send
+/// buffer's size; only the loop's own sends make it grow.
+pub fn send_queued(fd: &OwnedFd) -> io::Result<usize> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ writes one int into `v`, alive during the call.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCOUTQ, &mut v as *mut libc::c_int) })?;
+    Ok(v.max(0) as usize)
+}
+
+/// At most what the kernel charges a packet socket's send buffer for a
+/// frame of `len` bytes: the skb's truesize, its data (with headroom and
+/// the 320-byte shared info) rounded up to a kmalloc size, or page
+/// fragments for long frames, plus the sk_buff itself.
+pub fn send_charge_bound(len: usize) -> usize {
+    if len + 768 <= 4096 {
+        (len + 768).next_power_of_two() + 512
+    } else {
+        len + 8192
+    }
+}
+
 /// Frames the kernel dropped since the last call because the socket's
 /// ring was full (PACKET_STATISTICS, which resets the kernel's counters).
 pub fn rx_dropped(fd: &OwnedFd) -> u64 {
@@ -303,12 +326,15 @@ fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc::c_i
     .map(|_| ())
 }
 
+/// Frames one `send_batch` call sends at most.
+pub const MAX_SEND: usize = 1024;
+
 /// Sends the frames in order; returns how many the kernel took before its
 /// send buffer was full (0: none fit now) or an error stopped it: the
 /// frame after those taken could not be sent (the error, when none was
 /// taken; otherwise the next call reports it).
 pub fn send_batch(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
-    let n = frames.len().min(1024);
+    let n = frames.len().min(MAX_SEND);
     if n == 0 {
         return Ok(0);
     }
@@ -430,6 +456,43 @@ mod tests {
         if let Ok((fd, _ring)) = packet_socket("lo", 1 << 20, 212_992) {
             assert_eq!(send_buffer(&fd).unwrap(), 212_992, "the kernel's count, overhead included");
         }
+    }
+
+    #[test]
+    fn the_kernel_refuses_a_frame_exactly_when_the_send_buffer_holds_its_size() {
+        // needs root, ip and tc: lo in a network namespace of this thread's
+        // own (gone with it), shaped so that the frames wait in its qdisc
+        std::thread::spawn(|| {
+            // SAFETY: plain system call; affects the calling thread only.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                return;
+            }
+            let run = |a: &[&str]| std::process::Command::new(a[0]).args(&a[1..]).output().is_ok_and(|o| o.status.success());
+            let tbf = ["tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "8kbit", "burst", "10000", "limit", "100000000"];
+            if !run(&["ip", "link", "set", "lo", "up"]) || !run(&tbf) {
+                return;
+            }
+            for len in [60usize, 1514, 9000] {
+                let (fd, _ring) = packet_socket("lo", 1 << 20, 212_992).unwrap();
+                let sndbuf = send_buffer(&fd).unwrap();
+                let frame = vec![0u8; len];
+                let mut sent = 0;
+                loop {
+                    let before = send_queued(&fd).unwrap();
+                    if send_batch(&fd, &[&frame]).unwrap() == 0 {
+                        assert!(before >= sndbuf, "{len} B: refused while holding {before} of {sndbuf}");
+                        break;
+                    }
+                    assert!(before < sndbuf, "{len} B: taken while holding {before} of {sndbuf}");
+                    let charged = send_queued(&fd).unwrap().saturating_sub(before);
+                    assert!(charged <= send_charge_bound(len), "{len} B charged {charged}");
+                    sent += 1;
+                }
+                assert!(sent >= sndbuf / send_charge_bound(len), "{len} B: {sent} frames taken");
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
