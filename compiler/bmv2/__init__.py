@@ -39,7 +39,7 @@ from .checksums import ChecksumLowering
 from .context import ConversionContext
 from .controls import ControlLowering, Pipeline
 from .deparser import DeparserLowering
-from .env import PacketB
+from .env import PacketBinding
 from .parsers import ParserLowering
 from .storage import STANDARD_METADATA
 from .values import Leaf, StructV
@@ -82,7 +82,7 @@ class V1ModelBackend:
             return {p.name: v for p, v in zip(blk.decl.params, values)}
 
         parser = ParserLowering(ctx).lower(
-            blocks["parser"], bind(blocks["parser"], [PacketB("packet_in"), hdr, meta, std]))
+            blocks["parser"], bind(blocks["parser"], [PacketBinding("packet_in"), hdr, meta, std]))
         ChecksumLowering(ctx).lower(blocks["verify_checksum"],
                                     bind(blocks["verify_checksum"], [hdr, meta]), verify_block=True)
         pipelines: list[dict] = []
@@ -101,7 +101,7 @@ class V1ModelBackend:
         ChecksumLowering(ctx).lower(blocks["compute_checksum"],
                                     bind(blocks["compute_checksum"], [hdr, meta]), verify_block=False)
         deparser = DeparserLowering(ctx).lower(
-            blocks["deparser"], bind(blocks["deparser"], [PacketB("packet_out"), hdr]))
+            blocks["deparser"], bind(blocks["deparser"], [PacketBinding("packet_out"), hdr]))
         out: dict[str, Any] = {}
         out.update(ctx.storage.render())
         out["field_lists"] = ctx.field_lists

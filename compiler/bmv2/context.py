@@ -15,7 +15,7 @@ from .. import types
 from ..diagnostics import Diagnostics, ErrorKind, Pos
 from ..frontend import BlockInstance, ProgramIR
 from ..scope import Scope
-from .env import ActionB, BlockB, ConstB, Env, FunctionB, TableB, ValueSetB
+from .env import ActionBinding, BlockBinding, ConstBinding, Env, FunctionBinding, TableBinding, ValueSetB
 from .names import ControlPlaneNames, Namer
 from .storage import Storage
 from .values import Leaf, StructV, Value
@@ -119,7 +119,7 @@ class ConversionContext:
                     env.declare(p.name, self._ctor_instance(v, blk, parent))
                 else:
                     t = self.checker.resolve_type(p.type, blk.scope)
-                    env.declare(p.name, ConstB(v, t))
+                    env.declare(p.name, ConstBinding(v, t))
         inits: list = []
         for loc in getattr(decl, "locals", ()):
             self.declare_local(blk, loc, env, inits)
@@ -152,25 +152,25 @@ class ConversionContext:
                 v = None
             if v is None:
                 self.unsupported(loc.pos, f"constant {loc.name} that is not known at compile time")
-            env.declare(loc.name, ConstB(v, t))
+            env.declare(loc.name, ConstBinding(v, t))
         elif isinstance(loc, ast.ActionDecl):
-            env.declare(loc.name, ActionB(loc, blk, env))
+            env.declare(loc.name, ActionBinding(loc, blk, env))
         elif isinstance(loc, ast.TableDecl):
-            env.declare(loc.name, TableB(loc, blk, env, self.names.local(blk, loc)))
+            env.declare(loc.name, TableBinding(loc, blk, env, self.names.local(blk, loc)))
         elif isinstance(loc, ast.Instantiation):
             env.declare(loc.name, self.instance_binding(blk, loc, env))
         elif isinstance(loc, ast.ValueSetDecl):
             env.declare(loc.name, self.value_set(blk, loc))
         elif isinstance(loc, ast.FunctionDecl):
-            env.declare(loc.name, FunctionB(loc, env))
+            env.declare(loc.name, FunctionBinding(loc, env))
         else:
             self.unsupported(loc.pos, f"local declaration {type(loc).__name__}")
 
     # ------------------------------------------------------------ instances
 
     def instance_binding(self, blk: Optional[BlockInstance], d: ast.Instantiation, env: Optional[Env]) -> Any:
-        """What an instantiation denotes: a sub-block (`BlockB`) or an extern
-        (`ExternB`, whose JSON object is created here)."""
+        """What an instantiation denotes: a sub-block (`BlockBinding`) or an extern
+        (`ExternBinding`, whose JSON object is created here)."""
         key = (blk.path if blk is not None else "", id(d))
         if key in self._instances:
             return self._instances[key]
@@ -181,7 +181,7 @@ class ConversionContext:
             if child is None:
                 self.unsupported(d.pos, f"instance {d.name} of {t.name} here")
                 return None
-            b: Any = BlockB(child)
+            b: Any = BlockBinding(child)
         elif isinstance(t, types.Extern):
             from .instances import make_extern
             b = make_extern(self, blk, d, t, env)

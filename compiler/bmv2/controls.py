@@ -33,7 +33,7 @@ from typing import Any, Optional
 from .. import ast
 from .. import types
 from ..exprtext import expr_text
-from .env import ActionB, BlockB, Env, ExternB, TableB
+from .env import ActionBinding, BlockBinding, Env, ExternBinding, TableBinding
 from .expressions import ApplyResultV
 from .names import source_name
 from .primitives import BodyLowerer
@@ -52,7 +52,7 @@ class Item:
 class Prims(Item):
     body: BodyLowerer
     pos: Any = None
-    direct_action: Optional[tuple] = None   # (ActionB, args, env) for `a(...)` alone
+    direct_action: Optional[tuple] = None   # (ActionBinding, args, env) for `a(...)` alone
 
     @property
     def empty(self) -> bool:
@@ -107,7 +107,7 @@ class ApplyBodyLowerer(BodyLowerer):
         self.unsupported(e, f"table application in this position (.{name})")
         return Leaf(hexstr(0), types.Unknown())
 
-    def table_apply(self, t: TableB, e: ast.Call, env: Env) -> Any:
+    def table_apply(self, t: TableBinding, e: ast.Call, env: Env) -> Any:
         # applications the control converter did not lift out (inside loops)
         self.unsupported(e, f"applying table {t.name} here (inside a loop or an action)")
         return None
@@ -122,10 +122,10 @@ class Pipeline:
         self.tables: list[dict] = []
         self.conditionals: list[dict] = []
         self.action_profiles: list[dict] = []
-        self.direct_meters: list[tuple[ExternB, dict]] = []
+        self.direct_meters: list[tuple[ExternBinding, dict]] = []
         self.init_table: Optional[str] = None
 
-    def action_profile(self, eb: ExternB, selector_inputs: list[dict], where: ast.Node) -> None:
+    def action_profile(self, eb: ExternBinding, selector_inputs: list[dict], where: ast.Node) -> None:
         for ap in self.action_profiles:
             if ap["name"] == eb.name:
                 if eb.kind == "action_selector" and ap.get("selector", {}).get("input") != selector_inputs:
@@ -199,10 +199,10 @@ class ControlLowering:
         """Tables never applied and action profiles no table uses still exist
         for the control plane (P4Info lists them)."""
         for b in list(env.names.values()):
-            if isinstance(b, ExternB) and b.kind in ("action_profile", "action_selector"):
+            if isinstance(b, ExternBinding) and b.kind in ("action_profile", "action_selector"):
                 if not any(ap["name"] == b.name for ap in self.pipeline.action_profiles):
                     self.pipeline.action_profile(b, [], b.decl)
-            if isinstance(b, TableB) and b.name not in self.applied_tables:
+            if isinstance(b, TableBinding) and b.name not in self.applied_tables:
                 body = ApplyBodyLowerer(self.ctx, self)
                 j, _ = self.tables.build(b, body)
                 if body.out.prims:
@@ -251,7 +251,7 @@ class ControlLowering:
                 key = ("direct", blk.path, t.decl.name)
                 b = self.ctx._instances.get(key)
                 if b is None:
-                    b = BlockB(blk.children[t.decl.name])
+                    b = BlockBinding(blk.children[t.decl.name])
                     self.ctx._instances[key] = b
                 return b
             return None
@@ -261,16 +261,16 @@ class ControlLowering:
                 sym = self.ctx.checker.glob.lookup(callee.expr.name)
                 if sym is not None and sym.kind == "instance":
                     b = self.ctx.global_instance(sym.decl)
-            if isinstance(b, (TableB, BlockB)):
+            if isinstance(b, (TableBinding, BlockBinding)):
                 return b
         return None
 
     def call_stmt(self, call: ast.Call, env: Env, items: list[Item]) -> bool:
         target = self.resolve_apply(call, env)
-        if isinstance(target, TableB):
+        if isinstance(target, TableBinding):
             self.apply_table(target, call, env, items)
             return True
-        if isinstance(target, BlockB):
+        if isinstance(target, BlockBinding):
             self.apply_block(target, call, env, items)
             return True
         if isinstance(call.callee, ast.Name):
@@ -278,15 +278,15 @@ class ControlLowering:
             if b is None:
                 sym = self.ctx.checker.glob.lookup(call.callee.name)
                 if sym is not None and sym.kind == "action":
-                    b = ActionB(sym.decl, None, self.ctx.root_env, True)
-            if isinstance(b, ActionB):
+                    b = ActionBinding(sym.decl, None, self.ctx.root_env, True)
+            if isinstance(b, ActionBinding):
                 self.pre_apply_exprs(call, env, items)
                 p = self.new_prims(items, call.pos)
                 p.direct_action = (b, call.args, env)
                 return True
         return False
 
-    def apply_table(self, tb: TableB, call: ast.Call, env: Env, items: list[Item]) -> Apply:
+    def apply_table(self, tb: TableBinding, call: ast.Call, env: Env, items: list[Item]) -> Apply:
         if tb.name in self.applied_tables:
             # allowed only where every application continues the same way
             prev = self.table_items[tb.name]
@@ -306,7 +306,7 @@ class ControlLowering:
         items.append(a)
         return a
 
-    def apply_block(self, bb: BlockB, call: ast.Call, env: Env, items: list[Item]) -> None:
+    def apply_block(self, bb: BlockBinding, call: ast.Call, env: Env, items: list[Item]) -> None:
         inst = bb.inst
         if inst.kind != "control":
             self.ctx.unsupported(call.pos, "applying a parser from a control")
@@ -327,7 +327,7 @@ class ControlLowering:
         apply the table first, recording hit/miss in a temporary."""
         for m, guards in _apply_result_members(node):
             tb = self.resolve_apply(m.expr, env)
-            if not isinstance(tb, TableB):
+            if not isinstance(tb, TableBinding):
                 continue
             target: Optional[list[Item]] = items
             for g, polarity in guards:
@@ -367,7 +367,7 @@ class ControlLowering:
             cond = cond.expr
         if isinstance(cond, ast.Member) and cond.name in ("hit", "miss"):
             tb = self.resolve_apply(cond.expr, env)
-            if isinstance(tb, TableB):
+            if isinstance(tb, TableBinding):
                 a = self.apply_table(tb, cond.expr, env, items)  # type: ignore[arg-type]
                 then_items: list[Item] = []
                 else_items: list[Item] = []
@@ -395,7 +395,7 @@ class ControlLowering:
         e = s.expr
         if isinstance(e, ast.Member) and e.name == "action_run":
             tb = self.resolve_apply(e.expr, env)
-            if isinstance(tb, TableB):
+            if isinstance(tb, TableBinding):
                 a = self.apply_table(tb, e.expr, env, items)  # type: ignore[arg-type]
                 a.cases = []
                 pending: list[str] = []
@@ -528,7 +528,7 @@ class ControlLowering:
                               "action_entry_const": True}})
         return tname
 
-    def direct_action(self, p: Prims, ab: ActionB, args, env: Env) -> tuple[int, str, list[str]]:
+    def direct_action(self, p: Prims, ab: ActionBinding, args, env: Env) -> tuple[int, str, list[str]]:
         """A direct call `a(args)`: the table action itself when every
         argument is a constant (passed as action data), else an inlined copy."""
         params = ab.decl.params

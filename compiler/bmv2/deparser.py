@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ast
-from .env import Env, PacketB
+from .env import Env, PacketBinding
 from .primitives import BodyLowerer
 from .values import HeaderV, StackV, StructV, UnionV, Value, describe
 
@@ -49,7 +49,7 @@ class DeparserLowering:
                 return
         if isinstance(s, ast.CallStmt) and isinstance(s.call.callee, ast.Member):
             obj = body.ex.value(s.call.callee.expr, env)
-            if isinstance(obj, PacketB) and s.call.callee.name == "emit" and s.call.args:
+            if isinstance(obj, PacketBinding) and s.call.callee.name == "emit" and s.call.args:
                 arg = s.call.args[0].value
                 if arg is not None:
                     self.emit(body.ex.value(arg, env), s)

@@ -4,7 +4,7 @@ Lowering inlines everything (sub-controls, sub-parsers, actions called from
 actions, functions), so the same declaration is lowered several times with
 different meanings for its names.  An `Env` frame maps names to bindings:
 `values.Value` for variables and parameters (their storage, or the argument
-expression they are bound to), and the `*B` records below for everything
+expression they are bound to), and the `*Binding` records below for everything
 else.  Names not found in any frame are global declarations, resolved
 through the checker's global scope.
 """
@@ -20,7 +20,7 @@ from ..frontend import BlockInstance
 
 
 @dataclass(eq=False)
-class ActionB:
+class ActionBinding:
     """An action declaration and the environment it was declared in."""
 
     decl: ast.ActionDecl
@@ -30,7 +30,7 @@ class ActionB:
 
 
 @dataclass(eq=False)
-class TableB:
+class TableBinding:
     decl: ast.TableDecl
     blk: BlockInstance
     env: "Env"
@@ -39,7 +39,7 @@ class TableB:
 
 
 @dataclass(eq=False)
-class ExternB:
+class ExternBinding:
     """An extern instance: `kind` is the extern type's name (counter,
     register, ...), `name` its BMv2/P4Info name."""
 
@@ -52,7 +52,7 @@ class ExternB:
 
 
 @dataclass(eq=False)
-class BlockB:
+class BlockBinding:
     """A sub-parser or sub-control instance, inlined where it is applied."""
 
     inst: BlockInstance
@@ -60,20 +60,20 @@ class BlockB:
 
 
 @dataclass(eq=False)
-class FunctionB:
+class FunctionBinding:
     decl: ast.FunctionDecl
     env: "Env"
 
 
 @dataclass(eq=False)
-class PacketB:
+class PacketBinding:
     """The packet_in / packet_out parameter."""
 
     kind: str
 
 
 @dataclass(eq=False)
-class ConstB:
+class ConstBinding:
     value: Any
     type: types.Type
 

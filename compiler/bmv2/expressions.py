@@ -26,7 +26,7 @@ from typing import Any, Optional
 from .. import ast
 from .. import types
 from ..checker import ConstError
-from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
+from .env import ActionBinding, BlockBinding, ConstBinding, Env, ExternBinding, FunctionBinding, PacketBinding, TableBinding, ValueSetB
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
                      bool_node, expr_node, hexstr, leaf_const, mask, describe)
 
@@ -137,7 +137,7 @@ class ExpressionConverter:
         b = None if e.toplevel else env.lookup(e.name)
         if b is None:
             b = self.global_binding(e.name, e)
-        if isinstance(b, ConstB):
+        if isinstance(b, ConstBinding):
             return self.const_to_value(b.value, b.type, e)
         return b
 
@@ -152,11 +152,11 @@ class ExpressionConverter:
                 return self.unsupported(where, f"constant {name}")
             return self.const_to_value(v, sym.type or types.Unknown(), where)
         if sym.kind == "action":
-            return ActionB(sym.decl, None, self.ctx.root_env, True)  # type: ignore[arg-type]
+            return ActionBinding(sym.decl, None, self.ctx.root_env, True)  # type: ignore[arg-type]
         if sym.kind == "function":
             d = sym.decl
             if isinstance(d, ast.FunctionDecl):
-                return FunctionB(d, self.ctx.root_env)
+                return FunctionBinding(d, self.ctx.root_env)
             return sym  # an extern function: the caller looks at the name
         if sym.kind == "instance":
             return self.ctx.global_instance(sym.decl)
@@ -243,7 +243,7 @@ class ExpressionConverter:
             return MethodV(base, name)
         if isinstance(base, StackV):
             return self.stack_member(base, name, e, env)
-        if isinstance(base, (ExternB, TableB, BlockB, PacketB, ValueSetB)):
+        if isinstance(base, (ExternBinding, TableBinding, BlockBinding, PacketBinding, ValueSetB)):
             return MethodV(base, name)
         if isinstance(base, NextV) and base.stack.union_stack:
             return UnionMemberOfNext(base.stack, name)
@@ -627,7 +627,7 @@ class NextV(Value):
 class ApplyResultV(Value):
     """The result of `table.apply()` used in an expression."""
 
-    def __init__(self, table: TableB, call: ast.Call) -> None:
+    def __init__(self, table: TableBinding, call: ast.Call) -> None:
         self.table = table
         self.call = call
 

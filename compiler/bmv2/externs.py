@@ -25,7 +25,7 @@ from typing import Optional
 
 from .. import ast
 from .. import types
-from .env import Env, ExternB
+from .env import Env, ExternBinding
 from .values import (HeaderV, Leaf, StackV, StructV, UnionV, Value, as_data, expr_node, hexstr,
                      param, describe)
 
@@ -319,28 +319,28 @@ class ExternLowering:
 
     # ---------------------------------------------------------- methods
 
-    def method(self, inst: ExternB, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+    def method(self, inst: ExternBinding, name: str, e: ast.Call, env: Env) -> Optional[Value]:
         m = getattr(self, f"m_{inst.kind}_{name}", None)
         if m is None:
             self.unsupported(e, f"method {name} of extern {inst.kind}")
             return None
         return m(inst, e, env)
 
-    def m_counter_count(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_counter_count(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["index"])
         self.emit("count", [{"type": "counter_array", "value": inst.name}, self.data(a["index"], env)])
 
-    def m_direct_counter_count(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_direct_counter_count(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         return None  # counted by BMv2 when the table hits
 
-    def m_meter_execute_meter(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_meter_execute_meter(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["index", "result"])
         dst, post = self.out_field(a["result"], env)
         self.emit("execute_meter", [{"type": "meter_array", "value": inst.name},
                                     self.data(a["index"], env), dst])
         post()
 
-    def m_direct_meter_read(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_direct_meter_read(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["result"])
         target = self.body.lvalue(a["result"], env)  # type: ignore[arg-type]
         if not (isinstance(target, Leaf) and target.is_field):
@@ -352,14 +352,14 @@ class ExternLowering:
         inst.info["result_target"] = target.node["value"]
         return None
 
-    def m_register_read(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_register_read(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["result", "index"])
         dst, post = self.out_field(a["result"], env)
         self.emit("register_read", [dst, {"type": "register_array", "value": inst.name},
                                     self.data(a["index"], env)])
         post()
 
-    def m_register_write(self, inst: ExternB, e: ast.Call, env: Env) -> None:
+    def m_register_write(self, inst: ExternBinding, e: ast.Call, env: Env) -> None:
         a = self.args(e, ["index", "value"])
         self.emit("register_write", [{"type": "register_array", "value": inst.name},
                                      self.data(a["index"], env), self.data(a["value"], env)])

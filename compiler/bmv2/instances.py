@@ -16,7 +16,7 @@ from typing import Any, Optional
 from .. import ast
 from .. import types
 from ..frontend import BlockInstance
-from .env import Env, ExternB
+from .env import Env, ExternBinding
 
 V1MODEL_EXTERNS = {"counter", "direct_counter", "meter", "direct_meter", "register",
                    "action_profile", "action_selector", "Checksum16"}
@@ -39,11 +39,11 @@ def _ctor_args(ctx, blk: Optional[BlockInstance], args, env: Optional[Env]) -> l
 
 
 def make_extern(ctx, blk: Optional[BlockInstance], d: ast.Instantiation, t: types.Extern,
-                env: Optional[Env], name: Optional[str] = None) -> ExternB:
+                env: Optional[Env], name: Optional[str] = None) -> ExternBinding:
     kind = t.decl.name
     if name is None:
         name = ctx.names.local(blk, d)
-    eb = ExternB(d, kind, t, name, blk)
+    eb = ExternBinding(d, kind, t, name, blk)
     args = _ctor_args(ctx, blk, d.args, env)
     eb.info["args"] = args
     if kind == "counter":
@@ -73,7 +73,7 @@ def make_extern(ctx, blk: Optional[BlockInstance], d: ast.Instantiation, t: type
     return eb
 
 
-def bind_direct_counter(ctx, eb: ExternB, table: str) -> None:
+def bind_direct_counter(ctx, eb: ExternBinding, table: str) -> None:
     if eb.info.get("emitted"):
         if eb.info.get("binding") != table:
             ctx.unsupported(eb.decl.pos, f"direct counter {eb.name} used by two tables")
@@ -84,7 +84,7 @@ def bind_direct_counter(ctx, eb: ExternB, table: str) -> None:
                                "binding": table})
 
 
-def bind_direct_meter(ctx, eb: ExternB, table: str, size: int) -> dict:
+def bind_direct_meter(ctx, eb: ExternBinding, table: str, size: int) -> dict:
     if eb.info.get("emitted"):
         if eb.info.get("binding") != table:
             ctx.unsupported(eb.decl.pos, f"direct meter {eb.name} used by two tables")

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from .. import ast
 from .. import types
-from .env import BlockB, Env, PacketB, StateB, ValueSetB
+from .env import BlockBinding, Env, PacketBinding, StateB, ValueSetB
 from .expressions import NextV, UnionMemberOfNext
 from .names import Namer
 from .primitives import BodyLowerer
@@ -51,7 +51,7 @@ class ParserBody(BodyLowerer):
     def verify(self, cond: dict, err: dict, e: ast.Node) -> None:
         self.emit("verify", [cond, err])
 
-    def packet_method(self, pkt: PacketB, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+    def packet_method(self, pkt: PacketBinding, name: str, e: ast.Call, env: Env) -> Optional[Value]:
         if pkt.kind != "packet_in":
             self.unsupported(e, f"packet_out.{name} in a parser")
             return None
@@ -268,7 +268,7 @@ class ParserLowering:
 
     # ---------------------------------------------------------- sub-parsers
 
-    def subparser_call(self, s: ast.Stmt, env: Env) -> Optional[tuple[BlockB, ast.Call]]:
+    def subparser_call(self, s: ast.Stmt, env: Env) -> Optional[tuple[BlockBinding, ast.Call]]:
         if not isinstance(s, ast.CallStmt):
             return None
         c = s.call
@@ -278,15 +278,15 @@ class ParserLowering:
             t = self.ctx.checker.resolve_type(c.callee.type, self.ctx.type_scope(env))
             blk = env.blk
             if isinstance(t, types.Block) and blk is not None and t.decl.name in blk.children:
-                return BlockB(blk.children[t.decl.name]), c
+                return BlockBinding(blk.children[t.decl.name]), c
             return None
         if isinstance(c.callee.expr, ast.Name):
             b = env.lookup(c.callee.expr.name)
-            if isinstance(b, BlockB):
+            if isinstance(b, BlockBinding):
                 return b, c
         return None
 
-    def apply_subparser(self, bb: BlockB, call: ast.Call, env: Env, body: ParserBody, cont: str) -> Optional[str]:
+    def apply_subparser(self, bb: BlockBinding, call: ast.Call, env: Env, body: ParserBody, cont: str) -> Optional[str]:
         inst = bb.inst
         if inst.kind != "parser":
             self.ctx.unsupported(call.pos, "applying a control from a parser")

@@ -30,7 +30,7 @@ from ..diagnostics import ErrorKind
 from ..scope import Symbol
 from .copyelim import elided_copies
 from .primlist import Frame, Label, PrimitiveList
-from .env import ActionB, BlockB, ConstB, Env, ExternB, FunctionB, PacketB, TableB, ValueSetB
+from .env import ActionBinding, BlockBinding, ConstBinding, Env, ExternBinding, FunctionBinding, PacketBinding, TableBinding, ValueSetB
 from .expressions import ApplyResultV, ExpressionConverter, MethodV, TypeSizeV, has_call
 from .storage import is_scalar
 from .values import (HeaderV, InvalidV, Leaf, StackV, StructV, UnionV, Value, as_bool, as_data,
@@ -125,7 +125,7 @@ class BodyLowerer:
                 val = self.ex.value(d.value, env)
                 env.declare(d.name, val)
             else:
-                env.declare(d.name, ConstB(v, t))
+                env.declare(d.name, ConstBinding(v, t))
         elif isinstance(d, ast.Instantiation):
             env.declare(d.name, self.ctx.instance_binding(env.blk, d, env))
         else:
@@ -277,7 +277,7 @@ class BodyLowerer:
             if hi - lo > 4096:
                 self.unsupported(s, "for-in over more than 4096 values")
                 return None
-            return [ConstB(i, t) for i in range(lo, hi + 1)]
+            return [ConstBinding(i, t) for i in range(lo, hi + 1)]
         v = self.ex.value(it, env)
         if isinstance(v, StackV) and not v.union_stack:
             return list(v.elems)
@@ -454,10 +454,10 @@ class BodyLowerer:
             b = None if callee.toplevel else env.lookup(callee.name)
             if b is None:
                 b = self.ex.global_binding(callee.name, callee)
-            if isinstance(b, ActionB):
+            if isinstance(b, ActionBinding):
                 self.inline_action(b, e.args, env, e)
                 return None
-            if isinstance(b, FunctionB):
+            if isinstance(b, FunctionBinding):
                 return self.inline_function(b, e, env)
             if isinstance(b, Symbol) and b.kind == "function":
                 return self.externs.function(callee.name, e, env)
@@ -499,13 +499,13 @@ class BodyLowerer:
             n = self.ex.const(e.args[0].value, env) if e.args else 1  # type: ignore[arg-type]
             self.emit("push" if name == "push_front" else "pop", [obj.node(), hexstr(int(n))])
             return None
-        if isinstance(obj, ExternB):
+        if isinstance(obj, ExternBinding):
             return self.externs.method(obj, name, e, env)
-        if isinstance(obj, PacketB):
+        if isinstance(obj, PacketBinding):
             return self.packet_method(obj, name, e, env)
-        if isinstance(obj, TableB):
+        if isinstance(obj, TableBinding):
             return self.table_apply(obj, e, env)
-        if isinstance(obj, BlockB):
+        if isinstance(obj, BlockBinding):
             return self.block_apply(obj, e, env)
         if isinstance(obj, ValueSetB):
             self.unsupported(e, f"method {name} of a value set")
@@ -514,15 +514,15 @@ class BodyLowerer:
         return None
 
     # hooks that the parser/control converters override
-    def packet_method(self, pkt: PacketB, name: str, e: ast.Call, env: Env) -> Optional[Value]:
+    def packet_method(self, pkt: PacketBinding, name: str, e: ast.Call, env: Env) -> Optional[Value]:
         self.unsupported(e, f"packet {name} here")
         return None
 
-    def table_apply(self, t: TableB, e: ast.Call, env: Env) -> Optional[Value]:
+    def table_apply(self, t: TableBinding, e: ast.Call, env: Env) -> Optional[Value]:
         self.unsupported(e, "applying a table inside an action")
         return None
 
-    def block_apply(self, b: BlockB, e: ast.Call, env: Env) -> Optional[Value]:
+    def block_apply(self, b: BlockBinding, e: ast.Call, env: Env) -> Optional[Value]:
         self.unsupported(e, "applying a control or parser here")
         return None
 
@@ -657,7 +657,7 @@ class BodyLowerer:
                 continue
             if p.direction in ("out", "inout"):
                 target = self.lvalue(a.value, caller_env)
-                if alias_in or isinstance(target, (ExternB, TableB, BlockB, PacketB)):
+                if alias_in or isinstance(target, (ExternBinding, TableBinding, BlockBinding, PacketBinding)):
                     callee_env.declare(p.name, target)
                     continue
                 # copy-in/copy-out: the callee may also reach the argument's
@@ -678,7 +678,7 @@ class BodyLowerer:
                 callee_env.declare(p.name, v)
             elif alias_in and isinstance(v, (HeaderV, StructV, StackV, UnionV)):
                 callee_env.declare(p.name, v)
-            elif isinstance(v, (ExternB, TableB, BlockB, PacketB)):
+            elif isinstance(v, (ExternBinding, TableBinding, BlockBinding, PacketBinding)):
                 callee_env.declare(p.name, v)
             else:
                 tmp = self.temp(pt, p.name, where.pos)
@@ -690,7 +690,7 @@ class BodyLowerer:
         for target, tmp, arg in pairs:
             self.assign(target, tmp, arg)
 
-    def inline_action(self, ab: ActionB, args, caller_env: Env, where: ast.Node) -> None:
+    def inline_action(self, ab: ActionBinding, args, caller_env: Env, where: ast.Node) -> None:
         d = ab.decl
         if self.ctx.inline_depth > 32:
             self.unsupported(where, "recursive action calls")
@@ -701,7 +701,7 @@ class BodyLowerer:
         fr = Frame(Label(), outs=outs, tail_return=_tail_return(d.body))
         self.run_inlined(fr, d.body, env)
 
-    def inline_function(self, fb: FunctionB, e: ast.Call, caller_env: Env) -> Optional[Value]:
+    def inline_function(self, fb: FunctionBinding, e: ast.Call, caller_env: Env) -> Optional[Value]:
         d = fb.decl
         if self.ctx.inline_depth > 32:
             self.unsupported(e, "recursive function calls")

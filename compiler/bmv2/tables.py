@@ -27,7 +27,7 @@ from .. import types
 from ..diagnostics import ErrorKind
 from ..exprtext import expr_text
 from ..frontend import annotation_string
-from .env import ActionB, Env, ExternB, TableB
+from .env import ActionBinding, Env, ExternBinding, TableBinding
 from .instances import bind_direct_counter, bind_direct_meter, make_extern
 from .primitives import BodyLowerer
 from .primlist import Frame, Label
@@ -42,7 +42,7 @@ class TableActions:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
 
-    def resolve(self, e: ast.Expr, env: Env) -> Optional[ActionB]:
+    def resolve(self, e: ast.Expr, env: Env) -> Optional[ActionBinding]:
         if isinstance(e, ast.Call):
             e = e.callee
         if isinstance(e, ast.Name):
@@ -50,15 +50,15 @@ class TableActions:
             if b is None:
                 sym = self.ctx.checker.glob.lookup(e.name)
                 if sym is not None and sym.kind == "action":
-                    return ActionB(sym.decl, None, self.ctx.root_env, True)
-            if isinstance(b, ActionB):
+                    return ActionBinding(sym.decl, None, self.ctx.root_env, True)
+            if isinstance(b, ActionBinding):
                 return b
         return None
 
-    def json_name(self, ab: ActionB) -> str:
+    def json_name(self, ab: ActionBinding) -> str:
         return self.ctx.names.action(ab.blk, ab.decl, ab.is_global)
 
-    def action_id(self, ab: ActionB, bound: tuple[ast.Argument, ...], caller_env: Env,
+    def action_id(self, ab: ActionBinding, bound: tuple[ast.Argument, ...], caller_env: Env,
                   where: ast.Node) -> tuple[int, str]:
         """The id and name of the JSON action running `ab` from a table, its
         first len(bound) parameters bound to `bound`, the rest action data."""
@@ -112,7 +112,7 @@ class TableConverter:
     def props(self, t: ast.TableDecl) -> dict[str, ast.TableProperty]:
         return {p.name: p for p in t.properties}
 
-    def build(self, tb: TableB, body: BodyLowerer) -> tuple[dict, dict[int, str]]:
+    def build(self, tb: TableBinding, body: BodyLowerer) -> tuple[dict, dict[int, str]]:
         """The table's JSON (without next pointers) and a map from action
         declaration (id) to JSON action name.  Key computations are emitted
         into `body`."""
@@ -294,7 +294,7 @@ class TableConverter:
 
     # ------------------------------------------------------------- resources
 
-    def resource(self, tb: TableB, prop: ast.TableProperty) -> Optional[ExternB]:
+    def resource(self, tb: TableBinding, prop: ast.TableProperty) -> Optional[ExternBinding]:
         v = prop.value
         env = tb.env
         if isinstance(v, ast.Name):
@@ -303,7 +303,7 @@ class TableConverter:
                 sym = self.ctx.checker.glob.lookup(v.name)
                 if sym is not None and sym.kind == "instance":
                     b = self.ctx.global_instance(sym.decl)
-            if isinstance(b, ExternB):
+            if isinstance(b, ExternBinding):
                 return b
             self.ctx.unsupported(prop.pos, f"table property {prop.name} naming {v.name}")
             return None
@@ -326,7 +326,7 @@ class TableConverter:
 
     # --------------------------------------------------------------- entries
 
-    def action_data(self, ab: ActionB, args: tuple[ast.Argument, ...], nbound: int, body: BodyLowerer,
+    def action_data(self, ab: ActionBinding, args: tuple[ast.Argument, ...], nbound: int, body: BodyLowerer,
                     env: Env, where: ast.Node) -> list[str]:
         params = ab.decl.params[nbound:]
         out: list[str] = []
@@ -349,7 +349,7 @@ class TableConverter:
             return e.callee, e.args
         return e, ()
 
-    def bound_args(self, ab: ActionB, refs: list[ast.ActionRef], env: Env) -> tuple[ast.Argument, ...]:
+    def bound_args(self, ab: ActionBinding, refs: list[ast.ActionRef], env: Env) -> tuple[ast.Argument, ...]:
         """The arguments the table's `actions` list binds for action `ab`."""
         for r in refs:
             rb = self.actions.resolve(r.name, env)
@@ -357,11 +357,11 @@ class TableConverter:
                 return r.args
         return ()
 
-    def table_refs(self, tb: TableB) -> list[ast.ActionRef]:
+    def table_refs(self, tb: TableBinding) -> list[ast.ActionRef]:
         p = self.props(tb.decl).get("actions")
         return list(p.value) if p is not None else []  # type: ignore[arg-type]
 
-    def default_entry(self, tb: TableB, dp: Optional[ast.TableProperty], env: Env,
+    def default_entry(self, tb: TableBinding, dp: Optional[ast.TableProperty], env: Env,
                       refs: list[ast.ActionRef]) -> dict:
         body = BodyLowerer(self.ctx)
         if dp is None:
@@ -382,7 +382,7 @@ class TableConverter:
         return {"action_id": aid, "action_const": const, "action_data": data, "action_entry_const": const}
 
     def entry(self, ent: ast.TableEntry, index: int, kinds: list[str], widths: list[int],
-              body: BodyLowerer, env: Env, tb: TableB) -> dict:
+              body: BodyLowerer, env: Env, tb: TableBinding) -> dict:
         keys = list(ent.keys)
         if len(keys) == 1 and len(kinds) != 1 and isinstance(keys[0], (ast.DontCare, ast.Default)):
             keys = [ast.DontCare(pos=keys[0].pos) for _ in kinds]

@@ -269,9 +269,9 @@ def describe(v: object) -> str:
     """What a value is, in a user's words (for error messages)."""
     names = {"Leaf": "a scalar value", "HeaderV": "a header", "StackV": "a header stack",
              "UnionV": "a header union", "StructV": "a struct or list", "InvalidV": "{#}",
-             "NextV": "stack.next", "ExternB": "an extern instance", "TableB": "a table",
-             "BlockB": "a parser or control instance", "PacketB": "the packet",
-             "ActionB": "an action", "FunctionB": "a function", "ValueSetB": "a value set",
+             "NextV": "stack.next", "ExternBinding": "an extern instance", "TableBinding": "a table",
+             "BlockBinding": "a parser or control instance", "PacketBinding": "the packet",
+             "ActionBinding": "an action", "FunctionBinding": "a function", "ValueSetB": "a value set",
              "TypeRefV": "a type", "MethodV": "a method", "ApplyResultV": "a table's apply result",
              "SliceTarget": "a slice", "NoneType": "nothing"}
     return names.get(type(v).__name__, "this value")
