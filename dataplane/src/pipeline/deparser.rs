@@ -10,6 +10,9 @@ impl<'a> Exec<'a> {
     /// buffer that is swapped with the packet's data.
     pub fn deparse(&mut self, pkt: &mut Packet, out: &mut Vec<u8>) {
         self.update_checksums(pkt);
+        if self.deparse_in_place(pkt) {
+            return;
+        }
         let prog = self.prog;
         out.clear();
         for &h in &prog.deparser {
@@ -58,5 +61,44 @@ impl<'a> Exec<'a> {
         std::mem::swap(&mut pkt.data, out);
         pkt.payload_off = 0;
         pkt.cursor = 0;
+    }
+
+    /// Deparses over the parsed headers when the headers to emit, all with
+    /// word plans, take exactly the bytes the parser consumed (a packet
+    /// whose headers were modified, not added or removed): the payload
+    /// stays where it is instead of being copied. False when that does not
+    /// hold (nothing written then).
+    fn deparse_in_place(&mut self, pkt: &mut Packet) -> bool {
+        let prog = self.prog;
+        let mut total = 0usize;
+        for &h in &prog.deparser {
+            if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
+                continue;
+            }
+            match &prog.deparse_plans[h as usize] {
+                Some(plan) => total += plan.bytes(),
+                None => return false,
+            }
+        }
+        if total != pkt.payload_off || total > pkt.data.len() {
+            return false;
+        }
+        let mut off = 0usize;
+        for &h in &prog.deparser {
+            if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
+                continue;
+            }
+            if let Some(plan) = &prog.deparse_plans[h as usize] {
+                let n = plan.bytes();
+                plan.emit_into(&pkt.phv.vals, &mut pkt.data[off..off + n]);
+                off += n;
+            }
+        }
+        if pkt.data.len() > pkt.truncate_to {
+            pkt.data.truncate(pkt.truncate_to);
+        }
+        pkt.payload_off = 0;
+        pkt.cursor = 0;
+        true
     }
 }

@@ -157,13 +157,19 @@ impl Phv {
     }
 
     /// Marks a header valid; a union member invalidates its siblings.
+    #[inline]
     pub fn set_valid(&mut self, p: &Program, h: HdrId) {
         if let Some(u) = p.headers[h as usize].union_of {
-            for s in &p.unions[u as usize].headers {
-                self.valid[*s as usize] = false;
-            }
+            self.invalidate_union(p, u);
         }
         self.valid[h as usize] = true;
+    }
+
+    #[inline(never)]
+    fn invalidate_union(&mut self, p: &Program, u: u32) {
+        for s in &p.unions[u as usize].headers {
+            self.valid[*s as usize] = false;
+        }
     }
 
     /// Copies field values and validity of header `src` into `dst` (same type).

@@ -186,3 +186,66 @@ fn deparse_writes_every_bit() {
     Exec::new(&p, &mut rt).deparse(&mut pkt, &mut out);
     assert_eq!(pkt.data, vec![0xab]);
 }
+
+/// Two fixed headers (14 and 5 bytes, fields straddling words) parsed in
+/// sequence and deparsed in that order.
+fn two_fixed_headers() -> Program {
+    let doc = json!({
+        "header_types": [std_type(),
+            {"name": "e_t", "id": 1, "fields": [["d", 48, false], ["s", 48, false], ["t", 16, false]]},
+            {"name": "x_t", "id": 2, "fields": [["a", 3, false], ["b", 29, false], ["c", 8, false]]}],
+        "headers": [
+            {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+            {"name": "e", "id": 1, "header_type": "e_t", "metadata": false},
+            {"name": "x", "id": 2, "header_type": "x_t", "metadata": false}],
+        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+            {"name": "start", "id": 0, "parser_ops": [extract("e"), extract("x")], "transition_key": [],
+             "transitions": default_accept()}]}],
+        "deparsers": [{"name": "deparser", "id": 0, "order": ["e", "x"]}],
+        "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                      {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+    });
+    json::load_value(&doc).unwrap()
+}
+
+#[test]
+fn deparse_over_the_parsed_headers_keeps_the_payload_in_place() {
+    let p = two_fixed_headers();
+    let mut rt = Runtime::new(&p, 0);
+    let mut pkt = Packet::new(&p);
+    let payload: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
+    let mut bytes: Vec<u8> = (1..=19).collect();
+    bytes.extend_from_slice(&payload);
+    pkt.data = bytes.clone();
+    let mut ex = Exec::new(&p, &mut rt);
+    ex.parse(&mut pkt);
+    assert_eq!(pkt.payload_off, 19);
+    let (s, b) = (p.field_by_name("e", "s").unwrap(), p.field_by_name("x", "b").unwrap());
+    pkt.phv.vals[s as usize] = 0xa1a2_a3a4_a5a6;
+    pkt.phv.vals[b as usize] = 0x1fff_ffff;
+    let before = pkt.data.as_ptr();
+    let mut out = vec![0x5a; 8];
+    ex.deparse(&mut pkt, &mut out);
+    assert_eq!(pkt.data.as_ptr(), before, "the packet's buffer is kept: headers written over themselves");
+    let mut want = bytes.clone();
+    want[6..12].copy_from_slice(&[0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6]);
+    // x: a (3 bits) of byte 14 kept, b = all ones, c kept
+    want[14] = (bytes[14] & 0xe0) | 0x1f;
+    want[15..18].copy_from_slice(&[0xff, 0xff, 0xff]);
+    assert_eq!(pkt.data, want);
+    assert_eq!(pkt.payload_off, 0);
+    // a header removed: the image is shorter, built in the other buffer
+    pkt.data = bytes.clone();
+    ex.parse(&mut pkt);
+    pkt.phv.valid[2] = false;
+    ex.deparse(&mut pkt, &mut out);
+    let mut want = bytes[..14].to_vec();
+    want.extend_from_slice(&payload);
+    assert_eq!(pkt.data, want);
+    // truncation applies to the in-place image too
+    pkt.data = bytes.clone();
+    ex.parse(&mut pkt);
+    pkt.truncate_to = 16;
+    ex.deparse(&mut pkt, &mut out);
+    assert_eq!(pkt.data, bytes[..16].to_vec());
+}

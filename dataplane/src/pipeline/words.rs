@@ -14,17 +14,32 @@ use super::bits::read_bits;
 use crate::program::{CalcInput, HashAlgo, HdrId, Program};
 use crate::value::mask_u128;
 
-/// The part of one field that falls in one word: the field's value
-/// shifted left by `shift` (right by `-shift` when negative), truncated to
-/// 64 bits. For a field of at most 64 bits that is `(v << l) >> r` on 64
-/// bits (`l`, `r` < 64), without a branch or a 128-bit shift.
+/// The part of a field of at most 64 bits that falls in one word:
+/// `(v << l) >> r` on 64 bits (`l`, `r` < 64), without a branch or a
+/// 128-bit shift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Piece {
     field: u32,
-    shift: i16,
     l: u8,
     r: u8,
-    over64: bool,
+}
+
+/// The part of a field of 65 to 128 bits that falls in one word: the
+/// field's value shifted left by `shift` (right by `-shift` when
+/// negative), truncated to 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WidePiece {
+    field: u32,
+    shift: i16,
+}
+
+/// One 64-bit word of an image: its constant bits, and the end of its
+/// pieces in `pieces` and `wide`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Word {
+    base: u64,
+    end: u32,
+    wide_end: u32,
 }
 
 /// What goes into one field of a packed image (see [`WordPlan::new`]).
@@ -39,8 +54,8 @@ pub enum Slot {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WordPlan {
     pieces: Vec<Piece>,
-    /// Per word: its constant bits, and the end of its pieces in `pieces`.
-    words: Vec<(u64, u32)>,
+    wide: Vec<WidePiece>,
+    words: Vec<Word>,
     /// Length of the image in bits; its bytes are `ceil(bits / 8)`, the
     /// last one zero-padded.
     bits: u32,
@@ -54,7 +69,7 @@ impl WordPlan {
         }).sum();
         let nwords = total.div_ceil(64) as usize;
         let mut base = vec![0u64; nwords];
-        let mut per_word: Vec<Vec<Piece>> = vec![vec![]; nwords];
+        let mut per_word: Vec<(Vec<Piece>, Vec<WidePiece>)> = vec![(vec![], vec![]); nwords];
         let mut off = 0u32;
         for s in slots {
             let (width, field, value) = match *s {
@@ -67,26 +82,24 @@ impl WordPlan {
             let end = off + width;
             for w in off / 64..=(end - 1) / 64 {
                 let shift = 64 * (w as i32 + 1) - end as i32;
+                let (narrow, wide) = &mut per_word[w as usize];
                 match field {
-                    Some(f) => per_word[w as usize].push(Piece {
-                        field: f,
-                        shift: shift as i16,
-                        l: shift.max(0) as u8,
-                        r: (-shift).max(0) as u8,
-                        over64: width > 64,
-                    }),
+                    Some(field) if width <= 64 => {
+                        narrow.push(Piece { field, l: shift.max(0) as u8, r: (-shift).max(0) as u8 })
+                    }
+                    Some(field) => wide.push(WidePiece { field, shift: shift as i16 }),
                     None => base[w as usize] |= shifted(value, shift),
                 }
             }
             off = end;
         }
-        let mut pieces = vec![];
-        let mut words = Vec::with_capacity(nwords);
-        for (b, ps) in base.into_iter().zip(per_word) {
-            pieces.extend(ps);
-            words.push((b, pieces.len() as u32));
+        let mut plan = WordPlan { bits: total, ..WordPlan::default() };
+        for (b, (narrow, wide)) in base.into_iter().zip(per_word) {
+            plan.pieces.extend(narrow);
+            plan.wide.extend(wide);
+            plan.words.push(Word { base: b, end: plan.pieces.len() as u32, wide_end: plan.wide.len() as u32 });
         }
-        WordPlan { pieces, words, bits: total }
+        plan
     }
 
     /// Length of the image in bytes.
@@ -103,18 +116,65 @@ impl WordPlan {
     #[inline]
     pub fn emit(&self, vals: &[u128], out: &mut Vec<u8>) {
         let start = out.len();
-        let mut p = 0usize;
-        for &(base, end) in &self.words {
-            let mut cur = base;
-            for piece in &self.pieces[p..end as usize] {
-                // plans are built from the program: every field is a PHV slot
-                let v = vals[piece.field as usize];
-                cur |= if piece.over64 { shifted(v, piece.shift as i32) } else { ((v as u64) << piece.l) >> piece.r };
-            }
-            p = end as usize;
-            out.extend_from_slice(&cur.to_be_bytes());
+        out.resize(start + self.bytes(), 0);
+        self.emit_into(vals, &mut out[start..]);
+    }
+
+    /// Writes the image into `out`, which is `bytes()` long (deparsing in
+    /// place).
+    #[inline]
+    pub fn emit_into(&self, vals: &[u128], out: &mut [u8]) {
+        let (mut p, mut q) = (0usize, 0usize);
+        let mut chunks = out.chunks_exact_mut(8);
+        let mut words = self.words.iter();
+        for (chunk, w) in (&mut chunks).zip(&mut words) {
+            let cur = self.word(w, &mut p, &mut q, vals);
+            chunk.copy_from_slice(&cur.to_be_bytes());
         }
-        out.truncate(start + self.bytes());
+        let rest = chunks.into_remainder();
+        if let (false, Some(w)) = (rest.is_empty(), words.next()) {
+            let cur = self.word(w, &mut p, &mut q, vals);
+            put_head(rest, cur);
+        }
+    }
+
+    /// Word `w` of the image; `p`, `q`: where its pieces start in `pieces`
+    /// and `wide` (moved to the next word's).
+    #[inline(always)]
+    fn word(&self, w: &Word, p: &mut usize, q: &mut usize, vals: &[u128]) -> u64 {
+        let mut cur = w.base;
+        // plans are built from the program: every field is a PHV slot
+        for piece in &self.pieces[*p..w.end as usize] {
+            cur |= ((vals[piece.field as usize] as u64) << piece.l) >> piece.r;
+        }
+        *p = w.end as usize;
+        if *q < w.wide_end as usize {
+            for piece in &self.wide[*q..w.wide_end as usize] {
+                cur |= shifted(vals[piece.field as usize], piece.shift as i32);
+            }
+            *q = w.wide_end as usize;
+        }
+        cur
+    }
+}
+
+/// The first `out.len()` (1 to 7) bytes of `w`, big-endian, in pieces of
+/// 4, 2 and 1 bytes (no call to copy a few bytes).
+#[inline(always)]
+fn put_head(out: &mut [u8], w: u64) {
+    let b = w.to_be_bytes();
+    let n = out.len();
+    let mut i = 0;
+    if n & 4 != 0 {
+        out[..4].copy_from_slice(&b[..4]);
+        i = 4;
+    }
+    if n & 2 != 0 {
+        out[i..i + 2].copy_from_slice(&b[i..i + 2]);
+        i += 2;
+    }
+    if n & 1 != 0 {
+        out[i] = b[i];
     }
 }
 
@@ -264,31 +324,34 @@ fn calc_plan(p: &Program, inputs: &[CalcInput], csum16: bool) -> Option<CalcPlan
     Some(CalcPlan { words, headers, payload, csum })
 }
 
-/// One field of an [`ExtractPlan`]. A field of at most 64 bits whose bits
-/// lie within 8 bytes from its first byte is one 8-byte big-endian load at
-/// `byte`, shifted left by `l` and right by `r`; any other (up to 128 bits)
-/// is read bit by bit from bit offset `bit`.
+/// One field of an [`ExtractPlan`]: the 8 big-endian bytes at `byte` of
+/// the header, shifted left by `l` and right by `r`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Take {
     field: u32,
-    bit: u32,
-    width: u16,
+    byte: u32,
     l: u8,
     r: u8,
-    slow: bool,
 }
 
 /// How to read a header's fixed fields (each at most 128 bits) from the
-/// packet: mostly one load and two shifts per field, no bit cursor.
+/// packet, computed at load: a field within 8 bytes from its first byte is
+/// one load and two shifts; any other (over 64 bits, or straddling) is
+/// read bit by bit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtractPlan {
     takes: Vec<Take>,
+    /// (field, bit offset in the header, width) of the fields read bit by bit.
+    slow: Vec<(u32, u32, u32)>,
+    /// The takes' fields are consecutive PHV slots from this one (no field
+    /// skipped or read bit by bit): they are written without an index each.
+    first: Option<u32>,
     /// The header fits in [`WINDOW`] bytes: its fields are read from a
     /// zero-padded copy of them, without a length check per field.
     windowed: bool,
-    /// Bytes from the header's start that the one-load reads touch (each
-    /// reads 8 bytes): with that many bytes in the packet, the fields are
-    /// read in place, without the copy.
+    /// Bytes from the header's start that the loads touch (each reads 8
+    /// bytes): with that many bytes in the packet, the fields are read in
+    /// place, without the copy.
     span: usize,
 }
 
@@ -299,9 +362,8 @@ impl ExtractPlan {
     /// `fields`: (field id, bit offset in the header, width); None when a
     /// field is wider than 128 bits.
     pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
-        let mut takes = vec![];
+        let mut plan = ExtractPlan::default();
         let mut end_bits = 0u32;
-        let mut span = 0usize;
         for &(field, bit, width) in fields {
             end_bits = end_bits.max(bit + width);
             if width > 128 {
@@ -310,15 +372,20 @@ impl ExtractPlan {
             if width == 0 {
                 continue; // its value is always 0
             }
-            let l = bit % 8;
-            let slow = l + width > 64;
-            let r = if slow { 0 } else { 64 - width };
-            if !slow {
-                span = span.max((bit / 8) as usize + 8);
+            if bit % 8 + width > 64 {
+                plan.slow.push((field, bit, width));
+                continue;
             }
-            takes.push(Take { field, bit, width: width as u16, l: l as u8, r: r as u8, slow });
+            plan.takes.push(Take { field, byte: bit / 8, l: (bit % 8) as u8, r: (64 - width) as u8 });
+            plan.span = plan.span.max((bit / 8) as usize + 8);
         }
-        Some(ExtractPlan { takes, windowed: (end_bits as usize).div_ceil(8) <= WINDOW, span })
+        plan.windowed = (end_bits as usize).div_ceil(8) <= WINDOW;
+        let f0 = plan.takes.first().map(|t| t.field);
+        let consecutive = plan.takes.iter().enumerate().all(|(i, t)| Some(t.field) == f0.map(|f| f + i as u32));
+        if consecutive && plan.slow.is_empty() {
+            plan.first = f0;
+        }
+        Some(plan)
     }
 
     /// Reads the fields of the header starting at byte `start` of `data`
@@ -326,78 +393,47 @@ impl ExtractPlan {
     /// has checked that the header fits).
     #[inline]
     pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
-        if let Some(d) = data.get(start..start + self.span) {
-            return self.extract_in_place(d, data, start, vals);
-        }
-        if self.windowed {
-            return self.extract_windowed(data, start, vals);
-        }
-        for t in &self.takes {
-            let v = if t.slow {
-                read_bits(data, start * 8 + t.bit as usize, t.width as u32)
-            } else {
-                ((load_be_u64(data, start + (t.bit / 8) as usize) << t.l) >> t.r) as u128
-            };
-            if let Some(slot) = vals.get_mut(t.field as usize) {
-                *slot = v;
-            }
-        }
-    }
-}
-
-impl ExtractPlan {
-    /// `extract` when the packet holds `span` bytes from the header's start
-    /// (`d`, those bytes): every one-load read falls inside `d`.
-    #[inline]
-    fn extract_in_place(&self, d: &[u8], data: &[u8], start: usize, vals: &mut [u128]) {
-        for t in &self.takes {
-            let v = if t.slow {
-                read_bits(data, start * 8 + t.bit as usize, t.width as u32)
-            } else {
-                let o = (t.bit / 8) as usize;
-                let b: [u8; 8] = d[o..o + 8].try_into().expect("within span");
-                ((u64::from_be_bytes(b) << t.l) >> t.r) as u128
-            };
-            vals[t.field as usize] = v;
-        }
-    }
-
-    /// `extract` for a header of at most `WINDOW` bytes: one copy of the
-    /// bytes, then each field from the copy (offsets below `WINDOW`, masked
-    /// so that no read can fall outside it).
-    #[inline]
-    fn extract_windowed(&self, data: &[u8], start: usize, vals: &mut [u128]) {
-        let mut win = [0u8; WINDOW + 8];
-        match data.get(start..start + WINDOW) {
-            Some(src) => win[..WINDOW].copy_from_slice(src),
-            None => {
+        match data.get(start..start + self.span) {
+            Some(d) => self.take_all(d, vals),
+            None if self.windowed => {
+                let mut win = [0u8; WINDOW + 8];
                 let src = data.get(start..).unwrap_or(&[]);
-                win[..src.len()].copy_from_slice(src);
+                let n = src.len().min(WINDOW);
+                win[..n].copy_from_slice(&src[..n]);
+                self.take_all(&win, vals);
+            }
+            None => {
+                for t in &self.takes {
+                    let bit = t.byte * 8 + t.l as u32;
+                    vals[t.field as usize] = read_bits(data, start * 8 + bit as usize, 64 - t.r as u32);
+                }
             }
         }
-        for t in &self.takes {
-            let v = if t.slow {
-                read_bits(&win, t.bit as usize, t.width as u32)
-            } else {
-                let o = (t.bit / 8) as usize & (WINDOW - 1);
-                let w = u64::from_be_bytes([win[o], win[o + 1], win[o + 2], win[o + 3], win[o + 4], win[o + 5], win[o + 6], win[o + 7]]);
-                ((w << t.l) >> t.r) as u128
-            };
-            vals[t.field as usize] = v;
+        for &(field, bit, width) in &self.slow {
+            vals[field as usize] = read_bits(data, start * 8 + bit as usize, width);
         }
     }
-}
 
-/// Eight big-endian bytes at `off`, zeros past the end of `data`.
-#[inline]
-fn load_be_u64(data: &[u8], off: usize) -> u64 {
-    match data.get(off..off + 8) {
-        Some(b) => u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => {
-            let mut b = [0u8; 8];
-            let tail = data.get(off..).unwrap_or(&[]);
-            b[..tail.len()].copy_from_slice(tail);
-            u64::from_be_bytes(b)
+    /// The takes from `d`, which holds at least `span` bytes.
+    #[inline(always)]
+    fn take_all(&self, d: &[u8], vals: &mut [u128]) {
+        let word = |t: &Take| {
+            let o = t.byte as usize;
+            let b: [u8; 8] = d[o..o + 8].try_into().expect("within span");
+            ((u64::from_be_bytes(b) << t.l) >> t.r) as u128
+        };
+        match self.first {
+            Some(first) => {
+                let dst = &mut vals[first as usize..first as usize + self.takes.len()];
+                for (slot, t) in dst.iter_mut().zip(&self.takes) {
+                    *slot = word(t);
+                }
+            }
+            None => {
+                for t in &self.takes {
+                    vals[t.field as usize] = word(t);
+                }
+            }
         }
     }
 }

@@ -78,9 +78,11 @@ impl Handles {
 }
 
 /// Entries with one mask, by masked key. Keys of up to 16 bytes are kept
-/// as integers (no heap key, no byte comparison per lookup).
+/// as integers (no heap key, no byte comparison per lookup); keys of up to
+/// 8 bytes as one word (one multiply to hash, one compare, smaller slots).
 #[derive(Clone, Debug)]
 enum Map {
+    Word(HashMap<u64, Handles, FxBuildHasher>),
     Small(HashMap<u128, Handles, FxBuildHasher>),
     Big(HashMap<Vec<u8>, Handles, FxBuildHasher>),
 }
@@ -101,13 +103,18 @@ fn be16(b: &[u8]) -> u128 {
 
 impl Group {
     fn new(mask: Vec<u8>, all_ones: bool, prefix: u32) -> Group {
-        let map = if mask.len() <= 16 { Map::Small(HashMap::default()) } else { Map::Big(HashMap::default()) };
+        let map = match mask.len() {
+            0..=8 => Map::Word(HashMap::default()),
+            9..=16 => Map::Small(HashMap::default()),
+            _ => Map::Big(HashMap::default()),
+        };
         Group { mask16: be16(&mask), mask, all_ones, prefix, map }
     }
 
     /// Entries whose (already masked) value is `value`.
     fn get_value(&self, value: &[u8]) -> Option<&Handles> {
         match &self.map {
+            Map::Word(m) => m.get(&(be16(value) as u64)),
             Map::Small(m) => m.get(&be16(value)),
             Map::Big(m) => m.get(value),
         }
@@ -116,6 +123,15 @@ impl Group {
     /// Adds handle `h` under `value`, in the order `rank` gives.
     fn insert(&mut self, value: Vec<u8>, h: u32, rank: impl Fn(u32) -> (i32, u32)) {
         let slot = match &mut self.map {
+            Map::Word(m) => {
+                match m.entry(be16(&value) as u64) {
+                    std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().insert(h, &rank),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(Handles { first: h, rest: vec![] });
+                    }
+                }
+                return;
+            }
             Map::Small(m) => m.entry(be16(&value)),
             Map::Big(m) => {
                 if let Some(l) = m.get_mut(&value) {
@@ -137,6 +153,14 @@ impl Group {
     /// Removes a handle; drops the value when no entry is left.
     fn remove(&mut self, value: &[u8], h: u32) {
         match &mut self.map {
+            Map::Word(m) => {
+                let k = be16(value) as u64;
+                if let Some(l) = m.get_mut(&k) {
+                    if !l.remove(h) {
+                        m.remove(&k);
+                    }
+                }
+            }
             Map::Small(m) => {
                 let k = be16(value);
                 if let Some(l) = m.get_mut(&k) {
@@ -157,6 +181,7 @@ impl Group {
 
     fn is_empty(&self) -> bool {
         match &self.map {
+            Map::Word(m) => m.is_empty(),
             Map::Small(m) => m.is_empty(),
             Map::Big(m) => m.is_empty(),
         }
@@ -165,8 +190,11 @@ impl Group {
     /// As `lookup` for a key of at most 16 bytes given as an integer.
     #[inline]
     fn lookup_small(&self, k: u128) -> Option<&Handles> {
+        let k = if self.all_ones { k } else { k & self.mask16 };
         match &self.map {
-            Map::Small(m) => m.get(&if self.all_ones { k } else { k & self.mask16 }),
+            // keys of at most 8 bytes: the high half is zero
+            Map::Word(m) => m.get(&(k as u64)),
+            Map::Small(m) => m.get(&k),
             Map::Big(_) => None,
         }
     }
@@ -175,6 +203,10 @@ impl Group {
     #[inline]
     fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Handles> {
         match &self.map {
+            Map::Word(m) => {
+                let k = be16(key);
+                m.get(&((if self.all_ones { k } else { k & self.mask16 }) as u64))
+            }
             Map::Small(m) => {
                 let k = be16(key);
                 m.get(&if self.all_ones { k } else { k & self.mask16 })
