@@ -127,7 +127,7 @@ def _write_ready(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-class Switch:
+class SwitchDaemon:
     """A running daemon (also usable in-process by tests)."""
 
     def __init__(self, o: SwitchOptions):
@@ -303,7 +303,7 @@ def run(o: SwitchOptions, prog: str = PROG) -> int:
 
     # handlers first: a SIGTERM during start-up still ends in a clean stop
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    sw = Switch(o)
+    sw = SwitchDaemon(o)
     served = False
     try:
         try:

@@ -2,7 +2,7 @@
 
 `Device` is what the gRPC service calls. It owns
 
-* the P4Runtime-facing `Pipeline` (set by SetForwardingPipelineConfig) and
+* the P4Runtime-facing `ForwardingPipeline` (set by SetForwardingPipelineConfig) and
   the engine that forwards packets (the same one after a commit; the old
   one until COMMIT after a VERIFY_AND_SAVE; the command line's JSON before
   any pipeline was set);
@@ -33,7 +33,7 @@ from .p4runtime.devconfig import decode_device_config
 from .p4runtime.errors import (P4RuntimeError, internal, invalid, not_found, precondition,
                                unimplemented)
 from .p4runtime.packetio import build_packet_out, parse_packet_in
-from .p4runtime.pipeline import Pipeline
+from .p4runtime.pipeline import ForwardingPipeline
 from .traces import trace
 
 log = logging.getLogger("p4scope.switch")
@@ -77,7 +77,7 @@ class Device:
         self.engine_factory = engine_factory
         self.lock = threading.RLock()
         self.arb = Arbitration(options.device_id)
-        self.pipeline: Optional[Pipeline] = None
+        self.pipeline: Optional[ForwardingPipeline] = None
         self.dataplane: Optional[EngineAdapter] = None
         self.startup_json: Optional[str] = None
         self.pending_commit = False
@@ -163,7 +163,7 @@ class Device:
             raise not_found(f"{what}.device_id: {device_id} is not a device of this switch "
                             f"(its device id is {self.device_id})")
 
-    def _need_pipeline(self, what: str) -> Pipeline:
+    def _need_pipeline(self, what: str) -> ForwardingPipeline:
         if self.pipeline is None:
             raise precondition(f"{what}: no forwarding pipeline config set for this device "
                                "(call SetForwardingPipelineConfig first)")
@@ -212,7 +212,7 @@ class Device:
             self._install(pipe)
             self._commit(pipe)
 
-    def _build(self, cfg, what: str) -> Pipeline:
+    def _build(self, cfg, what: str) -> ForwardingPipeline:
         if not cfg.HasField("p4info"):
             raise invalid(f"{what}.config.p4info: missing")
         dc = decode_device_config(cfg.p4_device_config)
@@ -232,21 +232,21 @@ class Device:
                 raise invalid(f"{what}.config.p4_device_config: the BMv2 JSON is not UTF-8 "
                               f"({e})") from None
         cookie = cfg.cookie.cookie if cfg.HasField("cookie") else None
-        return Pipeline(cfg.p4info, json_text, device_config=bytes(cfg.p4_device_config),
+        return ForwardingPipeline(cfg.p4info, json_text, device_config=bytes(cfg.p4_device_config),
                         cookie=cookie, options=self.engine_options,
                         engine_factory=self.engine_factory)
 
-    def _install(self, pipe: Pipeline) -> None:
+    def _install(self, pipe: ForwardingPipeline) -> None:
         pipe.set_stream_sink(self._to_primary)
         self.pipeline = pipe
 
-    def _commit(self, pipe: Pipeline) -> None:
+    def _commit(self, pipe: ForwardingPipeline) -> None:
         self._set_dataplane(pipe.engine)
         self.pending_commit = False
         self._wake.set()
         log.info("pipeline committed (%d tables)", len(pipe.schema.tables))
 
-    def _reconcile(self, old: Pipeline, new: Pipeline, what: str) -> None:
+    def _reconcile(self, old: ForwardingPipeline, new: ForwardingPipeline, what: str) -> None:
         """Replays the old forwarding state into `new`; INVALID_ARGUMENT if it does not fit."""
         for i, ent in enumerate(old.forwarding_state()):
             te = ent.table_entry if ent.WhichOneof("entity") == "table_entry" else None

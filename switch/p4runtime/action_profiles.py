@@ -23,7 +23,7 @@ from .schema import ActionProfileInfo, TableInfo
 from .wildcard import selected
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
     from .tables import Entry
     from .translate import TableMap
 
@@ -61,7 +61,7 @@ class Profile:
 
 
 class ActionProfileManager:
-    def __init__(self, pipe: "Pipeline"):
+    def __init__(self, pipe: "ForwardingPipeline"):
         self.pipe = pipe
         self.schema = pipe.schema
         self.engine = pipe.engine

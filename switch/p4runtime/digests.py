@@ -21,7 +21,7 @@ from .codec import from_uint
 from .errors import exists, invalid, not_found
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
 
 log = logging.getLogger("p4scope.switch")
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -42,7 +42,7 @@ class DigestState:
 
 
 class DigestManager:
-    def __init__(self, pipe: "Pipeline", send: Optional[Callable] = None):
+    def __init__(self, pipe: "ForwardingPipeline", send: Optional[Callable] = None):
         self.pipe = pipe
         self.schema = pipe.schema
         self.tr = pipe.tr

@@ -18,7 +18,7 @@ from .codec import from_sint, from_uint, to_sint, to_uint
 from .errors import invalid, out_of_range, unimplemented
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
 
 MODIFY = p4r.Update.MODIFY
 # the engine has no "unconfigured" reset: rates this high never mark a packet
@@ -39,7 +39,7 @@ def _indices(msg, size: int, where: str) -> Iterator[int]:
 
 
 class ExternManager:
-    def __init__(self, pipe: "Pipeline"):
+    def __init__(self, pipe: "ForwardingPipeline"):
         self.pipe = pipe
         self.schema = pipe.schema
         self.engine = pipe.engine

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Callable, Optional
 from finsy.proto import p4r
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
     from .tables import Entry, TableState
 
 
 class IdleTimeout:
     interval_ns = 100_000_000  # BMv2's ageing sweep is in this range too
 
-    def __init__(self, pipe: "Pipeline", send: Optional[Callable] = None,
+    def __init__(self, pipe: "ForwardingPipeline", send: Optional[Callable] = None,
                  clock: Callable[[], int] = time.monotonic_ns):
         self.pipe = pipe
         self.send: Callable[[p4r.StreamMessageResponse], None] = send or (lambda msg: None)

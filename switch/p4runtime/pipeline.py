@@ -1,6 +1,6 @@
 """One forwarding pipeline: P4Info + BMv2 JSON + engine + P4Runtime state.
 
-A `Pipeline` is built by SetForwardingPipelineConfig (or at start-up from
+A `ForwardingPipeline` is built by SetForwardingPipelineConfig (or at start-up from
 the command line's JSON, without P4Info) and holds one manager per
 P4Runtime entity kind. `write_one`, `read_one` and `read_wire` dispatch an
 Entity to its manager through one table, ENTITY_KINDS (adding an entity
@@ -34,7 +34,7 @@ from .wire import records_of
 
 @dataclass(frozen=True, slots=True)
 class EntityKind:
-    """Where one kind of p4.v1.Entity goes: the Pipeline attribute holding
+    """Where one kind of p4.v1.Entity goes: the ForwardingPipeline attribute holding
     its manager, and the manager's write(utype, msg, at) and
     read(msg, out, at) (unbound: a renamed method fails at import);
     read_wire(msg, records, at) where the manager answers serialized."""
@@ -72,7 +72,7 @@ UNSUPPORTED_KINDS = {"extern_entry": "extern entries are not supported (v1model 
 
 
 
-class Pipeline:
+class ForwardingPipeline:
     def __init__(self, p4info: "p4i.P4Info", json_text: str, *, device_config: bytes = b"",
                  cookie: Optional[int] = None, options: EngineOptions = EngineOptions(),
                  engine_factory: EngineFactory = default_engine_factory,

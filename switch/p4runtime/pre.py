@@ -20,7 +20,7 @@ from .errors import exists, invalid, not_found, out_of_range, unimplemented
 from .wildcard import selected
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 CLONE_GROUP_BASE = 32768  # PI: first reserved group id
@@ -42,7 +42,7 @@ class CloneSession:
 
 
 class PreManager:
-    def __init__(self, pipe: "Pipeline"):
+    def __init__(self, pipe: "ForwardingPipeline"):
         self.engine = pipe.engine
         self.groups: dict[int, McGroup] = {}
         self.clones: dict[int, CloneSession] = {}

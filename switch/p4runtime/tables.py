@@ -26,7 +26,7 @@ from .translate import TableMap
 from .wire import records_of
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
 
 INT_MAX = 2**31 - 1
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -82,7 +82,7 @@ class TableState:
 
 
 class TableManager:
-    def __init__(self, pipe: "Pipeline"):
+    def __init__(self, pipe: "ForwardingPipeline"):
         self.pipe = pipe
         self.schema = pipe.schema
         self.engine = pipe.engine

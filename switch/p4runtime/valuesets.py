@@ -15,11 +15,11 @@ from .errors import exhausted, exists, invalid, unimplemented
 from .match import check_key, key_to_proto
 
 if TYPE_CHECKING:
-    from .pipeline import Pipeline
+    from .pipeline import ForwardingPipeline
 
 
 class ValueSetManager:
-    def __init__(self, pipe: "Pipeline"):
+    def __init__(self, pipe: "ForwardingPipeline"):
         self.pipe = pipe
         self.schema = pipe.schema
         self.members: dict[int, list[tuple]] = {vs.id: [] for vs in pipe.schema.value_sets}

@@ -458,8 +458,8 @@ class StandardHandler:
             return
         p = dev.pipeline
         if p is not None and p.engine is dev.dataplane:
-            from ..p4runtime.pipeline import Pipeline
-            new = Pipeline(p.p4info, p.json_text, device_config=p.device_config, cookie=p.cookie,
+            from ..p4runtime.pipeline import ForwardingPipeline
+            new = ForwardingPipeline(p.p4info, p.json_text, device_config=p.device_config, cookie=p.cookie,
                            options=dev.engine_options, engine_factory=dev.engine_factory)
             dev._install(new)
             dev._commit(new)

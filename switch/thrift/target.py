@@ -2,12 +2,12 @@
 
 On BMv2 the Thrift API and P4Runtime (PI) write the same tables. p4scope
 keeps one table shadow per engine (p4runtime.tables.TableManager inside a
-`Pipeline`), so the run-time API finds it here:
+`ForwardingPipeline`), so the run-time API finds it here:
 
-* a P4Runtime pipeline is committed and forwards: its Pipeline, shared
+* a P4Runtime pipeline is committed and forwards: its ForwardingPipeline, shared
   with P4Runtime (a table_add is seen by a P4Runtime Read and vice versa);
 * the switch runs the command line's JSON without P4Info: a private
-  Pipeline over that engine with a P4Info derived from the JSON
+  ForwardingPipeline over that engine with a P4Info derived from the JSON
   (json_p4info), created on first use.
 
 Per engine the API also keeps BMv2 objects P4Runtime has no words for
@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..p4runtime.pipeline import Pipeline
+from ..p4runtime.pipeline import ForwardingPipeline
 from .json_p4info import p4info_from_json
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 @dataclass
 class EngineState:
     engine: Any
-    pipe: Pipeline
+    pipe: ForwardingPipeline
     json_text: str
     extra: dict = field(default_factory=dict)
     """Per-engine state of the run-time modules, by module ("pre", "handles", ...)."""
@@ -86,7 +86,7 @@ class RuntimeTarget:
             st = EngineState(eng, p, p.json_text)
         else:
             json_text = self.json_of(eng)
-            pipe = Pipeline(p4info_from_json(json_text), json_text, engine=eng,
+            pipe = ForwardingPipeline(p4info_from_json(json_text), json_text, engine=eng,
                             options=dev.engine_options)
             pipe.set_stream_sink(lambda msg: None)  # no controller listens to this one
             st = EngineState(eng, pipe, json_text)

@@ -216,7 +216,7 @@ def veths():
 
 
 def test_forwarding_between_veths(veths, tmp_path, schema):
-    from p4scope.switch.daemon import Switch
+    from p4scope.switch.daemon import SwitchDaemon
     from p4scope.switch.options import parse_args
 
     (a0, b0), (a1, b1) = veths
@@ -225,7 +225,7 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
     o = parse_args(["-i", f"1@{a0}", "-i", f"2@{a1}", "--pcap", str(pcap), "--no-p4",
                     "--thrift-port", "0", "--",
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255"])
-    sw = Switch(o)
+    sw = SwitchDaemon(o)
     sw.start()
     assert sw.rt_ports is not None and sw.ports is None  # the engine's real-time loop serves -i
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
@@ -261,7 +261,7 @@ def test_forwarding_between_veths(veths, tmp_path, schema):
 def test_tm_config_is_applied(tmp_path):
     import json as _json
 
-    from p4scope.switch.daemon import Switch
+    from p4scope.switch.daemon import SwitchDaemon
     from p4scope.switch.options import parse_args
 
     tm = tmp_path / "tm.json"
@@ -271,7 +271,7 @@ def test_tm_config_is_applied(tmp_path):
     prog.write_text(program.json_text())
     o = parse_args([str(prog), "--thrift-port", "0", "--", "--grpc-server-addr", "127.0.0.1:0",
                     "--tm-config", str(tm)])
-    sw = Switch(o)
+    sw = SwitchDaemon(o)
     sw.start()
     try:
         assert sw.device.dataplane is not None
@@ -286,7 +286,7 @@ def test_tm_config_is_applied(tmp_path):
 def test_line_rate_tm_config_reaches_the_engine(tmp_path):
     import json as _json
 
-    from p4scope.switch.daemon import Switch
+    from p4scope.switch.daemon import SwitchDaemon
     from p4scope.switch.options import parse_args
 
     tm = tmp_path / "tm.json"
@@ -294,7 +294,7 @@ def test_line_rate_tm_config_reaches_the_engine(tmp_path):
                                "defaults": {"rate_bps": "10G", "scheduler": "drr"}}))
     prog = tmp_path / "basic.json"
     prog.write_text(program.json_text())
-    sw = Switch(parse_args([str(prog), "--thrift-port", "0", "--",
+    sw = SwitchDaemon(parse_args([str(prog), "--thrift-port", "0", "--",
                             "--grpc-server-addr", "127.0.0.1:0", "--tm-config", str(tm)]))
     sw.start()
     try:
@@ -358,7 +358,7 @@ def test_rate_limited_port_in_real_time(veths, tmp_path, schema, how):
     import struct
 
     from p4scope.control.switch_cli.client import connect
-    from p4scope.switch.daemon import Switch
+    from p4scope.switch.daemon import SwitchDaemon
     from p4scope.switch.options import parse_args
     (a0, b0), (a1, b1) = veths
     size, n = 1000, 400
@@ -372,7 +372,7 @@ def test_rate_limited_port_in_real_time(veths, tmp_path, schema, how):
         gap_ns = (size + 24) * 8 * 10**9 // 10_000_000  # the TM counts preamble, gap and FCS
     else:
         gap_ns = 10**9 // 2000
-    sw = Switch(parse_args(general + ["--"] + target))
+    sw = SwitchDaemon(parse_args(general + ["--"] + target))
     sw.start()
     rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B6))
     rx.bind((b1, 0))

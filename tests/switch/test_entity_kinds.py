@@ -10,14 +10,14 @@ from finsy.proto import p4r
 import sw_program as program
 
 from p4scope.switch.p4runtime.errors import Code, P4RuntimeError
-from p4scope.switch.p4runtime.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, Pipeline
+from p4scope.switch.p4runtime.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, ForwardingPipeline
 
 SPEC_KINDS = {f.name for f in p4r.Entity.DESCRIPTOR.oneofs_by_name["entity"].fields}
 
 
 @pytest.fixture(scope="module")
 def pipe():
-    return Pipeline(program.p4info(), program.json_text())
+    return ForwardingPipeline(program.p4info(), program.json_text())
 
 
 def test_every_kind_of_the_spec_is_routed_or_refused():

@@ -83,14 +83,21 @@ def _send_flows(tx: socket.socket, listeners, flows: int = 64) -> list[int]:
     return [_count(s) for s in listeners]
 
 
+def _wait_for(cond, timeout: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 def test_a_port_going_down_moves_watched_members_at_once(three_veths, schema):
-    from p4scope.switch.daemon import Switch
+    from p4scope.switch.daemon import SwitchDaemon
     from p4scope.switch.options import parse_args
 
     (a0, b0), (a1, b1), (a2, b2) = three_veths
     o = parse_args(["-i", f"1@{a0}", "-i", f"2@{a1}", "-i", f"3@{a2}", "--no-p4",
                     "--thrift-port", "0", "--", "--grpc-server-addr", "127.0.0.1:0"])
-    sw = Switch(o)
+    sw = SwitchDaemon(o)
     sw.start()
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     tx.bind((b0, 0))
@@ -116,14 +123,16 @@ def test_a_port_going_down_moves_watched_members_at_once(three_veths, schema):
 
         subprocess.run(["ip", "link", "set", a1, "down"], check=True)
         _wait_state(a1, False)
-        time.sleep(0.05)  # the monitor wakes on the kernel's notification
-        assert sw.runtime_api.ports.list() == [(1, a0, True), (2, a1, False), (3, a2, True)]
+        # the monitor wakes on the kernel's notification (moments later; a
+        # loaded machine may take longer)
+        _wait_for(lambda: sw.runtime_api.ports.list() == [(1, a0, True), (2, a1, False),
+                                                         (3, a2, True)])
         one = _send_flows(tx, rx)
         assert one == [0, 64], one  # every flow on the member still up: none lost
 
         subprocess.run(["ip", "link", "set", a1, "up"], check=True)
         _wait_state(a1, True)
-        time.sleep(0.05)
+        _wait_for(lambda: sw.runtime_api.ports.list()[1] == (2, a1, True))
         again = _send_flows(tx, rx)
         # the same spread as before; the first frame sent by the port's socket
         # after it came back meets the kernel's pending ENETDOWN and is lost

@@ -14,7 +14,7 @@ import sw_program as program
 from sw_entities import action, table_entry
 
 from p4scope.switch.p4runtime.errors import P4RuntimeError
-from p4scope.switch.p4runtime.pipeline import Pipeline
+from p4scope.switch.p4runtime.pipeline import ForwardingPipeline
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
@@ -102,7 +102,7 @@ class FakeEngine:
 @pytest.fixture
 def pipe():
     fake = FakeEngine()
-    p = Pipeline(program.p4info(), program.json_text(), engine=fake)
+    p = ForwardingPipeline(program.p4info(), program.json_text(), engine=fake)
     return p
 
 
