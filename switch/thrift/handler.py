@@ -71,7 +71,7 @@ def api(kind: Optional[str]):
         def call(self, *args):
             from thriftpy2.thrift import TApplicationException
             try:
-                with self.rt.device.lock:
+                with self.runtime.device.lock:
                     return f(self, *args)
             except RtError as e:
                 log.info("%s: %s", f.__name__, e)
@@ -198,84 +198,84 @@ def _prio(options) -> Optional[int]:
 # ----- services ------------------------------------------------------------------
 
 class StandardHandler:
-    def __init__(self, rt: RuntimeApi):
-        self.rt = rt
+    def __init__(self, runtime: RuntimeApi):
+        self.runtime = runtime
 
     # tables
     @api("table")
     def bm_mt_get_num_entries(self, cxt_id, table_name):
-        return self.rt.tables.num_entries(table_name)
+        return self.runtime.tables.num_entries(table_name)
 
     @api("table")
     def bm_mt_clear_entries(self, cxt_id, table_name, reset_default_entry):
-        self.rt.tables.clear_entries(table_name, bool(reset_default_entry))
+        self.runtime.tables.clear_entries(table_name, bool(reset_default_entry))
 
     @api("table")
     def bm_mt_add_entry(self, cxt_id, table_name, match_key, action_name, action_data, options):
-        return i32(self.rt.tables.add_entry(table_name, _params(match_key), action_name,
+        return i32(self.runtime.tables.add_entry(table_name, _params(match_key), action_name,
                                             list(action_data or []), _prio(options)))
 
     @api("table")
     def bm_mt_set_default_action(self, cxt_id, table_name, action_name, action_data):
-        self.rt.tables.set_default(table_name, action_name, list(action_data or []))
+        self.runtime.tables.set_default(table_name, action_name, list(action_data or []))
 
     @api("table")
     def bm_mt_reset_default_entry(self, cxt_id, table_name):
-        self.rt.tables.reset_default(table_name)
+        self.runtime.tables.reset_default(table_name)
 
     @api("table")
     def bm_mt_delete_entry(self, cxt_id, table_name, entry_handle):
-        self.rt.tables.delete_entry(table_name, entry_handle)
+        self.runtime.tables.delete_entry(table_name, entry_handle)
 
     @api("table")
     def bm_mt_modify_entry(self, cxt_id, table_name, entry_handle, action_name, action_data):
-        self.rt.tables.modify_entry(table_name, entry_handle, action_name, list(action_data or []))
+        self.runtime.tables.modify_entry(table_name, entry_handle, action_name, list(action_data or []))
 
     @api("table")
     def bm_mt_set_entry_ttl(self, cxt_id, table_name, entry_handle, timeout_ms):
-        self.rt.tables.set_entry_ttl(table_name, entry_handle, timeout_ms)
+        self.runtime.tables.set_entry_ttl(table_name, entry_handle, timeout_ms)
 
     @api("table")
     def bm_mt_read_counter(self, cxt_id, table_name, entry_handle):
-        b, p = self.rt.tables.read_counter(table_name, entry_handle)
+        b, p = self.runtime.tables.read_counter(table_name, entry_handle)
         return bm().BmCounterValue(bytes=b, packets=p)
 
     @api("table")
     def bm_mt_reset_counters(self, cxt_id, table_name):
-        self.rt.tables.reset_counters(table_name)
+        self.runtime.tables.reset_counters(table_name)
 
     @api("table")
     def bm_mt_write_counter(self, cxt_id, table_name, entry_handle, value):
-        self.rt.tables.write_counter(table_name, entry_handle, value.bytes or 0,
+        self.runtime.tables.write_counter(table_name, entry_handle, value.bytes or 0,
                                      value.packets or 0)
 
     @api("table")
     def bm_mt_set_meter_rates(self, cxt_id, table_name, entry_handle, rates):
-        self.rt.tables.set_meter_rates(table_name, entry_handle, _rates_in(rates))
+        self.runtime.tables.set_meter_rates(table_name, entry_handle, _rates_in(rates))
 
     @api("table")
     def bm_mt_get_meter_rates(self, cxt_id, table_name, entry_handle):
-        return _rates_out(self.rt.tables.get_meter_rates(table_name, entry_handle))
+        return _rates_out(self.runtime.tables.get_meter_rates(table_name, entry_handle))
 
     @api("table")
     def bm_mt_get_entries(self, cxt_id, table_name):
-        return [_mt_entry(e) for e in self.rt.tables.entries(table_name)]
+        return [_mt_entry(e) for e in self.runtime.tables.entries(table_name)]
 
     @api("table")
     def bm_mt_get_entry(self, cxt_id, table_name, entry_handle):
-        return _mt_entry(self.rt.tables.entry(table_name, entry_handle))
+        return _mt_entry(self.runtime.tables.entry(table_name, entry_handle))
 
     @api("table")
     def bm_mt_get_default_entry(self, cxt_id, table_name):
-        return _action_entry(self.rt.tables.get_default(table_name))
+        return _action_entry(self.runtime.tables.get_default(table_name))
 
     @api("table")
     def bm_mt_get_entry_from_key(self, cxt_id, table_name, match_key, options):
         if not match_key:
             out = bm().BmMtEntry()
-            out.action_entry = _action_entry(self.rt.tables.get_default(table_name))
+            out.action_entry = _action_entry(self.runtime.tables.get_default(table_name))
             return out
-        return _mt_entry(self.rt.tables.entry_from_key(table_name, _params(match_key),
+        return _mt_entry(self.runtime.tables.entry_from_key(table_name, _params(match_key),
                                                        _prio(options)))
 
     @api("table")
@@ -297,20 +297,20 @@ class StandardHandler:
     # counters
     @api("counter")
     def bm_counter_read(self, cxt_id, counter_name, index):
-        b, p = self.rt.externs.counter_read(counter_name, index)
+        b, p = self.runtime.externs.counter_read(counter_name, index)
         return bm().BmCounterValue(bytes=b, packets=p)
 
     @api("counter")
     def bm_counter_reset_all(self, cxt_id, counter_name):
-        self.rt.externs.counter_reset(counter_name)
+        self.runtime.externs.counter_reset(counter_name)
 
     @api("counter")
     def bm_counter_write(self, cxt_id, counter_name, index, value):
-        self.rt.externs.counter_write(counter_name, index, value.bytes or 0, value.packets or 0)
+        self.runtime.externs.counter_write(counter_name, index, value.bytes or 0, value.packets or 0)
 
     # learning: digests go to P4Runtime; the Thrift calls are accepted for known lists
     def _learn_list(self, list_id):
-        lists = json.loads(self.rt.target.config() or "{}").get("learn_lists", [])
+        lists = json.loads(self.runtime.target.config() or "{}").get("learn_lists", [])
         if not any(ll.get("id") == list_id for ll in lists):
             raise RtError("learn", "INVALID_LIST_ID", f"no learn list {list_id}")
 
@@ -339,94 +339,94 @@ class StandardHandler:
             check_json(config_str)
         except P4RuntimeError as e:
             raise RtError("swap", "CONFIG_SWAP_DISABLED", e.message) from None
-        self.rt.pending_config = config_str
+        self.runtime.pending_config = config_str
 
     @api("swap")
     def bm_swap_configs(self):
-        text = self.rt.pending_config
+        text = self.runtime.pending_config
         if text is None:
             raise RtError("swap", "NO_ONGOING_SWAP")
-        dev = self.rt.device
+        dev = self.runtime.device
         dev.dataplane = dev.engine_factory(text, dev.engine_options)
         dev.startup_json = text
         dev.pipeline = None  # P4Runtime must set its pipeline again, as with PI
-        self.rt.pending_config = None
-        self.rt.target.forget()
+        self.runtime.pending_config = None
+        self.runtime.target.forget()
 
     # meters
     @api("meter")
     def bm_meter_array_set_rates(self, cxt_id, meter_array_name, rates):
-        self.rt.externs.meter_set_rates(meter_array_name, None, _rates_in(rates))
+        self.runtime.externs.meter_set_rates(meter_array_name, None, _rates_in(rates))
 
     @api("meter")
     def bm_meter_set_rates(self, cxt_id, meter_array_name, index, rates):
-        self.rt.externs.meter_set_rates(meter_array_name, index, _rates_in(rates))
+        self.runtime.externs.meter_set_rates(meter_array_name, index, _rates_in(rates))
 
     @api("meter")
     def bm_meter_get_rates(self, cxt_id, meter_array_name, index):
-        return _rates_out(self.rt.externs.meter_get_rates(meter_array_name, index))
+        return _rates_out(self.runtime.externs.meter_get_rates(meter_array_name, index))
 
     # registers
     @api("register")
     def bm_register_read(self, cxt_id, register_array_name, idx):
-        return self.rt.externs.register_read(register_array_name, idx)
+        return self.runtime.externs.register_read(register_array_name, idx)
 
     @api("register")
     def bm_register_read_all(self, cxt_id, register_array_name):
-        return self.rt.externs.register_read_all(register_array_name)
+        return self.runtime.externs.register_read_all(register_array_name)
 
     @api("register")
     def bm_register_write(self, cxt_id, register_array_name, index, value):
-        self.rt.externs.register_write(register_array_name, index, value)
+        self.runtime.externs.register_write(register_array_name, index, value)
 
     @api("register")
     def bm_register_write_range(self, cxt_id, register_array_name, start_index, end_index, value):
-        self.rt.externs.register_write_range(register_array_name, start_index, end_index, value)
+        self.runtime.externs.register_write_range(register_array_name, start_index, end_index, value)
 
     @api("register")
     def bm_register_reset(self, cxt_id, register_array_name):
-        self.rt.externs.register_reset(register_array_name)
+        self.runtime.externs.register_reset(register_array_name)
 
     # parser value sets
     @api("vset")
     def bm_parse_vset_add(self, cxt_id, parse_vset_name, value):
-        self.rt.externs.vset_add(parse_vset_name, value or b"")
+        self.runtime.externs.vset_add(parse_vset_name, value or b"")
 
     @api("vset")
     def bm_parse_vset_remove(self, cxt_id, parse_vset_name, value):
-        self.rt.externs.vset_remove(parse_vset_name, value or b"")
+        self.runtime.externs.vset_remove(parse_vset_name, value or b"")
 
     @api("vset")
     def bm_parse_vset_get(self, cxt_id, parse_vset_name):
-        return self.rt.externs.vset_get(parse_vset_name)
+        return self.runtime.externs.vset_get(parse_vset_name)
 
     @api("vset")
     def bm_parse_vset_clear(self, cxt_id, parse_vset_name):
-        self.rt.externs.vset_clear(parse_vset_name)
+        self.runtime.externs.vset_clear(parse_vset_name)
 
     # device manager
     @api("devmgr")
     def bm_dev_mgr_add_port(self, iface_name, port_num, pcap_path):
-        if self.rt.ports.add is None:
+        if self.runtime.ports.add is None:
             raise RtError("devmgr", "ERROR", "ports cannot be added to this switch at run time")
-        self.rt.ports.add(iface_name, port_num, pcap_path or "")
+        self.runtime.ports.add(iface_name, port_num, pcap_path or "")
 
     @api("devmgr")
     def bm_dev_mgr_remove_port(self, port_num):
-        if self.rt.ports.remove is None:
+        if self.runtime.ports.remove is None:
             raise RtError("devmgr", "ERROR", "ports cannot be removed from this switch at run time")
-        self.rt.ports.remove(port_num)
+        self.runtime.ports.remove(port_num)
 
     @api("devmgr")
     def bm_dev_mgr_show_ports(self):
         m = bm()
         return [m.DevMgrPortInfo(port_num=p, iface_name=name, is_up=up, extra={})
-                for p, name, up in self.rt.ports.list()]
+                for p, name, up in self.runtime.ports.list()]
 
     # management
     @api(None)
     def bm_mgmt_get_info(self):
-        return bm().BmConfig(device_id=self.rt.device.device_id, thrift_port=self.rt.thrift_port)
+        return bm().BmConfig(device_id=self.runtime.device.device_id, thrift_port=self.runtime.thrift_port)
 
     @api("crc")
     def bm_set_crc16_custom_parameters(self, cxt_id, calc_name, crc16_config):
@@ -438,7 +438,7 @@ class StandardHandler:
 
     def _crc(self, name: str, algo: str) -> None:
         calcs = {c.get("name"): c.get("algo") for c in
-                 json.loads(self.rt.target.config() or "{}").get("calculations", [])}
+                 json.loads(self.runtime.target.config() or "{}").get("calculations", [])}
         if name not in calcs:
             raise RtError("crc", "INVALID_CALCULATION_NAME", f"no calculation '{name}'")
         if calcs[name] != algo:
@@ -453,7 +453,7 @@ class StandardHandler:
     @api(None)
     def bm_reset_state(self):
         """Empties tables, registers, counters, PRE and sessions; keeps the program."""
-        dev = self.rt.device
+        dev = self.runtime.device
         if dev.dataplane is None:
             return
         p = dev.pipeline
@@ -464,21 +464,21 @@ class StandardHandler:
             dev._install(new)
             dev._commit(new)
         else:
-            text = self.rt.target.json_of(dev.dataplane)
+            text = self.runtime.target.json_of(dev.dataplane)
             dev.dataplane = dev.engine_factory(text, dev.engine_options)
-        self.rt.target.forget()
+        self.runtime.target.forget()
 
     @api(None)
     def bm_get_config(self):
-        return self.rt.target.config()
+        return self.runtime.target.config()
 
     @api(None)
     def bm_get_config_md5(self):
-        return self.rt.target.config_md5()
+        return self.runtime.target.config_md5()
 
     @api("idlookup")
     def bm_get_id_from_name(self, cxt_id, resource_type, resource_name):
-        doc = json.loads(self.rt.target.config() or "{}")
+        doc = json.loads(self.runtime.target.config() or "{}")
         pipes = doc.get("pipelines", [])
         groups = {0: [t for p in pipes for t in p.get("tables", [])],
                   1: [a for p in pipes for a in p.get("action_profiles", [])],
@@ -518,78 +518,78 @@ for _name in _UNSUPPORTED_PROFILE_CALLS:
 class PreHandler:
     """simple_pre_lag (with LAG maps) and simple_pre (without)."""
 
-    def __init__(self, rt: RuntimeApi, lags: bool):
-        self.rt = rt
+    def __init__(self, runtime: RuntimeApi, lags: bool):
+        self.runtime = runtime
         self.lags = lags
 
     @api("mc")
     def bm_mc_mgrp_create(self, cxt_id, mgrp):
-        return self.rt.pre.mgrp_create(mgrp)
+        return self.runtime.pre.mgrp_create(mgrp)
 
     @api("mc")
     def bm_mc_mgrp_destroy(self, cxt_id, mgrp_handle):
-        self.rt.pre.mgrp_destroy(mgrp_handle)
+        self.runtime.pre.mgrp_destroy(mgrp_handle)
 
     @api("mc")
     def bm_mc_node_create(self, cxt_id, rid, port_map, lag_map=None):
-        return self.rt.pre.node_create(rid, port_map or "", lag_map if self.lags else None)
+        return self.runtime.pre.node_create(rid, port_map or "", lag_map if self.lags else None)
 
     @api("mc")
     def bm_mc_node_associate(self, cxt_id, mgrp_handle, l1_handle):
-        self.rt.pre.node_associate(mgrp_handle, l1_handle)
+        self.runtime.pre.node_associate(mgrp_handle, l1_handle)
 
     @api("mc")
     def bm_mc_node_dissociate(self, cxt_id, mgrp_handle, l1_handle):
-        self.rt.pre.node_dissociate(mgrp_handle, l1_handle)
+        self.runtime.pre.node_dissociate(mgrp_handle, l1_handle)
 
     @api("mc")
     def bm_mc_node_destroy(self, cxt_id, l1_handle):
-        self.rt.pre.node_destroy(l1_handle)
+        self.runtime.pre.node_destroy(l1_handle)
 
     @api("mc")
     def bm_mc_node_update(self, cxt_id, l1_handle, port_map, lag_map=None):
-        self.rt.pre.node_update(l1_handle, port_map or "", lag_map if self.lags else None)
+        self.runtime.pre.node_update(l1_handle, port_map or "", lag_map if self.lags else None)
 
     @api("mc")
     def bm_mc_set_lag_membership(self, cxt_id, lag_index, port_map):
-        self.rt.pre.set_lag_membership(lag_index, port_map or "")
+        self.runtime.pre.set_lag_membership(lag_index, port_map or "")
 
     @api("mc")
     def bm_mc_get_entries(self, cxt_id):
-        return self.rt.pre.entries_json()
+        return self.runtime.pre.entries_json()
 
 
 class SwitchHandler:
     """simple_switch: mirroring sessions, egress queues, clocks."""
 
-    def __init__(self, rt: RuntimeApi):
-        self.rt = rt
+    def __init__(self, runtime: RuntimeApi):
+        self.runtime = runtime
 
     @api(None)
     def mirroring_mapping_add(self, mirror_id, egress_port):
-        return 0 if self.rt.pre.mirroring_add(mirror_id, egress_port, None) else 1
+        return 0 if self.runtime.pre.mirroring_add(mirror_id, egress_port, None) else 1
 
     @api(None)
     def mirroring_mapping_delete(self, mirror_id):
-        return 0 if self.rt.pre.mirroring_delete(mirror_id) else 1
+        return 0 if self.runtime.pre.mirroring_delete(mirror_id) else 1
 
     @api(None)
     def mirroring_mapping_get_egress_port(self, mirror_id):
-        s = self.rt.pre.mirroring_get(mirror_id)
+        s = self.runtime.pre.mirroring_get(mirror_id)
         return s[0] if s is not None and s[0] is not None else -1
 
     @api("mirroring")
     def mirroring_session_add(self, mirror_id, config):
-        self.rt.pre.mirroring_add(mirror_id, config.port, config.mgid)
+        self.runtime.pre.mirroring_add(mirror_id, config.port, config.mgid)
 
     @api("mirroring")
     def mirroring_session_delete(self, mirror_id):
-        if not self.rt.pre.mirroring_delete(mirror_id):
+        if not self.runtime.pre.mirroring_delete(mirror_id):
             raise RtError("mirroring", "SESSION_NOT_FOUND", f"no mirroring session {mirror_id}")
 
     @api("mirroring")
     def mirroring_session_get(self, mirror_id):
-        s = self.rt.pre.mirroring_get(mirror_id)
+        s = self.runtime.pre.mirroring_get(mirror_id)
         if s is None:
             raise RtError("mirroring", "SESSION_NOT_FOUND", f"no mirroring session {mirror_id}")
         return bm().MirroringSessionConfig(port=s[0], mgid=s[1])
@@ -597,7 +597,7 @@ class SwitchHandler:
     def _queue(self, kind, value, port, prio) -> int:
         if value < 0:
             return 1
-        self.rt.target.queue(kind, value, port, prio)
+        self.runtime.target.queue(kind, value, port, prio)
         return 0
 
     @api(None)
@@ -626,7 +626,7 @@ class SwitchHandler:
 
     @api(None)
     def get_time_elapsed_us(self):
-        return self.rt.device.now_ns() // 1000
+        return self.runtime.device.now_ns() // 1000
 
     @api(None)
     def get_time_since_epoch_us(self):

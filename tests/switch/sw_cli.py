@@ -19,7 +19,7 @@ import sw_program as program
 CPU_PORT = program.CPU_PORT
 
 
-class Rt:
+class CliSwitch:
     """A Device running basic.p4's JSON (no P4Info), served on a free port."""
 
     def __init__(self, device: Device, ports=()):
@@ -52,18 +52,18 @@ class Rt:
 
 
 @pytest.fixture
-def rt():
+def cli_switch():
     dev = Device(DeviceOptions(device_id=0, cpu_port=CPU_PORT))
     dev.load_json(program.json_text())
-    r = Rt(dev, ports=[(1, "veth1", True), (2, "veth3", True)])
+    r = CliSwitch(dev, ports=[(1, "veth1", True), (2, "veth3", True)])
     yield r
     r.close()
 
 
 @pytest.fixture
-def rt_p4rt(switch):
+def cli_switch_p4rt(switch):
     """The run-time server over the P4Runtime test switch (conftest `switch`)."""
-    r = Rt(switch.device)
+    r = CliSwitch(switch.device)
     switch.device.transmit = lambda p, d: r.sent.append((p, d))
     yield r
     r.clients.close()

@@ -19,7 +19,7 @@ from thriftpy2.transport.buffered import TBufferedTransport
 from p4scope.switch.thrift.handler import RuntimeApi
 from p4scope.switch.thrift.server import RuntimeServer
 from p4scope.switch.thrift.idl import bm
-from sw_cli import rt  # noqa: F401  (fixture)
+from sw_cli import cli_switch  # noqa: F401  (fixture)
 
 
 def message(name: str, mtype: int = TMessageType.CALL, seqid: int = 7,
@@ -80,8 +80,8 @@ def records():
     lg.setLevel(old)
 
 
-def test_unknown_method_answers_unknown_method_and_carries_on(rt):
-    s = connect(rt.port)
+def test_unknown_method_answers_unknown_method_and_carries_on(cli_switch):
+    s = connect(cli_switch.port)
     s.sendall(message("standard:bm_nope"))
     name, mtype, seqid, x = reply(s)
     assert (name, mtype, seqid) == ("bm_nope", TMessageType.EXCEPTION, 7)
@@ -96,8 +96,8 @@ def test_unknown_method_answers_unknown_method_and_carries_on(rt):
     ("bm_get_config", "Non-multiplexed client request dropped. "
                       "Did you forget to call defaultProcessor()?"),
 ])
-def test_unknown_service_answers_protocol_error_then_closes(rt, records, name, why):
-    s = connect(rt.port)
+def test_unknown_service_answers_protocol_error_then_closes(cli_switch, records, name, why):
+    s = connect(cli_switch.port)
     s.sendall(message(name))
     got, mtype, seqid, x = reply(s)
     assert (got, mtype, seqid) == (name, TMessageType.EXCEPTION, 7)
@@ -115,8 +115,8 @@ def test_unknown_service_answers_protocol_error_then_closes(rt, records, name, w
     message("standard:bm_mt_get_num_entries", args=b"\x0b\x00\x02\xff\xff\xff\xff"),
     struct.pack("!iI", -0x7FFF0000 | 1, 2) + b"\xff\xfe" + b"\x00" * 4,  # name not UTF-8
 ])
-def test_malformed_message_is_one_log_line(rt, records, data):
-    s = connect(rt.port)
+def test_malformed_message_is_one_log_line(cli_switch, records, data):
+    s = connect(cli_switch.port)
     peer_port = s.getsockname()[1]
     s.sendall(data)
     assert closed(s)
@@ -128,15 +128,15 @@ def test_malformed_message_is_one_log_line(rt, records, data):
     r = records[0]
     assert r.levelno == logging.WARNING and r.exc_info is None  # no traceback
     assert r.getMessage().startswith(f"thrift: peer 127.0.0.1:{peer_port}: malformed message: ")
-    assert get_config(connect(rt.port)).startswith("{")
+    assert get_config(connect(cli_switch.port)).startswith("{")
 
 
 def _conn_threads(port: int) -> int:
     return sum(1 for t in threading.enumerate() if t.name == f"thrift-conn-{port}")
 
 
-def test_connections_are_capped(rt, records):
-    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0, max_connections=4,
+def test_connections_are_capped(cli_switch, records):
+    srv = RuntimeServer(RuntimeApi(cli_switch.device), "127.0.0.1", 0, max_connections=4,
                         idle_reclaim_s=60)
     port = srv.start()
     socks = []
@@ -161,8 +161,8 @@ def test_connections_are_capped(rt, records):
         srv.stop()
 
 
-def test_idle_connection_makes_room_when_full(rt, records):
-    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0, max_connections=2,
+def test_idle_connection_makes_room_when_full(cli_switch, records):
+    srv = RuntimeServer(RuntimeApi(cli_switch.device), "127.0.0.1", 0, max_connections=2,
                         idle_reclaim_s=1.0)
     port = srv.start()
     socks = [connect(port) for _ in range(2)]
@@ -182,8 +182,8 @@ def test_idle_connection_makes_room_when_full(rt, records):
         srv.stop()
 
 
-def test_incomplete_message_times_out(rt, records):
-    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0, message_timeout_s=0.3)
+def test_incomplete_message_times_out(cli_switch, records):
+    srv = RuntimeServer(RuntimeApi(cli_switch.device), "127.0.0.1", 0, message_timeout_s=0.3)
     port = srv.start()
     s = connect(port)
     try:
@@ -209,11 +209,11 @@ NUM_ENTRIES = "standard:bm_mt_get_num_entries"
     b"\x63\x00\x01" + bytes(16),                      # a field of unknown type 99
 ], ids=["void-list", "type-99-list", "stop-map", "declared-stop-list", "negative-set",
         "list-past-limit", "type-99-field"])
-def test_impossible_container_closes_at_once(rt, records, args):
+def test_impossible_container_closes_at_once(cli_switch, records, args):
     """Element types the binary protocol does not define, negative sizes and
     sizes past the limit end the connection at once (no thread left spinning
     over elements of no bytes), with one log line; others are still served."""
-    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0)
+    srv = RuntimeServer(RuntimeApi(cli_switch.device), "127.0.0.1", 0)
     port = srv.start()
     try:
         s = connect(port)
@@ -232,11 +232,11 @@ def test_impossible_container_closes_at_once(rt, records, args):
         srv.stop()
 
 
-def test_garbage_on_many_connections_leaves_no_thread(rt):
+def test_garbage_on_many_connections_leaves_no_thread(cli_switch):
     """50 connections of random arguments, ended: all closed and their
     threads gone within a second (the hostile pass's probe)."""
     import random
-    srv = RuntimeServer(RuntimeApi(rt.device), "127.0.0.1", 0)
+    srv = RuntimeServer(RuntimeApi(cli_switch.device), "127.0.0.1", 0)
     port = srv.start()
     rng = random.Random(50)
     socks = [connect(port) for _ in range(50)]
