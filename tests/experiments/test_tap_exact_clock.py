@@ -12,6 +12,7 @@ import pytest
 
 from p4scope.experiments.tap import truth as tt
 from p4scope.experiments.tap import virtual as tv
+from p4scope.experiments.tap import virtual_run as vr
 from p4scope.experiments.tap.inference import FROM, TOWARDS, TapFrame
 
 
@@ -37,10 +38,10 @@ def test_the_taps_port_sends_a_frame_late_only_while_it_sends_the_one_before():
 
 @pytest.fixture(scope="module")
 def programs():
+    pytest.importorskip("p4scope_dataplane")
     from p4scope.experiments import testbed as tb
-    from p4scope.experiments.microburst import tap_virtual as mtv
 
-    return tb.compile_dut(), tb.compile_dut(mtv.TAP_SOURCE)
+    return tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE)
 
 
 @pytest.mark.parametrize("frame_size", [64, 1518, 9216])
@@ -59,7 +60,7 @@ def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame
     case = mbx.plan(mb, {prof.name: prof})[0]
     bp = mbx.plan_of(case)
     dut, tap = programs
-    ports, flows = mtv.fabric_ports([case])
+    ports, flows = vr.fabric_ports([case])
     with tv.TappedDut(dut, tap, prof, ports, flows, seed=1,
                       apply_profile=traffic.apply_profile) as td:
         td.reset(prof)
@@ -73,7 +74,7 @@ def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame
             f.run(until_ns=2**62, drain=True)
         with td.dut.locked() as e:
             cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-        reports, _, _ = mtv.tap_reports(td.take_reports())
+        reports, _, _ = vr.tap_reports(td.take_reports())
     seen = frames_from_reports(reports)
     on_dut = tv.on_dut_clock(seen, bp.rate_bps)
     mine = cols["port"] == bp.egress

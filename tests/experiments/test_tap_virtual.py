@@ -22,11 +22,12 @@ from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
 from p4scope.experiments.params import EngineOptions  # noqa: E402
 from p4scope.experiments.tap import truth as tt  # noqa: E402
 from p4scope.experiments.tap import virtual as tv  # noqa: E402
+from p4scope.experiments.tap import virtual_run as vr  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def programs():
-    return tb.compile_dut(), tb.compile_dut(mtv.TAP_SOURCE)
+    return tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE)
 
 
 def dut_profile(buffer_mb: float = 1.0, alpha: float = 1.0):
@@ -41,7 +42,7 @@ def cases(prof, sizes=(1518,), sizes_4to1=()):
 
 def measured(programs, prof, cs, **kw):
     dut, tap = programs
-    ports, flows = mtv.fabric_ports(cs)
+    ports, flows = vr.fabric_ports(cs)
     with tv.TappedDut(dut, tap, prof, ports, flows, seed=1,
                       apply_profile=traffic.apply_profile, **kw) as td:
         return [mtv.measure(td, prof, c, lambda f: None) for c in cs]

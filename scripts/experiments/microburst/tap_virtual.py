@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
 import pandas as pd
 
-from ...control.reports import ReportError, parse_report_frame
 from .. import figures as fg
 from .. import groundtruth
 from ..linerate import frame_time_ns
@@ -43,11 +41,11 @@ from ..runner import Case, Tables, Tick
 from ..tap import placement as pl
 from ..tap import truth as tt
 from ..tap import virtual as tv
+from ..tap import virtual_run as vr
 from ..tap.inference import Inference, frames_from_reports, infer
-from ..testbed import DutProgram, Flow
+from ..tap.virtual_run import TAP_SOURCE, dut_label, dut_title, reports_lost, tap_reports
 from . import plan as mbx
 
-TAP_SOURCE = Path("p4src/tap.p4")
 FRAME_NUMBER = {"offset": 42, "width": 4, "start": 0, "step": 1, "count": 2**32}
 """The tester's frame number: the first payload bytes after Ethernet, IPv4
 and UDP (engine `vary`)."""
@@ -56,73 +54,13 @@ REFERENCE_POINTS = 4000
 HOW = "the tap in virtual time"
 
 
-def dut_title(prof: Profile) -> str:
-    return (f"the reference DUT (p4scope, profile {prof.name}: "
-            f"{prof.buffer_bytes / 2**20:g} MB, α {prof.alpha:g})")
-
-
-def dut_label(prof: Profile) -> str:
-    return f"p4scope {prof.name}, through the tap"
-
-
 def numbering(frame_size: int) -> list[dict[str, int]]:
     """The tester's `vary` that numbers frames of `frame_size` (FCS
     included) within the snap: none for a frame the snap holds whole."""
     return [FRAME_NUMBER] if frame_size - 4 > SNAP_BYTES else []
 
 
-def fabric_ports(cases: list[Case]) -> tuple[list[int], list[Flow]]:
-    """Every DUT port the cases use (each gets a tap) and the DUT's flows
-    (every ingress port to its case's egress)."""
-    flows = {(p, c.params["egress"]) for c in cases for p in c.params["ingress"]}
-    ports = sorted({p for f in flows for p in f})
-    return ports, [Flow(i, e) for i, e in sorted(flows)]
-
-
 # ----- one case ---------------------------------------------------------------------------
-
-def tap_reports(frames: list[tuple[int, bytes]]) -> tuple[list, list[int], int]:
-    """The parsed reports of the taps' captures, the time each left its
-    collector port, and how many frames were not reports."""
-    reports, stamps, bad = [], [], 0
-    for ts, f in frames:
-        try:
-            r = parse_report_frame(f, pl.REPORT_UDP_PORT)
-        except ReportError:
-            bad += 1
-            continue
-        if r.tap is not None:
-            reports.append(r)
-            stamps.append(ts)
-    return reports, stamps, bad
-
-
-def _run(td: tv.TappedDut, expected_ns: float, tick: Tick) -> tuple[list[dict], str]:
-    """Virtual time until every frame is through; progress on the way."""
-    step = max(1, int(expected_ns / 10))
-    with td.vf.locked() as f:
-        for k in range(1, 11):
-            f.run(until_ns=k * step)
-            tick(0.9 * k / 10)
-        f.run(until_ns=2**62, drain=True)
-        return list(f.stream_stats()), str(f.sim_digest())
-
-
-def _sinks(rows: list[dict], streams: dict[int, int], egress: int) -> pd.DataFrame:
-    out = []
-    for sid, ing in streams.items():
-        mine = [r for r in rows if r["stream"] == sid]
-        rx = [r for r in mine if r.get("rx_port") == egress]
-        r0 = rx[0] if rx else (mine[0] if mine else {})
-        out.append({"stream": sid, "ingress_port": ing, "egress_port": egress,
-                    "tx_frames": int(r0.get("tx_frames", 0)), "tx_bytes": int(r0.get("tx_bytes", 0)),
-                    "rx_frames": int(rx[0]["rx_frames"]) if rx else 0,
-                    "rx_bytes": int(rx[0]["rx_bytes"]) if rx else 0,
-                    "lat_min_ns": r0.get("lat_min_ns") if rx else None,
-                    "lat_avg_ns": r0.get("lat_avg_ns") if rx else None,
-                    "lat_max_ns": r0.get("lat_max_ns") if rx else None})
-    return pd.DataFrame(out)
-
 
 def measure(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
     """One case through the DUT with `prof`, the taps in its path."""
@@ -134,10 +72,11 @@ def measure(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
                              rate_pct=100.0, line_rate_bps=bp.rate_bps, vary=numbering(bp.frame_size),
                              name=f"burst{i}-p{p}"): p
                for i, p in enumerate(bp.ingress)}
-    rows, digest = _run(td, bp.duration_ns, tick)
+    vr.run_fabric(td, bp.duration_ns, tick)
+    rows, digest = vr.drain(td)
     with td.dut.locked() as e:
         cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-    sinks = _sinks(rows, streams, bp.egress)
+    sinks = vr.sinks(rows, streams, bp.egress)
     mbx.sent_check(bp, sinks)
     reports, stamps, bad = tap_reports(td.take_reports())
     seen = frames_from_reports(reports)
@@ -219,14 +158,6 @@ def _summary(td: tv.TappedDut, inf: Inference, seen: list, stamps: list[int], ba
     }
 
 
-def reports_lost(inf: Inference) -> int:
-    """Reports the taps made or should have made and the capture lacks: per
-    gap, the frames its cumulative counts say went unreported (a report
-    dropped before the tap numbered it) or the numbers skipped, whichever
-    is more."""
-    return sum(max(g.lost_reports, g.lost_to_frames + g.lost_from_frames) for g in inf.gaps)
-
-
 def _burst_table(cid: str, inf: Inference, on: float, off: float, port: int,
                  ref_t: np.ndarray, ref_v: np.ndarray) -> pd.DataFrame:
     from ..tap import scoring
@@ -238,117 +169,28 @@ def _burst_table(cid: str, inf: Inference, on: float, off: float, port: int,
     return pd.concat([t, pd.DataFrame(ref)], ignore_index=True)
 
 
-# ----- the taps and the DUT, per process ----------------------------------------------------
-
-@dataclass
-class Bench:
-    """What a process measures with: the compiled DUT and tap, the DUT's
-    profiles, the ports to tap."""
-
-    dut: DutProgram
-    tap: DutProgram
-    profiles: dict[str, Profile]
-    ports: list[int]
-    flows: list[Flow]
-    seed: int
-    delay_ns: int = 0
-
-    def tapped(self) -> tv.TappedDut:
-        from .. import traffic
-
-        first = next(iter(self.profiles.values()))
-        return tv.TappedDut(self.dut, self.tap, first, self.ports, self.flows, seed=self.seed,
-                            delay_ns=self.delay_ns, apply_profile=traffic.apply_profile)
-
-    def measure(self, td: tv.TappedDut) -> Callable[[Case, Tick], Tables]:
-        return lambda case, tick: measure(td, self.profiles[case.params["profile"]], case, tick)
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _worker_start(dut: Path, tap: Path, profiles: dict[str, Profile], ports: list[int],
-                  flows: list[Flow], seed: int) -> None:
-    from multiprocessing import util
-
-    from ..testbed import compile_dut
-
-    bench = Bench(compile_dut(dut), compile_dut(tap), profiles, ports, flows, seed)
-    td = bench.tapped()
-    td.__enter__()
-    _WORKER["stop"] = util.Finalize(td, td.__exit__, exitpriority=10)
-    _WORKER["measure"] = bench.measure(td)
-
-
-def _worker_measure(case: Case) -> Tables:
-    return _WORKER["measure"](case, lambda fraction: None)
-
-
 # ----- the run ------------------------------------------------------------------------------
+
+def measure_case(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
+    """tap.virtual_run's per-case measure (module level: workers get it)."""
+    return measure(td, prof, case, tick)
+
 
 def execute(req: Any, tap_source: Path = TAP_SOURCE,
             echo: Callable[[str], None] = print) -> Any:
     """The run of `req` (driver.RunRequest with the microburst part): the
     cases through the DUT with the taps in its path; returns a
     driver.RunResult."""
-    from ..driver import RunResult, start_meta
-    from ..params import MAX_JOBS, check_int, check_seed
-    from ..rundir import RunDir
-    from ..runner import Workers, abandon, run_cases
-    from ..seedcsv import derive_csvs
-    from ..testbed import compile_dut
-
-    check_seed(req.seed)
-    check_int(req.jobs, 1, MAX_JOBS, "--jobs")
-    cases = req.plan()
-    if not cases:
-        raise ValueError("nothing to measure: no cases")
-    dut, tap = compile_dut(req.program), compile_dut(tap_source)
-    ports, flows = fabric_ports(cases)
-    meta = start_meta(req, dut.info, cases)
-    meta["instrument"] = {"mode": "the tap in the DUT's path (p4src/tap.p4): a report of "
-                                  "every frame on every link, captured at its collector port",
-                          "depth_unit": "bytes", "clock_step_ns": 1}
-    meta["tap"] = tap_meta(req.profiles, tap)
-    run = RunDir.create(req.results, req.experiment, req.run_id)
-    run.start(meta)
-    echo(f"p4scope run: {len(cases)} cases into {run.path} (the DUT with a tap on each of its "
-         f"ports {', '.join(map(str, ports))})")
-    outcome = None
-    try:
-        if req.jobs > 1 and len(cases) > 1:
-            outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
-                                workers=Workers(req.jobs, _worker_start,
-                                                (req.program, tap_source, req.profiles, ports,
-                                                 flows, req.seed), _worker_measure))
-        else:
-            bench = Bench(dut, tap, req.profiles, ports, flows, req.seed)
-            with bench.tapped() as td:
-                outcome = run_cases(run, cases, bench.measure(td), derive=derive_csvs,
-                                    progress=req.progress)
-    except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
-        if outcome is None:
-            return RunResult(run.path, abandon(run, len(cases), e, "before the first case"), None)
-        echo(f"p4scope run: stopping the switches failed: {type(e).__name__}: {e}")
-    rep = None
-    if req.report:
-        from ..report import render
-
-        try:
-            rep = render(run.path)
-        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
-            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
-        except Exception as e:  # noqa: BLE001 - the measurements are stored whatever the report does
-            echo(f"p4scope run: report not rendered ({type(e).__name__}: {e}); "
-                 f"run `p4scope report {run.path}`")
-    return RunResult(run.path, outcome, rep)
+    return vr.execute(req, measure_case, tap_meta(req.profiles), tap_source=tap_source,
+                      echo=echo)
 
 
-def tap_meta(profiles: dict[str, Profile], tap: DutProgram) -> dict[str, Any]:
-    """run.json's `tap`: what the report's section says of the set-up."""
+def tap_meta(profiles: dict[str, Profile]) -> dict[str, Any]:
+    """run.json's `tap` (the tap program's hash added by the run): what
+    the report's section says of the set-up."""
     names = ", ".join(profiles)
     return {
-        "program": "p4src/tap.p4", "json_sha256": tap.info["json_sha256"], "mode": "virtual",
+        "program": "p4src/tap.p4", "mode": "virtual",
         "dut": "p4scope",
         "dut_title": ("the reference DUT (p4scope, its own traffic-manager profile: "
                       f"{names})"),
@@ -371,22 +213,25 @@ def tap_meta(profiles: dict[str, Profile], tap: DutProgram) -> dict[str, Any]:
 def run_cli(profiles: str, buffer_mb: float, alpha: float, cell_bytes: int, seed: int,
             sizes: Optional[str], sizes_4to1: Optional[str], burst_frames: Optional[int],
             quick: bool, results: Path, run_id: Optional[str], program: Path, progress: bool,
-            report: bool, jobs: int) -> None:
+            report: bool, jobs: int,
+            live: Callable[[Callable], None] = lambda run: run(None)) -> None:
     """`p4scope run microburst --instrument tap` (virtual time): the options
-    checked (exit 2 naming one that is wrong), the run to its end."""
+    checked (exit 2 naming one that is wrong), the run to its end under
+    `live` (the dashboard's wrapper: it hands the run its event hook)."""
     import typer
 
-    from .. import virtual_cli as V
+    from .. import virtual_cli
     from ..driver import RunRequest
     from ..params import ParamError
     from .cli import params_from_options
 
     try:
-        profs = V.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        profs = virtual_cli.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
         mb = params_from_options("table4" if sizes is None else sizes,
                                  "esg" if sizes_4to1 is None else sizes_4to1, burst_frames, quick)
     except ParamError as e:
-        V.fail(str(e))
-    req = RunRequest(mbx.EXPERIMENT, profs, {mbx.EXPERIMENT: mb}, seed, results, run_id, program,
-                     progress, report, jobs)
-    V.run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
+        virtual_cli.fail(str(e))
+    live(lambda on_event: virtual_cli.run_to_end(lambda: execute(
+        RunRequest(mbx.EXPERIMENT, profs, {mbx.EXPERIMENT: mb}, seed, results, run_id, program,
+                   progress, report, jobs, on_event),
+        echo=lambda s: typer.echo(s, err=True)), program))

@@ -35,6 +35,9 @@ COLLECTOR_MAC = "02:00:00:00:fe:64"
 COLLECTOR_IP = "10.255.0.100"
 TAP_IP = "10.255.0.2"
 REPORT_UDP_PORT = 32766
+MAX_SAMPLE_LOG2_US = 20
+"""The longest interval a tap samples in (tap_config interval_log2_us):
+2^20 us, about a second."""
 MAX_HOST_PORT = DUT_SIDE - 8
 DUT_KINDS = ("bridge", "p4scope")
 

@@ -80,18 +80,18 @@ def statement(info: Mapping[str, Any], err: pd.DataFrame) -> str:
         "collector port, which runs at 400 Gb/s to send a report of every frame of a "
         "100 Gb/s link before the next comes; where reports are lost the series is left "
         "empty, not filled in). "
-        "The tap's own delay: a tap forwards as soon as its port towards the DUT is free and "
-        f"queues nothing (the most any tap port held was {most('tap_queue_peak_frames'):g} "
-        "frame), but the link between it and the DUT takes each frame's bits at the line rate "
+        "The tap's own delay: a tap forwards as soon as its port towards the DUT is free (the "
+        f"most any tap port held was {most('tap_queue_peak_frames'):g} frames), and the link "
+        "between it and the DUT takes each frame's bits at the line rate "
         "(and the link's delay): the tap stamps a frame going in a link time before the DUT "
         "has it, and one coming out a link time after the DUT dequeued it. The tap takes that "
         f"time off each report (at most {most('link_ns'):,.0f} ns here, whole ns as the engine "
         f"counts it); on its own clock the peak would be off by up to {raw:,.0f} B. Its port "
-        "towards the DUT sends a frame a nanosecond after its stamp when it is still sending "
-        "the one before (the engine's rounding: an idle port starts at a whole nanosecond, "
-        "the frames behind it follow at exact picoseconds; "
-        f"{total('tap_held_frames'):,} frames here), which the tap counts from its own "
-        "reports and adds. So every report lands on the nanosecond the DUT's trace records "
+        "towards the DUT sends a frame after its stamp when it is still sending the ones "
+        "before (store and forward: a small frame behind a larger one; and the engine's "
+        "rounding: an idle port starts at a whole nanosecond, the frames behind it follow at "
+        f"exact picoseconds; {total('tap_held_frames'):,} frames here), which the tap counts "
+        "from its own reports and adds. So every report lands on the nanosecond the DUT's trace records "
         "its frame in or out; what is left is the order within a nanosecond (a frame admitted "
         "in the nanosecond another leaves: the trace holds both for a moment, the tap's series "
         "the nanosecond's last value), which can put the tap's peak one frame lower. Hence "
@@ -122,7 +122,7 @@ def checks(err: pd.DataFrame, labels: Mapping[str, str]) -> str:
         + "</tr>" for _, r in ch.iterrows())
     head = "".join(f"<th>{report.esc(v)}</th>" for v in CHECK_COLUMNS.values())
     passed = int(ch["all_pass"].map(lambda v: tt.state(v) is True).sum())
-    return (f"<h3>Checks per case: the tap against the DUT's truth</h3>"
+    return ("<h3>Checks per case: the tap against the DUT's truth</h3>"
             + report.para(f"{passed} of {len(ch)} cases pass every bar (n/a: lost reports left a "
                      "figure unknown).")
             + f'<table class="data"><tr>{head}</tr>{rows}</table>')

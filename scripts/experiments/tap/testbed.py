@@ -144,9 +144,11 @@ class TapTestbed:
         self.stop()
 
 
-def configure_tap(sw: Switch, ports: list[int], node_id: int = NODE_ID) -> None:
+def configure_tap(sw: Switch, ports: list[int], node_id: int = NODE_ID,
+                  sample_log2_us: Optional[int] = None) -> None:
     """tap.p4 on `ports`' links (placement.py's numbering), reporting every
-    frame to the collector port (as node `node_id`: one per tap switch)."""
+    frame (or with `sample_log2_us` n the first of every 2^n us in each
+    direction) to the collector port (as node `node_id`: one per tap switch)."""
     tap = Tap(sw)
     for p in ports:
         tap.wire(p, p + pl.DUT_SIDE, 0)
@@ -154,4 +156,7 @@ def configure_tap(sw: Switch, ports: list[int], node_id: int = NODE_ID) -> None:
     configure_collector(sw, pl.COLLECTOR_PORT, switch_ip=pl.TAP_IP, collector_ip=pl.COLLECTOR_IP,
                         collector_mac=pl.COLLECTOR_MAC, udp_port=pl.REPORT_UDP_PORT,
                         node_id=node_id, snaplen=SNAP_BYTES, session=REPORT_SESSION)
-    tap.sampling(every_frame=True)
+    if sample_log2_us is None:
+        tap.sampling(every_frame=True)
+    else:
+        tap.sampling(every_frame=False, interval_log2_us=int(sample_log2_us))

@@ -114,7 +114,9 @@ def peak_tolerance(truth_peak: float, frame_bytes: float) -> float:
     return max(PEAK_TOL_REL * truth_peak, PEAK_TOL_FRAMES * frame_bytes)
 
 
-def _tap_ingress(inf: Inference, port: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def tap_ingress(inf: Inference, port: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """ingress port -> (times, bytes it held after each change) of `port`,
+    as the tap inferred it (the shape of PortTruth.by_ingress)."""
     d = inf.by_ingress[inf.by_ingress["egress_port"] == port]
     return {int(p): (g["t_ns"].to_numpy(float), g["occupancy_bytes"].to_numpy(float))
             for p, g in d.groupby("ingress_port")}
@@ -147,7 +149,7 @@ def score(case_id: str, port: int, inf: Inference, truth: PortTruth, on: float, 
     used = {id(m.measured) for m in pairs if m.measured is not None}
     rows_in = [(m.truth, m.measured) for m in pairs]
     rows_in += [(None, b) for b in mine if id(b) not in used]
-    tap_in = _tap_ingress(inf, port)
+    tap_in = tap_ingress(inf, port)
     time_tol = TIME_TOL_FRAMES * frame_time_ns
     raw_s = raw.port_series(port) if raw is not None else None
     out = []

@@ -25,16 +25,19 @@ the nanosecond its sender dequeued it (fabric.rs departure_ns, arrival_ns:
 whole ns, rounded up): one the DUT dequeues at d is stamped by the tap at
 d + link time. A frame going in leaves the tap when its port towards the
 DUT takes it: at once (the ns the tap stamped it) unless that port is
-still sending the frame before, which at the same rate as the tester's
-link happens only by the engine's rounding (an idle port starts a frame
-at a whole nanosecond, up to 1 ns after its exact last bit came in, and
-the frames behind it follow back to back at exact picoseconds, so one now
-and then is due a nanosecond before the port is free). `tap_sent_ns`
-counts that from the tap's own reports, as the tap's traffic manager
-does, and `on_dut_clock` adds it and the link time to a frame going in
-and takes the link time off one coming out: each report lands on the
-nanosecond the DUT's trace records, so the inferred queue holds a frame
-from when the DUT has it to when it dequeues it, exactly as the trace does.
+still sending the frames before. At the tester's own rate that happens
+by store and forward (a small frame is in sooner after a large one than
+the large one takes to leave: frames of a size mix wait behind their
+larger elders, up to one large frame's time) and by the engine's rounding
+(an idle port starts a frame at a whole nanosecond, up to 1 ns after its
+exact last bit came in, and the frames behind it follow back to back at
+exact picoseconds, so one now and then is due a nanosecond before the
+port is free). `tap_sent_ns` counts that from the tap's own reports, as
+the tap's traffic manager does, and `on_dut_clock` adds it and the link
+time to a frame going in and takes the link time off one coming out:
+each report lands on the nanosecond the DUT's trace records, so the
+inferred queue holds a frame from when the DUT has it to when it
+dequeues it, exactly as the trace does.
 """
 
 from __future__ import annotations
@@ -130,24 +133,27 @@ def wiring(ports: Sequence[int]) -> Wiring:
     return Wiring(m, {host_mac(p): p for p in ports})
 
 
-def _tap_setup(port: int) -> Callable[[Any], None]:
+def _tap_setup(port: int, sample_log2_us: Optional[int]) -> Callable[[Any], None]:
     def setup(sw: Any) -> None:
         from .testbed import configure_tap
 
-        configure_tap(sw, [port], node_id=NODE_BASE + port)
+        configure_tap(sw, [port], node_id=NODE_BASE + port, sample_log2_us=sample_log2_us)
     return setup
 
 
 class TappedDut:
     """The DUT (bridging `flows`) with a tap on each of `ports`; use as a
     context manager. `reset(profile)`: fresh engines, the DUT with
-    `profile`, every tap's reports captured from then on."""
+    `profile`, every tap's reports captured from then on. The taps report
+    every frame, or with `sample_log2_us` n the first frame of every 2^n
+    us in each direction (tap.p4's sampling)."""
 
     def __init__(self, dut: DutProgram, tap: DutProgram, profile: Profile, ports: Sequence[int],
                  flows: Sequence[Flow], *, seed: int = 0, delay_ns: int = 0,
                  collector_rate_bps: Optional[float] = None,
                  collector_queue_frames: Optional[int] = None,
-                 apply_profile: Optional[Callable[[Any, Profile], None]] = None):
+                 apply_profile: Optional[Callable[[Any, Profile], None]] = None,
+                 sample_log2_us: Optional[int] = None):
         self.ports = sorted(set(int(p) for p in ports))
         if not self.ports:
             raise ValueError("the tap needs at least one DUT port")
@@ -156,7 +162,11 @@ class TappedDut:
             raise ValueError(f"DUT ports {bad}: the taps number theirs 1..{pl.MAX_HOST_PORT - 1}")
         if delay_ns < 0:
             raise ValueError(f"a link's delay is at least 0 ns, not {delay_ns}")
+        if sample_log2_us is not None and not 0 <= sample_log2_us <= pl.MAX_SAMPLE_LOG2_US:
+            raise ValueError(f"a tap samples every 2^n us, n 0..{pl.MAX_SAMPLE_LOG2_US}, "
+                             f"not {sample_log2_us}")
         self.delay_ns = int(delay_ns)
+        self.sample_log2_us = sample_log2_us
         self.tap_prof = tap_profile(collector_rate_bps, collector_queue_frames)
         n = len(self.ports)
         links = [Link((1 + i, p + pl.DUT_SIDE), (0, p), self.delay_ns)
@@ -164,7 +174,8 @@ class TappedDut:
         kw = {"apply_profile": apply_profile} if apply_profile is not None else {}
         self.vf = VirtualFabric([dut] + [tap] * n, [profile] + [self.tap_prof] * n,
                                 [list(flows)] + [[] for _ in range(n)], links, seed=seed,
-                                setups=[None] + [_tap_setup(p) for p in self.ports], **kw)
+                                setups=[None] + [_tap_setup(p, sample_log2_us) for p in self.ports],
+                                **kw)
 
     def __enter__(self) -> "TappedDut":
         self.vf.start()
