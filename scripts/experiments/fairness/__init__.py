@@ -5,6 +5,9 @@ packet-rate share, Jain's index, and the instrument's per-ingress shares.
     params      the seed's port combinations and mix, checked
     plan        cases and the per-case figures
     virtual     a case on the reference DUT in virtual time
+    tap_virtual --instrument tap in virtual time: the reference DUT with its own
+                profile, the taps in its path, their shares scored against its
+                ground truth
     mininet     a case (and the run) in Mininet
     tables      Table 3's shape and the summary
     section     the report's section
@@ -13,6 +16,8 @@ packet-rate share, Jain's index, and the instrument's per-ingress shares.
 
 from ..measure import TABLES as INSTRUMENT_TABLES
 from ..registry import Experiment, VirtualDut
+from ..tap import section_fairness as tap_section
+from ..tap.tables import TABLES as TAP_TABLES
 from . import cli, plan, section, tables, virtual
 
 PLUGIN = Experiment(
@@ -25,10 +30,14 @@ PLUGIN = Experiment(
         "streams": "one row per case and stream: the steady-state window's rx, Gbps, shares",
         "instrument_shares": "per ingress port: the DUT's tel_delivered counter and its shares",
         **INSTRUMENT_TABLES,
+        **TAP_TABLES,
+        "tap_shares": "with --instrument tap, per case and ingress port: the share of what the "
+                      "congested port sent (bandwidth, packet rate), of its queue, and the "
+                      "drops, the taps' against the DUT's truth",
     },
     csv_files=tables.CSV_FILES,
     write_csvs=tables.write_csvs,
-    sections=(section.section,),
+    sections=(section.section, tap_section.section),
     virtual=VirtualDut(plan.plan, virtual.measure_incast, plan.theory_lines),
     modes=("virtual", "mininet"),
 )

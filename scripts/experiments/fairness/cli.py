@@ -16,6 +16,7 @@ from ..params import (EGRESS, MAX_DURATION_US, MAX_FRAME, MIN_FRAME, Mode, Param
                       check_ports, combination_name, ns_from_us, parse_int_list, parse_mix)
 from ..linerate import TOLLY_IMIX
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
+from ..tap import cli as tap_cli
 from .mininet import MnFairnessParams
 from .params import TABLE3_COMBINATIONS, FairnessParams
 
@@ -69,16 +70,26 @@ def command(ctx: typer.Context, mode: Mode = virtual_cli.MODE, profiles: str = v
             bmv2: bool = mininet_cli.BMV2, live: bool = live_cli.LIVE, live_port: int = live_cli.LIVE_PORT,
             live_linger: float = live_cli.LIVE_LINGER, metrics_port: Optional[int] = metrics_cli.METRICS_PORT,
             metrics_address: str = metrics_cli.METRICS_ADDRESS,
-            metrics_linger: float = metrics_cli.METRICS_LINGER) -> None:
+            metrics_linger: float = metrics_cli.METRICS_LINGER,
+            instrument: str = tap_cli.INSTRUMENT, dut: Optional[str] = tap_cli.DUT,
+            tap_sample_us: int = tap_cli.SAMPLE_US) -> None:
     """N:1 incast fairness with iMIX (seed 000, Table 3); --mode virtual|mininet.
 
     --mode virtual (default): the embedded switch in virtual time at 100GbE, both
-    traffic-manager profiles. --mode mininet (root): N senders at line rate on htb
-    links, real traffic through the reference DUT in Mininet."""
+    traffic-manager profiles; with --instrument tap, the reference DUT with its own
+    profile and a tap on each of its links, the taps' shares scored against its ground
+    truth. --mode mininet (root): N senders at line rate on htb links, real traffic
+    through the reference DUT in Mininet."""
     virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_FAIRNESS, Mode.mininet: MININET_FAIRNESS})
     live_cli.check_options(live, live_port, live_linger)
     metrics_cli.check_options(metrics_port, metrics_address, metrics_linger, mode is Mode.virtual)
     jobs = live_cli.jobs_for(ctx, live or metrics_port is not None, jobs)
+    sample = tap_cli.sample_log2_us(instrument, tap_sample_us)
+    if tap_cli.tap_dut(ctx, mode, instrument, dut, live, in_mininet=False) is not None:
+        run_tap(ctx, sample, profiles, n, ports, duration_us, warmup_us, mix, buffer_mb, alpha,
+                cell_bytes, seed, results, run_id, program, progress, report, quick, jobs,
+                lambda run: live_cli.run_live(live, live_port, live_linger, run))
+        return
     if mode is Mode.mininet:
         run_mininet(n, link_bw, load, duration_s, warmup_s, queue_packets, mix, switch, bmv2,
                     results, run_id, progress, report,
@@ -93,6 +104,32 @@ def command(ctx: typer.Context, mode: Mode = virtual_cli.MODE, profiles: str = v
         live, live_port, live_linger, lambda on_event: virtual_cli.execute(
             "fairness", profs, {"fairness": fp}, seed, results, run_id, program, progress,
             report, jobs, metrics_cli.both(on_event, tell), cluster)))
+
+
+def run_tap(ctx: typer.Context, sample_log2_us: Optional[int], profiles: str, n: str,
+            ports: list[str], duration_us: float, warmup_us: float, mix: str, buffer_mb: float,
+            alpha: float, cell_bytes: int, seed: int, results: Path, run_id: Optional[str],
+            program: Path, progress: bool, report: bool, quick: bool, jobs: int,
+            live: Callable[[Callable], None]) -> None:
+    """`p4scope run fairness --instrument tap` (virtual time): with a report
+    of every frame the window is shorter unless given (tap_virtual.py says
+    why); the options checked, the run to its end."""
+    from ..driver import RunRequest
+    from .tap_virtual import TAP_DURATION_US, TAP_WARMUP_US, run_cli
+
+    if sample_log2_us is None:
+        if ctx.get_parameter_source("duration_us").name == "DEFAULT":
+            duration_us = TAP_DURATION_US
+        if ctx.get_parameter_source("warmup_us").name == "DEFAULT":
+            warmup_us = TAP_WARMUP_US * duration_us / TAP_DURATION_US
+    try:
+        profs = virtual_cli.profiles(profiles, buffer_mb, alpha, cell_bytes, seed)
+        fp = params_from_options(n, ports, duration_us, warmup_us, mix, quick)
+    except ParamError as e:
+        virtual_cli.fail(str(e))
+    req = RunRequest("fairness", profs, {"fairness": fp}, seed, results, run_id, program,
+                     progress, report, jobs)
+    run_cli(req, sample_log2_us, program, live)
 
 
 def run_mininet(n: str, link_bw: str, load: float, duration_s: float, warmup_s: float,

@@ -49,7 +49,10 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     streams = streams[streams["experiment"] == "fairness"]
     if streams.empty:
         return
-    s = page.section("fairness", view.title)
+    fair_rows = run.t.get("fairness", pd.DataFrame())
+    duts = fair_rows["dut_title"].dropna().unique() if "dut_title" in fair_rows else []
+    s = page.section("fairness", view.title + (f" through {', '.join(map(str, duts))}"
+                                               if len(duts) else ""))
     s.parts.append(report.para(view.intro))
     s.parts.append(f"<h3>{report.esc(view.table3_heading)}</h3>" + report.seed_table(view.table3(streams)))
     if run.has("fairness"):
@@ -67,8 +70,10 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
         report.plot_stacked_by_ingress(page, s, [g.iloc[0] for g in groups], "fairness_by_ingress",
                                   "Occupancy of the congested queue, stacked by ingress port")
         if run.has("ground_truth"):
-            report.plot_instrument_views(page, s, [g.iloc[-1] for g in groups], "fairness_instrument",
-                                    "What the instrument saw during the incasts")
+            if not run.has("tap_shares"):  # with the taps, their own section shows what they saw
+                report.plot_instrument_views(page, s, [g.iloc[-1] for g in groups],
+                                             "fairness_instrument",
+                                             "What the instrument saw during the incasts")
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
             groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
             h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)

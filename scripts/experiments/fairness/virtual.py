@@ -39,7 +39,7 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     # the sources have stopped: the queue drains, so the burst ends in the
     # trace and in the instrument's view (after the measurement window)
     tr.run_until_idle(every_ns=ins.every_ns, on_step=ins.on_step)
-    window = _delta(rx1, rx0)
+    window = delta(rx1, rx0)
     streams = fx.stream_rows(case, ip, window)
     delivered = {p: (d1[p][0] - d0[p][0], d1[p][1] - d0[p][1]) for p in ip.ingress}
     inst = fx.instrument_rows(case, ip, delivered, streams)
@@ -63,7 +63,7 @@ def measure_incast(vs: VirtualSwitch, prof: Profile, case: Case, tick: Tick) -> 
     }
 
 
-def _delta(after: pd.DataFrame, before: pd.DataFrame) -> pd.DataFrame:
+def delta(after: pd.DataFrame, before: pd.DataFrame) -> pd.DataFrame:
     """Sink counts received between two reads (rx_* differences; the rest
     as at the end)."""
     a = after.set_index("ingress_port")

@@ -70,8 +70,11 @@ def command(ctx: typer.Context, mode: Mode = virtual_cli.MODE, profiles: str = v
     if tap is not None and mode is Mode.virtual:
         from .tap_virtual import run_cli as run_tap_virtual
 
+        live_cli.check_options(live, live_port, live_linger)
         run_tap_virtual(profiles, buffer_mb, alpha, cell_bytes, seed, sizes, sizes_4to1,
-                        burst_frames, quick, results, run_id, program, progress, report, jobs)
+                        burst_frames, quick, results, run_id, program, progress, report,
+                        live_cli.jobs_for(ctx, live, jobs),
+                        lambda run: live_cli.run_live(live, live_port, live_linger, run))
         return
     if tap is not None:
         from .tap import run_cli

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plotdata as pdt
-from .. import report as R
+from .. import report
 from . import plots as tp
 from . import section_truth as st
 
@@ -34,18 +34,18 @@ BURST_COLUMNS = ["case", "source", "burst_id", "start_ns", "peak_ns", "end_ns", 
                  "peak_frames", "bytes_in", "frames_in", "dropped_frames", "culprits", "flows"]
 
 
-def section(page: R.Page) -> None:
+def section(page: report.Page) -> None:
     run = page.run
-    if not run.has("tap_series"):
-        return
+    if not run.has("tap_series") or not run.has("microburst"):
+        return  # (fairness with the tap: section_fairness.py)
     micro = run.t.get("microburst", pd.DataFrame())
     err = run.t.get("tap_errors", pd.DataFrame())
     info = run.meta.get("tap", {})
     dut = info.get("dut_title") or "the DUT"
     truth = st.is_truth(info)
     s = page.section("tap", f"Microburst through {dut}, seen by the tap in its path")
-    s.parts.append(st.intro(dut) if truth else R.para(
-        f"A p4scope switch running p4src/tap.p4 sits on every link of {R.esc(dut)}: each "
+    s.parts.append(st.intro(dut) if truth else report.para(
+        f"A p4scope switch running p4src/tap.p4 sits on every link of {report.esc(dut)}: each "
         "sender's link, and the DUT's port towards the receiver. It reports every frame it "
         "passes (its timestamp, the port, the frame's length and first 64 bytes, and the "
         "cumulative counts of both directions). Per DUT egress port the queue is inferred "
@@ -54,7 +54,7 @@ def section(page: R.Page) -> None:
         "seen leaving is a DUT drop, counted apart. The reference is the backlog of the "
         "DUT's egress qdisc (htb over a pfifo) on that port, read with tc."))
     rate = run.meta.get("parameters", {}).get("microburst_mininet", {}).get("rate_bps")
-    s.parts.append(st.statement(info, err) if truth else R.para(_statement(info, err, rate)))
+    s.parts.append(st.statement(info, err) if truth else report.para(_statement(info, err, rate)))
     labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()} if not micro.empty else {}
     cases = list(labels) or sorted(run.t["tap_series"]["case_id"].unique())
     shown = _shown(micro, cases)
@@ -62,9 +62,9 @@ def section(page: R.Page) -> None:
              if (v := tp.tap_view(run.t["tap_series"], run.t.get("tap_reference"),
                                   run.t.get("tap_bursts"), c, labels.get(c, c))) is not None]
     if views:
-        s.parts.append(f"<h3>The queue of {R.esc(dut)} during each burst</h3>")
+        s.parts.append(f"<h3>The queue of {report.esc(dut)} during each burst</h3>")
         if len(shown) < len(cases):
-            s.parts.append(R.para(f"{len(shown)} representative cases of {len(cases)}; the "
+            s.parts.append(report.para(f"{len(shown)} representative cases of {len(cases)}; the "
                                   "tables below and tap_series hold every case."))
         ref = st.REFERENCE_LABEL if truth else tp.QDISC
         page.plot(s, "tap_occupancy", tp.web(views, dut, ref, truth),
@@ -73,7 +73,7 @@ def section(page: R.Page) -> None:
         s.parts.append("<h3>The tap against "
                        + ("the DUT's ground truth" if truth else "the qdisc's backlog") + "</h3>")
         tol = info.get("peak_tolerance", {})
-        s.parts.append(st.method() if truth else R.para(
+        s.parts.append(st.method() if truth else report.para(
             "Per burst the tap found: its peak against the highest qdisc sample within the "
             "burst (one sample period either side), the time-weighted mean over the burst of "
             "both (the qdisc's samples as a step; and the tap's series read only at the qdisc's "
@@ -86,17 +86,17 @@ def section(page: R.Page) -> None:
         e = err.assign(case=[labels.get(c, c) for c in err["case_id"]])
         columns = st.ERROR_COLUMNS if truth else ERROR_COLUMNS
         cols = [c for c in columns if c in e]
-        s.parts.append(R.html_table(e[cols].rename(columns=columns)))
+        s.parts.append(report.html_table(e[cols].rename(columns=columns)))
         if truth:
             s.parts.append(st.checks(err, labels))
         d = e[[c for c in ("case", "drops_tap_frames", "drops_truth_frames",
                            "drops_tester_frames", "drops_tap_bytes",
                            "unresolved_frames", "strays") if c in e]].drop_duplicates("case")
-        s.parts.append("<h3>Frames the DUT dropped</h3>" + R.para(
+        s.parts.append("<h3>Frames the DUT dropped</h3>" + report.para(
             "Sent towards the DUT and never seen leaving it, by the tap; the tester's count is "
             "what its senders sent minus what its receiver got. Unresolved: never seen leaving "
             "while reports were lost. Strays: frames the DUT sent of its own."))
-        s.parts.append(R.html_table(d.rename(columns={
+        s.parts.append(report.html_table(d.rename(columns={
             "drops_tap_frames": "dropped, tap (frames)", "drops_truth_frames": "dropped, DUT's truth (frames)",
             "drops_tester_frames": "lost, tester (frames)",
             "drops_tap_bytes": "dropped, tap (B)", "unresolved_frames": "unresolved",
@@ -106,7 +106,7 @@ def section(page: R.Page) -> None:
         b = b.assign(case=[labels.get(c, c) for c in b["case_id"]])
         s.parts.append("<details><summary>every burst: the tap's (size, drops, culprit ingress "
                        "ports and flows) and the qdisc's</summary>"
-                       + R.html_table(b[[c for c in BURST_COLUMNS if c in b]]) + "</details>")
+                       + report.html_table(b[[c for c in BURST_COLUMNS if c in b]]) + "</details>")
     h = pdt.queue_heatmap(run.t["tap_series"].fillna({"occupancy_bytes": 0}), labels or
                           {c: c for c in cases})
     if h is not None:
@@ -123,7 +123,7 @@ def section(page: R.Page) -> None:
         stacks = [sk for c in shown if (sk := pdt.stacked_by_ingress(
             run.t["tap_ingress"], c, labels.get(c, c))) is not None]
         if stacks:
-            s.parts.append(f"<h3>The queue of {R.esc(dut)} stacked by ingress port (the tap's "
+            s.parts.append(f"<h3>The queue of {report.esc(dut)} stacked by ingress port (the tap's "
                            "shares)</h3>")
             page.plot(s, "tap_by_ingress", pw.stacked_by_ingress(stacks),
                       pp.stacked_by_ingress(stacks))
@@ -152,10 +152,10 @@ def _statement(info: dict, err: pd.DataFrame, rate_bps: Optional[float]) -> str:
     delay_us = med("report_delay_median_ns") / 1e3
     return (
         "<b>Clock and sampling.</b> "
-        f"The tap's figures are on its own clock ({R.esc(info.get('clock', 'the tap switch clock'))}); "
+        f"The tap's figures are on its own clock ({report.esc(info.get('clock', 'the tap switch clock'))}); "
         "a frame is stamped when the tap's real-time loop takes it from the kernel, and the "
         "frames taken in one batch share a stamp. "
-        f"Sample interval: {R.esc(info.get('sampling', 'every frame'))}, so no change of the "
+        f"Sample interval: {report.esc(info.get('sampling', 'every frame'))}, so no change of the "
         f"queue falls between two samples: {reports:,} reports in all, {lost:,} lost "
         f"({drops:,} of them dropped by the capture socket); where reports are lost the series "
         "is left empty (NaN), not filled in. The tap's own delay: a frame counts as in the "
