@@ -31,8 +31,11 @@ from .culprits import blame
 from .inflight import InFlight
 
 TABLES = ("ground_truth", "ground_truth_ingress", "instrument_series", "burst_events",
-          "instrument_errors", "streams")
-"""The stored tables a case's view comes from (any may be missing)."""
+          "instrument_errors", "streams", "tap_series")
+"""The stored tables a case's view comes from (any may be missing). A
+run with the instrument in the DUT's path (--instrument tap) has the
+taps' inferred occupancy (tap_series) where the DUT's instrument's
+reports would be: the page shows it in their place."""
 
 
 @dataclass
@@ -145,6 +148,8 @@ def digest(case_id: str, label: str, index: int, tables: dict[str, pd.DataFrame]
             c.reports[f"port {int(port)}"] = _sorted(g["t_ns"], g["depth_bytes"])
             if "depth_frames" in g.columns:
                 c.reports_pkts[f"port {int(port)}"] = _sorted(g["t_ns"], g["depth_frames"])
+    if ins.empty:
+        _tap_reports(c, _rows(tables.get("tap_series"), case_id))
     if not gt.empty and "occupancy_frames" in gt.columns:
         c.peak_truth_pkts = float(gt["occupancy_frames"].max())
     gi = _rows(tables.get("ground_truth_ingress"), case_id)
@@ -162,6 +167,23 @@ def digest(case_id: str, label: str, index: int, tables: dict[str, pd.DataFrame]
     _drops(c, st)
     c.span = _span(c)
     return c
+
+
+def _tap_reports(c: CaseData, tap: pd.DataFrame) -> None:
+    """The taps' inferred occupancy per DUT egress port as the case's
+    reports (bytes and frames), where it is known (lost reports leave
+    gaps, never values)."""
+    if tap.empty:
+        return
+    known = tap[tap["occupancy_bytes"].notna()]
+    if "valid" in known.columns:
+        known = known[known["valid"].astype(bool)]
+    for port, g in known.groupby("egress_port", sort=True):
+        c.reports[f"port {int(port)}"] = _sorted(g["t_ns"], g["occupancy_bytes"])
+        if "occupancy_frames" in g.columns:
+            c.reports_pkts[f"port {int(port)}"] = _sorted(g["t_ns"], g["occupancy_frames"])
+    if "occupancy_frames" in known.columns and not known.empty:
+        c.peak_instrument_pkts = float(known["occupancy_frames"].max())
 
 
 def _burst_pkts(b: dict[str, Any], gt: pd.DataFrame, ins: pd.DataFrame) -> Optional[float]:
