@@ -52,6 +52,25 @@ def ifindex(name: str) -> Optional[int]:
         return None
 
 
+def leftovers(run_dir: Path | str) -> list[str]:
+    """What the runs recorded under `run_dir` (every manifest.json below it)
+    made that still exists: namespaces, root interfaces with their recorded
+    ifindex, processes, and runs not marked cleaned. Empty when a run left
+    nothing behind."""
+    out: list[str] = []
+    netns = set(os.listdir(NETNS_DIR)) if os.path.isdir(NETNS_DIR) else set()
+    for mf in sorted(Path(run_dir).rglob("manifest.json")):
+        m = Manifest.load(mf.parent)
+        out += [f"namespace {n}" for n in m.namespaces if n in netns]
+        out += [f"interface {i['name']}" for i in m.interfaces
+                if ifindex(i["name"]) == i["ifindex"]]
+        out += [p["what"] for p in m.processes
+                if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
+        if m.state != "cleaned":
+            out.append(f"run {m.run_id} in state {m.state}")
+    return out
+
+
 def _kill_namespace_members(path: str) -> list[int]:
     members = procs.netns_members(path)
     ids = [(p, st) for p in members if (st := procs.start_time(p)) is not None]

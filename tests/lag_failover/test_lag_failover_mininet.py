@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from p4scope.cli import app
-from p4scope.topologies import procs
-from p4scope.topologies.clean import ifindex
-from p4scope.topologies.manifest import Manifest
+from p4scope.topologies.clean import leftovers
 
 runner = CliRunner()
 
@@ -33,22 +29,6 @@ def mininet_root():
         import mininet.net  # noqa: F401
     except ImportError:
         pytest.skip("Mininet is not installed")
-
-
-def leftovers(run_dir: Path) -> list[str]:
-    """What a testbed under `run_dir` made that still exists."""
-    out = []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    for mf in run_dir.rglob("manifest.json"):
-        m = Manifest.load(mf.parent)
-        out += [f"namespace {n}" for n in m.namespaces if n in netns]
-        out += [f"interface {i['name']}" for i in m.interfaces
-                if ifindex(i["name"]) == i["ifindex"]]
-        out += [p["what"] for p in m.processes
-                if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
-        if m.state != "cleaned":
-            out.append(f"run {m.run_id} in state {m.state}")
-    return out
 
 
 def test_a_short_lag_failover_run_in_mininet(mininet_root, tmp_path):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Optional
 
@@ -23,9 +22,7 @@ from p4scope.cli import app
 from p4scope.experiments.tester import search
 from p4scope.experiments.tester.streams import Rate, Stream, pair
 from p4scope.experiments.tester.trial import stream_rows
-from p4scope.topologies import procs
-from p4scope.topologies.clean import ifindex
-from p4scope.topologies.manifest import Manifest
+from p4scope.topologies.clean import ifindex, leftovers
 
 if os.geteuid() != 0:
     pytest.skip("the Mininet testbed needs root", allow_module_level=True)
@@ -38,22 +35,6 @@ from p4scope.experiments.tester.mininet import MininetTestbed  # noqa: E402
 
 runner = CliRunner()
 S = 10**9
-
-
-def leftovers(run_dir: Path) -> list[str]:
-    """What a testbed under `run_dir` made that still exists."""
-    out = []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    for mf in run_dir.rglob("manifest.json"):
-        m = Manifest.load(mf.parent)
-        out += [f"namespace {n}" for n in m.namespaces if n in netns]
-        out += [f"interface {i['name']}" for i in m.interfaces
-                if ifindex(i["name"]) == i["ifindex"]]
-        out += [p["what"] for p in m.processes
-                if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
-        if m.state != "cleaned":
-            out.append(f"run {m.run_id} in state {m.state}")
-    return out
 
 
 @pytest.fixture(scope="module")

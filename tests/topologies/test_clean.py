@@ -10,7 +10,7 @@ import textwrap
 from p4scope.topologies import procs
 import pytest
 
-from p4scope.topologies.clean import OwnerAlive, clean_run, clean_stale
+from p4scope.topologies.clean import OwnerAlive, clean_run, clean_stale, leftovers
 from p4scope.topologies.manifest import Manifest, registered_runs
 
 LAB = textwrap.dedent("""
@@ -69,3 +69,26 @@ def test_procs_identity():
     assert st and procs.is_same(me, st) and not procs.is_same(me, st + 1)
     assert procs.start_time(2**22 + 12345) is None
     assert procs.identity(me) == {"pid": me, "start": st}
+
+
+def test_leftovers_lists_what_a_run_still_holds_until_it_is_cleaned(tmp_path):
+    """clean.leftovers: a live recorded process and an uncleaned state are
+    listed; a process whose identity differs (a reused pid), a namespace
+    and an interface that are gone are not; after clean_run, nothing."""
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        m = Manifest.create(tmp_path / "runs" / "a")
+        m.processes += [{"pid": sleeper.pid, "start": procs.start_time(sleeper.pid),
+                         "what": "sleeper", "group": False},
+                        {"pid": sleeper.pid, "start": procs.start_time(sleeper.pid) + 1,
+                         "what": "a reused pid", "group": False}]
+        m.namespaces.append("p4scope-test-gone")
+        m.interfaces.append({"name": "p4s-gone0", "ifindex": 999999})
+        m.set_state("running")
+        assert leftovers(tmp_path / "runs") == ["sleeper", f"run {m.run_id} in state running"]
+        clean_run(tmp_path / "runs" / "a", force=True)
+        assert sleeper.wait(timeout=10) is not None
+        assert leftovers(tmp_path / "runs") == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()

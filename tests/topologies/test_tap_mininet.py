@@ -9,34 +9,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 
 import pandas as pd
 from typer.testing import CliRunner
 
 from p4scope.cli import app
 from p4scope.experiments.tap import scoring
-from p4scope.topologies import procs
-from p4scope.topologies.clean import ifindex
-from p4scope.topologies.manifest import Manifest
+from p4scope.topologies.clean import leftovers
 
-from mn_namespaces import netns
 
 FRAME = 1518 - 4  # the bytes a qdisc (and the tap) count per frame
-
-
-def leftovers(run: Path) -> list[str]:
-    out = []
-    names = netns()
-    for mf in run.rglob("manifest.json"):
-        m = Manifest.load(mf.parent)
-        out += [f"namespace {n}" for n in m.namespaces if n in names]
-        out += [f"interface {i['name']}" for i in m.interfaces if ifindex(i["name"]) == i["ifindex"]]
-        out += [p["what"] for p in m.processes
-                if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
-        if m.state != "cleaned":
-            out.append(f"run {m.run_id} in state {m.state}")
-    return out
 
 
 def test_the_tap_infers_a_bridges_queue_next_to_its_qdisc(mininet_ok, tmp_path):
