@@ -57,7 +57,7 @@ def test_the_tap_infers_a_bridges_queue_next_to_its_qdisc(mininet_ok, tmp_path):
         assert set(re.findall(r"(\d) \(", tap_b["culprits"])) == {"1", "2"}
         html = (run / "report.html").read_text()
         assert "Microburst through the Linux bridge, seen by the tap in its path" in html
-        assert "reference: qdisc backlog (sampled)" in html and "tap: inferred" in html
+        assert "backlog (sampled)" in html and "tap: inferred" in html
         assert "peak, qdisc (B)" in html and "peak within tolerance" in html
         assert "Clock and sampling." in html
         assert (run / "figures" / "tap_occupancy.png").exists()
@@ -97,8 +97,10 @@ def test_the_capture_sees_what_a_switch_sends_not_what_it_receives(netns_ok, tmp
             got += cap.take()
         tx_a.close()
         tx_b.close()
-        assert [f for _, f in got] == [frame]
-        assert t0 - 1e9 < got[0][0] < time.time_ns()
+        # the kernel's own frames on a fresh veth (IPv6 MLD, ...) are not the test's
+        ours = [(t, f) for t, f in got if f[12:14] == b"\x88\xb5"]
+        assert [f for _, f in ours] == [frame]
+        assert t0 - 1e9 < ours[0][0] < time.time_ns()
     finally:
         subprocess.run(["ip", "link", "delete", a], capture_output=True)
 
