@@ -21,6 +21,9 @@ from .schema import P4Schema
 
 _from_bytes = int.from_bytes
 
+SHARED_SPECS = 4096
+"""ActionSpecs kept for sharing per table (the cache starts over when full)."""
+
 
 # Each decoder: FieldMatch -> (canonical key item, engine key item) or None.
 # A value of the field's byte size is the engine's bytes as it came.
@@ -103,7 +106,7 @@ _DECODERS = {"exact": _exact, "lpm": _lpm, "ternary": _ternary, "range": _range,
 class TableCodec:
     """The fast decoders of one table (see the module's docstring)."""
 
-    __slots__ = ("_fields", "_n", "_actions")
+    __slots__ = ("_fields", "_n", "_actions", "_specs")
 
     def __init__(self, tmap, schema: P4Schema):
         info = tmap.info
@@ -121,6 +124,9 @@ class TableCodec:
             a = schema.actions.get(aid)
             if a is not None and scope != DEFAULT_ONLY:
                 self._actions[aid] = tuple((i, p.id, p.bitwidth) for i, p in enumerate(a.params))
+        self._specs: dict[tuple, tuple] = {}
+        """ActionSpecs given so far, so that entries with the same action share
+        one (a large table's entries mostly do: 100 bytes each saved)."""
 
     def key(self, matches) -> Optional[tuple[tuple, list]]:
         """(canonical key, engine key items), or None: run the full checks."""
@@ -161,4 +167,11 @@ class TableCodec:
             if v >> w:
                 return None
             args.append(v)
-        return aid, tuple(args)
+        spec = (aid, tuple(args))
+        specs = self._specs
+        kept = specs.get(spec)
+        if kept is None:
+            if len(specs) >= SHARED_SPECS:
+                specs.clear()
+            kept = specs[spec] = spec
+        return kept

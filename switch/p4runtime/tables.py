@@ -1,7 +1,7 @@
 """Table entries: P4Runtime TableEntry writes and reads over the engine.
 
 The manager keeps a shadow of every entry it wrote (what PI calls the
-table info store): canonical key and priority -> handle, action or action
+table info store): canonical key (and priority) -> handle, action or action
 profile reference, metadata, TTL and direct resources. Reads are answered
 from the shadow plus the engine's counters, so the engine is only asked
 for what it alone knows. Priorities follow PI on BMv2: P4Runtime priority
@@ -32,10 +32,18 @@ INT_MAX = 2**31 - 1
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
 
+def shadow_key(info: TableInfo, key: tuple, priority: int) -> tuple:
+    """An entry's key in TableState.entries: the canonical key, with the
+    priority for tables that have priorities (the others' entries share
+    their key tuple with the shadow: one tuple less per entry)."""
+    return key + (priority,) if info.needs_priority else key
+
+
 @dataclass(slots=True)
 class Entry:
     """One table entry as written (the shadow of what the engine holds)."""
     key: tuple
+    """The canonical key (match.py), without the priority."""
     priority: int
     handle: int
     action: Optional[ActionSpec] = None
@@ -105,8 +113,8 @@ class TableManager:
                 aid = st.map.json_actions.get(e.action)
                 if aid is None:
                     continue
-                st.entries[key + (prio,)] = Entry(key, prio, handle, action=(aid, tuple(e.data)),
-                                                  is_const=info.is_const)
+                st.entries[shadow_key(info, key, prio)] = Entry(
+                    key, prio, handle, action=(aid, tuple(e.data)), is_const=info.is_const)
 
     def _action_set_to_proto(self, action_set: tuple, out) -> None:
         self.pipe.profiles.action_set_to_proto(action_set, out)
@@ -124,9 +132,9 @@ class TableManager:
         return st
 
     def _key(self, st: TableState, te, where: str) -> tuple:
-        """The shadow's key of `te`: its canonical key and its priority."""
+        """The shadow's key of `te` (shadow_key)."""
         key, p, _ = self._key_parts(st, te, where)
-        return key + (p,)
+        return shadow_key(st.map.info, key, p)
 
     def _key_parts(self, st: TableState, te, where: str) -> tuple[tuple, int, Optional[list]]:
         """The canonical key and the priority of `te`, and the engine's key
@@ -243,9 +251,9 @@ class TableManager:
             raise invalid(f"{where}.action: an INSERT needs an action")
         action, args, fields = self._engine_args(st, te, where)
         counter, meter = self._check_resources(info, te, where)
-        shadow_key = key + (prio,)
+        skey = shadow_key(info, key, prio)
         entries = st.entries
-        if shadow_key in entries:
+        if skey in entries:
             raise exists(f"{where}: table '{info.name}' already has an entry with this match key "
                          "and priority (use MODIFY to change it)")
         limit = st.map.json.max_size or info.size
@@ -258,7 +266,7 @@ class TableManager:
                   te.controller_metadata, te.idle_timeout_ns)
         if private is not None:
             e.profile_private = private
-        entries[shadow_key] = e
+        entries[skey] = e
         if info.implementation_id:
             self.pipe.profiles.ref(info, e, +1)
         if counter:
