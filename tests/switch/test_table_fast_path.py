@@ -224,3 +224,16 @@ def test_a_batch_ends_each_update_as_one_write_per_update_does():
     assert any(o is not None for o in got[1:-1]) and any(o is None for o in got)
     assert batched_calls.calls == single_calls.calls
     assert _read_all(batched) == _read_all(single)
+
+
+def test_entries_with_the_same_action_share_one_action_spec():
+    """A large table's entries mostly run a few actions: they keep one
+    ActionSpec between them, not one each (memory per entry)."""
+    s = P4Schema(program.p4info())
+    dev, _ = _device(True)
+    updates = [(INSERT, table_entry(s, "routes", {"hdr.probe.addr": ("lpm", i << 8, 24)},
+                                    "forward", {"port": 1 + i % 2})) for i in range(1, 9)]
+    assert _outcome(dev, updates) == [None] * 8
+    st = dev.pipeline.tables.tables[s.tables.find("routes").id]
+    specs = {id(e.action): e.action for e in st.entries.values()}
+    assert sorted(a[1] for a in specs.values()) == [(1,), (2,)]
