@@ -6,6 +6,7 @@
 //! The runtime state that changes (table entries, counters, registers, ...)
 //! lives elsewhere (`tables`, `externs`); a `Program` is immutable and shared.
 
+use crate::pipeline::actions::ActionPlan;
 use crate::pipeline::words::{CalcPlan, ExtractPlan, WordPlan};
 use crate::value::Val;
 use std::collections::HashMap;
@@ -608,6 +609,13 @@ pub struct Program {
     pub deparse_plans: Vec<Option<WordPlan>>,
     pub extract_plans: Vec<Option<ExtractPlan>>,
     pub calc_plans: Vec<Option<CalcPlan>>,
+    /// Derived at load: each action's straight-line plan, where one
+    /// applies (`pipeline::actions`).
+    pub action_plans: Vec<Option<ActionPlan>>,
+    /// Derived at load: per table, its key field when the key is one
+    /// narrow field without a mask (not a range): the lookup key is then
+    /// that field's value as it is.
+    pub table_key_fields: Vec<Option<FieldId>>,
     /// Derived at load: each header's validity when a packet starts
     /// (metadata headers are always valid), copied by `Phv::reset`.
     pub valid_init: Vec<bool>,

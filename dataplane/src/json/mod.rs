@@ -378,6 +378,8 @@ pub fn load_value(root: &Value) -> R<Program> {
         deparse_plans: vec![],
         extract_plans: vec![],
         calc_plans: vec![],
+        action_plans: vec![],
+        table_key_fields: vec![],
         valid_init: vec![],
         names,
     };
@@ -385,8 +387,20 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.deparse_plans = words::header_plans(&prog);
     prog.extract_plans = words::extract_plans(&prog);
     prog.calc_plans = words::calc_plans(&prog);
+    prog.action_plans = crate::pipeline::actions::action_plans(&prog);
+    prog.table_key_fields = prog.tables.iter().map(|t| one_field_key(&prog, t)).collect();
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
     Ok(prog)
+}
+
+/// The table's key field when its key is one narrow field without a mask
+/// and the table is not a range table (see `Program::table_key_fields`).
+fn one_field_key(p: &Program, t: &TableDef) -> Option<FieldId> {
+    let [k] = t.keys.as_slice() else { return None };
+    match k.src {
+        KeyPart::Field(f) if k.mask.is_none() && t.match_type != MatchKind::Range && !p.fmeta[f as usize].wide => Some(f),
+        _ => None,
+    }
 }
 
 fn load_errors(cx: &mut Ctx, root: &Value) -> R<ErrorCodes> {

@@ -204,3 +204,25 @@ fn runtime_data_in_a_conditional_is_refused() {
                                                        "right": {"type": "runtime_data", "value": 0}}}}]);
     assert!(load_err(&v).msg.contains("Invalid 'type' in expression: 'runtime_data'"));
 }
+
+/// A table keyed on one narrow field without a mask looks up that field's
+/// value as it is; masked, multi-field and range keys go through the
+/// general key builder.
+#[test]
+fn one_field_keys_are_found_at_load() {
+    let mut v = base();
+    v["actions"] = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": []}]);
+    let key = |kind: &str, mask: Value| json!({"match_type": kind, "name": "h.a", "target": ["h", "a"], "mask": mask});
+    let table = |i: u32, kind: &str, keys: Vec<Value>| json!({"name": format!("t{i}"), "id": i, "key": keys,
+        "match_type": kind, "type": "simple", "max_size": 1, "action_ids": [0], "actions": ["a"],
+        "next_tables": {"a": null}});
+    v["pipelines"][0]["tables"] = json!([
+        table(0, "exact", vec![key("exact", Value::Null)]),
+        table(1, "lpm", vec![key("lpm", Value::Null)]),
+        table(2, "ternary", vec![key("ternary", json!("0x0f"))]),
+        table(3, "exact", vec![key("exact", Value::Null), key("exact", Value::Null)]),
+        table(4, "range", vec![key("range", Value::Null)])]);
+    let p = load_value(&v).unwrap();
+    let a = p.field_by_name("h", "a");
+    assert_eq!(p.table_key_fields, vec![a, a, None, None, None]);
+}

@@ -283,14 +283,7 @@ impl<'a> Exec<'a> {
                 let s = format_log(fmt, &vals);
                 self.rt.log(s);
             }
-            Prim::MarkToDrop => {
-                if let Some(f) = prog.std.egress_spec {
-                    pkt.phv.set_u(prog, f, self.rt.drop_port as u128);
-                }
-                if let Some(f) = prog.std.mcast_grp {
-                    pkt.phv.set_u(prog, f, 0);
-                }
-            }
+            Prim::MarkToDrop => super::actions::mark_to_drop(prog, pkt, self.rt.drop_port),
             Prim::AddHeader(h) => {
                 if let Some(id) = self.hdr(pkt, params, h) {
                     if !pkt.phv.valid[id as usize] {
@@ -684,7 +677,11 @@ impl<'a> Exec<'a> {
     pub fn apply_table(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
         let prog = self.prog;
         let t = &prog.tables[ti as usize];
-        let small = if self.rt.tables[ti as usize].small_key { self.key_u128(pkt, t) } else { None };
+        let small = match prog.table_key_fields[ti as usize] {
+            Some(f) => Some(pkt.phv.vals[f as usize]),
+            None if self.rt.tables[ti as usize].small_key => self.key_u128(pkt, t),
+            None => None,
+        };
         let hit = match small {
             Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
             None => self.lookup_bytes(pkt, ti),
@@ -696,12 +693,21 @@ impl<'a> Exec<'a> {
                 }
                 let now = self.rt.now_ns;
                 let len = pkt.ingress_len;
+                let drop_port = self.rt.drop_port;
                 let (action, data, via) = {
                     let e = self.rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
                     match e.indirect {
+                        // a straight-line plan runs on the entry's data in place
+                        Ref::Direct if prog.action_plans[e.action as usize].is_some() => {
+                            let a = e.action;
+                            if let Some(plan) = &prog.action_plans[a as usize] {
+                                plan.run(prog, &e.data, pkt, drop_port);
+                            }
+                            return self.next_node(t, Some(a), true);
+                        }
                         Ref::Direct => (e.action, std::mem::take(&mut e.data), None),
                         r => (0, vec![], Some(r)),
                     }
@@ -718,6 +724,12 @@ impl<'a> Exec<'a> {
                 }
             }
             None => match self.rt.tables[ti as usize].default_action {
+                Some(a) if prog.action_plans[a as usize].is_some() => {
+                    if let Some(plan) = &prog.action_plans[a as usize] {
+                        plan.run(prog, &self.rt.tables[ti as usize].default_data, pkt, self.rt.drop_port);
+                    }
+                    Some(a)
+                }
                 Some(a) => {
                     let data = std::mem::take(&mut self.rt.tables[ti as usize].default_data);
                     self.run_action(pkt, a, &data);
@@ -727,8 +739,15 @@ impl<'a> Exec<'a> {
                 None => None,
             },
         };
+        self.next_node(t, action, hit.is_some())
+    }
+
+    /// The node after table `t` once `action` ran (None: no action), on a
+    /// hit or a miss.
+    #[inline]
+    fn next_node(&self, t: &TableDef, action: Option<u32>, hit: bool) -> Option<NodeRef> {
         if let Some((h, m)) = t.next_hit_miss {
-            return if hit.is_some() { h } else { m };
+            return if hit { h } else { m };
         }
         match action.and_then(|a| t.next_list.iter().find(|x| x.0 == a)) {
             Some(n) => n.1,

@@ -7,6 +7,7 @@
 //! (table entries, externs, hash state) plus reusable scratch buffers, so
 //! that processing a packet allocates nothing in the common case.
 
+pub mod actions;
 pub mod bits;
 mod deparser;
 mod exec;

@@ -250,46 +250,53 @@ fn binary_range(op: BinOp, a: Range, b: Range, nb: &NExpr) -> Option<Range> {
 
 impl Exec<'_> {
     /// Evaluates a narrow expression (no value can overflow, see above).
+    #[inline]
     pub(crate) fn eval_n(&self, pkt: &Packet, e: &NExpr) -> i128 {
-        match e {
-            NExpr::Const(c) => *c,
-            NExpr::Field(f) => pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128,
-            NExpr::SField(f, w) => {
-                let v = pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128;
-                // sign-extend from w bits (w <= 120)
-                let sh = 128 - w;
-                (v << sh) >> sh
+        eval_narrow(pkt, e)
+    }
+}
+
+/// Evaluates a narrow expression on a packet's PHV (no value can overflow,
+/// see above).
+pub(crate) fn eval_narrow(pkt: &Packet, e: &NExpr) -> i128 {
+    match e {
+        NExpr::Const(c) => *c,
+        NExpr::Field(f) => pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128,
+        NExpr::SField(f, w) => {
+            let v = pkt.phv.vals.get(*f as usize).copied().unwrap_or(0) as i128;
+            // sign-extend from w bits (w <= 120)
+            let sh = 128 - w;
+            (v << sh) >> sh
+        }
+        NExpr::Valid(h) => pkt.phv.valid.get(*h as usize).copied().unwrap_or(false) as i128,
+        NExpr::Unary(op, a) => {
+            let x = eval_narrow(pkt, a);
+            match op {
+                UnOp::Not => (x == 0) as i128,
+                UnOp::D2B | UnOp::B2D => (x != 0) as i128,
+                UnOp::BitNot => !x,
+                UnOp::Neg => -x,
             }
-            NExpr::Valid(h) => pkt.phv.valid.get(*h as usize).copied().unwrap_or(false) as i128,
-            NExpr::Unary(op, a) => {
-                let x = self.eval_n(pkt, a);
-                match op {
-                    UnOp::Not => (x == 0) as i128,
-                    UnOp::D2B | UnOp::B2D => (x != 0) as i128,
-                    UnOp::BitNot => !x,
-                    UnOp::Neg => -x,
-                }
+        }
+        NExpr::Binary(op, a, b) => {
+            let x = eval_narrow(pkt, a);
+            match op {
+                BinOp::And => (x != 0 && eval_narrow(pkt, b) != 0) as i128,
+                BinOp::Or => (x != 0 || eval_narrow(pkt, b) != 0) as i128,
+                _ => binary_n(*op, x, eval_narrow(pkt, b)),
             }
-            NExpr::Binary(op, a, b) => {
-                let x = self.eval_n(pkt, a);
-                match op {
-                    BinOp::And => (x != 0 && self.eval_n(pkt, b) != 0) as i128,
-                    BinOp::Or => (x != 0 || self.eval_n(pkt, b) != 0) as i128,
-                    _ => binary_n(*op, x, self.eval_n(pkt, b)),
-                }
+        }
+        NExpr::BinaryConst(op, a, c) => binary_n(*op, eval_narrow(pkt, a), *c),
+        NExpr::Cond(c, a, b) => {
+            if eval_narrow(pkt, c) != 0 {
+                eval_narrow(pkt, a)
+            } else {
+                eval_narrow(pkt, b)
             }
-            NExpr::BinaryConst(op, a, c) => binary_n(*op, self.eval_n(pkt, a), *c),
-            NExpr::Cond(c, a, b) => {
-                if self.eval_n(pkt, c) != 0 {
-                    self.eval_n(pkt, a)
-                } else {
-                    self.eval_n(pkt, b)
-                }
-            }
-            NExpr::TwoCompMod(a, w) => {
-                let sh = 128 - w;
-                (self.eval_n(pkt, a) << sh) >> sh
-            }
+        }
+        NExpr::TwoCompMod(a, w) => {
+            let sh = 128 - w;
+            (eval_narrow(pkt, a) << sh) >> sh
         }
     }
 }
@@ -298,7 +305,7 @@ impl Exec<'_> {
 /// by zero give 0 and truncate toward zero, flooring right shifts, as
 /// `Val` does.
 #[inline]
-fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
+pub(crate) fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
     match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,

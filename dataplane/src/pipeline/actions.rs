@@ -1,0 +1,205 @@
+//! Straight-line action plans, built at load.
+//!
+//! Most actions of real programs only write narrow fields from their
+//! parameters, other fields, constants and narrow expressions, and mark
+//! packets to drop (forwarding, rewrites, TTL decrements). For those, an
+//! [`ActionPlan`] lists the writes with their operands resolved: a table
+//! hit runs it on the entry's data in place, with no primitive loop, no
+//! jump handling and no moving of the data out of the entry. Any other
+//! action (externs, header operations, jumps, wide fields) has no plan and
+//! runs through `Exec::run_prims` as before; both give the same PHV.
+
+use super::narrow::{binary_n, eval_narrow};
+use super::Packet;
+use crate::program::*;
+use crate::value::Val;
+
+/// One write of a plan; `mask` is the destination's width mask.
+#[derive(Clone, Debug)]
+enum Op {
+    Param { dst: u32, mask: u128, idx: u32 },
+    Copy { dst: u32, mask: u128, src: u32 },
+    Const { dst: u32, value: u128 },
+    /// A chain of operations with constants on a field: `((f op c) op c)...`
+    Chain { dst: u32, mask: u128, field: u32, ops: Vec<(BinOp, i128)> },
+    Narrow { dst: u32, mask: u128, expr: NExpr },
+    /// mark_to_drop: egress_spec to the drop port, mcast_grp to 0.
+    Drop,
+}
+
+#[derive(Clone, Debug)]
+pub struct ActionPlan {
+    ops: Vec<Op>,
+}
+
+impl ActionPlan {
+    /// The plan of an action whose every primitive is a narrow field write
+    /// or mark_to_drop; None otherwise.
+    fn new(p: &Program, a: &ActionDef) -> Option<ActionPlan> {
+        let narrow = |f: u32| p.fmeta.get(f as usize).is_some_and(|m| !m.wide);
+        let mut ops = Vec::with_capacity(a.prims.len());
+        for prim in &a.prims {
+            let op = match prim {
+                Prim::SetField { dst, mask, src } if narrow(*dst) => match src {
+                    SetSrc::Param(i) => Op::Param { dst: *dst, mask: *mask, idx: *i },
+                    SetSrc::Field(g) if narrow(*g) => Op::Copy { dst: *dst, mask: *mask, src: *g },
+                    SetSrc::Field(_) => return None,
+                    SetSrc::Const(c) => Op::Const { dst: *dst, value: c & mask },
+                    SetSrc::Narrow(e) => match chain(e) {
+                        Some((field, ops)) => Op::Chain { dst: *dst, mask: *mask, field, ops },
+                        None => Op::Narrow { dst: *dst, mask: *mask, expr: (**e).clone() },
+                    },
+                },
+                Prim::MarkToDrop => Op::Drop,
+                _ => return None,
+            };
+            ops.push(op);
+        }
+        Some(ActionPlan { ops })
+    }
+
+    /// Runs the plan with the action's parameters `params`; `drop_port`:
+    /// the port mark_to_drop writes.
+    #[inline]
+    pub fn run(&self, p: &Program, params: &[Val], pkt: &mut Packet, drop_port: u32) {
+        for op in &self.ops {
+            let (dst, v) = match op {
+                Op::Param { dst, mask, idx } => (*dst, params.get(*idx as usize).map(Val::low_u128).unwrap_or(0) & mask),
+                Op::Copy { dst, mask, src } => (*dst, pkt.phv.vals[*src as usize] & mask),
+                Op::Const { dst, value } => (*dst, *value),
+                Op::Chain { dst, mask, field, ops } => {
+                    let mut x = pkt.phv.vals[*field as usize] as i128;
+                    for (op, c) in ops {
+                        x = binary_n(*op, x, *c);
+                    }
+                    (*dst, x as u128 & mask)
+                }
+                Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
+                Op::Drop => {
+                    mark_to_drop(p, pkt, drop_port);
+                    continue;
+                }
+            };
+            pkt.phv.vals[dst as usize] = v;
+        }
+    }
+}
+
+/// simple_switch's mark_to_drop: egress_spec to the drop port, mcast_grp 0.
+pub(crate) fn mark_to_drop(p: &Program, pkt: &mut Packet, drop_port: u32) {
+    if let Some(f) = p.std.egress_spec {
+        pkt.phv.set_u(p, f, drop_port as u128);
+    }
+    if let Some(f) = p.std.mcast_grp {
+        pkt.phv.set_u(p, f, 0);
+    }
+}
+
+/// `e` as an unsigned field followed by operations with constants, when it
+/// has that shape: `BinaryConst(op2, BinaryConst(op1, Field(f), c1), c2)`.
+fn chain(e: &NExpr) -> Option<(u32, Vec<(BinOp, i128)>)> {
+    match e {
+        NExpr::Field(f) => Some((*f, vec![])),
+        NExpr::BinaryConst(op, a, c) if !matches!(op, BinOp::And | BinOp::Or) => {
+            let (f, mut ops) = chain(a)?;
+            ops.push((*op, *c));
+            Some((f, ops))
+        }
+        _ => None,
+    }
+}
+
+/// The plan of each action, where one applies.
+pub fn action_plans(p: &Program) -> Vec<Option<ActionPlan>> {
+    p.actions.iter().map(|a| ActionPlan::new(p, a)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+    use crate::pipeline::{Exec, Runtime};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn chains_are_fields_then_constant_operations() {
+        let f = Box::new(NExpr::Field(3));
+        let ttl = NExpr::BinaryConst(BinOp::BitAnd, Box::new(NExpr::BinaryConst(BinOp::Add, f.clone(), 0xff)), 0xff);
+        assert_eq!(chain(&ttl), Some((3, vec![(BinOp::Add, 0xff), (BinOp::BitAnd, 0xff)])));
+        assert_eq!(chain(&NExpr::BinaryConst(BinOp::And, f.clone(), 1)), None, "logical and stays a tree");
+        assert_eq!(chain(&NExpr::BinaryConst(BinOp::Add, Box::new(NExpr::SField(3, 8)), 1)), None);
+    }
+
+    fn fld(h: &str, f: &str) -> Value {
+        json!({"type": "field", "value": [h, f]})
+    }
+
+    fn assign(dst: Value, src: Value) -> Value {
+        json!({"op": "assign", "parameters": [dst, src]})
+    }
+
+    fn expr(op: &str, l: Value, r: Value) -> Value {
+        json!({"type": "expression", "value": {"op": op, "left": l, "right": r}})
+    }
+
+    fn hex(v: u64) -> Value {
+        json!({"type": "hexstr", "value": format!("{v:#x}")})
+    }
+
+    /// Every kind of planned write gives the PHV the primitive loop gives;
+    /// actions with anything else have no plan.
+    #[test]
+    fn plans_write_what_the_primitives_write() {
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
+                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["s", 8, true], ["w", 48, false],
+                    ["x", 64, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+            "actions": [
+                {"name": "rewrite", "id": 0, "runtime_data": [{"name": "p", "bitwidth": 48}, {"name": "q", "bitwidth": 9}],
+                 "primitives": [
+                    assign(fld("h", "w"), json!({"type": "runtime_data", "value": 0})),
+                    assign(fld("standard_metadata", "egress_spec"), json!({"type": "runtime_data", "value": 1})),
+                    assign(fld("h", "x"), fld("h", "w")),
+                    assign(fld("h", "b"), fld("h", "s")),
+                    assign(fld("h", "a"), expr("&", expr("+", fld("h", "a"), hex(0xff)), hex(0xff))),
+                    assign(fld("h", "s"), expr("-", fld("h", "s"), hex(3))),
+                    assign(fld("h", "b"), expr("+", fld("h", "b"), fld("h", "a"))),
+                    assign(fld("standard_metadata", "mcast_grp"), hex(0x1_0007))]},
+                {"name": "drop", "id": 1, "runtime_data": [],
+                 "primitives": [{"op": "mark_to_drop", "parameters": [{"type": "header", "value": "standard_metadata"}]}]},
+                {"name": "other", "id": 2, "runtime_data": [],
+                 "primitives": [assign(fld("h", "a"), hex(1)), {"op": "remove_header", "parameters": [{"type": "header", "value": "h"}]}]}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        let p = json::load_value(&doc).unwrap();
+        assert!(p.action_plans[0].is_some() && p.action_plans[1].is_some());
+        assert!(p.action_plans[2].is_none(), "header operations run through the primitives");
+        let mut rt = Runtime::new(&p, 1);
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for round in 0..200 {
+            let mut pkt = Packet::new(&p);
+            for (i, fm) in p.fmeta.iter().enumerate() {
+                let r = crate::hash::xorshift64star(&mut seed);
+                let v = match round % 4 { 0 => 0, 1 => u128::MAX, _ => r as u128 };
+                pkt.phv.vals[i] = v & crate::value::mask_u128(fm.width as u32);
+            }
+            let params = [Val::S((seed >> 7) as i128), Val::S((seed % 600) as i128)];
+            for a in 0..2u32 {
+                let mut by_prims = pkt.clone();
+                Exec::new(&p, &mut rt).run_action(&mut by_prims, a, &params);
+                let mut by_plan = pkt.clone();
+                p.action_plans[a as usize].as_ref().unwrap().run(&p, &params, &mut by_plan, rt.drop_port);
+                assert_eq!(by_plan.phv.vals, by_prims.phv.vals, "action {a}, round {round}");
+            }
+        }
+    }
+}
