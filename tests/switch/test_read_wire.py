@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from finsy.proto import p4r
 
-import sw_program as program
 from sw_client import update
 
 INSERT = p4r.Update.INSERT
