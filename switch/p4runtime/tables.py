@@ -10,7 +10,6 @@ p (higher wins) is engine priority INT_MAX - p (lower wins).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -274,7 +273,7 @@ class TableManager:
         if meter:
             self._set_meter(st, e, te.meter_config)
         if e.idle_timeout_ns:
-            e.last_hit_ns = time.monotonic_ns()
+            e.last_hit_ns = self.pipe.idle.clock()
 
     def _modify(self, st: TableState, te, where: str) -> None:
         info = st.map.info
