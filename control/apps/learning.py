@@ -122,15 +122,21 @@ class L2Learning:
                 port = m.values.get("ingress_port", m.values.get("f1"))
                 if mac is not None and port is not None and self.learn(mac, port):
                     changes += 1
-        for e in self.sw.idle_timeouts():
+        return changes + self.expire()
+
+    def expire(self, timeout: float = 0.0) -> int:
+        """Forgets the MACs whose smac entry the switch reported idle
+        (waiting up to `timeout` s for a report); returns how many."""
+        aged = 0
+        for e in self.sw.idle_timeouts(timeout):
             if e.table != self.sw.schema.table(self.smac).name:
                 continue
             mac = next(iter(e.match.values()), None)
             if mac is not None and mac in self.macs:
                 self.forget(mac)
                 self.stats.aged += 1
-                changes += 1
-        return changes
+                aged += 1
+        return aged
 
     def start_thread(self, poll_s: float = 0.05) -> None:
         def loop() -> None:
