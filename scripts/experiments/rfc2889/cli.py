@@ -89,8 +89,11 @@ def command(
                                              help="Address learning rate: the search's "
                                                   "resolution, frames/s."),
         ageing_s: float = typer.Option(300.0, "--ageing-s", rich_help_panel=virtual_cli.VIRTUAL_PANEL,
-                                       help="The controller's MAC ageing time, s (longer than a "
-                                            "trial: nothing ages in one)."),
+                                       help="The controller's MAC ageing time, s: the learnt "
+                                            "entries' idle timeout, aged in virtual time; "
+                                            "RFC 2889 asks for one longer than an address "
+                                            "trial (2 x addresses / rate), a shorter one is "
+                                            "refused."),
         ifg_bits: int = typer.Option(
             88, "--ifg-bits", rich_help_panel=virtual_cli.VIRTUAL_PANEL, help="Forward pressure: the gap "
             "the source keeps between frames, 8..95 bit (below Ethernet's 96: more than line "

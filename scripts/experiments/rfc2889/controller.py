@@ -19,6 +19,13 @@ written are flooded, as on a switch whose learning lags. Digests wait in
 a queue as deep as the P4Runtime stream's (the switch drops digest lists
 beyond it); those still waiting when the trial ends were not learnt in
 time.
+
+With `ageing` (ageing.VirtualAgeing) the learnt entries age in virtual
+time: virtual time stops at each of the switch's idle-timeout sweeps, and
+the controller forgets the addresses a sweep reports (L2Learning deletes
+their entries) at the sweep's time, ahead of any digest waiting (its
+service time is not charged: a sweep's deletions are no part of the
+learning path measured).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from time import perf_counter
 from typing import Any, Optional
 
 from ...switch.p4runtime.server import STREAM_QUEUE
+from .ageing import VirtualAgeing
 
 HANDLE_TIMEOUT_S = 5.0
 """How long the controller waits for a digest list it was just sent (on
@@ -61,8 +69,12 @@ class VirtualController:
     """Runs the engine of `vs` (a VirtualSwitch) in virtual time with the
     `learning` app (L2Learning on the same switch) serving its digests."""
 
-    def __init__(self, vs: Any, learning: Any, queue_limit: int = STREAM_QUEUE):
+    def __init__(self, vs: Any, learning: Any, queue_limit: int = STREAM_QUEUE,
+                 ageing: Optional[VirtualAgeing] = None):
         self.vs, self.learning, self.queue_limit = vs, learning, queue_limit
+        self.ageing = ageing
+        self.aged = 0
+        """Addresses the controller forgot because the switch aged them."""
         self.now = 0
         self.free_at = 0
         self.pending: deque = deque()  # (learn list, values, raised at ns)
@@ -112,6 +124,11 @@ class VirtualController:
         # stays busy for the time it took
         self.free_at = self.now if due_before else self.now + self.service_ns
 
+    def _age(self) -> None:
+        """The switch's sweep now; the controller deletes what it reports."""
+        if self.ageing.sweep(self.now):
+            self.aged += self.learning.expire(timeout=HANDLE_TIMEOUT_S)
+
     def run_until(self, t_end: int, watch: Optional[Watch] = None) -> None:
         """Virtual time to `t_end`, serving digests as they fall due."""
         while True:
@@ -120,9 +137,14 @@ class VirtualController:
                     self.late_ns = max(self.late_ns, self.now - self._due())
                 self._serve()
                 continue
+            if self.ageing is not None and self.ageing.due(self.now):
+                self._age()
+                continue
             if self.now >= t_end:
                 return
             stops = [t_end]
+            if self.ageing is not None:
+                stops.append(self.ageing.next_ns)
             if self.pending:
                 stops.append(self._due())
             elif watch is not None:

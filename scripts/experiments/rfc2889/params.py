@@ -106,7 +106,9 @@ class Rfc2889Params:
     caching test's learning rate (frames/s); learning_addresses: the
     address counts of the learning-rate test; learn_rate_max_fps and
     learn_rate_resolution_fps: its search; ageing_s: the controller's
-    ageing time; mac_table_size: compile the DUT with this MAC table
+    ageing time (the learnt entries' idle timeout, in virtual time; RFC
+    2889 asks for one longer than an address trial, so a shorter one is
+    refused: longest_address_trial); mac_table_size: compile the DUT with this MAC table
     (None: the program's own size).
 
     Forward pressure (port 1 to port 2): ifg_bits: the source's gap
@@ -217,7 +219,38 @@ class Rfc2889Params:
             check_int(self.mac_table_size, 4, 1 << 20, "--mac-table-size")
         self._check_mac()
         self._check_mode()
+        self._check_ageing()
         return self
+
+    def longest_address_trial(self) -> tuple[float, str]:
+        """The longest address trial the run's address tests may take, s
+        of virtual time, and which it is (0 without address tests): the
+        caching test's first (the most addresses), the learning-rate
+        search's slowest (its largest count at its lowest rate, the
+        resolution)."""
+        trials = []
+        if "address_caching" in self.tests:
+            trials.append((address_trial_s(self.max_addresses, self.learn_fps),
+                           f"address caching: {self.max_addresses} addresses at "
+                           f"{self.learn_fps:g} frames/s"))
+        if "address_learning" in self.tests:
+            n = max(self.learning_addresses)
+            trials.append((address_trial_s(n, self.learn_rate_resolution_fps),
+                           f"address learning rate: {n} addresses at the search's lowest rate, "
+                           f"{self.learn_rate_resolution_fps:g} frames/s"))
+        return max(trials, default=(0.0, ""))
+
+    def _check_ageing(self) -> None:
+        """RFC 2889 s. 5.7: the DUT's ageing time exceeds the test's
+        duration, else addresses learnt in a trial age before their test
+        frames and are flooded (in virtual time the learnt entries age)."""
+        longest, which = self.longest_address_trial()
+        if self.mode == "virtual" and longest and self.ageing_s <= longest:
+            raise ParamError(
+                f"--ageing-s {self.ageing_s:g}: not longer than an address trial ({which}, "
+                f"learnt then tested: {longest:g} s of virtual time); RFC 2889 asks for an "
+                "ageing time longer than the test, else the addresses learnt age within it "
+                "(a longer --ageing-s, fewer addresses or a higher rate)")
 
     def _check_mode(self) -> None:
         if self.mode not in MODES:
@@ -297,6 +330,12 @@ class Rfc2889Params:
     def defines(self) -> dict[str, str]:
         """The -D macros the DUT is compiled with."""
         return {} if self.mac_table_size is None else {"MAC_TABLE_SIZE": str(self.mac_table_size)}
+
+
+def address_trial_s(addresses: int, rate_fps: float) -> float:
+    """How long an address trial's frames last (address.py): `addresses`
+    learning frames, then as many test frames, at `rate_fps`."""
+    return 2 * addresses / rate_fps
 
 
 def parse_loads(text: str) -> tuple[float, ...]:

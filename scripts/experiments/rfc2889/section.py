@@ -11,6 +11,7 @@ import pandas as pd
 from .. import report as rp
 from . import section_setup as setup
 from . import tables as tb
+from .params import address_trial_s
 from .topology import MESH_NAMES
 
 _METHOD = (
@@ -37,8 +38,29 @@ _ADDRESS = _ADDRESS_PROCEDURE + (
     "Write installs the smac and dmac entries; in virtual time the controller is a single "
     "server whose service time per digest is the wall-clock time it took on this machine "
     "(mean {service}), so the rate depends on the machine. The MAC table's size is the "
-    "program's ({table} entries; the test port's own address takes one). Ageing is the "
-    "controller's idle timeout ({ageing:g} s), longer than any trial: nothing ages in one.")
+    "program's ({table} entries; the test port's own address takes one). {ageing}")
+_AGEING = (
+    "The learnt entries age in virtual time, as on a real switch whose learning app writes "
+    "them with an idle timeout (here {ageing:g} s): the switch's idle-timeout sweep runs on the "
+    "engine's clock every {sweep_ms:g} ms of virtual time and notifies the controller, which "
+    "deletes the aged addresses (flooded again until relearnt). RFC 2889 (address caching, "
+    "s. 5.7) asks for an ageing time longer than the test's duration, and the run refuses a "
+    "shorter one (--ageing-s): {longest}")
+
+
+def _ageing(p: dict, trials) -> str:
+    """The ageing paragraph: the ageing time, and how long the longest
+    address trial lasted against it."""
+    from ...switch.p4runtime.idle import IdleTimeout
+
+    ageing = float(p.get("ageing_s", 300))
+    longest = "no address trial ran."
+    if trials is not None and not trials.empty:
+        worst = address_trial_s(trials["addresses"], trials["rate_fps"]).max()
+        aged = trials["aged"].fillna(0).sum() if "aged" in trials else 0
+        longest = (f"the longest address trial here lasted {worst:.3g} s of virtual time, "
+                   f"and {int(aged)} learnt address(es) aged within a trial.")
+    return _AGEING.format(ageing=ageing, sweep_ms=IdleTimeout.interval_ns / 1e6, longest=longest)
 
 
 _PRESSURE = (
@@ -205,7 +227,8 @@ def section(page: rp.Page) -> None:
         service = addr["controller_service_ns"].dropna()
         s.parts.append(rp.para(_ADDRESS.format(
             service=f"{service.mean() / 1e3:.0f} us" if len(service) else "n/a",
-            table=int(addr["mac_table_size"].iloc[0]), ageing=float(p.get("ageing_s", 300)))))
+            table=int(addr["mac_table_size"].iloc[0]),
+            ageing=_ageing(p, run.t.get("rfc2889_address_trials")))))
     _tables(s, made, ("rfc2889_address_caching", "rfc2889_address_learning"))
     learning = results[results["test"] == "address_learning"]
     if not learning.empty:
