@@ -7,6 +7,7 @@
 //! lives elsewhere (`tables`, `externs`); a `Program` is immutable and shared.
 
 use crate::pipeline::actions::ActionPlan;
+use crate::pipeline::parser::StatePlan;
 use crate::pipeline::words::{CalcPlan, ExtractPlan, WordPlan};
 use crate::value::Val;
 use std::collections::HashMap;
@@ -616,6 +617,9 @@ pub struct Program {
     /// narrow field without a mask (not a range): the lookup key is then
     /// that field's value as it is.
     pub table_key_fields: Vec<Option<FieldId>>,
+    /// Derived at load: each parse state's plan, where one applies
+    /// (`pipeline::parser`).
+    pub state_plans: Vec<Option<StatePlan>>,
     /// Derived at load: each header's validity when a packet starts
     /// (metadata headers are always valid), copied by `Phv::reset`.
     pub valid_init: Vec<bool>,

@@ -380,6 +380,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         calc_plans: vec![],
         action_plans: vec![],
         table_key_fields: vec![],
+        state_plans: vec![],
         valid_init: vec![],
         names,
     };
@@ -389,6 +390,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.calc_plans = words::calc_plans(&prog);
     prog.action_plans = crate::pipeline::actions::action_plans(&prog);
     prog.table_key_fields = prog.tables.iter().map(|t| one_field_key(&prog, t)).collect();
+    prog.state_plans = crate::pipeline::parser::state_plans(&prog);
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
     Ok(prog)
 }

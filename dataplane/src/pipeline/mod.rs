@@ -12,7 +12,7 @@ pub mod bits;
 mod deparser;
 mod exec;
 pub mod narrow;
-mod parser;
+pub mod parser;
 pub mod phv;
 pub mod words;
 

@@ -45,14 +45,28 @@ impl<'a> Exec<'a> {
     fn run_state(&mut self, pkt: &mut Packet, s: u32) -> Result<Option<u32>, u32> {
         let prog = self.prog;
         let st = &prog.parser.states[s as usize];
-        for op in &st.ops {
-            self.parser_op(pkt, op)?;
+        let plan = &prog.state_plans[s as usize];
+        match plan {
+            Some(plan) => {
+                for &(id, bytes) in &plan.extracts {
+                    self.extract_planned(pkt, id, bytes as usize)?;
+                }
+            }
+            None => {
+                for op in &st.ops {
+                    self.parser_op(pkt, op)?;
+                }
+            }
         }
         if st.transitions.is_empty() {
             return Ok(None);
         }
         if st.small {
-            if let Some(k) = self.small_key(pkt, st) {
+            let key = match plan.as_ref().and_then(|p| p.key_field) {
+                Some(f) => Some(pkt.phv.vals[f as usize]),
+                None => self.small_key(pkt, st),
+            };
+            if let Some(k) = key {
                 for t in &st.transitions {
                     match t.small {
                         Some((v, m)) if k & m != v => continue,
@@ -283,6 +297,23 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Extracts header `id`, `bytes` long, with its extract plan (see
+    /// [`StatePlan`]).
+    #[inline(always)]
+    fn extract_planned(&mut self, pkt: &mut Packet, id: HdrId, bytes: usize) -> Result<(), u32> {
+        let prog = self.prog;
+        if pkt.data.len().saturating_sub(pkt.cursor) < bytes {
+            return Err(prog.errors.packet_too_short);
+        }
+        if let Some(plan) = &prog.extract_plans[id as usize] {
+            plan.extract(&pkt.data, pkt.cursor, &mut pkt.phv.vals);
+        }
+        pkt.phv.vl_bits[id as usize] = 0;
+        pkt.phv.set_valid(prog, id);
+        pkt.cursor += bytes;
+        Ok(())
+    }
+
     /// Reads the fields of header `id` at the cursor one by one (headers
     /// with wide or varbit fields); `vl`: the varbit's length in bits.
     #[inline(never)]
@@ -318,4 +349,37 @@ impl<'a> Exec<'a> {
             }
         }
     }
+}
+
+/// A parse state with its operands resolved at load, when every operation
+/// is the extraction of a fixed header that has an extract plan: the
+/// headers (with their length in bytes) are extracted one after the other
+/// without dispatching on the operation; a key that is one narrow field is
+/// read as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatePlan {
+    extracts: Vec<(HdrId, u32)>,
+    key_field: Option<FieldId>,
+}
+
+/// The plan of each parse state, where one applies.
+pub fn state_plans(p: &Program) -> Vec<Option<StatePlan>> {
+    p.parser.states.iter().map(|st| state_plan(p, st)).collect()
+}
+
+fn state_plan(p: &Program, st: &ParseState) -> Option<StatePlan> {
+    let mut extracts = Vec::with_capacity(st.ops.len());
+    for op in &st.ops {
+        match op {
+            ParserOp::Extract(HdrX::Static(id)) if p.extract_plans[*id as usize].is_some() => {
+                extracts.push((*id, p.headers[*id as usize].fixed_bits / 8));
+            }
+            _ => return None,
+        }
+    }
+    let key_field = match st.key.as_slice() {
+        [(KeyPart::Field(f), _)] if !p.fmeta[*f as usize].wide => Some(*f),
+        _ => None,
+    };
+    Some(StatePlan { extracts, key_field })
 }

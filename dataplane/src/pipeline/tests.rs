@@ -249,3 +249,25 @@ fn deparse_over_the_parsed_headers_keeps_the_payload_in_place() {
     ex.deparse(&mut pkt, &mut out);
     assert_eq!(pkt.data, bytes[..16].to_vec());
 }
+
+/// States made only of fixed-header extracts run from their plan, with the
+/// parser's checks: a header that does not fit stops parsing with
+/// PacketTooShort, the headers before it consumed.
+#[test]
+fn planned_states_extract_and_check_lengths() {
+    let p = two_fixed_headers();
+    assert!(p.state_plans[0].is_some());
+    let varbit = prog_with_ops(json!([extract("h")]), json!([]), default_accept());
+    assert!(varbit.state_plans[0].is_none(), "a varbit header has no extract plan");
+    let stack = prog_with_ops(json!([extract("s[0]"), extract("s[1]")]), json!([]), default_accept());
+    assert!(stack.state_plans[0].is_some(), "fixed stack elements named statically");
+    let bytes: Vec<u8> = (1..=16).collect();
+    let pkt = parse(&p, &bytes);
+    assert_eq!(pkt.parser_error, 1, "PacketTooShort");
+    assert!(pkt.phv.valid[1] && !pkt.phv.valid[2]);
+    assert_eq!(pkt.payload_off, 14);
+    let t = p.field_by_name("e", "t").unwrap();
+    assert_eq!(pkt.phv.vals[t as usize], 0x0d0e);
+    let pkt = parse(&p, &bytes[..13]);
+    assert_eq!((pkt.parser_error, pkt.payload_off, pkt.phv.valid[1]), (1, 0, false));
+}
