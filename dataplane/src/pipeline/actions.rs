@@ -60,7 +60,7 @@ impl ActionPlan {
 
     /// Runs the plan with the action's parameters `params`; `drop_port`:
     /// the port mark_to_drop writes.
-    #[inline]
+    #[inline(always)]
     pub fn run(&self, p: &Program, params: &[Val], pkt: &mut Packet, drop_port: u32) {
         for op in &self.ops {
             let (dst, v) = match op {

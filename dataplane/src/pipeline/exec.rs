@@ -514,17 +514,35 @@ impl<'a> Exec<'a> {
 
     /// Packs a calculation's inputs at bit level (invalid headers skipped,
     /// zero padding only at the end) and hashes them.
+    #[inline]
     pub fn calculate(&mut self, pkt: &Packet, calc: u32) -> u64 {
+        match self.planned_csum16(pkt, calc) {
+            Some(v) => v,
+            None => self.calculate_general(pkt, calc),
+        }
+    }
+
+    /// A csum16 calculation straight from the field values (see
+    /// `CsumPlan`), when it has that plan and its headers are valid.
+    #[inline(always)]
+    fn planned_csum16(&self, pkt: &Packet, calc: u32) -> Option<u64> {
+        let plan = self.prog.calc_plans[calc as usize].as_ref()?;
+        let c = plan.csum.as_ref()?;
+        if !plan.headers.iter().all(|h| pkt.phv.valid[*h as usize]) {
+            return None;
+        }
+        let payload = if plan.payload { Some(pkt.data.get(pkt.payload_off..).unwrap_or(&[])) } else { None };
+        Some(c.csum16(&pkt.phv.vals, payload))
+    }
+
+    /// `calculate` through the word plan or bit by bit.
+    #[inline(never)]
+    fn calculate_general(&mut self, pkt: &Packet, calc: u32) -> u64 {
         let prog = self.prog;
-        let mut buf = std::mem::take(&mut self.rt.calc_buf);
-        buf.clear();
         if let Some(plan) = &prog.calc_plans[calc as usize] {
             if plan.headers.iter().all(|h| pkt.phv.valid[*h as usize]) {
-                if let Some(c) = &plan.csum {
-                    self.rt.calc_buf = buf;
-                    let payload = if plan.payload { Some(pkt.data.get(pkt.payload_off..).unwrap_or(&[])) } else { None };
-                    return c.csum16(&pkt.phv.vals, payload);
-                }
+                let mut buf = std::mem::take(&mut self.rt.calc_buf);
+                buf.clear();
                 plan.words.emit(&pkt.phv.vals, &mut buf);
                 if plan.payload {
                     buf.extend_from_slice(pkt.data.get(pkt.payload_off..).unwrap_or(&[]));
@@ -534,6 +552,8 @@ impl<'a> Exec<'a> {
                 return h;
             }
         }
+        let mut buf = std::mem::take(&mut self.rt.calc_buf);
+        buf.clear();
         let mut w = bits::BitWriter::new(&mut buf);
         for inp in &prog.calcs[calc as usize].inputs {
             match inp {
@@ -585,6 +605,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Verifies the program's checksums after parsing (sets checksum_error).
+    #[inline]
     pub fn verify_checksums(&mut self, pkt: &mut Packet) {
         let prog = self.prog;
         for c in &prog.checksums {
@@ -610,6 +631,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Updates checksums before deparsing.
+    #[inline]
     pub fn update_checksums(&mut self, pkt: &mut Packet) {
         let prog = self.prog;
         for c in &prog.checksums {

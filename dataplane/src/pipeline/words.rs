@@ -122,7 +122,7 @@ impl WordPlan {
 
     /// Writes the image into `out`, which is `bytes()` long (deparsing in
     /// place).
-    #[inline]
+    #[inline(always)]
     pub fn emit_into(&self, vals: &[u128], out: &mut [u8]) {
         let (mut p, mut q) = (0usize, 0usize);
         let mut chunks = out.chunks_exact_mut(8);
@@ -253,7 +253,12 @@ impl CsumPlan {
             let s = crate::hash::sum16(p);
             sum += if self.payload_odd { s << 8 } else { s };
         }
-        crate::hash::csum16_finish(sum as u128)
+        // the terms are below 2^48: the sum stays far below 2^64; fold the
+        // carries on 64 bits (as csum16_finish does on 128)
+        while sum >> 16 != 0 {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !sum & 0xffff
     }
 }
 
@@ -391,7 +396,7 @@ impl ExtractPlan {
     /// Reads the fields of the header starting at byte `start` of `data`
     /// into `vals`. Bytes past the end of `data` read as zero (the caller
     /// has checked that the header fits).
-    #[inline]
+    #[inline(always)]
     pub fn extract(&self, data: &[u8], start: usize, vals: &mut [u128]) {
         match data.get(start..start + self.span) {
             Some(d) => self.take_all(d, vals),
@@ -605,6 +610,24 @@ mod tests {
             }
         }
         assert!(CsumPlan::new(&[Slot::Field { field: 0, width: 65 }]).is_none());
+    }
+
+    /// The carries of the largest sums (all-ones fields, a jumbo payload
+    /// of all ones, odd and even) fold to the checksum of the bytes.
+    #[test]
+    fn csum_plan_folds_large_sums() {
+        use crate::hash::csum16;
+        let slots: Vec<Slot> = [64u32, 8, 64, 32, 64].iter().enumerate().map(|(i, w)| Slot::Field { field: i as u32, width: *w }).collect();
+        let vals: Vec<u128> = slots.iter().map(|s| match s { Slot::Field { width, .. } => mask_u128(*width), _ => 0 }).collect();
+        let plan = CsumPlan::new(&slots).expect("narrow fields");
+        let mut img = vec![];
+        WordPlan::new(&slots).emit(&vals, &mut img);
+        for len in [9000usize, 9001] {
+            let payload = vec![0xffu8; len];
+            let mut all = img.clone();
+            all.extend_from_slice(&payload);
+            assert_eq!(plan.csum16(&vals, Some(&payload)), csum16(&all), "{len}");
+        }
     }
 
     #[test]

@@ -188,7 +188,7 @@ impl Group {
     }
 
     /// As `lookup` for a key of at most 16 bytes given as an integer.
-    #[inline]
+    #[inline(always)]
     fn lookup_small(&self, k: u128) -> Option<&Handles> {
         let k = if self.all_ones { k } else { k & self.mask16 };
         match &self.map {
