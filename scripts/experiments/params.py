@@ -73,6 +73,19 @@ def check_int(value: Any, lo: int, hi: int, option: str, *, unit: str = "",
                          f"{' ' + unit if unit else ''}{f' ({where})' if where else ''}")
 
 
+def check_rate(text: Optional[str], option: str) -> Optional[int]:
+    """A line rate written as a topology writes it (100G, 10M, 2.5G, ...) in
+    bit/s; None stays None; a bad value is a ParamError naming `option`."""
+    from ..topologies.spec import TopologyError, parse_rate
+
+    if text is None:
+        return None
+    try:
+        return parse_rate(text, option)
+    except TopologyError as e:
+        raise ParamError(str(e)) from None
+
+
 def check_seed(seed: Any) -> int:
     """The engine's and the sources' seed: 64 bits, unsigned."""
     check_int(seed, 0, MAX_SEED, "--seed")

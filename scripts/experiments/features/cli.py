@@ -16,7 +16,7 @@ from typing import Optional
 import typer
 
 from .. import virtual_cli
-from ..params import Mode, ParamError, parse_int_list
+from ..params import Mode, ParamError, check_rate, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (DUTS, ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS,
                      FeaturesParams, fairness_text, pairs_text, parse_fairness, parse_pairs)
@@ -27,14 +27,6 @@ VIRTUAL_ONLY = ("trial_frames", "fairness_us", "profile", "buffer_mb", "alpha", 
 MININET_ONLY = ("dut", "line_rate", "trial_s")
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 
-
-def _rate(text: str, option: str) -> int:
-    from ...topologies.spec import TopologyError, parse_rate
-
-    try:
-        return parse_rate(text, option)
-    except TopologyError as e:
-        raise ParamError(str(e)) from None
 
 
 def command(
@@ -99,7 +91,7 @@ def command(
                       latency_trials=latency_trials, fairness=parse_fairness(fairness))
         if mode is Mode.mininet:
             p = FeaturesParams.for_mode("mininet", **common, dut=dut.strip(), trial_s=trial_s,
-                                        rate_bps=_rate(line_rate, "--line-rate")).check()
+                                        rate_bps=check_rate(line_rate, "--line-rate")).check()
         else:
             p = FeaturesParams.for_mode("virtual", **common, trial_frames=trial_frames,
                                         fairness_us=fairness_us).check()

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from .. import virtual_cli
-from ..params import Mode, ParamError, check_seed, parse_int_list
+from ..params import Mode, ParamError, check_rate, check_seed, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 from .mininet_params import DUTS, MininetLagParams
 from .params import (FAILOVER, SEED_CLIENTS, SEED_FRAME, SEED_MEMBERS, LagFailoverParams,
@@ -30,14 +30,6 @@ VIRTUAL_ONLY = ("throughput_us", "warmup_us", "interval_us", "reaction_us", "bin
 MININET_ONLY = ("dut", "line_rate", "throughput_s", "warmup_s", "interval_s", "bin_ms",
                 "link_queue")
 
-
-def _rate(text: str, option: str) -> int:
-    from ...topologies.spec import TopologyError, parse_rate
-
-    try:
-        return parse_rate(text, option)
-    except TopologyError as e:
-        raise ParamError(str(e)) from None
 
 
 def command(
@@ -132,7 +124,7 @@ def command(
                       client_load_pct=client_load, failover_load_pct=failover_load,
                       iterations=iterations)
         if mode is Mode.mininet:
-            rate = _rate(line_rate, "--line-rate")
+            rate = check_rate(line_rate, "--line-rate")
             m = MininetLagParams(**common, dut=dut.strip(), rate_bps=rate,
                                  throughput_s=throughput_s, warmup_s=warmup_s,
                                  interval_s=interval_s, bin_ms=bin_ms,

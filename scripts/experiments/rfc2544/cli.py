@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from ..params import Mode, ParamError, default_profiles, parse_int_list
+from ..params import Mode, ParamError, check_rate, default_profiles, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from ..virtual_cli import run_to_end
 from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
@@ -32,16 +32,6 @@ def _fail(msg: str, code: int = 2) -> None:
     typer.echo(f"p4scope run rfc2544: error: {msg}", err=True)
     raise typer.Exit(code)
 
-
-def _rate(text: Optional[str], option: str) -> Optional[int]:
-    from ...topologies.spec import TopologyError, parse_rate
-
-    if text is None:
-        return None
-    try:
-        return parse_rate(text, option)
-    except TopologyError as e:
-        raise ParamError(str(e)) from None
 
 
 def run_rfc2544(
@@ -125,8 +115,8 @@ def run_rfc2544(
         if mode is Mode.mininet:
             duts = ",".join(d.strip() for d in dut.split(","))
             p = Rfc2544Params.for_mode("mininet", **common, dut=duts, trial_s=trial_s,
-                                       rate_bps=_rate(line_rate, "--line-rate"),
-                                       link_bw_bps=_rate(link_bw, "--link-bw"),
+                                       rate_bps=check_rate(line_rate, "--line-rate"),
+                                       link_bw_bps=check_rate(link_bw, "--link-bw"),
                                        link_queue=link_queue).check()
         else:
             import math

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from .. import virtual_cli
-from ..params import Mode, ParamError, parse_int_list
+from ..params import Mode, ParamError, check_rate, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (CHAIN_TESTS, LOADS, MAX_CHAIN, MODE_DEFAULTS, NOT_IN_MININET,
                      STANDARD_SIZES, TESTS, Rfc2889Params, parse_loads)
@@ -25,16 +25,6 @@ VIRTUAL_ONLY = ("trial_frames", "trial_us", "mac_table_size", "ageing_s", "ifg_b
 MININET_ONLY = ("dut", "trial_s")
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 
-
-def _rate(text: Optional[str], option: str) -> Optional[int]:
-    from ...topologies.spec import TopologyError, parse_rate
-
-    if text is None:
-        return None
-    try:
-        return parse_rate(text, option)
-    except TopologyError as e:
-        raise ParamError(str(e)) from None
 
 
 def command(
@@ -140,7 +130,7 @@ def command(
     try:
         p = Rfc2889Params.for_mode(
             mode.value, sizes=parse_int_list(sizes, "--sizes"), ports=ports,
-            rate_bps=_float(_rate(line_rate, "--line-rate")),
+            rate_bps=_float(check_rate(line_rate, "--line-rate")),
             tests=None if tests is None else tuple(t.strip() for t in tests.split(",")
                                                    if t.strip()),
             loads=parse_loads(loads), tolerance_pct=tolerance, resolution_pct=resolution,
