@@ -304,7 +304,7 @@ pub(crate) fn eval_narrow(pkt: &Packet, e: &NExpr) -> i128 {
 /// The operators on values the analysis bounded; division and remainder
 /// by zero give 0 and truncate toward zero, flooring right shifts, as
 /// `Val` does.
-#[inline]
+#[inline(always)]
 pub(crate) fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
     match op {
         BinOp::Add => x + y,
