@@ -11,9 +11,10 @@ engine in a child process inside the namespace (it opens the interfaces by
 name there). Traces "on" records every packet as `--log-console -L debug`
 does; the records are taken and discarded, so the figure is the loop's
 cost, not the cost of writing a log. Reported per mode (medians over the
-repeats): the received rate, the loss, and the loop thread's CPU time per
-forwarded packet (/proc schedstat), which stays meaningful when other
-work shares the CPUs. Needs root.
+repeats): the received rate, the loss, and the CPU time per forwarded
+packet of the loop's threads (the loop and its sending thread, /proc
+schedstat), which stays meaningful when other work shares the CPUs. Needs
+root.
 """
 
 from __future__ import annotations
@@ -33,18 +34,22 @@ MODES = ("off", "on")
 PAIRS = [("rta0", "rta1"), ("rtb0", "rtb1")]
 
 
+LOOP_THREADS = ("p4scope-rt", "p4scope-tx")  # the loop and its sending thread
+
+
 def _loop_cpu_ns() -> int:
-    """CPU time of this process's real-time loop thread (p4scope-rt)."""
+    """CPU time of this process's real-time loop and its sending thread."""
+    total = 0
     for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
         try:
             with open(f"{task}/comm") as f:
-                if f.read().strip() != "p4scope-rt":
+                if f.read().strip() not in LOOP_THREADS:
                     continue
             with open(f"{task}/schedstat") as f:
-                return int(f.read().split()[0])
+                total += int(f.read().split()[0])
         except OSError:
             continue
-    return 0
+    return total
 
 
 def _child(netns: str, mode: str, size: int, seconds: float, rate: str) -> dict:

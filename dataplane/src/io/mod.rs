@@ -1,8 +1,10 @@
-//! Ports outside the process: Linux interfaces in real time ([`rt`], over
-//! the system calls of [`sys`], the crate's only unsafe module, with
-//! per-packet traces from [`trace`]) and pcap files ([`pcap`]).
+//! Ports outside the process: Linux interfaces in real time ([`rt`], its
+//! sending thread [`tx`], over the system calls of [`sys`], the crate's
+//! only unsafe module, with per-packet traces from [`trace`]) and pcap
+//! files ([`pcap`]).
 
 pub mod pcap;
 pub mod rt;
 pub mod sys;
 pub mod trace;
+pub mod tx;

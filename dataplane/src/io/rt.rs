@@ -18,11 +18,11 @@
 //! up): each port's socket has a send buffer of [`SNDBUF`] bytes (about 90
 //! full-size frames). When the kernel refuses a port's frames (the buffer
 //! is full: a shaped link or a slow peer), the refused frames wait in the
-//! loop and the port stops dequeuing ([`Switch::set_tx_credit`] 0): its
-//! packets stay in the traffic manager's queues, which fill, mark and drop
-//! as the program and the configuration say. The loop never waits for one
-//! port: it retries the refused frames each round, and when idle it also
-//! wakes when the socket is writable (POLLOUT). Once they are taken the
+//! sending thread and the port stops dequeuing ([`Switch::set_tx_credit`]
+//! 0): its packets stay in the traffic manager's queues, which fill, mark
+//! and drop as the program and the configuration say. Neither thread waits
+//! for one port: the refused frames are retried each round, and when idle
+//! when the socket is writable (POLLOUT). Once they are taken the
 //! port dequeues [`RESUME_WINDOW`] packets a round, twice as many each round
 //! the kernel takes them all, and runs free again once its queue empties
 //! within a round's window or the window reaches [`MAX_WINDOW`]. A frame
@@ -30,9 +30,14 @@
 //! than the MTU; the interface down) is dropped and counted (tx_errors),
 //! as BMv2 ignores a failed send; it is never sent again.
 //!
-//! The loop's thread runs at real-time priority (SCHED_FIFO, when the
-//! process may) while it keeps up: woken host processes no longer preempt
-//! it in the middle of a batch. A loop busy for longer than
+//! The sends are made by a thread of their own ([`super::tx`]), as BMv2's
+//! egress threads transmit while its ingress thread takes the next packets:
+//! a send into a veth runs the receiving host's stack in the sender's
+//! context, and the loop takes and processes the next frames meanwhile.
+//!
+//! Both threads run at real-time priority (SCHED_FIFO, when the process
+//! may) while the switch keeps up: woken host processes no longer preempt
+//! them in the middle of a batch. A switch busy for longer than
 //! [`RT_BUSY_LIMIT`] without going idle (a flood it cannot keep up with, a
 //! broadcast storm between switches) steps down to normal scheduling until
 //! it next goes idle, so it never starves the machine's other processes.
@@ -45,6 +50,7 @@
 use super::pcap::PcapWriter;
 use super::sys;
 use super::trace::{TraceCfg, TraceEv, Tracer};
+use super::tx::{Clock, PortTx, Returned, Sender};
 use crate::engine::{Output, Switch};
 use crate::tm::TX_UNLIMITED;
 use std::collections::{BTreeMap, VecDeque};
@@ -62,11 +68,7 @@ pub const RING_BYTES: usize = 4 << 20;
 /// overhead: about 2.3 KB for a full-size frame): the kernel's default,
 /// which BMv2's sockets keep, so a shaped link pushes back as soon.
 pub const SNDBUF: usize = 212_992;
-/// Packets a port that the kernel pushed back may dequeue in the round
-/// after its refused frames were taken.
-pub const RESUME_WINDOW: u32 = 8;
-/// A window this large means the port runs free again.
-pub const MAX_WINDOW: u32 = 1024;
+pub use super::tx::{MAX_WINDOW, RESUME_WINDOW};
 /// How often the kernel's count of frames a full ring lost is read.
 const RX_DROPS_EVERY_NS: u64 = 100_000_000;
 const MAX_EVENTS: usize = 65536;
@@ -116,60 +118,9 @@ pub struct PortIo {
     pub iface: String,
     ring: sys::RxRing,
     fd: OwnedFd,
-    /// The socket's send buffer as the kernel counts it.
-    sndbuf: usize,
-    /// At least what the kernel counts against the send buffer now (it
-    /// only shrinks between the loop's sends): read back when the next
-    /// frames might not fit.
-    queued: usize,
     pcap_in: Option<PcapWriter>,
-    pcap_out: Option<PcapWriter>,
-    tx: TxState,
-}
-
-/// A port's egress back-pressure (see the module's doc).
-#[derive(Debug)]
-struct TxState {
-    /// Frames that left the switch but the kernel refused, oldest first:
-    /// sent before anything newer, and the port dequeues nothing meanwhile.
-    held: VecDeque<Output>,
-    /// Packets the port may dequeue a round (TX_UNLIMITED: runs free).
-    window: u32,
-    /// Frames the switch emitted for the port this round.
-    emitted: u32,
-    /// The credit to hand the switch at the start of the next round.
-    credit: Option<u32>,
-    /// Whether frames were held at the start of this round's sends.
-    was_held: bool,
-}
-
-impl TxState {
-    fn new() -> TxState {
-        TxState { held: VecDeque::new(), window: TX_UNLIMITED, emitted: 0, credit: None, was_held: false }
-    }
-
-    /// After the round's sends: the port's next credit (frames still held:
-    /// the kernel's buffer is full). Returns whether the port just became
-    /// blocked.
-    fn after_send(&mut self) -> bool {
-        let emitted = std::mem::take(&mut self.emitted);
-        let was_held = std::mem::take(&mut self.was_held);
-        if !self.held.is_empty() {
-            if was_held {
-                return false;
-            }
-            self.window = RESUME_WINDOW;
-            self.credit = Some(0);
-            return true;
-        }
-        if was_held {
-            self.credit = Some(self.window);
-        } else if self.window != TX_UNLIMITED {
-            self.window = if emitted < self.window || self.window >= MAX_WINDOW / 2 { TX_UNLIMITED } else { self.window * 2 };
-            self.credit = Some(self.window);
-        }
-        false
-    }
+    /// The sending half (with the sending thread while the loop runs).
+    tx: Option<PortTx>,
 }
 
 impl PortIo {
@@ -177,95 +128,15 @@ impl PortIo {
     pub fn open(port: u32, iface: &str, pcap_in: Option<&str>, pcap_out: Option<&str>) -> std::io::Result<PortIo> {
         let (fd, ring) = sys::packet_socket(iface, RING_BYTES, SNDBUF)?;
         let sndbuf = sys::send_buffer(&fd).unwrap_or(SNDBUF);
+        let tx = PortTx::new(port, fd.try_clone()?, sndbuf, pcap_out.map(PcapWriter::create).transpose()?);
         Ok(PortIo {
             port,
             iface: iface.to_string(),
             ring,
             fd,
-            sndbuf,
-            queued: 0,
             pcap_in: pcap_in.map(PcapWriter::create).transpose()?,
-            pcap_out: pcap_out.map(PcapWriter::create).transpose()?,
-            tx: TxState::new(),
+            tx: Some(tx),
         })
-    }
-
-    /// How many of `frames` the send buffer takes for certain, counting
-    /// `queued` as what it holds: the kernel refuses a frame only when it
-    /// already holds at least its size.
-    fn fitting(&self, frames: &[&[u8]]) -> usize {
-        let mut q = self.queued;
-        let mut n = 0;
-        for f in frames {
-            if q >= self.sndbuf {
-                break;
-            }
-            q += sys::send_charge_bound(f.len());
-            n += 1;
-        }
-        n
-    }
-
-    /// Sends `frames` (this port's, in order) until the send buffer is
-    /// full; returns how many were consumed: sent, or failed and dropped.
-    ///
-    /// As BMv2 (a blocking pcap_sendpacket per frame, its failure ignored):
-    /// a frame waits while the send buffer is full, and a frame the kernel
-    /// refuses for any other reason (a full qdisc: ENOBUFS; too long; the
-    /// interface down) is dropped, counted in tx_errors, never sent again.
-    /// sendmmsg does not say why it stopped part-way, so each call carries
-    /// only frames the buffer certainly takes: a frame refused among them
-    /// failed for another reason.
-    fn send(&mut self, frames: &[&[u8]], times: impl Fn(usize) -> u64, st: &mut PortStats) -> usize {
-        let mut done = 0;
-        while done < frames.len() {
-            let next = &frames[done..frames.len().min(done + sys::MAX_SEND)];
-            let mut fit = self.fitting(next);
-            if fit < next.len() {
-                if let Ok(q) = sys::send_queued(&self.fd) {
-                    self.queued = q;
-                    fit = self.fitting(next);
-                }
-            }
-            if fit == 0 {
-                break; // full: the rest wait
-            }
-            match sys::send_batch(&self.fd, &frames[done..done + fit]) {
-                Ok(0) => break, // refused after all (or interrupted): wait
-                Ok(k) => {
-                    let sent = &frames[done..done + k];
-                    st.tx_frames += k as u64;
-                    st.tx_bytes += sent.iter().map(|f| f.len() as u64).sum::<u64>();
-                    self.queued += sent.iter().map(|f| sys::send_charge_bound(f.len())).sum::<usize>();
-                    done += k;
-                    if k < fit {
-                        st.tx_errors += 1; // the next one failed: dropped
-                        done += 1;
-                    }
-                }
-                Err(_) => {
-                    st.tx_errors += 1;
-                    done += 1;
-                }
-            }
-        }
-        if let Some(w) = self.pcap_out.as_mut() {
-            for (k, f) in frames[..done].iter().enumerate() {
-                let _ = w.write(times(k), f);
-            }
-        }
-        done
-    }
-
-    /// Sends the frames the kernel refused before, as many as it takes now.
-    fn flush_held(&mut self, epoch: impl Fn(u64) -> u64, st: &mut PortStats, spent: &mut Vec<Vec<u8>>) {
-        let held = std::mem::take(&mut self.tx.held);
-        let frames: Vec<&[u8]> = held.iter().map(|o| o.data.as_slice()).collect();
-        let done = self.send(&frames, |k| epoch(held[k].time_ns), st);
-        drop(frames);
-        let mut held = held;
-        spent.extend(held.drain(..done).map(|o| o.data));
-        self.tx.held = held;
     }
 }
 
@@ -491,6 +362,27 @@ impl Shared {
         self.events_cv.notify_all();
     }
 
+    /// Adds per-port counts (taken from `d`) to the ports' statistics.
+    pub fn add_stats(&self, d: &mut BTreeMap<u32, PortStats>) {
+        let mut s = lk(&self.stats);
+        for (p, d) in std::mem::take(d) {
+            let e = s.entry(p).or_default();
+            e.rx_frames += d.rx_frames;
+            e.rx_bytes += d.rx_bytes;
+            e.tx_frames += d.tx_frames;
+            e.tx_bytes += d.tx_bytes;
+            e.rx_truncated += d.rx_truncated;
+            e.rx_dropped += d.rx_dropped;
+            e.tx_errors += d.tx_errors;
+            e.tx_blocked += d.tx_blocked;
+        }
+    }
+
+    /// Frames sent to ports without an interface.
+    pub fn count_no_port(&self, n: u64) {
+        lk(&self.counters).no_port += n;
+    }
+
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         self.wake();
@@ -537,8 +429,14 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let epoch0 = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let eng0 = lk(&host).switch().now_ns();
     let now_eng = |w: Instant| eng0 + w.duration_since(wall0).as_nanos() as u64;
+    let Ok(sender) = Sender::start(sh.clone(), Clock { epoch0, eng0 }) else {
+        return; // no thread to send with: the ports stay queued for a start
+    };
     let mut ports: Vec<PortIo> = vec![];
+    let mut bound: Vec<bool> = vec![]; // by port number: has an interface
     let mut outs: Vec<Output> = vec![];
+    let mut back = Returned::default();
+    let mut credits: Vec<(u32, u32)> = vec![];
     let mut spent: Vec<Vec<u8>> = vec![];
     let mut events: Vec<Event> = vec![];
     let mut ready = vec![];
@@ -547,49 +445,44 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut pending_stats: BTreeMap<u32, PortStats> = BTreeMap::new();
     let mut tracer: Option<Tracer> = None;
     let mut drops_read_at = 0u64;
-    let mut released: Vec<u32> = vec![]; // removed ports the switch must not hold back
     let mut prio = Priority::new(sh.priority.load(Ordering::Relaxed), RT_BUSY_LIMIT);
     lk(&sh.counters).priority = sys::thread_priority();
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
             match c {
-                Cmd::Add(p) => {
-                    if ports.iter().any(|x| x.port == p.port && x.tx.window != TX_UNLIMITED) {
-                        released.push(p.port);
+                Cmd::Add(mut p) => {
+                    if let Some(mut tx) = p.tx.take() {
+                        credits.extend(tx.take_credit().map(|c| (p.port, c))); // a restart's
+                        sender.add(tx);
                     }
                     ports.retain(|x| x.port != p.port);
+                    set_bound(&mut bound, p.port, true);
                     ports.push(*p);
                 }
                 Cmd::Remove(port) => {
                     for p in ports.iter().filter(|p| p.port == port) {
-                        let st = pending_stats.entry(port).or_default();
-                        st.rx_dropped += sys::rx_dropped(&p.fd);
-                        st.tx_errors += p.tx.held.len() as u64;
+                        pending_stats.entry(port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
                     }
-                    if ports.iter().any(|p| p.port == port && p.tx.window != TX_UNLIMITED) {
-                        released.push(port);
-                    }
-                    ports.retain(|x| x.port != port)
+                    ports.retain(|x| x.port != port);
+                    set_bound(&mut bound, port, false);
+                    sender.remove(port); // its held frames are counted lost there
                 }
             }
         }
+        sender.take_back(&mut back);
+        credits.append(&mut back.credits);
         let cpu = *lk(&sh.cpu_port);
         let wall = Instant::now();
         let timeout = {
             let mut h = lk(&host);
             let sw = h.switch();
-            for b in spent.drain(..) {
+            for b in spent.drain(..).chain(back.spent.drain(..)) {
                 if b.capacity() > 0 {
                     sw.recycle(b);
                 }
             }
-            for port in released.drain(..) {
-                sw.set_tx_credit(port, TX_UNLIMITED);
-            }
-            for p in ports.iter_mut() {
-                if let Some(c) = p.tx.credit.take() {
-                    sw.set_tx_credit(p.port, c);
-                }
+            for (port, c) in credits.drain(..) {
+                sw.set_tx_credit(port, c);
             }
             let now = now_eng(wall);
             match sw.next_event_at() {
@@ -598,13 +491,21 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 None => MAX_WAIT_NS,
             }
         };
+        // the sending thread far behind: frames stay in the rings meanwhile
+        let room = sender.room();
+        // the switch is idle when the sending thread is too (a frame
+        // circling between two ports keeps one of them busy at any time);
+        // asked before the rings are looked at
+        let sender_idle = sender.idle();
         // frames waiting in a ring or a packet-out: no wait, no system call
-        let busy = !lk(&sh.inject).is_empty() || ports.iter().any(|p| p.ring.ready());
+        let busy = !lk(&sh.inject).is_empty() || (room && ports.iter().any(|p| p.ring.ready()));
         let idle = timeout > 0 && !busy;
         let demotions = prio.demotions;
-        if let Some(p) = prio.after_round(idle, wall) {
+        if let Some(p) = prio.after_round((idle && sender_idle) || sender.took_idle(), wall) {
             if sys::set_thread_priority(p).is_err() {
                 prio.refused();
+            } else {
+                sender.set_priority(p);
             }
             let mut c = lk(&sh.counters);
             c.priority = sys::thread_priority();
@@ -613,11 +514,14 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         if idle {
             fds.clear();
             fds.push((sh.wake.as_raw_fd(), false));
-            // a port holding refused frames also waits for room to send
-            fds.extend(ports.iter().map(|p| (p.fd.as_raw_fd(), !p.tx.held.is_empty())));
+            if room {
+                fds.extend(ports.iter().map(|p| (p.fd.as_raw_fd(), false)));
+            }
+            sender.loop_waits_input(room);
             if sys::poll_ready(&fds, timeout, &mut ready).is_err() {
                 std::thread::sleep(Duration::from_millis(1));
             }
+            sender.loop_waits_input(false);
             if ready.first() == Some(&0) {
                 sys::event_clear(&sh.wake);
             }
@@ -634,6 +538,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             tracer = None;
         }
         let injected = std::mem::take(&mut *lk(&sh.inject));
+        let room = room || sender.room();
         // take a batch from every port's ring, running each frame at once
         let mut h = lk(&host);
         let sw = h.switch();
@@ -642,10 +547,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         for (port, data) in injected {
             deliver(sw, port, now, &data, tracer.as_mut(), &mut events);
         }
-        for p in ports.iter_mut() {
-            if !p.ring.ready() {
-                continue;
-            }
+        for p in ports.iter_mut().filter(|p| room && p.ring.ready()) {
             let st = pending_stats.entry(p.port).or_default();
             for _ in 0..BATCH {
                 let Some(f) = p.ring.take() else { break };
@@ -683,64 +585,27 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             events.push(Event::Digest { learn_id: d.learn_id, values: d.values, time_ns: d.time_ns });
         }
         drop(h);
-        // send, port by port, in the order the switch emitted; frames the
-        // kernel refused before go first
+        // frames for the CPU port become events, frames for ports without
+        // an interface are counted; the sending thread takes the rest
         let mut no_port = 0u64;
-        let at = |t: u64| epoch0 + t.saturating_sub(eng0);
-        for p in ports.iter_mut() {
-            if !p.tx.held.is_empty() {
-                p.tx.was_held = true;
-                let st = pending_stats.entry(p.port).or_default();
-                p.flush_held(at, st, &mut spent);
-            }
-        }
-        outs.sort_by_key(|o| o.port); // stable: per-port order kept
-        let mut i = 0;
-        while i < outs.len() {
-            let port = outs[i].port;
-            let mut j = i;
-            while j < outs.len() && outs[j].port == port {
-                j += 1;
-            }
-            if Some(port) == cpu {
-                for o in &outs[i..j] {
-                    events.push(Event::PacketIn { port, data: o.data.clone(), time_ns: o.time_ns });
-                }
-            } else if let Some(pi) = ports.iter().position(|p| p.port == port) {
-                let p = &mut ports[pi];
-                p.tx.emitted += (j - i) as u32;
-                let done = if p.tx.held.is_empty() {
-                    let frames: Vec<&[u8]> = outs[i..j].iter().map(|o| o.data.as_slice()).collect();
-                    let st = pending_stats.entry(port).or_default();
-                    let group = &outs[i..j];
-                    p.send(&frames, |k| at(group[k].time_ns), st)
-                } else {
-                    0
-                };
-                for o in &mut outs[i + done..j] {
-                    p.tx.held.push_back(Output { port, data: std::mem::take(&mut o.data), time_ns: o.time_ns });
-                }
+        outs.retain_mut(|o| {
+            if Some(o.port) == cpu {
+                events.push(Event::PacketIn { port: o.port, data: std::mem::take(&mut o.data), time_ns: o.time_ns });
+                false
+            } else if !bound.get(o.port as usize).copied().unwrap_or(false) {
+                no_port += 1;
+                spent.push(std::mem::take(&mut o.data));
+                false
             } else {
-                no_port += (j - i) as u64;
+                true
             }
-            i = j;
-        }
-        for o in outs.drain(..) {
-            if o.data.capacity() > 0 {
-                spent.push(o.data);
-            }
-        }
-        for p in ports.iter_mut() {
-            if p.tx.window == TX_UNLIMITED && p.tx.held.is_empty() && !p.tx.was_held {
-                p.tx.emitted = 0;
-                continue;
-            }
-            if p.tx.after_send() {
-                pending_stats.entry(p.port).or_default().tx_blocked += 1;
-            }
-        }
+        });
+        // sent here while the loop keeps up (no hand-over, no wake-up);
+        // handed to the sending thread while frames wait in the rings
+        let behind = ports.iter().any(|p| p.ring.ready());
+        sender.send(&mut outs, !behind, back.vecs.pop());
         if no_port > 0 {
-            lk(&sh.counters).no_port += no_port;
+            sh.count_no_port(no_port);
         }
         if now >= drops_read_at + RX_DROPS_EVERY_NS {
             drops_read_at = now;
@@ -752,50 +617,60 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             }
         }
         if !pending_stats.is_empty() {
-            let mut s = lk(&sh.stats);
-            for (p, d) in std::mem::take(&mut pending_stats) {
-                let e = s.entry(p).or_default();
-                e.rx_frames += d.rx_frames;
-                e.rx_bytes += d.rx_bytes;
-                e.tx_frames += d.tx_frames;
-                e.tx_bytes += d.tx_bytes;
-                e.rx_truncated += d.rx_truncated;
-                e.rx_dropped += d.rx_dropped;
-                e.tx_errors += d.tx_errors;
-                e.tx_blocked += d.tx_blocked;
-            }
+            sh.add_stats(&mut pending_stats);
         }
         sh.push_events(&mut events);
         if let Some(t) = tracer.as_mut() {
             sh.push_traces(&mut t.out);
         }
     }
-    // the switch runs free while the loop is stopped (virtual time may
-    // drive it); a restart hands the ports' credits back first
-    if ports.iter().any(|p| p.tx.window != TX_UNLIMITED || !p.tx.held.is_empty()) {
-        let mut h = lk(&host);
-        let sw = h.switch();
-        for p in ports.iter_mut().filter(|p| p.tx.window != TX_UNLIMITED || !p.tx.held.is_empty()) {
-            sw.set_tx_credit(p.port, TX_UNLIMITED);
-            p.tx.credit = Some(if p.tx.held.is_empty() { p.tx.window } else { 0 });
-        }
-    }
+    // what was handed over is sent; the switch runs free while the loop
+    // is stopped (virtual time may drive it); a restart hands the ports'
+    // credits back first
+    let mut txs = sender.stop();
+    sender_leftovers(&host, &mut txs, &mut back);
     let mut s = lk(&sh.stats);
     for p in ports.iter_mut() {
         s.entry(p.port).or_default().rx_dropped += sys::rx_dropped(&p.fd);
         if let Some(w) = p.pcap_in.as_mut() {
             let _ = w.flush();
         }
-        if let Some(w) = p.pcap_out.as_mut() {
-            let _ = w.flush();
-        }
     }
     drop(s);
     // ports that were open stay usable for a restart
     let mut cmds = lk(&sh.cmds);
-    for p in ports.into_iter().rev() {
+    for mut p in ports.into_iter().rev() {
+        if let Some(i) = txs.iter().position(|t| t.port == p.port) {
+            p.tx = Some(txs.swap_remove(i));
+        }
         cmds.insert(0, Cmd::Add(Box::new(p)));
     }
+}
+
+/// After the sending thread ended: the credits it gave back last, then each
+/// port it held back set free (its credit kept for a restart).
+fn sender_leftovers<H: HostSwitch>(host: &Mutex<H>, txs: &mut [PortTx], back: &mut Returned) {
+    let mut h = lk(host);
+    let sw = h.switch();
+    for (port, c) in back.credits.drain(..) {
+        sw.set_tx_credit(port, c);
+    }
+    for b in back.spent.drain(..) {
+        sw.recycle(b);
+    }
+    for t in txs.iter_mut() {
+        if t.park() {
+            sw.set_tx_credit(t.port, TX_UNLIMITED);
+        }
+    }
+}
+
+fn set_bound(bound: &mut Vec<bool>, port: u32, on: bool) {
+    let i = port as usize;
+    if i >= bound.len() {
+        bound.resize(i + 1, false);
+    }
+    bound[i] = on;
 }
 
 #[cfg(test)]
@@ -821,43 +696,6 @@ mod tests {
         assert_eq!(p.after_round(false, ms(600)), None);
         assert_eq!(p.after_round(false, ms(649)), None);
         assert_eq!(p.after_round(false, ms(700)), Some(0));
-    }
-
-    #[test]
-    fn a_port_the_kernel_pushes_back_stops_then_ramps_up_then_runs_free() {
-        let held = |t: &mut TxState, n: usize| {
-            t.held.clear();
-            t.held.extend((0..n).map(|_| Output { port: 1, data: vec![0], time_ns: 0 }));
-        };
-        let mut t = TxState::new();
-        t.emitted = 40;
-        assert!(!t.after_send());
-        assert_eq!((t.window, t.credit), (TX_UNLIMITED, None), "all taken: runs free");
-        held(&mut t, 5);
-        t.emitted = 40;
-        assert!(t.after_send(), "refused: blocked");
-        assert_eq!((t.window, t.credit.take()), (RESUME_WINDOW, Some(0)), "stops dequeuing");
-        t.was_held = true;
-        assert!(!t.after_send(), "still refused: still blocked, counted once");
-        assert_eq!(t.credit, None);
-        held(&mut t, 0);
-        t.was_held = true;
-        assert!(!t.after_send());
-        assert_eq!(t.credit.take(), Some(RESUME_WINDOW), "taken: a small window");
-        t.emitted = RESUME_WINDOW;
-        t.after_send();
-        assert_eq!(t.credit.take(), Some(2 * RESUME_WINDOW), "window used and taken: doubles");
-        t.emitted = 2 * RESUME_WINDOW;
-        held(&mut t, 3);
-        assert!(t.after_send(), "refused again");
-        assert_eq!((t.window, t.credit.take()), (RESUME_WINDOW, Some(0)));
-        held(&mut t, 0);
-        t.was_held = true;
-        t.after_send();
-        t.emitted = 2;
-        t.credit = None;
-        t.after_send();
-        assert_eq!((t.window, t.credit), (TX_UNLIMITED, Some(TX_UNLIMITED)), "queue emptied: runs free");
     }
 
     #[test]
