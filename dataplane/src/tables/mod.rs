@@ -10,6 +10,7 @@
 mod fxhash;
 pub mod profile;
 mod range;
+mod wordmap;
 
 use crate::externs::{Count, Meter};
 use crate::program::{MatchKind, MatchValue, TableDef};
@@ -79,10 +80,10 @@ impl Handles {
 
 /// Entries with one mask, by masked key. Keys of up to 16 bytes are kept
 /// as integers (no heap key, no byte comparison per lookup); keys of up to
-/// 8 bytes as one word (one multiply to hash, one compare, smaller slots).
+/// 8 bytes in a [`wordmap::WordMap`] (16-byte slots, one multiply to hash).
 #[derive(Clone, Debug)]
 enum Map {
-    Word(HashMap<u64, Handles, FxBuildHasher>),
+    Word(wordmap::WordMap),
     Small(HashMap<u128, Handles, FxBuildHasher>),
     Big(HashMap<Vec<u8>, Handles, FxBuildHasher>),
 }
@@ -104,34 +105,28 @@ fn be16(b: &[u8]) -> u128 {
 impl Group {
     fn new(mask: Vec<u8>, all_ones: bool, prefix: u32) -> Group {
         let map = match mask.len() {
-            0..=8 => Map::Word(HashMap::default()),
+            0..=8 => Map::Word(wordmap::WordMap::default()),
             9..=16 => Map::Small(HashMap::default()),
             _ => Map::Big(HashMap::default()),
         };
         Group { mask16: be16(&mask), mask, all_ones, prefix, map }
     }
 
-    /// Entries whose (already masked) value is `value`.
-    fn get_value(&self, value: &[u8]) -> Option<&Handles> {
-        match &self.map {
-            Map::Word(m) => m.get(&(be16(value) as u64)),
+    /// The handles of the entries whose (already masked) value is `value`,
+    /// best first.
+    fn handles(&self, value: &[u8]) -> Vec<u32> {
+        let hs = match &self.map {
+            Map::Word(m) => return m.handles(be16(value) as u64),
             Map::Small(m) => m.get(&be16(value)),
             Map::Big(m) => m.get(value),
-        }
+        };
+        hs.map(|l| l.iter().copied().collect()).unwrap_or_default()
     }
 
     /// Adds handle `h` under `value`, in the order `rank` gives.
     fn insert(&mut self, value: Vec<u8>, h: u32, rank: impl Fn(u32) -> (i32, u32)) {
         let slot = match &mut self.map {
-            Map::Word(m) => {
-                match m.entry(be16(&value) as u64) {
-                    std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().insert(h, &rank),
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(Handles { first: h, rest: vec![] });
-                    }
-                }
-                return;
-            }
+            Map::Word(m) => return m.insert(be16(&value) as u64, h, rank),
             Map::Small(m) => m.entry(be16(&value)),
             Map::Big(m) => {
                 if let Some(l) = m.get_mut(&value) {
@@ -153,14 +148,7 @@ impl Group {
     /// Removes a handle; drops the value when no entry is left.
     fn remove(&mut self, value: &[u8], h: u32) {
         match &mut self.map {
-            Map::Word(m) => {
-                let k = be16(value) as u64;
-                if let Some(l) = m.get_mut(&k) {
-                    if !l.remove(h) {
-                        m.remove(&k);
-                    }
-                }
-            }
+            Map::Word(m) => m.remove(be16(value) as u64, h),
             Map::Small(m) => {
                 let k = be16(value);
                 if let Some(l) = m.get_mut(&k) {
@@ -189,23 +177,23 @@ impl Group {
 
     /// As `lookup` for a key of at most 16 bytes given as an integer.
     #[inline(always)]
-    fn lookup_small(&self, k: u128) -> Option<&Handles> {
+    fn lookup_small(&self, k: u128) -> Option<u32> {
         let k = if self.all_ones { k } else { k & self.mask16 };
         match &self.map {
             // keys of at most 8 bytes: the high half is zero
-            Map::Word(m) => m.get(&(k as u64)),
-            Map::Small(m) => m.get(&k),
+            Map::Word(m) => m.first(k as u64),
+            Map::Small(m) => m.get(&k).map(|l| l.first),
             Map::Big(_) => None,
         }
     }
 
-    /// The entries a packet key (not masked) falls on.
+    /// The best entry a packet key (not masked) falls on.
     #[inline]
-    fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<&Handles> {
-        match &self.map {
+    fn lookup(&self, key: &[u8], scratch: &mut Vec<u8>) -> Option<u32> {
+        let hs = match &self.map {
             Map::Word(m) => {
                 let k = be16(key);
-                m.get(&((if self.all_ones { k } else { k & self.mask16 }) as u64))
+                return m.first((if self.all_ones { k } else { k & self.mask16 }) as u64);
             }
             Map::Small(m) => {
                 let k = be16(key);
@@ -218,7 +206,8 @@ impl Group {
                     m.get(masked(key, &self.mask, scratch))
                 }
             }
-        }
+        };
+        hs.map(|l| l.first)
     }
 }
 
@@ -407,13 +396,11 @@ impl TableState {
                 }
             }
         } else if let Some(g) = self.groups.iter().find(|g| g.mask == mask) {
-            if let Some(hs) = g.get_value(&value) {
-                let dup = hs.iter().any(|h| {
-                    !ternary_like || self.entries[*h as usize].as_ref().map(|e| e.priority) == Some(priority)
-                });
-                if dup {
-                    return Err(TableError::Duplicate);
-                }
+            let dup = g.handles(&value).iter().any(|h| {
+                !ternary_like || self.entries[*h as usize].as_ref().map(|e| e.priority) == Some(priority)
+            });
+            if dup {
+                return Err(TableError::Duplicate);
             }
         }
         let entry = Entry {
@@ -518,8 +505,7 @@ impl TableState {
             MatchKind::Ternary | MatchKind::Optional => {
                 let mut best: Option<(i32, u32)> = None;
                 for g in &self.groups {
-                    let hit = g.lookup(key, scratch);
-                    if let Some(h) = hit.map(|l| &l.first) {
+                    if let Some(h) = g.lookup(key, scratch).as_ref() {
                         let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
                         if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
                             best = Some((p, *h));
@@ -530,8 +516,7 @@ impl TableState {
             }
             _ => {
                 for g in &self.groups {
-                    let hit = g.lookup(key, scratch);
-                    if let Some(h) = hit.map(|l| &l.first) {
+                    if let Some(h) = g.lookup(key, scratch).as_ref() {
                         return Some(*h);
                     }
                 }
@@ -550,7 +535,7 @@ impl TableState {
             MatchKind::Ternary | MatchKind::Optional => {
                 let mut best: Option<(i32, u32)> = None;
                 for g in &self.groups {
-                    if let Some(h) = g.lookup_small(k).map(|l| &l.first) {
+                    if let Some(h) = g.lookup_small(k).as_ref() {
                         let p = self.entries[*h as usize].as_ref().map(|e| e.priority).unwrap_or(i32::MAX);
                         if best.map(|(bp, bh)| (p, *h) < (bp, bh)).unwrap_or(true) {
                             best = Some((p, *h));
@@ -559,7 +544,7 @@ impl TableState {
                 }
                 best.map(|(_, h)| h)
             }
-            _ => self.groups.iter().find_map(|g| g.lookup_small(k).map(|l| &l.first).copied()),
+            _ => self.groups.iter().find_map(|g| g.lookup_small(k)),
         }
     }
 
