@@ -105,7 +105,7 @@ fn be16(b: &[u8]) -> u128 {
 impl Group {
     fn new(mask: Vec<u8>, all_ones: bool, prefix: u32) -> Group {
         let map = match mask.len() {
-            0..=8 => Map::Word(wordmap::WordMap::default()),
+            0..=8 => Map::Word(wordmap::WordMap::new()),
             9..=16 => Map::Small(HashMap::default()),
             _ => Map::Big(HashMap::default()),
         };

@@ -22,7 +22,7 @@ struct Slot {
 
 const FREE: Slot = Slot { key: 0, first: EMPTY, rest: NO_REST };
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct WordMap {
     slots: Vec<Slot>,
     /// 64 - log2(capacity): the home slot is the product's top bits.
@@ -32,7 +32,21 @@ pub(super) struct WordMap {
     free_rests: Vec<u32>,
 }
 
+/// Slots of a new map (a power of two; a map always has a free slot, so
+/// probes end without checking the length).
+const MIN_SLOTS: usize = 8;
+
 impl WordMap {
+    pub fn new() -> WordMap {
+        WordMap {
+            slots: vec![FREE; MIN_SLOTS],
+            shift: 64 - MIN_SLOTS.trailing_zeros(),
+            len: 0,
+            rests: vec![],
+            free_rests: vec![],
+        }
+    }
+
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
         (key.wrapping_mul(FIB) >> self.shift) as usize
@@ -41,9 +55,6 @@ impl WordMap {
     /// The slot holding `key`, if any.
     #[inline(always)]
     fn find(&self, key: u64) -> Option<usize> {
-        if self.len == 0 {
-            return None;
-        }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
@@ -176,7 +187,7 @@ impl WordMap {
     }
 
     fn grow(&mut self) {
-        let cap = (self.slots.len() * 2).max(8);
+        let cap = self.slots.len() * 2;
         let old = std::mem::replace(&mut self.slots, vec![FREE; cap]);
         self.shift = 64 - cap.trailing_zeros();
         let mask = cap - 1;
@@ -199,7 +210,7 @@ mod tests {
     /// runs collide and deletions move entries back) agree with a HashMap.
     #[test]
     fn agrees_with_a_hash_map_through_inserts_and_removes() {
-        let mut m = WordMap::default();
+        let mut m = WordMap::new();
         let mut reference: HashMap<u64, Vec<u32>> = HashMap::new();
         let rank = |h: u32| ((h % 7) as i32, h);
         let mut seed = 0x2545_f491_4f6c_dd1du64;
