@@ -4,11 +4,13 @@ rt_stop; `p4scope bench realtime` counts the CPU time of both."""
 
 import glob
 import os
+import textwrap
 import time
 
 import pytest
 
 from conftest import DROP, FWD, ethernet_program, key, table
+from test_realtime import PRELUDE, in_netns, l2_program
 
 
 def _threads() -> dict[str, int]:
@@ -44,3 +46,43 @@ def test_the_loop_sends_from_a_thread_the_bench_counts(tmp_path):
     assert {"p4scope-rt", "p4scope-tx"} <= set(running), running
     assert counted >= running["p4scope-rt"] + running["p4scope-tx"] > 0
     assert not {"p4scope-rt", "p4scope-tx"} & set(_threads()), "both end with the loop"
+
+
+HAND_CHILD = PRELUDE + textwrap.dedent("""
+    from p4scope.topologies import traffic as T
+    want = int(sys.argv[2])
+    e.rt_add_port(1, "a1")
+    e.rt_add_port(2, "b1")
+    e.rt_start(priority=want)
+    deadline = time.monotonic() + 5
+    while e.rt_stats()["priority"] != want and time.monotonic() < deadline:
+        time.sleep(0.01)  # real-time once the loop has been idle
+    flood = T.Stream(1, dst="00:00:00:00:00:bb", size=64, rate="max")
+    subprocess.run(T.sender_argv("a0", [flood], duration=0.5), check=True, capture_output=True)
+    time.sleep(0.2)
+    st = e.rt_stats()
+    e.rt_stop()
+    print(json.dumps({"rx": st["ports"][1]["rx_frames"], "tx": st["ports"][2]["tx_frames"],
+                      "handed_over": st["handed_over"], "priority": st["priority"]}))
+""")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespace)")
+@pytest.mark.parametrize("priority", [0, 1])
+def test_rounds_are_handed_over_only_at_real_time_priority(tmp_path, priority):
+    """A 64-byte flood in batches of 64: after a round the loop finds more
+    frames waiting. At real-time priority it hands such rounds to its
+    sending thread; at normal scheduling, where a hand-over would wait for
+    the scheduler to run the thread, it sends every frame itself. Either
+    way every frame received is sent."""
+    pytest.importorskip("p4scope.topologies.traffic")
+    from p4scope.topologies.traffic import trafgen_path
+    if not os.path.exists(trafgen_path()):
+        pytest.skip("p4scope-trafgen is not built")
+    res = in_netns(HAND_CHILD, l2_program(tmp_path), priority)
+    assert res["priority"] == priority
+    assert res["rx"] > 1000 and res["tx"] == res["rx"]
+    if priority:
+        assert res["handed_over"] > 0
+    else:
+        assert res["handed_over"] == 0

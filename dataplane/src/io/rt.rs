@@ -50,7 +50,7 @@
 use super::pcap::PcapWriter;
 use super::sys;
 use super::trace::{TraceCfg, TraceEv, Tracer};
-use super::tx::{Clock, PortTx, Returned, Sender};
+use super::tx::{Clock, PortTx, Returned, SendHow, Sender};
 use crate::engine::{Output, Switch};
 use crate::tm::TX_UNLIMITED;
 use std::collections::{BTreeMap, VecDeque};
@@ -158,6 +158,9 @@ pub struct Counters {
     pub priority: i32,
     /// Times the loop stepped down from real-time priority (busy too long).
     pub demotions: u64,
+    /// Frames the loop handed to its sending thread (the rest it sent
+    /// itself).
+    pub handed_over: u64,
 }
 
 /// The loop thread's scheduling: real-time priority `want` while the loop
@@ -446,6 +449,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let mut tracer: Option<Tracer> = None;
     let mut drops_read_at = 0u64;
     let mut prio = Priority::new(sh.priority.load(Ordering::Relaxed), RT_BUSY_LIMIT);
+    let mut real_time = sys::thread_priority() > 0;
     lk(&sh.counters).priority = sys::thread_priority();
     while !sh.stop.load(Ordering::Relaxed) {
         for c in std::mem::take(&mut *lk(&sh.cmds)) {
@@ -509,6 +513,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
             }
             let mut c = lk(&sh.counters);
             c.priority = sys::thread_priority();
+            real_time = c.priority > 0;
             c.demotions += prio.demotions - demotions;
         }
         if idle {
@@ -600,12 +605,22 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
                 true
             }
         });
-        // sent here while the loop keeps up (no hand-over, no wake-up);
-        // handed to the sending thread while frames wait in the rings
-        let behind = ports.iter().any(|p| p.ring.ready());
-        sender.send(&mut outs, !behind, back.vecs.pop());
-        if no_port > 0 {
-            sh.count_no_port(no_port);
+        // sent here while the loop keeps up (no hand-over, no wake-up), or
+        // at normal scheduling (a hand-over would wait for the scheduler to
+        // run the thread); handed over while frames wait in the rings
+        let how = if !real_time {
+            SendHow::Here
+        } else if ports.iter().any(|p| p.ring.ready()) {
+            SendHow::HandOver
+        } else {
+            SendHow::HereIfFree
+        };
+        let n = outs.len() as u64;
+        let handed = if sender.send(&mut outs, how, back.vecs.pop()) { n } else { 0 };
+        if no_port > 0 || handed > 0 {
+            let mut c = lk(&sh.counters);
+            c.no_port += no_port;
+            c.handed_over += handed;
         }
         if now >= drops_read_at + RX_DROPS_EVERY_NS {
             drops_read_at = now;

@@ -399,6 +399,18 @@ struct Inner {
     priority: AtomicI32,
 }
 
+/// How the loop sends a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendHow {
+    /// In the loop's thread, after anything handed over before.
+    Here,
+    /// In the loop's thread if the sending thread has nothing to do, else
+    /// handed over.
+    HereIfFree,
+    /// Handed to the sending thread.
+    HandOver,
+}
+
 /// The sending thread, owned by the loop.
 pub struct Sender {
     inner: Arc<Inner>,
@@ -434,37 +446,59 @@ impl Sender {
         }
     }
 
-    /// Sends a round's frames (emptying `outs`): at once in the calling
-    /// thread when `now` and the sending thread has nothing older, else
-    /// handed over (`outs` refilled with a spare vector).
-    pub fn send(&self, outs: &mut Vec<Output>, now: bool, spare: Option<Vec<Output>>) {
+    /// Sends a round's frames (emptying `outs`; refilled with `spare` when
+    /// handed over). Returns whether they were handed over.
+    pub fn send(&self, outs: &mut Vec<Output>, how: SendHow, spare: Option<Vec<Output>>) -> bool {
         if outs.is_empty() {
-            return;
+            return false;
         }
-        if now {
-            if let Ok(mut core) = self.inner.core.try_lock() {
-                if lk(&self.inner.items).is_empty() {
-                    core.round(outs, self.clock);
-                    outs.clear();
-                    core.report(&self.inner, &self.sh);
-                    if core.held() {
-                        sys::event_signal(&self.inner.wake); // to wait for room to send
-                    }
-                    return;
+        let core = match how {
+            SendHow::Here => Some(lk(&self.inner.core)),
+            SendHow::HereIfFree => self.inner.core.try_lock().ok(),
+            SendHow::HandOver => None,
+        };
+        if let Some(mut core) = core {
+            let mut items = std::mem::take(&mut *lk(&self.inner.items));
+            if items.is_empty() || how == SendHow::Here {
+                // older frames the thread has not taken yet go first
+                let handed = core.apply(&mut items, self.clock);
+                core.round(outs, self.clock);
+                outs.clear();
+                core.report(&self.inner, &self.sh);
+                if core.held() {
+                    sys::event_signal(&self.inner.wake); // to wait for room to send
                 }
+                drop(core);
+                self.inner.backlog.fetch_sub(handed, Ordering::SeqCst);
+                return false;
             }
+            *lk(&self.inner.items) = items; // nothing was added meanwhile: the core was held
         }
         self.inner.backlog.fetch_add(outs.len(), Ordering::SeqCst);
         let v = std::mem::replace(outs, spare.unwrap_or_default());
         self.push(Item::Outs(v));
+        true
     }
 
+    /// A port's sending half: taken at once when nothing handed over waits
+    /// (no hand-over to wait for), else after what waits.
     pub fn add(&self, p: PortTx) {
-        self.push(Item::Add(p));
+        self.change(Item::Add(p));
     }
 
     pub fn remove(&self, port: u32) {
-        self.push(Item::Remove(port));
+        self.change(Item::Remove(port));
+    }
+
+    fn change(&self, item: Item) {
+        let mut core = lk(&self.inner.core);
+        if lk(&self.inner.items).is_empty() {
+            core.apply(&mut vec![item], self.clock);
+            core.report(&self.inner, &self.sh);
+        } else {
+            drop(core);
+            self.push(item);
+        }
     }
 
     /// Whether the loop may take more frames from its rings; if not, the

@@ -164,6 +164,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("wakeups", c.wakeups)?;
     d.set_item("priority", c.priority)?;
     d.set_item("demotions", c.demotions)?;
+    d.set_item("handed_over", c.handed_over)?;
     Ok(d)
 }
 
@@ -267,7 +268,8 @@ impl Engine {
     }
 
     /// Per-port frame counters of the loop, frames for ports without an
-    /// interface (no_port), dropped events and trace records.
+    /// interface (no_port), dropped events and trace records, frames the
+    /// loop handed to its sending thread (handed_over).
     fn rt_stats(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let sh = self.rt()?.shared.clone();
         Ok(stats(py, &sh)?.into())
