@@ -30,12 +30,14 @@
 //! than the MTU; the interface down) is dropped and counted (tx_errors),
 //! as BMv2 ignores a failed send; it is never sent again.
 //!
-//! The sends are made by a thread of their own ([`super::tx`]), as BMv2's
-//! egress threads transmit while its ingress thread takes the next packets:
-//! a send into a veth runs the receiving host's stack in the sender's
-//! context, and the loop takes and processes the next frames meanwhile.
+//! While frames pile up in its rings the loop hands its sends to sending
+//! threads ([`super::tx`], a port's frames always to the same one), as
+//! BMv2's egress threads transmit while its ingress thread takes the next
+//! packets: a send into a veth runs the receiving host's stack in the
+//! sender's context, and the loop takes and processes the next frames
+//! meanwhile. While it keeps up, or at normal scheduling, it sends itself.
 //!
-//! Both threads run at real-time priority (SCHED_FIFO, when the process
+//! The threads run at real-time priority (SCHED_FIFO, when the process
 //! may) while the switch keeps up: woken host processes no longer preempt
 //! them in the middle of a batch. A switch busy for longer than
 //! [`RT_BUSY_LIMIT`] without going idle (a flood it cannot keep up with, a
@@ -50,7 +52,7 @@
 use super::pcap::PcapWriter;
 use super::sys;
 use super::trace::{TraceCfg, TraceEv, Tracer};
-use super::tx::{Clock, PortTx, Returned, SendHow, Sender};
+use super::tx::{threads_wanted, Clock, PortTx, Returned, SendHow, Sender};
 use crate::engine::{Output, Switch};
 use crate::tm::TX_UNLIMITED;
 use std::collections::{BTreeMap, VecDeque};
@@ -61,6 +63,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Frames taken from one port per round before the others get a turn.
 pub const BATCH: usize = 64;
+/// Frames waiting in a ring after a round that make the loop hand the
+/// round's sends over (fewer: it sends them itself, no hand-over).
+pub const HAND_OVER_BEHIND: usize = 32;
 /// Each port's receive ring (slots hold the interface's MTU; bigger,
 /// offloaded frames are cut and counted as truncated).
 pub const RING_BYTES: usize = 4 << 20;
@@ -432,7 +437,7 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
     let epoch0 = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let eng0 = lk(&host).switch().now_ns();
     let now_eng = |w: Instant| eng0 + w.duration_since(wall0).as_nanos() as u64;
-    let Ok(sender) = Sender::start(sh.clone(), Clock { epoch0, eng0 }) else {
+    let Ok(mut sender) = Sender::start(sh.clone(), Clock { epoch0, eng0 }, threads_wanted()) else {
         return; // no thread to send with: the ports stay queued for a start
     };
     let mut ports: Vec<PortIo> = vec![];
@@ -610,13 +615,12 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         // run the thread); handed over while frames wait in the rings
         let how = if !real_time {
             SendHow::Here
-        } else if ports.iter().any(|p| p.ring.ready()) {
+        } else if ports.iter().any(|p| p.ring.has(HAND_OVER_BEHIND)) {
             SendHow::HandOver
         } else {
             SendHow::HereIfFree
         };
-        let n = outs.len() as u64;
-        let handed = if sender.send(&mut outs, how, back.vecs.pop()) { n } else { 0 };
+        let handed = sender.send(&mut outs, how) as u64;
         if no_port > 0 || handed > 0 {
             let mut c = lk(&sh.counters);
             c.no_port += no_port;

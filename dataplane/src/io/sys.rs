@@ -243,6 +243,13 @@ impl RxRing {
         self.status(self.head).load(Ordering::Acquire) & TP_STATUS_USER != 0
     }
 
+    /// Whether at least `n` frames are ready (the kernel fills slots in
+    /// order: the n-th from the head is enough to look at).
+    pub fn has(&self, n: usize) -> bool {
+        let i = (self.head + n.clamp(1, self.slots) - 1) % self.slots;
+        self.status(i).load(Ordering::Acquire) & TP_STATUS_USER != 0
+    }
+
     /// The next frame the kernel has handed over, if any; it goes back to
     /// the kernel when the returned value is dropped.
     pub fn take(&mut self) -> Option<RxFrame<'_>> {

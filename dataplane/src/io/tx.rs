@@ -1,19 +1,20 @@
-//! The real-time loop's sending side: a thread of its own (p4scope-tx) that
-//! sends what left the switch while the loop goes back to its rings and the
-//! pipeline, as BMv2's egress threads transmit while its ingress thread
+//! The real-time loop's sending side: threads of their own (p4scope-tx),
+//! one per CPU up to 4, port p sent by thread p mod n, as BMv2's egress
+//! threads transmit (port p by thread p mod 4) while its ingress thread
 //! works on the next packets. A send into a veth runs the receiving host's
-//! network stack in the sender's context (under TCP, most of the work of a
-//! single loop thread); here it overlaps the loop's own work instead of
-//! following it.
+//! network stack in the sender's context: under TCP most of the work, the
+//! data's receiver on one port and the sender's ACK processing on the
+//! other; here it overlaps the loop's own work and each other.
 //!
-//! The loop hands over each round's frames, in the order the switch
-//! emitted them, and takes back spent buffers and each port's dequeue
-//! credit ([`super::rt`]'s egress back-pressure, kept per port here). What
-//! it handed over and the thread has not sent yet is bounded
-//! ([`BACKLOG`]): beyond that the loop leaves further frames in the
-//! receive rings, as when it sent them itself, so a receive ring stays the
-//! buffer in front of a slow sender and memory stays bounded. The thread
-//! follows the loop's scheduling (real-time priority or not).
+//! The loop sends a round itself while it keeps up (no hand-over, no
+//! wake-up) and hands it over while frames pile up in its rings, in the
+//! order the switch emitted them; it takes back spent buffers and each
+//! port's dequeue credit ([`super::rt`]'s egress back-pressure, kept per
+//! port here). What it handed over and the threads have not sent yet is
+//! bounded ([`BACKLOG`]): beyond that the loop leaves further frames in
+//! the receive rings, as when it sent them itself, so a receive ring stays
+//! the buffer in front of a slow sender and memory stays bounded. The
+//! threads follow the loop's scheduling (real-time priority or not).
 
 use super::pcap::PcapWriter;
 use super::rt::{PortStats, Shared};
@@ -354,10 +355,10 @@ impl Core {
 
     /// Hands credits, buffers and counts over; returns whether there were
     /// credits (the loop must apply them soon).
-    fn report(&mut self, inner: &Inner, sh: &Shared) -> bool {
+    fn report(&mut self, common: &Common, sh: &Shared) -> bool {
         let credits = !self.back.credits.is_empty();
         {
-            let mut b = lk(&inner.back);
+            let mut b = lk(&common.back);
             b.spent.append(&mut self.back.spent);
             b.credits.append(&mut self.back.credits);
             b.vecs.append(&mut self.back.vecs);
@@ -376,6 +377,36 @@ impl Core {
     }
 }
 
+/// What the loop and all sending threads share.
+struct Common {
+    /// Frames handed over and not sent (or held) yet, all threads.
+    backlog: AtomicUsize,
+    /// The loop waits for the backlog to shrink (woken when it has).
+    loop_waits: AtomicBool,
+    /// The loop waits for frames (its rings were empty).
+    loop_waits_input: AtomicBool,
+    /// A thread went idle with the others while the loop waited for
+    /// frames and none had come: the whole switch was idle for a moment.
+    went_idle: AtomicBool,
+    /// The loop's scheduling, followed (SCHED_FIFO priority, 0: normal).
+    priority: AtomicI32,
+    /// Each port's socket (duplicates), to see whether frames came in.
+    rx_fds: Mutex<Vec<(u32, OwnedFd)>>,
+    back: Mutex<Returned>,
+}
+
+impl Common {
+    /// Whether no frame waits in any port's ring (no system call per port:
+    /// one poll with no wait).
+    fn rings_empty(&self) -> bool {
+        let fds: Vec<(RawFd, bool)> = lk(&self.rx_fds).iter().map(|(_, f)| (f.as_raw_fd(), false)).collect();
+        let mut ready = vec![];
+        sys::poll_ready(&fds, 0, &mut ready).is_ok() && ready.is_empty()
+    }
+}
+
+/// One sending thread: the ports whose number is its index modulo the
+/// number of threads, as BMv2 maps ports to egress threads.
 struct Inner {
     wake: OwnedFd,
     stop: AtomicBool,
@@ -383,20 +414,8 @@ struct Inner {
     /// nothing older to send.
     core: Mutex<Core>,
     items: Mutex<Vec<Item>>,
-    back: Mutex<Returned>,
-    /// Frames handed over and not sent (or held) yet.
-    backlog: AtomicUsize,
     /// The thread waits (a hand-over must wake it).
     waiting: AtomicBool,
-    /// The loop waits for the backlog to shrink (woken when it has).
-    loop_waits: AtomicBool,
-    /// The loop waits for frames (its rings were empty).
-    loop_waits_input: AtomicBool,
-    /// The thread went idle while the loop waited for frames and none had
-    /// come: the whole switch was idle for a moment.
-    went_idle: AtomicBool,
-    /// The loop's scheduling, followed (SCHED_FIFO priority, 0: normal).
-    priority: AtomicI32,
 }
 
 /// How the loop sends a round.
@@ -411,167 +430,243 @@ pub enum SendHow {
     HandOver,
 }
 
-/// The sending thread, owned by the loop.
-pub struct Sender {
+struct Worker {
     inner: Arc<Inner>,
-    sh: Arc<Shared>,
-    clock: Clock,
     thread: Option<JoinHandle<Vec<PortTx>>>,
 }
 
+/// The sending threads, owned by the loop.
+pub struct Sender {
+    workers: Vec<Worker>,
+    common: Arc<Common>,
+    sh: Arc<Shared>,
+    clock: Clock,
+    /// Emptied vectors for the rounds' parts.
+    pool: Vec<Vec<Output>>,
+    parts: Vec<Vec<Output>>,
+}
+
+/// Sending threads: one per CPU, at most 4 (BMv2's egress threads).
+pub fn threads_wanted() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4)
+}
+
 impl Sender {
-    pub fn start(sh: Arc<Shared>, clock: Clock) -> std::io::Result<Sender> {
-        let inner = Arc::new(Inner {
-            wake: sys::event_fd()?,
-            stop: AtomicBool::new(false),
-            core: Mutex::new(Core { ports: vec![], stats: BTreeMap::new(), no_port: 0, back: Returned::default() }),
-            items: Mutex::new(vec![]),
-            back: Mutex::new(Returned::default()),
+    pub fn start(sh: Arc<Shared>, clock: Clock, threads: usize) -> std::io::Result<Sender> {
+        let common = Arc::new(Common {
             backlog: AtomicUsize::new(0),
-            waiting: AtomicBool::new(false),
             loop_waits: AtomicBool::new(false),
             loop_waits_input: AtomicBool::new(false),
             went_idle: AtomicBool::new(false),
             priority: AtomicI32::new(0),
+            rx_fds: Mutex::new(vec![]),
+            back: Mutex::new(Returned::default()),
         });
-        let (i2, sh2) = (inner.clone(), sh.clone());
-        let thread = std::thread::Builder::new().name("p4scope-tx".into()).spawn(move || run(i2, sh2, clock))?;
-        Ok(Sender { inner, sh, clock, thread: Some(thread) })
+        let mut sender = Sender { workers: vec![], common, sh, clock, pool: vec![], parts: vec![] };
+        for _ in 0..threads.max(1) {
+            let inner = Arc::new(Inner {
+                wake: sys::event_fd()?,
+                stop: AtomicBool::new(false),
+                core: Mutex::new(Core { ports: vec![], stats: BTreeMap::new(), no_port: 0, back: Returned::default() }),
+                items: Mutex::new(vec![]),
+                waiting: AtomicBool::new(false),
+            });
+            let (i2, c2, sh2) = (inner.clone(), sender.common.clone(), sender.sh.clone());
+            let thread = std::thread::Builder::new().name("p4scope-tx".into()).spawn(move || run(i2, c2, sh2, clock))?;
+            sender.workers.push(Worker { inner, thread: Some(thread) });
+            sender.parts.push(vec![]);
+        }
+        Ok(sender)
     }
 
-    fn push(&self, item: Item) {
-        lk(&self.inner.items).push(item);
-        if self.inner.waiting.load(Ordering::SeqCst) {
-            sys::event_signal(&self.inner.wake);
+    fn worker_of(&self, port: u32) -> usize {
+        port as usize % self.workers.len()
+    }
+
+    fn push(w: &Inner, item: Item) {
+        lk(&w.items).push(item);
+        if w.waiting.load(Ordering::SeqCst) {
+            sys::event_signal(&w.wake);
         }
     }
 
-    /// Sends a round's frames (emptying `outs`; refilled with `spare` when
-    /// handed over). Returns whether they were handed over.
-    pub fn send(&self, outs: &mut Vec<Output>, how: SendHow, spare: Option<Vec<Output>>) -> bool {
+    /// Sends a round's frames (emptying `outs`), each port's with its
+    /// thread. Returns how many were handed over.
+    pub fn send(&mut self, outs: &mut Vec<Output>, how: SendHow) -> usize {
         if outs.is_empty() {
-            return false;
+            return 0;
         }
+        let n = self.workers.len();
+        let first = self.worker_of(outs[0].port);
+        if outs.iter().all(|o| o.port as usize % n == first) {
+            return self.send_part(first, outs, how);
+        }
+        for o in outs.drain(..) {
+            let k = o.port as usize % n;
+            self.parts[k].push(o);
+        }
+        let mut handed = 0;
+        for k in 0..n {
+            let mut part = std::mem::take(&mut self.parts[k]);
+            handed += self.send_part(k, &mut part, how);
+            self.parts[k] = part;
+        }
+        handed
+    }
+
+    /// Sends one thread's part of a round (emptying `outs`, refilled with a
+    /// spare vector when handed over); returns how many were handed over.
+    fn send_part(&mut self, k: usize, outs: &mut Vec<Output>, how: SendHow) -> usize {
+        if outs.is_empty() {
+            return 0;
+        }
+        let w = self.workers[k].inner.clone();
         let core = match how {
-            SendHow::Here => Some(lk(&self.inner.core)),
-            SendHow::HereIfFree => self.inner.core.try_lock().ok(),
+            SendHow::Here => Some(lk(&w.core)),
+            SendHow::HereIfFree => w.core.try_lock().ok(),
             SendHow::HandOver => None,
         };
         if let Some(mut core) = core {
-            let mut items = std::mem::take(&mut *lk(&self.inner.items));
+            let mut items = std::mem::take(&mut *lk(&w.items));
             if items.is_empty() || how == SendHow::Here {
                 // older frames the thread has not taken yet go first
                 let handed = core.apply(&mut items, self.clock);
                 core.round(outs, self.clock);
                 outs.clear();
-                core.report(&self.inner, &self.sh);
+                core.report(&self.common, &self.sh);
                 if core.held() {
-                    sys::event_signal(&self.inner.wake); // to wait for room to send
+                    sys::event_signal(&w.wake); // to wait for room to send
                 }
                 drop(core);
-                self.inner.backlog.fetch_sub(handed, Ordering::SeqCst);
-                return false;
+                self.common.backlog.fetch_sub(handed, Ordering::SeqCst);
+                return 0;
             }
-            *lk(&self.inner.items) = items; // nothing was added meanwhile: the core was held
+            *lk(&w.items) = items; // nothing was added meanwhile: the core was held
         }
-        self.inner.backlog.fetch_add(outs.len(), Ordering::SeqCst);
-        let v = std::mem::replace(outs, spare.unwrap_or_default());
-        self.push(Item::Outs(v));
-        true
+        let handed = outs.len();
+        self.common.backlog.fetch_add(handed, Ordering::SeqCst);
+        let v = std::mem::replace(outs, self.pool.pop().unwrap_or_default());
+        Self::push(&w, Item::Outs(v));
+        handed
     }
 
     /// A port's sending half: taken at once when nothing handed over waits
-    /// (no hand-over to wait for), else after what waits.
-    pub fn add(&self, p: PortTx) {
-        self.change(Item::Add(p));
+    /// for its thread (no hand-over to wait for), else after what waits.
+    pub fn add(&mut self, p: PortTx) {
+        if let Ok(fd) = p.fd.try_clone() {
+            let mut fds = lk(&self.common.rx_fds);
+            fds.retain(|(q, _)| *q != p.port);
+            fds.push((p.port, fd));
+        }
+        let k = self.worker_of(p.port);
+        self.change(k, Item::Add(p));
     }
 
-    pub fn remove(&self, port: u32) {
-        self.change(Item::Remove(port));
+    pub fn remove(&mut self, port: u32) {
+        lk(&self.common.rx_fds).retain(|(q, _)| *q != port);
+        let k = self.worker_of(port);
+        self.change(k, Item::Remove(port));
     }
 
-    fn change(&self, item: Item) {
-        let mut core = lk(&self.inner.core);
-        if lk(&self.inner.items).is_empty() {
+    fn change(&self, k: usize, item: Item) {
+        let w = &self.workers[k].inner;
+        let mut core = lk(&w.core);
+        if lk(&w.items).is_empty() {
             core.apply(&mut vec![item], self.clock);
-            core.report(&self.inner, &self.sh);
+            core.report(&self.common, &self.sh);
         } else {
             drop(core);
-            self.push(item);
+            Self::push(w, item);
         }
     }
 
-    /// Whether the loop may take more frames from its rings; if not, the
+    /// Whether the loop may take more frames from its rings; if not, a
     /// thread wakes the loop (`Shared::wake`) once it may.
     pub fn room(&self) -> bool {
-        if self.inner.backlog.load(Ordering::SeqCst) < BACKLOG {
+        if self.common.backlog.load(Ordering::SeqCst) < BACKLOG {
             return true;
         }
-        self.inner.loop_waits.store(true, Ordering::SeqCst);
-        // sent meanwhile: the thread may have looked before the flag was up
-        self.inner.backlog.load(Ordering::SeqCst) < BACKLOG
+        self.common.loop_waits.store(true, Ordering::SeqCst);
+        // sent meanwhile: a thread may have looked before the flag was up
+        self.common.backlog.load(Ordering::SeqCst) < BACKLOG
     }
 
     /// Whether everything handed over has been sent (or held). A frame
     /// sent into a veth reaches the other end's socket during the send, so
     /// a loop that finds this true and then its rings empty was idle with
-    /// the thread.
+    /// the threads.
     pub fn idle(&self) -> bool {
-        self.inner.backlog.load(Ordering::SeqCst) == 0
+        self.common.backlog.load(Ordering::SeqCst) == 0
     }
 
     /// The loop is about to wait for frames (true) or has stopped waiting.
     pub fn loop_waits_input(&self, on: bool) {
-        self.inner.loop_waits_input.store(on, Ordering::SeqCst);
+        self.common.loop_waits_input.store(on, Ordering::SeqCst);
     }
 
-    /// Whether the thread went idle while the loop waited for frames and
+    /// Whether the threads went idle while the loop waited for frames and
     /// none had come, since the last call: the switch was idle for a moment
-    /// although the loop never saw the thread idle.
+    /// although the loop never saw the threads idle.
     pub fn took_idle(&self) -> bool {
-        self.inner.went_idle.swap(false, Ordering::SeqCst)
+        self.common.went_idle.swap(false, Ordering::SeqCst)
     }
 
-    /// What was given back since the last call, swapped into `into`.
-    pub fn take_back(&self, into: &mut Returned) {
-        std::mem::swap(&mut *lk(&self.inner.back), into);
+    /// What was given back since the last call, swapped into `into` (the
+    /// emptied vectors are kept for the next rounds).
+    pub fn take_back(&mut self, into: &mut Returned) {
+        std::mem::swap(&mut *lk(&self.common.back), into);
+        self.pool.append(&mut into.vecs);
     }
 
     pub fn set_priority(&self, p: i32) {
-        self.inner.priority.store(p, Ordering::Relaxed);
-        sys::event_signal(&self.inner.wake);
+        self.common.priority.store(p, Ordering::Relaxed);
+        for w in &self.workers {
+            sys::event_signal(&w.inner.wake);
+        }
     }
 
-    /// Sends everything handed over, then ends the thread; returns the
+    /// Sends everything handed over, then ends the threads; returns the
     /// ports (frames the kernel refused still held).
     pub fn stop(mut self) -> Vec<PortTx> {
-        self.inner.stop.store(true, Ordering::SeqCst);
-        sys::event_signal(&self.inner.wake);
-        self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default()
+        for w in &self.workers {
+            w.inner.stop.store(true, Ordering::SeqCst);
+            sys::event_signal(&w.inner.wake);
+        }
+        let mut ports = vec![];
+        for w in self.workers.iter_mut() {
+            if let Some(t) = w.thread.take() {
+                ports.extend(t.join().unwrap_or_default());
+            }
+        }
+        ports
     }
 }
 
 impl Drop for Sender {
     fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
-            self.inner.stop.store(true, Ordering::SeqCst);
-            sys::event_signal(&self.inner.wake);
-            let _ = t.join();
+        for w in &self.workers {
+            w.inner.stop.store(true, Ordering::SeqCst);
+            sys::event_signal(&w.inner.wake);
+        }
+        for w in self.workers.iter_mut() {
+            if let Some(t) = w.thread.take() {
+                let _ = t.join();
+            }
         }
     }
 }
 
-/// The thread: takes what the loop handed over, sends it port by port,
+/// A thread: takes what the loop handed over, sends it port by port,
 /// reports credits and spent buffers, and waits for more work or for a
 /// socket holding refused frames to take more.
-fn run(inner: Arc<Inner>, sh: Arc<Shared>, clock: Clock) -> Vec<PortTx> {
+fn run(inner: Arc<Inner>, common: Arc<Common>, sh: Arc<Shared>, clock: Clock) -> Vec<PortTx> {
     let mut items: Vec<Item> = vec![];
     let mut fds: Vec<(RawFd, bool)> = vec![];
     let mut ready = vec![];
     let mut priority = 0;
     loop {
         sys::event_clear(&inner.wake);
-        let p = inner.priority.load(Ordering::Relaxed);
+        let p = common.priority.load(Ordering::Relaxed);
         if p != priority {
             let _ = sys::set_thread_priority(p); // refused: normal scheduling
             priority = p;
@@ -583,10 +678,10 @@ fn run(inner: Arc<Inner>, sh: Arc<Shared>, clock: Clock) -> Vec<PortTx> {
         if !items.is_empty() || writable {
             ready.clear();
             let handed = core.apply(&mut items, clock);
-            let credits = core.report(&inner, &sh);
+            let credits = core.report(&common, &sh);
             drop(core);
-            let left = inner.backlog.fetch_sub(handed, Ordering::SeqCst) - handed;
-            let wanted = left < BACKLOG && inner.loop_waits.swap(false, Ordering::SeqCst);
+            let left = common.backlog.fetch_sub(handed, Ordering::SeqCst) - handed;
+            let wanted = left < BACKLOG && common.loop_waits.swap(false, Ordering::SeqCst);
             if credits || wanted {
                 sh.wake();
             }
@@ -598,20 +693,19 @@ fn run(inner: Arc<Inner>, sh: Arc<Shared>, clock: Clock) -> Vec<PortTx> {
             }
             return std::mem::take(&mut core.ports);
         }
-        if inner.loop_waits_input.load(Ordering::SeqCst) && inner.backlog.load(Ordering::SeqCst) == 0 {
-            // idle with the loop, unless what was just sent came back in
-            fds.clear();
-            fds.extend(core.ports.iter().map(|p| (p.fd.as_raw_fd(), false)));
-            if sys::poll_ready(&fds, 0, &mut ready).is_ok() && ready.is_empty() {
-                inner.went_idle.store(true, Ordering::SeqCst);
-            }
-            ready.clear();
-        }
         fds.clear();
         fds.push((inner.wake.as_raw_fd(), false));
         // a port holding refused frames also waits for room to send
         fds.extend(core.ports.iter().filter(|p| !p.tx.held.is_empty()).map(|p| (p.fd.as_raw_fd(), true)));
         drop(core);
+        // idle with the loop and the other threads, unless what was just
+        // sent came back in
+        if common.loop_waits_input.load(Ordering::SeqCst)
+            && common.backlog.load(Ordering::SeqCst) == 0
+            && common.rings_empty()
+        {
+            common.went_idle.store(true, Ordering::SeqCst);
+        }
         inner.waiting.store(true, Ordering::SeqCst);
         if lk(&inner.items).is_empty() && sys::poll_ready(&fds, MAX_WAIT_NS, &mut ready).is_err() {
             std::thread::sleep(std::time::Duration::from_millis(1));
