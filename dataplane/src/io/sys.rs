@@ -503,6 +503,37 @@ mod tests {
     }
 
     #[test]
+    fn the_ring_says_how_many_frames_wait() {
+        // needs root: lo in a network namespace of this thread's own, whose
+        // sends come back in on it
+        std::thread::spawn(|| {
+            // SAFETY: plain system call; affects the calling thread only.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                return;
+            }
+            let up = std::process::Command::new("ip").args(["link", "set", "lo", "up"]).output();
+            if !up.is_ok_and(|o| o.status.success()) {
+                return;
+            }
+            let (fd, mut ring) = packet_socket("lo", 1 << 20, 212_992).unwrap();
+            assert!(!ring.ready() && !ring.has(1));
+            let frame = [0u8; 60];
+            for _ in 0..5 {
+                assert_eq!(send_batch(&fd, &[&frame]).unwrap(), 1);
+            }
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while !ring.has(5) && std::time::Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            assert!(ring.ready() && ring.has(1) && ring.has(5) && !ring.has(6));
+            drop(ring.take());
+            assert!(ring.has(4) && !ring.has(5), "one taken");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn normal_priority_is_always_allowed() {
         std::thread::spawn(|| {
             set_thread_priority(0).unwrap();
