@@ -13,6 +13,11 @@
  *  - Unknown destinations and broadcast are flooded to the ingress port's
  *    multicast group (port_config); a flooded copy never goes back out of
  *    its ingress port.
+ *  - A bridged frame whose destination was learnt on its ingress port is
+ *    filtered (IEEE 802.1Q's forwarding process never transmits a frame on
+ *    the port it was received on): in a fabric, a frame flooded to a switch
+ *    that knows the destination behind the sender would otherwise come back
+ *    and be learnt there. Routed frames may leave by their ingress port.
  *  - L3 routing for frames to a router MAC: LPM on the IPv4 destination;
  *    next hops (action selector members) rewrite the MACs, decrement the
  *    TTL and pick a port or a LAG. TTL <= 1 is dropped.
@@ -45,6 +50,7 @@ const bit<4> DROP_ACL        = 7;
 const bit<4> DROP_L2         = 8;
 const bit<4> DROP_NO_FLOOD   = 9;
 const bit<4> DROP_LAG        = 10;
+const bit<4> DROP_SAME_PORT  = 11;
 
 /* LAG hashing is fixed when the program is compiled (v1model has no
  * run-time choice of a selector's algorithm or fields): -DLAG_HASH=crc16
@@ -68,6 +74,7 @@ struct l2_metadata_t {
     port_t  src_port;
     bit<16> flood_group;
     bit<1>  flooded;
+    bit<1>  bridged;
     bit<16> lag_id;
 }
 
@@ -357,6 +364,7 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.drop_reason = DROP_NO_ROUTE;
                 }
             } else {
+                meta.l2.bridged = 1;
                 dmac.apply();
                 if (meta.l2.flooded == 1 && sm.mcast_grp == 0) {
                     meta.drop_reason = DROP_NO_FLOOD;
@@ -367,6 +375,10 @@ control DutIngress(inout headers_t hdr, inout metadata_t meta,
             if (!lag_select.apply().hit) {
                 meta.drop_reason = DROP_LAG;
             }
+        }
+        if (meta.drop_reason == DROP_NONE && meta.l2.bridged == 1 && meta.l2.flooded == 0
+                && sm.egress_spec == sm.ingress_port) {
+            meta.drop_reason = DROP_SAME_PORT;
         }
         if (meta.drop_reason == DROP_NONE && hdr.ipv4.isValid()) {
             acl.apply();
