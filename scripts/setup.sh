@@ -62,9 +62,13 @@ if ! .venv/bin/python -c "import p4scope.compiler" 2>/dev/null \
 fi
 
 # ---- Rust engine (dataplane/) -------------------------------------------
+# The Rust crates are one Cargo workspace (Cargo.toml here: dataplane/,
+# topologies/trafgen/ and the AF_PACKET crate both use, crates/afpacket/),
+# built into target/ here.
 # Builds the extension module p4scope_dataplane with maturin (pinned in
 # requirements.txt) in release mode and installs it into .venv. Skipped when
-# nothing in dataplane/ changed since the last build (hash of its sources).
+# nothing it is built from changed since the last build (hash of the
+# workspace's manifest and lock file and of dataplane/ and crates/afpacket/).
 # Cargo, the first that is recent enough (the crates need Rust >= 1.74):
 # rustup's at /root/.cargo/bin, else one on PATH, else Debian's cargo-web and
 # rustc-web (Rust 1.85 in bookworm, newer in bookworm-security; their cargo
@@ -97,20 +101,24 @@ if [ -z "$CARGO_DIR" ]; then
     fi
 fi
 export PATH="$CARGO_DIR:$PATH"
-dp_hash="$(cd dataplane && find Cargo.toml Cargo.lock pyproject.toml p4scope_dataplane.pyi src -type f -print0 \
-           | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+rust_hash() {  # rust_hash PATH...: one hash of the files under the paths
+    find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+}
+rust_common=(Cargo.toml Cargo.lock crates/afpacket/Cargo.toml crates/afpacket/src)
+dp_hash="$(rust_hash "${rust_common[@]}" dataplane/Cargo.toml dataplane/pyproject.toml \
+           dataplane/p4scope_dataplane.pyi dataplane/src)"
 dp_stamp=.venv/.p4scope-dataplane
 if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
    || ! .venv/bin/python -c "import p4scope_dataplane" 2>/dev/null; then
     echo "setup: building the Rust engine (release; takes a minute)"
-    rm -f dataplane/target/wheels/p4scope_dataplane-*.whl
+    rm -f target/wheels/p4scope_dataplane-*.whl
     if ! (cd dataplane && ../.venv/bin/maturin build --release -q \
-            -i ../.venv/bin/python -o target/wheels); then
+            -i ../.venv/bin/python -o ../target/wheels); then
         echo "setup: building dataplane/ failed (cargo in $CARGO_DIR)" >&2
         exit 1
     fi
     .venv/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall \
-        dataplane/target/wheels/p4scope_dataplane-*.whl
+        target/wheels/p4scope_dataplane-*.whl
     echo "$dp_hash" > "$dp_stamp"
 fi
 
@@ -126,9 +134,10 @@ fi
 #   venv's site-packages adds one folder, .venv/p4scope-system, that holds a
 #   single symlink to that package: the venv sees `mininet` and nothing else
 #   from the system site-packages.
-# * The traffic generator/analyzer (topologies/trafgen, Rust, libc only) is
-#   built in release mode and copied to .venv/bin/p4scope-trafgen; skipped
-#   when its sources did not change.
+# * The traffic generator/analyzer (topologies/trafgen, Rust, over libc and
+#   crates/afpacket) is a member of the Cargo workspace (see the engine's
+#   block above), built with its release-trafgen profile and copied to
+#   .venv/bin/p4scope-trafgen; skipped when its sources did not change.
 TOPO_APT=(mininet bridge-utils iputils-ping ethtool iperf3 iproute2)
 topo_missing=()
 for p in "${TOPO_APT[@]}"; do
@@ -145,13 +154,12 @@ venv_site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[
 mkdir -p .venv/p4scope-system
 ln -sfn "$mn_pkg" .venv/p4scope-system/mininet
 echo "$PWD/.venv/p4scope-system" > "$venv_site/p4scope-mininet.pth"
-tg_hash="$(cd topologies/trafgen && find Cargo.toml Cargo.lock src -type f -print0 \
-           | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+tg_hash="$(rust_hash "${rust_common[@]}" topologies/trafgen/Cargo.toml topologies/trafgen/src)"
 tg_stamp=.venv/.p4scope-trafgen
 if [ "$(cat "$tg_stamp" 2>/dev/null)" != "$tg_hash" ] || [ ! -x .venv/bin/p4scope-trafgen ]; then
     echo "setup: building the traffic generator (topologies/trafgen)"
-    (cd topologies/trafgen && cargo build --release -q)
-    install -m 0755 topologies/trafgen/target/release/p4scope-trafgen .venv/bin/p4scope-trafgen
+    cargo build -q --profile release-trafgen -p p4scope-trafgen
+    install -m 0755 target/release-trafgen/p4scope-trafgen .venv/bin/p4scope-trafgen
     echo "$tg_hash" > "$tg_stamp"
 fi
 
