@@ -5,8 +5,9 @@
 //! read by p4scope.topologies.traffic.
 //!
 //! Layers: args/stream parse the command line, packet builds and finds
-//! frames, sock is all the unsafe socket code, sender/receiver are the two
-//! loops, stats the per-stream analysis, json the output.
+//! frames, sock the sockets (over the shared crates/afpacket), clocks and
+//! stop signal, sender/receiver are the two loops, stats the per-stream
+//! analysis, json the output.
 
 mod args;
 mod json;

@@ -182,9 +182,8 @@ pub fn run(cfg: &SendConfig) -> Result<J, String> {
         batches += 1;
         let mut sent = 0;
         while sent < n {
-            let mut frames: Vec<(&mut [u8], usize)> =
-                slots[sent..n].iter_mut().zip(&lens[sent..n]).map(|(b, l)| (b.as_mut_slice(), *l)).collect();
-            let r = sock.send_batch(&mut frames).map_err(|e| format!("{}: {e}", cfg.iface))?;
+            let frames: Vec<&[u8]> = slots[sent..n].iter().zip(&lens[sent..n]).map(|(b, l)| &b[..*l]).collect();
+            let r = sock.send_batch(&frames).map_err(|e| format!("{}: {e}", cfg.iface))?;
             let now_rt = realtime_ns();
             for k in sent..sent + r {
                 let s = &mut streams[owner[k]];
