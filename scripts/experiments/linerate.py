@@ -12,7 +12,9 @@ frame of tester size S are S - 4.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, TypeVar
+
+import numpy as np
 
 # the generator's conventions (topologies/traffic.py) are the tester's: one
 # definition of the wire overhead and of Tolly's iMIX (size -> weight)
@@ -26,7 +28,11 @@ FCS = 4
 GBPS_100 = 100_000_000_000
 
 
-def wire_bits(frame_size: float) -> float:
+Sizes = TypeVar("Sizes", float, np.ndarray)
+"""One frame size, or an array of them (a trial's records)."""
+
+
+def wire_bits(frame_size: Sizes) -> Sizes:
     """Bits one frame occupies on the wire, preamble and gap included."""
     return (frame_size + WIRE_OVERHEAD) * 8
 

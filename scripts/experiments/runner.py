@@ -328,7 +328,7 @@ def _measure_on_cluster(cases: Sequence[Case], w: Workers, bar: "_Progress") -> 
 
 def run_cases(rundir: RunDir, cases: Sequence[Case],
               measure: Optional[Callable[[Case, Tick], Tables]],
-              derive: Optional[Callable[[RunDir], None]] = None,
+              derive: Optional[Callable[[RunDir], object]] = None,
               progress: bool = True, workers: Optional[Workers] = None,
               on_event: Optional[Callable[[RunEvent], None]] = None) -> Outcome:
     """Measures `cases` into `rundir` (already started), here with `measure`

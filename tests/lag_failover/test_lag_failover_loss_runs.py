@@ -1,4 +1,4 @@
-"""The Mininet half's arithmetic, on hand-made reports: the analyzer's loss
+"""The loss arithmetic both modes share, on hand-made records: the analyzer's loss
 runs (and the frames after the last one received) are put against the link
 event issued before them, outage is lost frames over the offered rate,
 recovery ends when the stream is whole again (a generator stall after the
@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 from p4scope.experiments.lag_failover.link_changes import (IF_OPER_UP, IFLA_OPERSTATE,
                                                            RTM_NEWLINK, parse)
-from p4scope.experiments.lag_failover.mininet_events import LinkEvent, per_event, stream_runs
+from p4scope.experiments.lag_failover.analysis import LostRuns, per_event
+from p4scope.experiments.lag_failover.cases import plan
+from p4scope.experiments.lag_failover.mininet_params import MininetLagParams
+from p4scope.experiments.lag_failover.params import LagFailoverParams
+from p4scope.experiments.params import ParamError
+from p4scope.experiments.lag_failover.mininet_events import (LinkEvent, LossRun, lost_runs,
+                                                             stream_runs)
 from p4scope.experiments.tester import mininet as tester_mininet
 
 MS = 1_000_000
@@ -31,7 +38,8 @@ def test_runs_go_to_the_event_before_them_with_outage_and_recovery():
               LinkEvent("A up", 11, True, 1000 * MS, 1000 * MS, 1001 * MS),
               LinkEvent("B down", 12, False, 1500 * MS, 1500 * MS, 1501 * MS),
               LinkEvent("B up", 12, True, 2990 * MS, 2990 * MS, 2991 * MS)]
-    before, per = per_event(runs, events, 50 * MS, offered_fps=2 * fps)
+    before, per = per_event(lost_runs(runs), [e.issued_ns for e in events],
+                            [e.at_ns for e in events], 50 * MS, offered_fps=2 * fps)
     assert before == 0
     assert [e.lost for e in per] == [8, 0, 3, 5]
     assert per[0].outage_ns == pytest.approx(4 * MS)  # 8 frames at 2000 frames/s
@@ -48,9 +56,38 @@ def test_a_stream_nothing_of_which_arrived_is_lost_whole_and_early_loss_is_befor
     (run,) = stream_runs(None, tx, 1000.0)
     assert (run.frames, run.before_ns) == (10, 5 * MS)
     ev = [LinkEvent("A down", 11, False, 0, 100 * MS, 101 * MS)]
-    before, per = per_event([run], ev, 50 * MS, 1000.0)
+    before, per = per_event(lost_runs([run]), [e.issued_ns for e in ev], [e.at_ns for e in ev],
+                            50 * MS, 1000.0)
     assert before == 10 and per[0].lost == 0
     assert stream_runs({"max_seq": 3}, {"tx_packets": 0}, 1000.0) == []
+
+
+def test_one_loss_arithmetic_for_both_modes():
+    """Three frames lost 10 ns apart after an event at 80 ns: as the engine
+    records them (each frame's send time) and as the analyzer reports them
+    (one run after the frame received at 90 ns), the same loss, outage and
+    recovery (whole again at 130 ns)."""
+    frames = LostRuns.of_frames(np.array([100, 110, 120]), 10.0)
+    run = lost_runs([LossRun(3, 90, 200, slot_ns=10.0)])
+    for lost in (frames, run):
+        before, (ev,) = per_event(lost, [80], [80], 0, offered_fps=1e9)
+        assert before == 0
+        assert (ev.lost, ev.outage_ns, ev.recovery_ns) == (3, 3.0, 50.0)
+    # an event issued later than the frames (less the guard) does not own them
+    assert per_event(frames, [105], [105], 0, 1e9)[0] == 1
+    assert per_event(frames, [105], [105], 5, 1e9)[0] == 0
+
+
+@pytest.mark.parametrize("params", [LagFailoverParams, MininetLagParams])
+def test_both_modes_check_the_trunk_alike_and_plan_the_same_cases(params):
+    with pytest.raises(ParamError, match="--members: ports repeat"):
+        params(members=(11, 11)).check()
+    with pytest.raises(ParamError, match="--iterations"):
+        params(iterations=0).check()
+    p = params(clients=(2,), policies=("l2-l4",), failover=("controller",)).check()
+    assert [c.case_id for c in plan(p)] == [
+        "lag-failover/throughput/l2-l4/2clients", "lag-failover/failover/l2-l4/2clients/controller"]
+    assert p.events()[0][:3] == ("A down", 11, False) and p.failover_ns == 5 * p.interval_ns
 
 
 def _newlink(index: int, flags: int, operstate=None) -> bytes:

@@ -8,8 +8,9 @@ in virtual time, or with real traffic through the reference DUT in Mininet
     policies    the seed's policies and how the reference DUT does each
     params      clients, policies, members, load, schedule, checked
     controller  the controller reacting to port events in virtual time
-    analysis    lost frames per event, outage, recovery, member rates
-    measure     the cases on the tester, the DUT compiled per policy
+    analysis    lost frames per event, outage, recovery (both modes), member rates
+    cases       what both modes share: the plan, run.json's parameters, a case's rows
+    measure     the trials on the tester, the DUT compiled per policy
     tables      the seed-shaped tables (Figures 1 and 2)
     section     the report's section and plot
     run, cli    `p4scope run lag-failover [--mode virtual|mininet]`

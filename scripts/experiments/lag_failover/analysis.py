@@ -12,7 +12,7 @@ frames already in the DUT when a link goes down are lost to that event.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -64,22 +64,50 @@ class EventLoss:
     outage_ns: float
     """Frames lost / the offered frame rate, as a time."""
     recovery_ns: float
-    """From the event to the send time of its last lost frame plus one
-    frame interval: when the trunk carried the full load again (0: nothing lost)."""
+    """From the event to when the trunk carried the full load again (0:
+    nothing lost)."""
+
+    def columns(self) -> dict[str, Any]:
+        """The event row's columns for it (lag_failover_events)."""
+        return {"lost_frames": self.lost, "outage_ns": self.outage_ns,
+                "recovery_ns": self.recovery_ns}
 
 
-def per_event(lost_ns: np.ndarray, event_ns: Sequence[int], guard: int, offered_fps: float,
-              frame_interval_ns: float) -> tuple[int, list[EventLoss]]:
-    """Frames lost before the first event, and each event's loss."""
-    times = np.asarray(event_ns, np.int64)
-    which = np.searchsorted(times, lost_ns + guard, side="right") - 1
-    before = int((which < 0).sum())
+@dataclass(frozen=True)
+class LostRuns:
+    """Runs of lost frames, one array entry each, from either mode: how
+    many frames, the send time that puts the run against an event, and
+    when its stream was whole again (ns; integers where they are wall
+    clock: a float has no ns at 1.7e18)."""
+
+    frames: np.ndarray
+    sent_ns: np.ndarray
+    whole_ns: np.ndarray
+
+    @classmethod
+    def of_frames(cls, lost_ns: np.ndarray, frame_interval_ns: float) -> "LostRuns":
+        """Each lost frame a run of its own, whole again one frame interval
+        after it (the engine's records: lost_send_times)."""
+        lost = np.asarray(lost_ns, np.int64)
+        return cls(np.ones(len(lost), np.int64), lost, lost + frame_interval_ns)
+
+
+def per_event(lost: LostRuns, issued_ns: Sequence[int], at_ns: Sequence[int], guard: int,
+              offered_fps: float) -> tuple[int, list[EventLoss]]:
+    """Frames lost before the first event, and each event's loss. A run
+    counts against the last event issued at or before its send time plus
+    `guard`; its recovery runs from the event's time `at_ns` (in Mininet
+    when the kernel announced the change, after the command was issued)."""
+    starts = np.asarray(issued_ns, np.int64) - guard
+    which = np.searchsorted(starts, np.asarray(lost.sent_ns, np.int64), side="right") - 1
+    before = int(lost.frames[which < 0].sum())
+    fps = offered_fps if offered_fps > 0 else float("nan")
     out = []
-    for j, t in enumerate(times):
-        mine = lost_ns[which == j]
-        n = len(mine)
-        rec = max(0.0, float(mine.max()) + frame_interval_ns - float(t)) if n else 0.0
-        out.append(EventLoss(n, n / offered_fps * 1e9, rec))
+    for j, at in enumerate(at_ns):
+        mine = which == j
+        n = int(lost.frames[mine].sum())
+        back = max(0.0, float((lost.whole_ns[mine] - at).max())) if n else 0.0
+        out.append(EventLoss(n, n / fps * 1e9 if n else 0.0, back))
     return before, out
 
 

@@ -24,14 +24,15 @@ received before them.
 
 from __future__ import annotations
 
-import bisect
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .analysis import EventLoss
+import numpy as np
+
+from .analysis import LostRuns
 
 
 @dataclass(frozen=True)
@@ -147,20 +148,9 @@ def stream_runs(rx: Optional[Mapping[str, Any]], tx: Mapping[str, Any],
     return out
 
 
-def per_event(runs: Sequence[LossRun], events: Sequence[LinkEvent], guard_ns: int,
-              offered_fps: float) -> tuple[int, list[EventLoss]]:
-    """Frames lost before the first event, and each event's loss."""
-    starts = [e.issued_ns - guard_ns for e in events]
-    lost = [0] * len(events)
-    back = [0.0] * len(events)
-    before = 0
-    for r in runs:
-        j = bisect.bisect_right(starts, r.before_ns) - 1
-        if j < 0:
-            before += r.frames
-            continue
-        lost[j] += r.frames
-        back[j] = max(back[j], float(r.recovered_ns - events[j].at_ns))
-    fps = offered_fps if offered_fps > 0 else float("nan")
-    return before, [EventLoss(n, n / fps * 1e9 if n else 0.0, b if n else 0.0)
-                    for n, b in zip(lost, back)]
+def lost_runs(runs: Sequence[LossRun]) -> LostRuns:
+    """The streams' loss runs as analysis.per_event takes them (a run is
+    put against an event by the frame received before it)."""
+    return LostRuns(np.array([r.frames for r in runs], np.int64),
+                    np.array([r.before_ns for r in runs], np.int64),
+                    np.array([r.recovered_ns for r in runs], np.int64))

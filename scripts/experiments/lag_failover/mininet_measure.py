@@ -24,7 +24,7 @@ before the trial); the switch follows its interfaces' link state
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,51 +34,28 @@ from ...topologies.counters import CounterSampler, read_counters
 from ..runner import Case, Tables, Tick
 from ..tester.mininet import host_ip, host_mac
 from ..tester.streams import Rate, Stream
-from . import EXPERIMENT
-from . import member_counters as MC
-from .measure import TTCP_PORT, LagFailoverMeasure, client_mac, source_ports
+from . import member_counters
+from .analysis import per_event
+from .cases import TTCP_PORT, Store, TrunkMeasure, client_mac, source_ports
 from .link_changes import LinkChanges
-from .mininet_events import LinkSchedule, changed, per_event, stream_runs
+from .mininet_events import LinkSchedule, changed, lost_runs, stream_runs
 from .mininet_params import MininetLagParams
-from .policies import POLICIES
 
-Store = Callable[[str, pd.DataFrame], None]
 PROBE_FRAMES = 20
 GUARD_NS = 50_000_000
 """Frames sent up to 50 ms before a link event may still be in the DUT."""
-
-
-def plan(p: MininetLagParams) -> list[Case]:
-    """As in virtual time (measure.plan): per policy and client count the
-    throughput case, then the failover cases; weights in seconds."""
-    cases = []
-    for policy in p.policies:
-        ok = POLICIES[policy].supported
-        for n in p.clients:
-            base = {"policy": policy, "clients": n}
-            cases.append(Case(f"{EXPERIMENT}/throughput/{policy}/{n}clients", EXPERIMENT,
-                              f"lag-failover throughput, {policy}, {n} clients",
-                              {"test": "throughput", **base},
-                              weight=p.iterations * (p.throughput_s + 1.0) if ok else 0.01))
-            for mode in p.failover:
-                cases.append(Case(
-                    f"{EXPERIMENT}/failover/{policy}/{n}clients/{mode}", EXPERIMENT,
-                    f"lag-failover {mode} failover, {policy}, {n} clients",
-                    {"test": "failover", **base, "failover": mode},
-                    weight=p.iterations * (p.failover_ns / 1e9 + 1.0) if ok else 0.01))
-    return cases
 
 
 def _short_note(k: int) -> str:
     return f"{k} trial(s) where a generator fell short of the offered rate" if k else ""
 
 
-class MininetLagMeasure(LagFailoverMeasure):
+class MininetLagMeasure(TrunkMeasure[MininetLagParams]):
     """measure(case, tick) -> tables on `bed` (the policy's MininetTestbed;
     None for a policy the DUT cannot do)."""
 
     def __init__(self, bed: Any, p: MininetLagParams, seed: int, store: Store):
-        self.bed, self.p, self.seed, self.store = bed, p, seed, store
+        super().__init__(bed, p, seed, store)
         self.short_trials = 0
         """Trials of the throughput case being measured whose generator fell short."""
 
@@ -123,7 +100,7 @@ class MininetLagMeasure(LagFailoverMeasure):
         ifaces = list(self.members)
         server = self.p.server_port
         by: dict[int, list[str]] = {}
-        MC.wait_quiet(ifaces)
+        member_counters.wait_quiet(ifaces)
         for k, st in enumerate(streams):
             h = st.headers
             before = [read_counters(i)["tx_packets"] for i in ifaces]
@@ -132,7 +109,7 @@ class MininetLagMeasure(LagFailoverMeasure):
                 src=":".join(f"{b:02x}" for b in int(h["src_mac"]).to_bytes(6, "big")),
                 ip_src=h["src_ip"], sport=int(h["sport"]), dport=int(h["dport"]),
                 size=self.p.frame_size, rate=2000.0, count=PROBE_FRAMES)], timeout=30)
-            MC.wait_quiet(ifaces, quiet_s=0.05)
+            member_counters.wait_quiet(ifaces, quiet_s=0.05)
             grew = [read_counters(i)["tx_packets"] - b for i, b in zip(ifaces, before)]
             member = self.members[ifaces[int(np.argmax(grew))]] if max(grew) > 0 else -1
             by.setdefault(member, []).append(str(st.tx_port))
@@ -146,26 +123,19 @@ class MininetLagMeasure(LagFailoverMeasure):
         streams = self._streams(n, p.client_load_pct, iteration)
         ifaces = self.members
         load = LinkSchedule(self.bed.dut_iface, [])  # notes when the load started
-        MC.wait_quiet(list(ifaces))
+        member_counters.wait_quiet(list(ifaces))
         m0 = time.monotonic()
         with CounterSampler(list(ifaces), p.bin_ms / 1000) as cs:
             t = self.bed.trial(streams, round(p.throughput_s * 1e9), during=load)
         start = load.start_mono - m0
-        per = {port: MC.window_gbps(cs.series, i, start + p.warmup_s, start + p.throughput_s)
+        per = {port: member_counters.window_gbps(cs.series, i, start + p.warmup_s,
+                                                 start + p.throughput_s)
                for i, port in ifaces.items()}
-        key = self._key(case, iteration)
-        offered = n * p.client_load_pct / 100.0 * p.rate_bps / 1e9
-        self.store("lag_failover_members", pd.DataFrame([
-            {**key, "member": m, "gbps": g, "utilization_pct": 100.0 * g * 1e9 / p.rate_bps}
-            for m, g in per.items()]))
-        row = {**key, "offered_gbps": offered, "trunk_gbps": sum(per.values()),
-               "busiest_member_gbps": max(per.values()),
-               "idlest_member_gbps": min(per.values()),
-               "members_used": sum(g > 0.01 * p.rate_bps / 1e9 for g in per.values()),
-               "placement": self._placement(streams),
-               "tx_frames": t.tx_frames, "rx_frames": t.rx_frames,
-               "received_gbps": float(t.streams["rx_l1_bps"].sum()) / 1e9,
-               "generator_short": t.generator_short, "retries": t.info.get("retries", 0)}
+        row = self._throughput_row(
+            self._key(case, iteration), per, n, 0.01 * p.rate_bps / 1e9,
+            placement=self._placement(streams), tx_frames=t.tx_frames, rx_frames=t.rx_frames,
+            received_gbps=float(t.streams["rx_l1_bps"].sum()) / 1e9,
+            generator_short=t.generator_short, retries=t.info.get("retries", 0))
         self.store("lag_failover_trials", pd.DataFrame([row]))
         self.short_trials += bool(t.generator_short)
         return row
@@ -190,7 +160,7 @@ class MininetLagMeasure(LagFailoverMeasure):
         ifaces = self.members
         links = LinkSchedule(self.bed.dut_iface, p.events())
         fab = self.bed.fabric()
-        MC.wait_quiet(list(ifaces))
+        member_counters.wait_quiet(list(ifaces))
         m0 = time.monotonic()
         with LinkChanges() as lc, CounterSampler(list(ifaces), p.bin_ms / 1000) as cs:
             t = self.bed.trial(streams, p.failover_ns, during=links, tick=tick)
@@ -205,7 +175,8 @@ class MininetLagMeasure(LagFailoverMeasure):
                 for r in stream_runs(rx.get(sid), tx.get(sid, {}), fps[sid])]
         offered_fps = sum(float(tx.get(sid, {}).get("rate_pps", 0.0)) for sid in last["ids"])
         guard = min(GUARD_NS, p.interval_ns // 4)
-        before, per = per_event(runs, events, guard, offered_fps)
+        before, per = per_event(lost_runs(runs), [e.issued_ns for e in events],
+                                [e.at_ns for e in events], guard, offered_fps)
         acted = [e for e in fab.events if e.time * 1e9 >= links.start_ns]
         key = self._key(case, iteration)
         rows = []
@@ -213,8 +184,7 @@ class MininetLagMeasure(LagFailoverMeasure):
             done = next((a.time * 1e9 for a in acted if a.port == ev.port and a.up == ev.up
                          and a.time * 1e9 >= ev.issued_ns), np.nan)
             rows.append({**key, "event": ev.label, "member": ev.port, "up": ev.up,
-                         "event_ns": ev.at_ns - links.start_ns, "lost_frames": loss.lost,
-                         "outage_ns": loss.outage_ns, "recovery_ns": loss.recovery_ns,
+                         "event_ns": ev.at_ns - links.start_ns, **loss.columns(),
                          "controller_acted_ns": done - links.start_ns,
                          "controller_reaction_ns": done - ev.at_ns,
                          "ip_command_ns": ev.done_ns - ev.issued_ns,
@@ -228,30 +198,16 @@ class MininetLagMeasure(LagFailoverMeasure):
             "tx_down": np.nan, "reactions": len(acted), "generator_short": t.generator_short,
             "retries": t.info.get("retries", 0)}]))
         if iteration == 0:  # the last attempt's (a trial may be run again: tester.mininet)
-            s = pd.DataFrame(MC.series_rows(cs.series, ifaces, links.start_mono - m0,
+            s = pd.DataFrame(member_counters.series_rows(cs.series, ifaces, links.start_mono - m0,
                                             p.bin_ms / 1000))
             self.store("lag_failover_series", s.assign(
                 **{k: v for k, v in key.items() if k != "iteration"}))
         return rows
 
-    def failover(self, case: Case, tick: Tick) -> Tables:
-        k = self.p.iterations
-        rows: list[dict[str, Any]] = []
-        for i in range(k):
-            rows += self.failover_trial(case, i, lambda f, i=i: tick((i + f) / k))
-        r = pd.DataFrame(rows)
-        shorts = int(r.groupby("iteration")["generator_short"].any().sum())
-        out = []
-        for label, g in r.groupby("event", sort=False):
-            out.append({**self._case_cols(case), "supported": True, "note": _short_note(shorts),
-                        "event": label, "member": int(g["member"].iloc[0]),
-                        "up": bool(g["up"].iloc[0]), "event_ns": float(g["event_ns"].mean()),
-                        "iterations": len(g), "lost_frames": float(g["lost_frames"].mean()),
-                        "lost_min": int(g["lost_frames"].min()),
-                        "lost_max": int(g["lost_frames"].max()),
-                        "outage_ns": float(g["outage_ns"].mean()),
-                        "recovery_ns": float(g["recovery_ns"].mean()),
-                        "recovery_max_ns": float(g["recovery_ns"].max()),
-                        "reaction_ns": float(g["controller_reaction_ns"].mean()),
-                        "generator_short_trials": shorts})
-        return {"lag_failover_outage": pd.DataFrame(out)}
+    def _outage_cols(self, trials: pd.DataFrame, event: pd.DataFrame) -> dict[str, Any]:
+        """The event's mean time (each trial's own), the controller's mean
+        reaction, the trials whose generator fell short."""
+        shorts = int(trials.groupby("iteration")["generator_short"].any().sum())
+        return {"note": _short_note(shorts), "event_ns": float(event["event_ns"].mean()),
+                "reaction_ns": float(event["controller_reaction_ns"].mean()),
+                "generator_short_trials": shorts}

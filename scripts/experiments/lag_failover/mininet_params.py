@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..params import ParamError, check_int, check_number
-from .params import FAILOVER, SEED_CLIENTS, SEED_FRAME, SEED_MEMBERS, check_trunk, schedule
-from .policies import SEED_POLICIES
+from .params import TrunkParams
 
 DUTS = ("p4scope", "bmv2")
 """The Mininet DUTs that run the reference DUT (its LAG written over P4Runtime)."""
@@ -26,20 +25,10 @@ MAX_MININET_FRAME = 1518
 
 
 @dataclass(frozen=True)
-class MininetLagParams:
-    clients: tuple[int, ...] = SEED_CLIENTS
-    policies: tuple[str, ...] = SEED_POLICIES + ("l2-l4",)
-    failover: tuple[str, ...] = FAILOVER
-    members: tuple[int, ...] = SEED_MEMBERS
-    frame_size: int = SEED_FRAME
-    client_load_pct: float = 100.0
-    """Throughput test: each client's offered load, % of its line rate."""
-    failover_load_pct: float = 90.0
-    """Failover test: all clients together, % of one member's line rate."""
+class MininetLagParams(TrunkParams):
     throughput_s: float = 2.0
     warmup_s: float = 0.5
     interval_s: float = 2.0
-    iterations: int = 3
     bin_ms: float = 50.0
     rate_bps: float = 20e6
     dut: str = "p4scope"
@@ -47,7 +36,7 @@ class MininetLagParams:
     """Packets each shaped DUT link holds (so a trial's backlog drains soon)."""
 
     def check(self) -> "MininetLagParams":
-        check_trunk(self)
+        self.check_trunk()
         if not 2 <= len(self.members) <= 4:
             raise ParamError(f"--members {','.join(map(str, self.members))}: the server's bond "
                              "in Mininet takes 2..4 member ports")
@@ -70,9 +59,6 @@ class MininetLagParams:
 
     # ----- what the checked parameters imply --------------------------------------
 
-    def client_ports(self, n: int) -> list[int]:
-        return list(range(1, n + 1))
-
     @property
     def server_port(self) -> int:
         """The server's tester port: its host sits on the first member."""
@@ -86,11 +72,10 @@ class MininetLagParams:
     def interval_ns(self) -> int:
         return round(self.interval_s * 1e9)
 
-    def events(self) -> list[tuple[str, int, bool, int]]:
-        """The seed's schedule, from when the load starts (params.schedule)."""
-        return schedule(self.members, self.interval_ns)
+    def throughput_weight(self, n: int) -> float:
+        """Seconds: the trial and a second to set it up."""
+        return self.iterations * (self.throughput_s + 1.0)
 
     @property
-    def failover_ns(self) -> int:
-        """How long a failover trial offers its load: one interval after the last event."""
-        return (2 * len(self.members) + 1) * self.interval_ns
+    def failover_weight(self) -> float:
+        return self.iterations * (self.failover_ns / 1e9 + 1.0)

@@ -14,7 +14,6 @@ rate, so a member carries one port's worth.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -24,8 +23,8 @@ from ..seedcsv import derive_csvs
 from ..testbed import compile_pipeline
 from ..tester import run as tester_run
 from . import EXPERIMENT
-from .measure import client_mac
-from .mininet_measure import MininetLagMeasure, plan
+from .cases import plan, run_parameters
+from .mininet_measure import MininetLagMeasure
 from .mininet_params import MininetLagParams
 from .policies import POLICIES
 
@@ -111,13 +110,7 @@ def execute_mininet(p: MininetLagParams, seed: int, program: Path, results: Path
     cases = plan(p)
     dut = parse_dut(p.dut)
     meta = {"parameters": {"lag_failover": {
-        **asdict(p), "events": [{"event": e, "member": port, "up": up, "offset_ns": t}
-                                for e, port, up, t in p.events()],
-        "policies_detail": {n: {"label": POLICIES[n].label, "defines": POLICIES[n].defines,
-                                "why_not": POLICIES[n].why_not} for n in p.policies},
-        "server": {"port": p.server_port, "trunk": list(p.members)},
-        "client_macs": {c: f"{client_mac(seed, c):012x}"
-                        for c in p.client_ports(max(p.clients))},
+        **run_parameters(p, seed, "offset_ns", {"port": p.server_port, "trunk": list(p.members)}),
         "set_up": SET_UP, "link_state": LINK_STATE}},
         "seed": seed, "testbed": "mininet",
         "dut": {"name": dut.name, "kind": dut.kind, "label": dut.label},

@@ -15,6 +15,7 @@ through it at 100GbE. The 30 s schedule is scaled to `interval_us` (600 us:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from ..collector_port import COLLECTOR_PORT
@@ -63,41 +64,11 @@ def schedule(members, interval_ns: int) -> list[tuple[str, int, bool, int]]:
     return out
 
 
-def check_trunk(p) -> None:
-    """What both modes check: members, clients, policies, failover modes,
-    frame size, loads and iterations (ParamError naming the option)."""
-    if not p.members:
-        raise ParamError("--members: a LAG with no members (give its ports, e.g. 11,12)")
-    check_int(len(p.members), 1, MAX_MEMBERS, "--members", where="member ports")
-    if len(set(p.members)) != len(p.members):
-        raise ParamError(f"--members: ports repeat: {list(p.members)}")
-    if not p.clients:
-        raise ParamError("--clients: no client counts")
-    for n in p.clients:
-        check_int(n, 1, MAX_CLIENTS, "--clients")
-    clients = set(range(1, max(p.clients) + 1))
-    for port in p.members:
-        if not 1 <= port <= MAX_PORT or port == COLLECTOR_PORT:
-            raise ParamError(f"--members: port {port} does not exist on the DUT (its ports are "
-                             f"1..{MAX_PORT}; {COLLECTOR_PORT} is the collector's)")
-        if port in clients:
-            raise ParamError(f"--members: port {port} is a client's (clients use ports "
-                             f"1..{max(p.clients)})")
-    for x, known, opt in ((p.policies, POLICIES, "--policies"),
-                          (p.failover, FAILOVER, "--failover")):
-        if not x:
-            raise ParamError(f"{opt}: empty list")
-        for name in x:
-            if name not in known:
-                raise ParamError(f"{opt} {name}: unknown (known: {', '.join(known)})")
-    check_int(p.frame_size, 64, 9216, "--frame-size", unit="B")
-    check_number(p.client_load_pct, 0, 100, "--client-load-pct", above=True, unit="%")
-    check_number(p.failover_load_pct, 0, 100, "--failover-load-pct", above=True, unit="%")
-    check_int(p.iterations, 1, MAX_ITERATIONS, "--iterations")
-
-
 @dataclass(frozen=True)
-class LagFailoverParams:
+class TrunkParams(ABC):
+    """What both modes take and check alike (ParamError naming the option);
+    each mode adds its times, in its own units, and its line rate."""
+
     clients: tuple[int, ...] = SEED_CLIENTS
     policies: tuple[str, ...] = SEED_POLICIES + ("l2-l4",)
     failover: tuple[str, ...] = FAILOVER
@@ -108,16 +79,81 @@ class LagFailoverParams:
     failover_load_pct: float = 90.0
     """Failover test: all clients together, % of one member's line rate
     (what one member can carry, so only the failover itself loses frames)."""
+    iterations: int = 3
+    rate_bps: float = GBPS_100
+    """What a port is: loads are shares of it."""
+
+    def check_trunk(self) -> None:
+        """Members, clients, policies, failover modes, frame size, loads and
+        iterations."""
+        if not self.members:
+            raise ParamError("--members: a LAG with no members (give its ports, e.g. 11,12)")
+        check_int(len(self.members), 1, MAX_MEMBERS, "--members", where="member ports")
+        if len(set(self.members)) != len(self.members):
+            raise ParamError(f"--members: ports repeat: {list(self.members)}")
+        if not self.clients:
+            raise ParamError("--clients: no client counts")
+        for n in self.clients:
+            check_int(n, 1, MAX_CLIENTS, "--clients")
+        clients = set(range(1, max(self.clients) + 1))
+        for port in self.members:
+            if not 1 <= port <= MAX_PORT or port == COLLECTOR_PORT:
+                raise ParamError(f"--members: port {port} does not exist on the DUT (its ports "
+                                 f"are 1..{MAX_PORT}; {COLLECTOR_PORT} is the collector's)")
+            if port in clients:
+                raise ParamError(f"--members: port {port} is a client's (clients use ports "
+                                 f"1..{max(self.clients)})")
+        for x, known, opt in ((self.policies, POLICIES, "--policies"),
+                              (self.failover, FAILOVER, "--failover")):
+            if not x:
+                raise ParamError(f"{opt}: empty list")
+            for name in x:
+                if name not in known:
+                    raise ParamError(f"{opt} {name}: unknown (known: {', '.join(known)})")
+        check_int(self.frame_size, 64, 9216, "--frame-size", unit="B")
+        check_number(self.client_load_pct, 0, 100, "--client-load-pct", above=True, unit="%")
+        check_number(self.failover_load_pct, 0, 100, "--failover-load-pct", above=True, unit="%")
+        check_int(self.iterations, 1, MAX_ITERATIONS, "--iterations")
+
+    # ----- what the checked parameters imply --------------------------------------
+
+    @property
+    @abstractmethod
+    def interval_ns(self) -> int:
+        """The seed's 30 s between link events, scaled: in virtual or wall-clock ns."""
+
+    @abstractmethod
+    def throughput_weight(self, n: int) -> float:
+        """A throughput case's share of the run's progress, with `n` clients."""
+
+    @property
+    @abstractmethod
+    def failover_weight(self) -> float:
+        """A failover case's share of the run's progress."""
+
+    def client_ports(self, n: int) -> list[int]:
+        return list(range(1, n + 1))
+
+    def events(self) -> list[tuple[str, int, bool, int]]:
+        """The seed's schedule from the load's start (schedule())."""
+        return schedule(self.members, self.interval_ns)
+
+    @property
+    def failover_ns(self) -> int:
+        """How long a failover trial offers its load: one interval after the last event."""
+        return (2 * len(self.members) + 1) * self.interval_ns
+
+
+@dataclass(frozen=True)
+class LagFailoverParams(TrunkParams):
     throughput_us: float = 200.0
     warmup_us: float = 20.0
     interval_us: float = 600.0
     reaction_us: float = 10.0
-    iterations: int = 3
     bin_us: float = 10.0
-    rate_bps: float = GBPS_100
 
     def check(self) -> "LagFailoverParams":
-        check_trunk(self)
+        self.check_trunk()
         check_number(self.throughput_us, 1, 100_000, "--throughput-us", unit="us")
         check_number(self.warmup_us, 0, 100_000, "--warmup-us", unit="us")
         if self.warmup_us >= self.throughput_us:
@@ -134,11 +170,6 @@ class LagFailoverParams:
                              f"{self.frame_size} B ({10 * frame_us:.3g} us)")
         return self
 
-    # ----- what the checked parameters imply --------------------------------------
-
-    def client_ports(self, n: int) -> list[int]:
-        return list(range(1, n + 1))
-
     @property
     def interval_ns(self) -> int:
         return round(self.interval_us * 1000)
@@ -151,11 +182,9 @@ class LagFailoverParams:
     def bin_ns(self) -> int:
         return max(1, round(self.bin_us * 1000))
 
-    def events(self) -> list[tuple[str, int, bool, int]]:
-        """The seed's schedule in virtual time (schedule())."""
-        return schedule(self.members, self.interval_ns)
+    def throughput_weight(self, n: int) -> float:
+        return self.iterations * n * self.throughput_us / 200
 
     @property
-    def failover_ns(self) -> int:
-        """How long a failover trial offers its load: one interval after the last event."""
-        return (2 * len(self.members) + 1) * self.interval_ns
+    def failover_weight(self) -> float:
+        return self.iterations * self.failover_ns / 600_000
