@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, overload
 
 from . import collector_port
 from .linerate import FCS, GBPS_100
@@ -71,6 +71,14 @@ def check_int(value: Any, lo: int, hi: int, option: str, *, unit: str = "",
     if not (isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi):
         raise ParamError(f"{option} {value}: must be an integer in {lo}..{hi}"
                          f"{' ' + unit if unit else ''}{f' ({where})' if where else ''}")
+
+
+@overload
+def check_rate(text: str, option: str) -> int: ...
+@overload
+def check_rate(text: None, option: str) -> None: ...
+@overload
+def check_rate(text: Optional[str], option: str) -> Optional[int]: ...
 
 
 def check_rate(text: Optional[str], option: str) -> Optional[int]:

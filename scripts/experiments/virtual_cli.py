@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 import typer
 
@@ -15,9 +15,15 @@ from .params import (MAX_BUFFER_MB, MAX_CELL, MAX_JOBS, MIN_BUFFER_MB, MIN_CELL,
                      Mode, ParamError)
 
 
-def fail(msg: str) -> None:
-    typer.echo(f"p4scope run: error: {msg}", err=True)
-    raise typer.Exit(2)
+def fail(msg: str, code: int = 2, command: str = "") -> NoReturn:
+    """Exit `code` with `msg` (`command`: the run command that says it)."""
+    typer.echo(f"p4scope run{' ' + command if command else ''}: error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def echo(line: str) -> None:
+    """A run's lines as it goes, on stderr."""
+    typer.echo(line, err=True)
 
 
 def _cluster(value: Optional[str]) -> Optional[str]:
@@ -42,10 +48,16 @@ def only_for_mode(ctx: typer.Context, mode: Mode, others: dict[Mode, tuple[str, 
     for m, names in others.items():
         if m is mode:
             continue
-        given = [p.opts[0] for p in ctx.command.params if p.name in names
-                 and ctx.get_parameter_source(p.name).name != "DEFAULT"]
+        given = [p.opts[0] for p in ctx.command.params
+                 if p.name is not None and p.name in names and _given(ctx, p.name)]
         if given:
             fail(f"{', '.join(given)}: for --mode {m.value} only (this run is --mode {mode.value})")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """The option was given (on the command line or from the environment)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
 
 
 def run_to_end(start: Callable[[], Any], program: Optional[Path] = None) -> None:
@@ -109,7 +121,7 @@ def execute(experiment: str, profiles, parts: dict[str, Any], seed, results, run
 
     req = RunRequest(experiment, profiles, parts, seed, results, run_id, program, progress, report,
                      jobs, on_event, cluster)
-    run_to_end(lambda: execute(req, echo=lambda s: typer.echo(s, err=True)), program)
+    run_to_end(lambda: execute(req, echo=echo), program)
 
 
 VIRTUAL_PANEL = "Virtual time (--mode virtual)"

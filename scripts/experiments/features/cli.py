@@ -11,29 +11,24 @@ or the DUT missing)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from .. import virtual_cli
+from .. import mode_cli, virtual_cli
+from ..mode_cli import MININET_PANEL
 from ..params import Mode, ParamError, check_rate, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
-from .params import (DUTS, ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS,
-                     FeaturesParams, fairness_text, pairs_text, parse_fairness, parse_pairs)
+from .params import (ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS, FeaturesParams,
+                     fairness_text, pairs_text, parse_fairness, parse_pairs)
 
-MININET_PANEL = "Mininet (--mode mininet, root)"
-VIRTUAL_ONLY = ("trial_frames", "fairness_us", "profile", "buffer_mb", "alpha", "cell_bytes",
-                "seed", "program")
-MININET_ONLY = ("dut", "line_rate", "trial_s")
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
-
 
 
 def command(
         ctx: typer.Context,
-        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
-                                  "virtual time at 100GbE; mininet: real traffic through the "
-                                  "reference DUT in Mininet (root)."),
+        mode: Mode = mode_cli.mode_option("real traffic through the reference DUT in Mininet "
+                                          "(root)."),
         sizes: str = typer.Option(",".join(map(str, ESG_SIZES)), "--sizes",
                                   help="Packet sizes of the throughput and latency tests (B, FCS "
                                        "included), comma-separated."),
@@ -82,50 +77,29 @@ def command(
     """Throughput and latency with and without 24 ACL rules (seed 001, ESG Figure 11) on
     six port pairs at 64, 82, 97 B, and their difference; fairness N:1, rules on (Fig. 12, 13);
     --mode virtual|mininet."""
-    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    mode_cli.refuse_other_mode(ctx, mode)
     try:
-        common = dict(sizes=parse_int_list(sizes, "--sizes"),
-                      pairs=parse_pairs(pairs) if pairs is not None else None,
-                      tests=tuple(x.strip() for x in tests.split(",") if x.strip()),
-                      tolerance_pct=tolerance, resolution_pct=resolution,
-                      latency_trials=latency_trials, fairness=parse_fairness(fairness))
+        common: dict[str, Any] = dict(
+            sizes=parse_int_list(sizes, "--sizes"),
+            pairs=parse_pairs(pairs) if pairs is not None else None,
+            tests=tuple(x.strip() for x in tests.split(",") if x.strip()),
+            tolerance_pct=tolerance, resolution_pct=resolution, latency_trials=latency_trials,
+            fairness=parse_fairness(fairness))
         if mode is Mode.mininet:
             p = FeaturesParams.for_mode("mininet", **common, dut=dut.strip(), trial_s=trial_s,
                                         rate_bps=check_rate(line_rate, "--line-rate")).check()
         else:
             p = FeaturesParams.for_mode("virtual", **common, trial_frames=trial_frames,
                                         fairness_us=fairness_us).check()
-            profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
-            if len(profs) != 1:
-                raise ParamError("--profile: one profile (fair or unfair)")
+            prof = mode_cli.one_profile(profile, buffer_mb, alpha, cell_bytes, seed)
     except ParamError as e:
         virtual_cli.fail(str(e))
+    from .run import execute, execute_mininet
+
     if mode is Mode.mininet:
-        _run_mininet(p, results, run_id, progress, report)
+        mode_cli.mininet_duts([p.dut], "features")
+        virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+                                                       echo=virtual_cli.echo))
         return
-    from .run import execute
-
-    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
-                                 progress, report, echo=lambda s: typer.echo(s, err=True)),
-                 program)
-
-
-def _run_mininet(p: FeaturesParams, results: Path, run_id: Optional[str], progress: bool,
-                 report: bool) -> None:
-    """This host able to run Mininet and the DUT (exit 3 if not), then the run."""
-    from ..mininet.cli import fail
-    from ..mininet.driver import NeedsRoot, check_host
-    from ..tester.mininet import parse_dut
-    from ..tester.run import available_duts
-    from .run import execute_mininet
-
-    assert p.dut in DUTS  # checked with the parameters
-    try:
-        check_host()
-    except NeedsRoot as e:
-        fail(f"{e} (features --mode mininet runs in Mininet)", 3)
-    _, skipped = available_duts([parse_dut(p.dut)])
-    if skipped:
-        fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
-    virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
-                                         echo=lambda s: typer.echo(s, err=True)))
+    virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
+                                           report, echo=virtual_cli.echo), program)

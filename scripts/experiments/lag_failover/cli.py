@@ -10,43 +10,34 @@ or the DUT missing)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from .. import virtual_cli
+from .. import mode_cli, virtual_cli
+from ..mode_cli import MININET_PANEL
 from ..params import Mode, ParamError, check_rate, check_seed, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
-from .mininet_params import DUTS, MininetLagParams
+from .mininet_params import MininetLagParams
 from .params import (FAILOVER, SEED_CLIENTS, SEED_FRAME, SEED_MEMBERS, LagFailoverParams,
                      parse_names, parse_ports)
 from .policies import POLICIES
 
 _D = LagFailoverParams()
 _M = MininetLagParams()
-MININET_PANEL = "Mininet (--mode mininet, root)"
-VIRTUAL_ONLY = ("throughput_us", "warmup_us", "interval_us", "reaction_us", "bin_us", "profile",
-                "buffer_mb", "alpha", "cell_bytes")
-MININET_ONLY = ("dut", "line_rate", "throughput_s", "warmup_s", "interval_s", "bin_ms",
-                "link_queue")
-
+POLICIES_HELP = ("Load-balancing policies: "
+                 + "; ".join(f"{k} ({v.label})" for k, v in POLICIES.items())
+                 + ". Round robin is reported as not possible on the reference DUT.")
 
 
 def command(
         ctx: typer.Context,
-        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
-                                  "virtual time at 100GbE; mininet: real traffic through the "
-                                  "reference DUT in Mininet (root), member links taken down "
-                                  "with `ip link set`."),
+        mode: Mode = mode_cli.mode_option("real traffic through the reference DUT in Mininet "
+                                          "(root), member links taken down with `ip link set`."),
         clients: str = typer.Option(",".join(map(str, SEED_CLIENTS)), "--clients",
                                     help="Client counts, each a case (clients on ports 1..N), "
                                          "1..8."),
-        policies: str = typer.Option(",".join(_D.policies), "--policies",
-                                     help="Load-balancing policies: "
-                                          + "; ".join(f"{k} ({v.label})"
-                                                      for k, v in POLICIES.items())
-                                          + ". Round robin is reported as not possible on "
-                                            "the reference DUT."),
+        policies: str = typer.Option(",".join(_D.policies), "--policies", help=POLICIES_HELP),
         failover: str = typer.Option(",".join(FAILOVER), "--failover",
                                      help="controller (the controller rewrites the LAG after "
                                           "its reaction delay), dataplane (watch ports), or "
@@ -115,54 +106,34 @@ def command(
     failover by the controller and in the data plane (watch ports); --mode virtual|mininet."""
     from .run import execute
 
-    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    mode_cli.refuse_other_mode(ctx, mode)
     try:
-        common = dict(clients=parse_int_list(clients, "--clients"),
-                      policies=parse_names(policies, POLICIES, "--policies"),
-                      failover=parse_names(failover, FAILOVER, "--failover"),
-                      members=parse_ports(members, "--members"), frame_size=frame_size,
-                      client_load_pct=client_load, failover_load_pct=failover_load,
-                      iterations=iterations)
+        trunk: dict[str, Any] = dict(
+            clients=parse_int_list(clients, "--clients"),
+            policies=parse_names(policies, POLICIES, "--policies"),
+            failover=parse_names(failover, FAILOVER, "--failover"),
+            members=parse_ports(members, "--members"), frame_size=frame_size,
+            client_load_pct=client_load, failover_load_pct=failover_load, iterations=iterations)
         if mode is Mode.mininet:
-            rate = check_rate(line_rate, "--line-rate")
-            m = MininetLagParams(**common, dut=dut.strip(), rate_bps=rate,
+            m = MininetLagParams(**trunk, dut=dut.strip(),
+                                 rate_bps=check_rate(line_rate, "--line-rate"),
                                  throughput_s=throughput_s, warmup_s=warmup_s,
                                  interval_s=interval_s, bin_ms=bin_ms,
                                  link_queue=link_queue).check()
             check_seed(seed)
         else:
-            p = LagFailoverParams(**common, throughput_us=throughput_us, warmup_us=warmup_us,
+            p = LagFailoverParams(**trunk, throughput_us=throughput_us, warmup_us=warmup_us,
                                   interval_us=interval_us, reaction_us=reaction_us,
                                   bin_us=bin_us).check()
-            profs = virtual_cli.profiles(profile, buffer_mb, alpha, cell_bytes, seed)
-            if len(profs) != 1:
-                raise ParamError("--profile: one profile (fair or unfair)")
+            prof = mode_cli.one_profile(profile, buffer_mb, alpha, cell_bytes, seed)
     except ParamError as e:
         virtual_cli.fail(str(e))
     if mode is Mode.mininet:
-        _run_mininet(m, seed, program, results, run_id, progress, report)
+        from .mininet_run import execute_mininet
+
+        mode_cli.mininet_duts([m.dut], "lag-failover")
+        virtual_cli.run_to_end(lambda: execute_mininet(
+            m, seed, program, results, run_id, progress, report, echo=virtual_cli.echo), program)
         return
-    virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
-                                 progress, report, echo=lambda s: typer.echo(s, err=True)),
-                 program)
-
-
-def _run_mininet(p: MininetLagParams, seed: int, program: Path, results: Path,
-                 run_id: Optional[str], progress: bool, report: bool) -> None:
-    """This host able to run Mininet and the DUT (exit 3 if not), then the run."""
-    from ..mininet.cli import fail
-    from ..mininet.driver import NeedsRoot, check_host
-    from ..tester.mininet import parse_dut
-    from ..tester.run import available_duts
-    from .mininet_run import execute_mininet
-
-    assert p.dut in DUTS  # checked with the parameters
-    try:
-        check_host()
-    except NeedsRoot as e:
-        fail(f"{e} (lag-failover --mode mininet runs in Mininet)", 3)
-    _, skipped = available_duts([parse_dut(p.dut)])
-    if skipped:
-        fail(f"--dut {p.dut}: {skipped[p.dut]}", 3)
-    virtual_cli.run_to_end(lambda: execute_mininet(p, seed, program, results, run_id, progress, report,
-                                         echo=lambda s: typer.echo(s, err=True)), program)
+    virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
+                                           report, echo=virtual_cli.echo), program)

@@ -12,33 +12,27 @@ installed is skipped when another can run)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, NoReturn, Optional
 
 import typer
 
+from .. import mode_cli, virtual_cli
+from ..mode_cli import MININET_PANEL
 from ..params import Mode, ParamError, check_rate, default_profiles, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
-from ..virtual_cli import run_to_end
+from ..virtual_cli import VIRTUAL_PANEL
 from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
 
-VIRTUAL_PANEL = "Virtual time (--mode virtual)"
-MININET_PANEL = "Mininet (--mode mininet, root)"
-VIRTUAL_ONLY = ("trial_frames", "buffer_mb", "alpha", "seed", "program")
-MININET_ONLY = ("dut", "line_rate", "link_bw", "link_queue", "trial_s")
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 
 
-def _fail(msg: str, code: int = 2) -> None:
-    typer.echo(f"p4scope run rfc2544: error: {msg}", err=True)
-    raise typer.Exit(code)
-
+def _fail(msg: str, code: int = 2) -> NoReturn:
+    virtual_cli.fail(msg, code, "rfc2544")
 
 
 def run_rfc2544(
         ctx: typer.Context,
-        mode: Mode = typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in "
-                                  "virtual time at 100GbE; mininet: real traffic through a DUT "
-                                  "in Mininet (root)."),
+        mode: Mode = mode_cli.mode_option("real traffic through a DUT in Mininet (root)."),
         sizes: str = typer.Option(",".join(map(str, STANDARD_SIZES)), "--sizes",
                                   help="Frame sizes (B, FCS included), comma-separated."),
         jumbo: bool = typer.Option(False, "--jumbo", help=f"Add the jumbo sizes "
@@ -102,16 +96,14 @@ def run_rfc2544(
     --mode virtual (default): in virtual time at 100GbE against the reference
     DUT. --mode mininet (root): real traffic from tester hosts through --dut
     in Mininet, at --line-rate."""
-    from ..virtual_cli import only_for_mode
-
-    only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    mode_cli.refuse_other_mode(ctx, mode)
     try:
         size_list = parse_int_list(sizes, "--sizes") + (JUMBO_SIZES if jumbo else ())
-        common = dict(sizes=tuple(dict.fromkeys(size_list)), pairs=parse_pairs(pairs),
-                      tests=tuple(t.strip() for t in tests.split(",") if t.strip()),
-                      tolerance_pct=tolerance, resolution_pct=resolution,
-                      latency_trials=latency_trials, b2b_max_frames=b2b_max,
-                      dut_rate_pct=dut_rate)
+        common: dict[str, Any] = dict(
+            sizes=tuple(dict.fromkeys(size_list)), pairs=parse_pairs(pairs),
+            tests=tuple(t.strip() for t in tests.split(",") if t.strip()),
+            tolerance_pct=tolerance, resolution_pct=resolution, latency_trials=latency_trials,
+            b2b_max_frames=b2b_max, dut_rate_pct=dut_rate)
         if mode is Mode.mininet:
             duts = ",".join(d.strip() for d in dut.split(","))
             p = Rfc2544Params.for_mode("mininet", **common, dut=duts, trial_s=trial_s,
@@ -130,40 +122,13 @@ def run_rfc2544(
             profile = default_profiles(int(buffer_mb * 2**20), alpha)["fair"].check()
     except ParamError as e:
         _fail(str(e))
+    from .run import execute, execute_mininet
+
     if mode is Mode.mininet:
-        _run_mininet(p, results, run_id, progress, report)
+        # a DUT not installed here is skipped, saying why (exit 3 when none is left)
+        _, skipped = mode_cli.mininet_duts(p.duts, "rfc2544", _fail)
+        virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+                                                       echo=virtual_cli.echo, skipped=skipped))
         return
-    from .run import execute
-
-    run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
-                               echo=lambda s: typer.echo(s, err=True)), program)
-
-
-def _run_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str], progress: bool,
-                 report: bool) -> None:
-    """As mininet.cli.execute_in_mininet: every DUT named right (exit 2),
-    this host able to run Mininet (exit 3), then the run of the DUTs
-    installed here; a DUT that is not is skipped, saying why, and exits 3
-    only when no DUT is left."""
-    from ..mininet.driver import NeedsRoot, check_host
-    from ..tester.mininet import DutError, parse_dut
-    from ..tester.run import available_duts
-    from .run import execute_mininet
-
-    duts = []
-    for name in p.duts:
-        try:
-            duts.append(parse_dut(name))
-        except DutError as e:
-            _fail(str(e))
-        except ImportError as e:  # a switch class cannot be checked without Mininet
-            _fail(f"--dut {name}: {e}", 3)
-    try:
-        check_host()
-    except NeedsRoot as e:
-        _fail(f"{e} (rfc2544 --mode mininet runs in Mininet)", 3)
-    keep, skipped = available_duts(duts)
-    if not keep:
-        _fail("; ".join(f"--dut {name}: {why}" for name, why in skipped.items()), 3)
-    run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
-                                       echo=lambda s: typer.echo(s, err=True), skipped=skipped))
+    virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
+                                           report, echo=virtual_cli.echo), program)

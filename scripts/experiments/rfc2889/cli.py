@@ -8,23 +8,19 @@ the option; a Mininet run exits 3 when this machine cannot run it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 
-from .. import virtual_cli
+from .. import mode_cli, virtual_cli
+from ..mode_cli import MININET_PANEL
 from ..params import Mode, ParamError, check_rate, parse_int_list
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (CHAIN_TESTS, LOADS, MAX_CHAIN, MODE_DEFAULTS, NOT_IN_MININET,
                      STANDARD_SIZES, TESTS, Rfc2889Params, parse_loads)
 
-MININET_PANEL = "Mininet (--mode mininet, root)"
-VIRTUAL_ONLY = ("trial_frames", "trial_us", "mac_table_size", "ageing_s", "ifg_bits",
-                "dut_ifg_bits", "dut_mtu", "pass_errored", "chain", "buffer_mb", "alpha",
-                "cell_bytes", "seed", "program")
-MININET_ONLY = ("dut", "trial_s")
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
-
+LOADS_TEXT = ",".join(f"{x:g}" for x in LOADS)
 
 
 def command(
@@ -44,7 +40,7 @@ def command(
         line_rate: Optional[str] = typer.Option(
             None, "--line-rate", show_default=False, help="Every port's line rate (1M..400G, "
             "e.g. 1G, 10G, 100G; default 100G, in Mininet 10M: what the tester says a port is)."),
-        loads: str = typer.Option(",".join(f"{x:g}" for x in LOADS), "--loads",
+        loads: str = typer.Option(LOADS_TEXT, "--loads",
                                   help="The forwarding tests' offered loads, % of line rate per "
                                        "sending port."),
         tolerance: float = typer.Option(0.0, "--tolerance-pct", help="Loss a throughput trial "
@@ -126,7 +122,7 @@ def command(
 
     --mode virtual (default): the reference DUT in virtual time (--chain N: through N
     of them in a row). --mode mininet (root): real traffic through --dut in Mininet."""
-    virtual_cli.only_for_mode(ctx, mode, {Mode.virtual: VIRTUAL_ONLY, Mode.mininet: MININET_ONLY})
+    mode_cli.refuse_other_mode(ctx, mode)
     try:
         p = Rfc2889Params.for_mode(
             mode.value, sizes=parse_int_list(sizes, "--sizes"), ports=ports,
@@ -142,50 +138,24 @@ def command(
             ageing_s=ageing_s, mac_table_size=mac_table_size, ifg_bits=ifg_bits,
             dut_ifg_bits=dut_ifg_bits, dut_mtu=dut_mtu, pass_errored=pass_errored, chain=chain,
             **({"dut": dut.strip(), "trial_s": trial_s} if mode is Mode.mininet else {})).check()
-        profile = None
         if mode is Mode.virtual:
-            profile = next(iter(virtual_cli.profiles("fair", buffer_mb, alpha, cell_bytes, seed).values()))
+            profile = mode_cli.one_profile("fair", buffer_mb, alpha, cell_bytes, seed)
     except ParamError as e:
         virtual_cli.fail(str(e))
-    if mode is Mode.mininet:
-        _run_mininet(p, results, run_id, progress, report)
-        return
-    from .run import execute
+    from .run import execute, execute_mininet
 
-    virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress, report,
-                                 echo=lambda s: typer.echo(s, err=True)), program)
+    if mode is Mode.mininet:
+        mode_cli.mininet_duts([p.dut], "rfc2889", _fail)
+        virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
+                                                       echo=virtual_cli.echo))
+        return
+    virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
+                                           report, echo=virtual_cli.echo), program)
 
 
 def _float(x: Optional[int]) -> Optional[float]:
     return None if x is None else float(x)
 
 
-def _fail(msg: str, code: int) -> None:
-    typer.echo(f"p4scope run rfc2889: error: {msg}", err=True)
-    raise typer.Exit(code)
-
-
-def _run_mininet(p: Rfc2889Params, results: Path, run_id: Optional[str], progress: bool,
-                 report: bool) -> None:
-    """As rfc2544's: the DUT named right (exit 2), this host able to run
-    Mininet and the DUT (exit 3), then the run."""
-    from ..mininet.driver import NeedsRoot, check_host
-    from ..tester.mininet import DutError, parse_dut
-    from ..tester.run import available_duts
-    from .run import execute_mininet
-
-    try:
-        dut = parse_dut(p.dut)
-    except DutError as e:
-        _fail(str(e), 2)
-    except ImportError as e:  # a switch class cannot be checked without Mininet
-        _fail(f"--dut {p.dut}: {e}", 3)
-    try:
-        check_host()
-    except NeedsRoot as e:
-        _fail(f"{e} (rfc2889 --mode mininet runs in Mininet)", 3)
-    _, skipped = available_duts([dut])
-    if skipped:
-        _fail("; ".join(f"--dut {name}: {why}" for name, why in skipped.items()), 3)
-    virtual_cli.run_to_end(lambda: execute_mininet(p, results, run_id, progress, report,
-                                         echo=lambda s: typer.echo(s, err=True)))
+def _fail(msg: str, code: int) -> NoReturn:
+    virtual_cli.fail(msg, code, "rfc2889")
