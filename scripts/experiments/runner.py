@@ -1,6 +1,7 @@
 """Runs an experiment's cases into a run folder: one after another in this
 process, or in worker processes (`Workers`: --jobs, or a Dask cluster's
-workers with --cluster, see cluster.py) stored in plan order.
+workers with --cluster, see cluster.py) stored in plan order; worker
+processes take the costliest cases first (`longest_first`).
 
 Each case is measured, then its tables are stored at once (as parts, see
 rundir), so whatever happens next, what was measured stays. A progress
@@ -304,13 +305,22 @@ def _worker_measure(measure: Callable[[Case], Tables], case: Case) -> Measured:
         return "failed", {}, RuntimeError(text), text, time.perf_counter() - t0
 
 
+def longest_first(cases: Sequence[Case]) -> list[int]:
+    """The order workers take the cases in: the costliest (weight) first,
+    ties in plan order, so the last cases to end are short ones and no
+    worker idles while another measures a long case alone."""
+    return sorted(range(len(cases)), key=lambda i: -cases[i].weight)
+
+
 def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
     import multiprocessing
 
     pool = multiprocessing.get_context("spawn").Pool(
         min(w.jobs, len(cases)), initializer=_worker_init, initargs=(w.init, w.args))
     try:
-        pending = [pool.apply_async(_worker_measure, (w.measure, c)) for c in cases]
+        given = {i: pool.apply_async(_worker_measure, (w.measure, cases[i]))
+                 for i in longest_first(cases)}
+        pending = [given[i] for i in range(len(cases))]
         for i, (case, res) in enumerate(zip(cases, pending)):
             bar.begin(case, i)
             yield res.get()

@@ -23,3 +23,9 @@ def measure(case) -> dict:
     time.sleep(case.params.get("sleep", 0.0))
     return {"rows": pd.DataFrame([{"case_id": case.case_id, "tag": STATE["tag"],
                                    "pid": os.getpid()}])}
+
+
+def measure_in_turn(case) -> dict:
+    """The case's turn in its worker (0: the first it measured)."""
+    turn = STATE["turns"] = STATE.get("turns", -1) + 1
+    return {"rows": pd.DataFrame([{"case_id": case.case_id, "turn": turn}])}

@@ -4,18 +4,12 @@ partial and leaves no worker behind."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pandas as pd
 import psutil
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import runner_workers  # noqa: E402
-
-from p4scope.experiments.rundir import RunDir, load_table  # noqa: E402
-from p4scope.experiments.runner import Case, Workers, run_cases  # noqa: E402
+from p4scope.experiments.rundir import RunDir, load_table
+from p4scope.experiments.runner import Case, Workers, run_cases
+from tests.experiments import runner_workers
 
 
 def _cases(extra: dict[int, dict] = {}) -> list[Case]:  # noqa: B006 (read only)
@@ -66,4 +60,20 @@ def test_a_worker_that_cannot_start_fails_its_first_case(tmp_path):
     assert not out.complete and out.done == 0
     assert out.reason == ("case c0 failed: RuntimeError: the worker could not start: "
                           "OSError: no switch here")
+    assert not workers_alive()
+
+
+def test_workers_take_the_costliest_cases_first_and_store_them_in_plan_order(tmp_path):
+    """A run's last cases to end are short ones (no worker idles at the end
+    while another measures a long case alone); the tables keep plan order."""
+    weights = [1.0, 5.0, 2.0, 5.0, 9.0]
+    cases = [Case(f"c{i}", "probe", f"case {i}", {}, weight=w) for i, w in enumerate(weights)]
+    run = RunDir.create(tmp_path, "probe", "r")
+    run.start({})
+    out = run_cases(run, cases, None, progress=False,
+                    workers=Workers(1, runner_workers.start, ("w",), runner_workers.measure_in_turn))
+    assert out.complete and out.done == 5
+    rows = load_table(run.path, "rows")
+    assert list(rows["case_id"]) == ["c0", "c1", "c2", "c3", "c4"]
+    assert list(rows["turn"]) == [4, 1, 3, 2, 0], "heaviest first, ties in plan order"
     assert not workers_alive()
