@@ -124,6 +124,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def StreamChannel(self, request_iterator, context):
         q: queue.Queue = queue.Queue(maxsize=STREAM_QUEUE)
         dropped = [0]
+        end = _StreamEnd(q)
 
         def send(msg):
             try:
@@ -139,32 +140,67 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                     try:
                         self.device.stream_request(conn, req)
                     except P4RuntimeError as e:
-                        q.put(e)
+                        end.finish(e)
                         return
                     except Exception as e:
                         log.exception("stream request failed")
-                        q.put(P4RuntimeError(rpc_code.Code.INTERNAL, f"internal error: {e!r}"))
+                        end.finish(P4RuntimeError(rpc_code.Code.INTERNAL, f"internal error: {e!r}"))
                         return
             except Exception:
                 pass  # the client went away
             finally:
-                q.put(_END)
+                end.finish()
 
-        context.add_callback(lambda: q.put(_END))
+        # gRPC's serving thread runs the callback: it must never block
+        if not context.add_callback(end.finish):
+            end.finish()  # the RPC is over already
         t = threading.Thread(target=reader, name=f"p4rt-stream-{conn.id}", daemon=True)
         t.start()
         try:
-            while True:
+            while not end.over():
                 item = q.get()
                 if item is _END:
                     break
-                if isinstance(item, P4RuntimeError):
-                    self._abort(context, item)
                 yield item
+            if end.error is not None:
+                self._abort(context, end.error)
         finally:
             self.device.stream_close(conn)
             if dropped[0]:
                 log.warning("stream %d: %d messages dropped (slow controller)", conn.id, dropped[0])
+
+
+class _StreamEnd:
+    """How a StreamChannel's responses end, told without ever blocking.
+
+    The end used to be a blocking put into the stream's bounded queue.
+    With a slow controller the queue is full; gRPC runs the end-of-RPC
+    callback on its one serving thread, which then waited forever for room
+    nobody would make: every RPC of the server stopped, and at exit Python
+    joined a worker waiting on that thread, so the daemon never ended on
+    SIGTERM. Now the end is a flag plus, when there is room, a marker that
+    wakes the consumer; with a full queue the consumer takes what waits
+    and sees the flag once the queue is empty (what was queued before the
+    end is still sent, as before)."""
+
+    def __init__(self, q: queue.Queue):
+        self._q = q
+        self._ended = threading.Event()
+        self.error: Optional[P4RuntimeError] = None
+        """What ends the stream with an error status (the first one)."""
+
+    def finish(self, error: Optional[P4RuntimeError] = None) -> None:
+        if error is not None and self.error is None and not self._ended.is_set():
+            self.error = error
+        self._ended.set()
+        try:
+            self._q.put_nowait(_END)
+        except queue.Full:
+            pass  # the consumer is not waiting: it finds the flag after the items
+
+    def over(self) -> bool:
+        """Ended, and nothing queued before the end is left to send."""
+        return self._ended.is_set() and self._q.empty()
 
 
 def make_server(device: Device, address: str, credentials: Optional[grpc.ServerCredentials] = None,
