@@ -158,9 +158,10 @@ _WORKER: dict[str, Any] = {}
 
 @dataclass(frozen=True)
 class ShippedDut:
-    """The compiled DUT as a Dask worker on another machine gets it (its
-    P4Info serialized: the message itself does not pickle), so the worker
-    needs no copy of the P4 source and runs exactly what this run compiled."""
+    """The compiled DUT as a worker gets it (its P4Info serialized: the
+    message itself does not pickle), so the worker (a --jobs process, or a
+    Dask worker on another machine) neither compiles again nor needs the
+    P4 source, and runs exactly what this run compiled."""
 
     name: str
     p4info: bytes
@@ -182,14 +183,14 @@ class ShippedDut:
                                    self.device_config), self.source)
 
 
-def _worker_start(program: Path | ShippedDut, profiles: dict[str, Profile], seed: int) -> None:
+def _worker_start(program: ShippedDut, profiles: dict[str, Profile], seed: int) -> None:
     """A worker's own embedded switch, as the sequential run starts it (a
     Dask worker's switch of an earlier run is stopped first)."""
     from multiprocessing import util
 
     from . import testbed, traffic
 
-    dut = program.load() if isinstance(program, ShippedDut) else testbed.compile_dut(program)
+    dut = program.load()
     stop = _WORKER.pop("stop", None)
     if stop is not None:
         stop()
@@ -270,7 +271,7 @@ def _measure(req: RunRequest, cases: list[Case], program: Any, measure_factory: 
         elif req.jobs > 1 and len(cases) > 1 and measure_factory is measure_case:
             outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
                                 workers=Workers(req.jobs, _worker_start,
-                                                (req.program, req.profiles, req.seed),
+                                                (ShippedDut.of(program), req.profiles, req.seed),
                                                 _worker_measure),
                                 on_event=req.on_event)
         else:

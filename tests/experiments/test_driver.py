@@ -195,3 +195,23 @@ def test_workers_measure_the_same_tables_as_one_process(tmp_path):
         pd.testing.assert_frame_equal(a, b, obj=name)
     for csv in one.path.glob("*.csv"):
         assert csv.read_bytes() == (two.path / csv.name).read_bytes(), csv.name
+
+
+def test_workers_measure_the_dut_the_run_compiled(tmp_path):
+    """--jobs workers are handed the run's compiled DUT (no compile of their
+    own): they measure what run.json names even when the source is gone
+    by the time they start."""
+    import shutil
+
+    src = tmp_path / "p4src"
+    shutil.copytree(ROOT / "p4src", src)
+
+    def on_event(ev):
+        if ev.kind == "start":
+            shutil.rmtree(src)
+
+    res = driver.execute(_req(tmp_path / "res", report=False, jobs=2, program=src / "dut.p4",
+                              on_event=on_event), echo=lambda s: None)
+    assert res.outcome.reason is None
+    assert res.outcome.complete and res.outcome.done == 6
+    assert not src.exists()
