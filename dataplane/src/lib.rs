@@ -23,8 +23,9 @@
 //!   recirculate, traffic manager, egress, in virtual time.
 //! * `sim` — virtual time: traffic sources and sinks around the switch,
 //!   a discrete-event loop.
-//! * `io` — real time: Linux interfaces through AF_PACKET (`io::sys` is
-//!   the only module with unsafe code), pcap files.
+//! * `io` — real time: Linux interfaces through AF_PACKET (the sockets and
+//!   rings of crates/afpacket; `io::sys` is the only module with unsafe
+//!   code), pcap files.
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 

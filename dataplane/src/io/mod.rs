@@ -1,7 +1,7 @@
 //! Ports outside the process: Linux interfaces in real time ([`rt`], its
 //! sending thread [`tx`], over the system calls of [`sys`], the crate's
-//! only unsafe module, with per-packet traces from [`trace`]) and pcap
-//! files ([`pcap`]).
+//! only unsafe module, and the AF_PACKET code of crates/afpacket, with
+//! per-packet traces from [`trace`]) and pcap files ([`pcap`]).
 
 pub mod pcap;
 pub mod rt;

@@ -121,7 +121,7 @@ pub struct PortStats {
 pub struct PortIo {
     pub port: u32,
     pub iface: String,
-    ring: sys::RxRing,
+    ring: afpacket::FrameRing,
     fd: OwnedFd,
     pcap_in: Option<PcapWriter>,
     /// The sending half (with the sending thread while the loop runs).
