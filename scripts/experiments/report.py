@@ -43,10 +43,14 @@ class Run:
         return name in self.t and not self.t[name].empty
 
 
-def load_run(path: Path) -> Run:
+def load_run(path: Path, tables: Optional[dict[str, pd.DataFrame]] = None) -> Run:
+    """A stored run; `tables` are some of its tables already in memory (as
+    RunDir.tables holds them), the others are read."""
     path = Path(path)
     meta = load_meta(path)
-    t = {n: df for n in list_tables(path) if (df := load_table(path, n)) is not None}
+    have = tables or {}
+    t = {n: df for n in list_tables(path)
+         if (df := have[n] if n in have else load_table(path, n)) is not None}
     return Run(path, meta, t)
 
 
@@ -437,12 +441,13 @@ details{margin:8px 0}.scroll{overflow-x:auto;max-width:100%}
 
 
 def render_page(run_dir: Path, out: Optional[Path],
-                sections: Sequence[Callable[[Page], None]]) -> Path:
+                sections: Sequence[Callable[[Page], None]],
+                tables: Optional[dict[str, pd.DataFrame]] = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored run from the
-    given sections, in order; returns its path."""
+    given sections, in order (`tables`: see load_run); returns its path."""
     import plotly.offline
 
-    run = load_run(run_dir)
+    run = load_run(run_dir, tables)
     out = Path(out) if out else run.path / "report.html"
     page = Page(run, out.parent / "figures")
     for add in sections:
@@ -461,15 +466,17 @@ def render_page(run_dir: Path, out: Optional[Path],
     return out
 
 
-def render(run_dir: Path, out: Optional[Path] = None) -> Path:
+def render(run_dir: Path, out: Optional[Path] = None,
+           tables: Optional[dict[str, pd.DataFrame]] = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored run, virtual time
     or Mininet: the run, the checks, the theory, every registered
     experiment's sections (each draws what the run has), the instrument's
-    error; returns its path."""
+    error; returns its path. `tables`: those of the run's tables already
+    in memory (the run that just stored them), not read again."""
     from . import registry
 
     return render_page(run_dir, out, (overview, checks, _theory, *registry.sections(),
-                                      _instrument))
+                                      _instrument), tables)
 
 
 # run.json's "renderer": the function that renders the run's report. Runs

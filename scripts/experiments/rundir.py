@@ -97,6 +97,9 @@ class RunDir:
         self.path = Path(path)
         self.meta: dict[str, Any] = {}
         self._parts: dict[str, int] = {}
+        self.tables: dict[str, pd.DataFrame] = {}
+        """The tables `consolidate` wrote, as written (the run's report
+        takes them from here instead of reading them back)."""
 
     @classmethod
     def create(cls, root: Path, experiment: str, run_id: Optional[str] = None) -> "RunDir":
@@ -183,6 +186,7 @@ class RunDir:
                 df = read_parts(d)
                 if df is not None:
                     self.write_table(d.name, df)
+                    self.tables[d.name] = df
                 for f in d.glob("*.parquet"):
                     f.unlink()
                 d.rmdir()

@@ -215,3 +215,30 @@ def test_workers_measure_the_dut_the_run_compiled(tmp_path):
     assert res.outcome.reason is None
     assert res.outcome.complete and res.outcome.done == 6
     assert not src.exists()
+
+
+def test_the_report_takes_the_tables_the_run_just_stored(tmp_path, monkeypatch):
+    """The run's report is drawn from the tables as consolidated, in memory:
+    no Parquet file is read back once they are stored (the instrument's
+    series alone is millions of rows), and they equal the stored files."""
+    import pandas as pd
+
+    stored = {}
+    read_parquet = pd.read_parquet
+
+    def no_reads(*a, **kw):
+        raise AssertionError(f"read back from disk: {a[0]}")
+
+    def on_event(ev):
+        if ev.kind == "end":  # consolidated and derived; the report comes next
+            stored.update(ev.rundir.tables)
+            monkeypatch.setattr(pd, "read_parquet", no_reads)
+
+    res = driver.execute(_req(tmp_path, on_event=on_event), echo=lambda s: None)
+    monkeypatch.setattr(pd, "read_parquet", read_parquet)
+    assert res.outcome.complete and res.report is not None and res.report.is_file()
+    names = sorted(p.stem for p in res.path.glob("*.parquet"))
+    assert sorted(stored) == names and "instrument_series" in names
+    for name in names:
+        pd.testing.assert_frame_equal(stored[name], pd.read_parquet(res.path / f"{name}.parquet"),
+                                      obj=name)

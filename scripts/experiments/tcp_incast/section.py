@@ -10,7 +10,6 @@ import html
 import pandas as pd
 
 from .. import report
-from ..rundir import load_table
 from . import plots
 
 
@@ -20,10 +19,10 @@ INCAST_TABLES = ("incast_jobs", "incast_flows", "incast_rate", "instrument_serie
 
 def section(page: report.Page) -> None:
     run = page.run
-    t = {n: load_table(run.path, n) for n in INCAST_TABLES}
-    jobs = t["incast_jobs"]
-    if jobs is None or jobs.empty:
+    if not run.has("incast_jobs"):
         return
+    t = {n: run.t.get(n) for n in INCAST_TABLES}
+    jobs = t["incast_jobs"]
     params = run.meta.get("parameters", {}).get("tcp_incast", {})
     s = page.section("incast", "TCP incast in Mininet")
     s.parts.append(report.para(
