@@ -37,6 +37,8 @@ TRACE = 5
 _LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO,
            "warn": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
 JSON_VERSION = "2.24"
+SERVER_STOP_S = 2.0
+"""How long a stop waits for the gRPC server (0.5 s of grace for its RPCs)."""
 
 log = logging.getLogger("p4scope.switch")
 
@@ -138,6 +140,10 @@ class SwitchDaemon:
         self.rt_ports = None  # RtPorts when the engine serves -i itself
         self.link_monitor = None  # LinkMonitor of the -i interfaces (with rt_ports)
         self.stopped = threading.Event()
+        self.grpc_workers = None  # the executor running the gRPC request handlers
+        self.server_stuck = False
+        """A gRPC request handler did not end in time after the stop: the
+        process must not wait for its thread at exit."""
 
         def factory(json_text: str, eo: EngineOptions) -> EngineAdapter:
             e = default_engine_factory(json_text, eo)
@@ -204,10 +210,15 @@ class SwitchDaemon:
         return self.link_monitor.is_up(port) if self.link_monitor is not None else True
 
     def _start_grpc_server(self) -> None:
-        from .p4runtime.server import make_server
+        from concurrent import futures
+
+        from .p4runtime.server import WORKER_PREFIX, make_server
         o = self.o
+        self.grpc_workers = futures.ThreadPoolExecutor(max_workers=64,
+                                                       thread_name_prefix=WORKER_PREFIX)
         try:
-            self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o))
+            self.server, self.port = make_server(self.device, o.grpc_server_addr, _credentials(o),
+                                                 executor=self.grpc_workers)
         except RuntimeError as e:  # grpc's "Failed to bind": with TLS, often the PEM pair
             if not o.grpc_server_ssl:
                 raise
@@ -282,7 +293,15 @@ class SwitchDaemon:
         if self.metrics is not None:
             self.metrics.stop()
         if self.server is not None:
-            self.server.stop(grace=0.5).wait(2)
+            self.server.stop(grace=0.5).wait(SERVER_STOP_S)
+        if self.grpc_workers is not None:
+            self.grpc_workers.shutdown(wait=False, cancel_futures=True)
+            stuck = _handlers_running(SERVER_STOP_S)
+            if stuck:
+                self.server_stuck = True
+                log.warning("%d P4Runtime request handler(s) still running %.0f s after the "
+                            "stop; the switch ends without waiting for them", len(stuck),
+                            SERVER_STOP_S)
         if self.ports is not None:
             self.ports.close()
         if self.link_monitor is not None:
@@ -305,16 +324,18 @@ def run(o: SwitchOptions, prog: str = PROG) -> int:
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     sw = SwitchDaemon(o)
     served = False
+    status = 1
     try:
         try:
             sw.start()
         except UsageError as e:
             print(f"{prog}: error: {e}", file=sys.stderr)
-            return 2
+            status = 2
+            return status
         except Exception as e:  # start-up failures end the process cleanly
             msg = getattr(e, "message", None) or str(e)
             print(f"{prog}: error: cannot start: {msg}", file=sys.stderr)
-            return 1
+            return status
         if o.ready_file:
             _write_ready(o.ready_file, sw.address or sw.thrift_address or "")
         print(f"{prog}: ready: {sw.ready_line()}", file=sys.stderr, flush=True)
@@ -323,7 +344,8 @@ def run(o: SwitchOptions, prog: str = PROG) -> int:
         served = True
         while not stop.wait(0.5):
             pass
-        return 0
+        status = 0
+        return status
     finally:
         sw.stop()
         if served:
@@ -335,6 +357,31 @@ def run(o: SwitchOptions, prog: str = PROG) -> int:
                 pass
         for s, h in old.items():
             signal.signal(s, h)
+        if sw.server_stuck:
+            _exit_now(status)
+
+
+def _handlers_running(wait_s: float) -> list[str]:
+    """The gRPC handler threads still alive after up to `wait_s` seconds
+    (idle ones end at once once their executor is shut down)."""
+    from .p4runtime.server import WORKER_PREFIX
+    deadline = time.monotonic() + wait_s
+    while True:
+        alive = [t.name for t in threading.enumerate()
+                 if t.name.startswith(f"{WORKER_PREFIX}_") and t.is_alive()]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def _exit_now(status: int) -> None:
+    """Ends the process without joining the gRPC server's worker threads
+    (Python joins them at exit, forever for one that is stuck, and the
+    SIGTERM that asked for the stop is spent by then)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def recover_argv(word: str, parsed: list[str]) -> tuple[list[str], bool]:

@@ -203,11 +203,20 @@ class _StreamEnd:
         return self._ended.is_set() and self._q.empty()
 
 
+WORKER_PREFIX = "p4rt"
+"""The request handlers' threads are named WORKER_PREFIX_N (the executor's
+naming), so a stop can tell whether one is still running."""
+
+
 def make_server(device: Device, address: str, credentials: Optional[grpc.ServerCredentials] = None,
-                max_workers: int = 64) -> tuple[grpc.Server, int]:
-    """A started gRPC server serving P4Runtime for `device`; returns (server, port)."""
+                max_workers: int = 64, executor: Optional[futures.ThreadPoolExecutor] = None
+                ) -> tuple[grpc.Server, int]:
+    """A started gRPC server serving P4Runtime for `device`; returns (server,
+    port). `executor` runs the handlers (default: a new one of `max_workers`
+    threads named WORKER_PREFIX_N); its owner shuts it down after a stop."""
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+        executor or futures.ThreadPoolExecutor(max_workers=max_workers,
+                                               thread_name_prefix=WORKER_PREFIX),
         options=[("grpc.max_receive_message_length", 256 * 1024 * 1024),
                  ("grpc.max_send_message_length", 256 * 1024 * 1024),
                  ("grpc.so_reuseport", 0)])

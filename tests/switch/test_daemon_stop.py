@@ -38,11 +38,12 @@ def _children() -> set[int]:
     return out
 
 
-def _start_daemon(tmp_path) -> tuple[subprocess.Popen, str]:
+def _start_daemon(tmp_path, python: tuple[str, ...] = ("-m", "p4scope.switch.daemon")
+                  ) -> tuple[subprocess.Popen, str]:
     prog, ready = tmp_path / "basic.json", tmp_path / "ready"
     prog.write_text(program.json_text())
     proc = subprocess.Popen(
-        [sys.executable, "-m", "p4scope.switch.daemon", "--thrift-port", "0", str(prog), "--",
+        [sys.executable, *python, "--thrift-port", "0", str(prog), "--",
          "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255", "--ready-file", str(ready)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -135,4 +136,42 @@ def test_sigterm_ends_the_daemon_after_a_slow_controller_left_beside_an_open_str
     assert proc.returncode == 0, err
     assert took < 5, f"the stop took {took:.1f} s"
     assert "stopped" in err and "messages dropped (slow controller)" in err, err
+    assert _children() - before == set()
+
+
+STUCK_CAPABILITIES = """
+import sys, threading
+from p4scope.switch import daemon
+from p4scope.switch.p4runtime.server import P4RuntimeService
+P4RuntimeService.Capabilities = lambda self, request, context: threading.Event().wait()
+sys.exit(daemon.main(sys.argv[1:]))
+"""
+
+
+def test_a_request_handler_that_never_returns_does_not_keep_the_daemon_alive(tmp_path):
+    """The safety net behind the fix above: whatever gRPC handler may get
+    stuck some day, a stopped daemon ends (with a warning) instead of
+    waiting for it at exit."""
+    before = _children()
+    proc, addr = _start_daemon(tmp_path, ("-c", STUCK_CAPABILITIES))
+    channel = grpc.insecure_channel(addr)
+    try:
+        future = p4r_grpc.P4RuntimeStub(channel).Capabilities.future(p4r.CapabilitiesRequest())
+        time.sleep(0.5)  # a worker thread is in the handler now, for good
+        assert not future.done()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            raise AssertionError(f"SIGTERM did not end the daemon in 10 s (killed): {err}")
+    finally:
+        channel.close()
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, err
+    assert took < 5, f"the stop took {took:.1f} s"
+    assert "1 P4Runtime request handler(s) still running 2 s after the stop" in err, err
+    assert "stopped" in err
     assert _children() - before == set()
