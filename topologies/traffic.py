@@ -46,11 +46,15 @@ class TrafficError(RuntimeError):
 
 def trafgen_path() -> str:
     """The p4scope-trafgen binary: $P4SCOPE_TRAFGEN, next to this Python
-    (setup.sh installs it into .venv/bin), the crate's build, or PATH."""
+    (setup.sh installs it into .venv/bin), the Cargo workspace's build (in
+    target/ at the repo root: setup.sh's profile, then `cargo build
+    --release`), or PATH."""
     env = os.environ.get("P4SCOPE_TRAFGEN")
     cands = [env] if env else []
     cands.append(str(Path(sys.executable).parent / "p4scope-trafgen"))
-    cands.append(str(Path(__file__).parent / "trafgen" / "target" / "release" / "p4scope-trafgen"))
+    workspace_target = Path(__file__).resolve().parent.parent / "target"
+    for profile in ("release-trafgen", "release"):
+        cands.append(str(workspace_target / profile / "p4scope-trafgen"))
     for c in cands:
         if c and os.access(c, os.X_OK):
             return c

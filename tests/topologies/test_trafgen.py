@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -131,6 +132,18 @@ def test_command_line_errors_exit_2_and_name_the_key():
     assert r.returncode == 2 and "--duration" in r.stderr
     r = subprocess.run([exe, "recv", "--iface", "x", "--frobnicate", "1"], capture_output=True, text=True)
     assert r.returncode == 2 and "frobnicate" in r.stderr
+
+
+def test_the_workspace_build_is_found_without_the_venv_copy(monkeypatch, tmp_path):
+    """Without .venv/bin/p4scope-trafgen, the binary setup.sh built in the
+    Cargo workspace's target/ at the repo root is the one run."""
+    built = Path(traffic.__file__).resolve().parent.parent / "target" / "release-trafgen" / "p4scope-trafgen"
+    if not built.exists():
+        pytest.skip("p4scope-trafgen is not built (scripts/setup.sh)")
+    monkeypatch.delenv("P4SCOPE_TRAFGEN", raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(traffic.shutil, "which", lambda name: None)
+    assert traffic.trafgen_path() == str(built)
 
 
 def test_stream_spec_strings():
