@@ -11,9 +11,10 @@ message that says what is wrong.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, Optional, Sequence, overload
+from typing import Any, Mapping, Optional, Sequence, overload
 
 from . import collector_port
 from .linerate import FCS, GBPS_100
@@ -46,6 +47,23 @@ class Mode(str, Enum):
 
 class ParamError(ValueError):
     """An experiment parameter is out of range or inconsistent."""
+
+
+MODES = tuple(m.value for m in Mode)
+
+
+def check_mode(mode: str) -> None:
+    """--mode is one of MODES."""
+    if mode not in MODES:
+        raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
+
+
+def mode_values(mode: str, defaults: Mapping[str, Mapping[str, Any]],
+                given: Mapping[str, Any]) -> dict[str, Any]:
+    """A `mode` run's parameter values: those `given` (None: not given) over
+    the mode's `defaults`."""
+    check_mode(mode)
+    return {**defaults[mode], **{k: v for k, v in given.items() if v is not None}}
 
 
 def _num(x: float) -> str:
@@ -286,6 +304,21 @@ def check_mix_weights(mix: Sequence[tuple[int, float]]) -> None:
             or not 0 < sum(ws) < math.inf:
         raise ParamError(f"--mix: weights must be finite numbers >= 0 with a positive total, "
                          f"got {', '.join(str(w) for w in ws)}")
+
+
+def parse_pairs(text: str) -> tuple[tuple[int, int], ...]:
+    """--pairs: '1-2,7-8' -> ((1, 2), (7, 8)), port numbers in ASCII digits."""
+    out = []
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        m = re.fullmatch(r"([0-9]+)-([0-9]+)", item)
+        if m is None:
+            raise ParamError(f"--pairs: expected A-B port pairs, got {item!r}")
+        out.append((int(m[1]), int(m[2])))
+    if not out:
+        raise ParamError("--pairs: empty")
+    return tuple(out)
 
 
 def parse_int_list(text: str, what: str) -> tuple[int, ...]:

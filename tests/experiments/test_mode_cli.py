@@ -55,3 +55,13 @@ def test_a_virtual_run_takes_one_profile():
         mode_cli.one_profile("fair,unfair", 16.0, 1.0, 256, 1)
     with pytest.raises(ParamError, match="--buffer-mb"):
         mode_cli.one_profile("fair", -1.0, 1.0, 256, 1)
+
+
+@pytest.mark.parametrize("name", ["features", "rfc2544"])
+@pytest.mark.parametrize("pairs", ["\u00b2-3", "1_0-2", "1-2-3", "+1-2", "1-"])
+def test_port_pairs_are_read_alike_and_refused_by_name(name, pairs):
+    """A pair is two port numbers in digits; what Python's int() would also
+    take (a superscript, an underscore, a sign) is refused, not a traceback."""
+    r = runner.invoke(app, ["run", name, "--pairs", pairs])
+    assert r.exit_code == 2, r.output
+    assert f"--pairs: expected A-B port pairs, got {pairs!r}" in r.output

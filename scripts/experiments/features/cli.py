@@ -17,10 +17,10 @@ import typer
 
 from .. import mode_cli, virtual_cli
 from ..mode_cli import MININET_PANEL
-from ..params import Mode, ParamError, check_rate, parse_int_list
+from ..params import Mode, ParamError, check_rate, parse_int_list, parse_pairs
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS, FeaturesParams,
-                     fairness_text, pairs_text, parse_fairness, parse_pairs)
+                     fairness_text, pairs_text, parse_fairness)
 
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 

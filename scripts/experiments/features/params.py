@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..params import MAX_PORT, ParamError, check_int, check_number, check_ports, check_sizes
+from ..params import (MAX_PORT, ParamError, check_int, check_mode, check_number, check_ports,
+                      check_sizes, mode_values)
 
 ESG_SIZES = (64, 82, 97)
 ESG_PAIRS = ((1, 2), (7, 8), (13, 14), (19, 20), (25, 26), (31, 32))
@@ -28,7 +29,6 @@ ESG_FAIRNESS = ((6, 64), (6, 1280), (8, 64), (8, 1280), (16, 64), (16, 97), (16,
 FAIR_EGRESS = 32
 TESTS = ("throughput", "latency", "fairness")
 MAX_FAIR_SIZE = 9216
-MODES = ("virtual", "mininet")
 DUTS = ("p4scope", "bmv2")
 """The Mininet DUTs that take the rules: the reference DUT over P4Runtime."""
 CORES_PER_PAIR = 2
@@ -56,21 +56,6 @@ def pairs_text(pairs) -> str:
 
 def fairness_text(scenarios) -> str:
     return ",".join(f"{n}:1@{s}" for n, s in scenarios)
-
-
-def parse_pairs(text: str) -> tuple[tuple[int, int], ...]:
-    """'1-2,7-8' -> ((1, 2), (7, 8))."""
-    out = []
-    for item in text.replace(" ", "").split(","):
-        if not item:
-            continue
-        a, sep, b = item.partition("-")
-        if not (sep and a.isdigit() and b.isdigit()):
-            raise ParamError(f"--pairs: expected A-B port pairs, got {item!r}")
-        out.append((int(a), int(b)))
-    if not out:
-        raise ParamError("--pairs: empty")
-    return tuple(out)
 
 
 _SCENARIO = re.compile(r"(\d+):1@(\d+)")
@@ -124,11 +109,8 @@ class FeaturesParams:
     def for_mode(cls, mode: str, **given: Any) -> "FeaturesParams":
         """A `mode` run's parameters: those given (None: not given) over
         the mode's defaults."""
-        if mode not in MODES:
-            raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
-        kw = {**MODE_DEFAULTS[mode], **({"pairs": mininet_pairs()} if mode == "mininet" else {}),
-              **{k: v for k, v in given.items() if v is not None}}
-        return cls(mode=mode, **kw)
+        more = {"pairs": mininet_pairs()} if mode == "mininet" else {}
+        return cls(mode=mode, **{**more, **mode_values(mode, MODE_DEFAULTS, given)})
 
     @property
     def trial_ns(self) -> Optional[int]:
@@ -182,8 +164,7 @@ class FeaturesParams:
             check_int(n, 2, MAX_PORT - 1, "--fairness", where=f"{n}:1@{size}: N source ports")
             check_ports(fairness_sources(n), fairness_egress(n), "--fairness")
             check_sizes((size,), f"--fairness {n}:1@{size}")
-        if self.mode not in MODES:
-            raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
+        check_mode(self.mode)
         if self.mode == "mininet":
             self._check_mininet()
         elif self.trial_s is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Collection, Sequence
 
 from ..collector_port import COLLECTOR_PORT
 from ..linerate import GBPS_100, frames_per_second
@@ -35,14 +36,20 @@ MAX_MEMBERS = 4
 MAX_ITERATIONS = 100
 
 
-def parse_names(text: str, known, option: str) -> tuple[str, ...]:
+def parse_names(text: str, known: Collection[str], option: str) -> tuple[str, ...]:
+    """'a, b,a' -> ('a', 'b'), each one of `known` (check_names)."""
     out = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
-    if not out:
+    check_names(out, known, option)
+    return out
+
+
+def check_names(names: Sequence[str], known: Collection[str], option: str) -> None:
+    """At least one name, each one of `known`."""
+    if not names:
         raise ParamError(f"{option}: empty list (known: {', '.join(known)})")
-    for x in out:
+    for x in names:
         if x not in known:
             raise ParamError(f"{option} {x}: unknown (known: {', '.join(known)})")
-    return out
 
 
 def parse_ports(text: str, option: str) -> tuple[int, ...]:
@@ -103,13 +110,8 @@ class TrunkParams(ABC):
             if port in clients:
                 raise ParamError(f"--members: port {port} is a client's (clients use ports "
                                  f"1..{max(self.clients)})")
-        for x, known, opt in ((self.policies, POLICIES, "--policies"),
-                              (self.failover, FAILOVER, "--failover")):
-            if not x:
-                raise ParamError(f"{opt}: empty list")
-            for name in x:
-                if name not in known:
-                    raise ParamError(f"{opt} {name}: unknown (known: {', '.join(known)})")
+        check_names(self.policies, POLICIES, "--policies")
+        check_names(self.failover, FAILOVER, "--failover")
         check_int(self.frame_size, 64, 9216, "--frame-size", unit="B")
         check_number(self.client_load_pct, 0, 100, "--client-load-pct", above=True, unit="%")
         check_number(self.failover_load_pct, 0, 100, "--failover-load-pct", above=True, unit="%")

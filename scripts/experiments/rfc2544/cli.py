@@ -18,10 +18,11 @@ import typer
 
 from .. import mode_cli, virtual_cli
 from ..mode_cli import MININET_PANEL
-from ..params import Mode, ParamError, check_rate, default_profiles, parse_int_list
+from ..params import (Mode, ParamError, check_rate, default_profiles, parse_int_list,
+                      parse_pairs)
 from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from ..virtual_cli import VIRTUAL_PANEL
-from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params, parse_pairs
+from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params
 
 _V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
 

@@ -5,18 +5,16 @@ the rates software sustains, 1 s trials and a coarser search."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
-from ..params import ParamError, check_number
+from ..params import ParamError, check_mode, check_number, mode_values
 
 STANDARD_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
 JUMBO_SIZES = (2048, 4096, 9216)
 TESTS = ("throughput", "latency", "frame_loss", "back_to_back", "recovery")
 MAX_PORT = 63
 MAX_FRAME = 9216
-MODES = ("virtual", "mininet")
 MODE_DEFAULTS: dict[str, dict[str, float]] = {
     "virtual": {"resolution_pct": 0.1, "rate_bps": 100e9},
     "mininet": {"resolution_pct": 1.0, "rate_bps": 100e6, "trial_s": 1.0},
@@ -65,13 +63,10 @@ class Rfc2544Params:
     link_queue: Optional[int] = None
 
     @classmethod
-    def for_mode(cls, mode: str, **given) -> "Rfc2544Params":
+    def for_mode(cls, mode: str, **given: Any) -> "Rfc2544Params":
         """A `mode` run's parameters: those given (None: not given) over
         the mode's defaults."""
-        if mode not in MODES:
-            raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
-        kw = {**MODE_DEFAULTS[mode], **{k: v for k, v in given.items() if v is not None}}
-        return cls(mode=mode, **kw)
+        return cls(mode=mode, **mode_values(mode, MODE_DEFAULTS, given))
 
     def check(self) -> "Rfc2544Params":
         if not self.sizes:
@@ -106,8 +101,7 @@ class Rfc2544Params:
             raise ParamError("--b2b-max-frames: between 1 and 10,000,000")
         check_number(self.recovery_overload, 1.0, 2.0, "--recovery-overload", above=True)
         check_number(self.dut_rate_pct, 1.0, 100.0, "--dut-rate-pct")
-        if self.mode not in MODES:
-            raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
+        check_mode(self.mode)
         if self.mode == "mininet":
             self._check_mininet()
         elif (self.trial_s, self.link_bw_bps, self.link_queue) != (None, None, None):
@@ -155,19 +149,3 @@ class Rfc2544Params:
         return sorted(p for pr in self.pairs for p in pr)
 
 
-def parse_pairs(text: str) -> tuple[tuple[int, int], ...]:
-    """'1-2,3-4' -> ((1, 2), (3, 4))."""
-    out = []
-    for item in text.replace(" ", "").split(","):
-        if not item:
-            continue
-        a, sep, b = item.partition("-")
-        try:
-            if not sep:
-                raise ValueError
-            out.append((int(a), int(b)))
-        except ValueError:
-            raise ParamError(f"--pairs: expected A-B port pairs, got {item!r}") from None
-    if not out:
-        raise ParamError("--pairs: empty")
-    return tuple(out)

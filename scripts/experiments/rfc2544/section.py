@@ -157,7 +157,7 @@ def section(page: rp.Page) -> None:
                      "recovery — " + (f"DUTs: {', '.join(d['name'] for d in duts)}"
                                       if len(duts) > 1 else f"DUT: {dut}"))
     s.parts.append(rp.para(
-        (f"DUTs, measured one after another, each on a testbed of its own: "
+        ("DUTs, measured one after another, each on a testbed of its own: "
          + "; ".join(f"<b>{rp.esc(d['name'])}</b> ({rp.esc(d['label'])})" for d in duts) + ". "
          if len(duts) > 1 else f"DUT: {rp.esc(dut)}. ")
         + "".join(f"Skipped <b>{rp.esc(name)}</b>: {rp.esc(why)}. "

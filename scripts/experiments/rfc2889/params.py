@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..linerate import frames_per_second
-from ..params import MAX_PORT, ParamError, check_int, check_number, check_sizes
+from ..params import (MAX_PORT, ParamError, check_int, check_mode, check_number, check_sizes,
+                      mode_values)
 
 STANDARD_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
 LOADS = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
@@ -30,7 +31,6 @@ MIN_PORTS = {"full_mesh": 2, "partial_mesh_1n": 2, "partial_mesh_nn": 2,
              "congestion_control": 4, "max_forwarding_rate": 2, "address_caching": 3,
              "address_learning": 3, "broadcast": 2, "forward_pressure": 2, "errored_frames": 2}
 MAX_ADDRESSES = 1_000_000
-MODES = ("virtual", "mininet")
 CHAIN_TESTS = ("full_mesh", "partial_mesh_1n", "partial_mesh_nn", "congestion_control",
                "max_forwarding_rate", "broadcast")
 """The tests run through a chain of switches (--chain): the forwarding ones."""
@@ -153,18 +153,14 @@ class Rfc2889Params:
     def for_mode(cls, mode: str, **given: Any) -> "Rfc2889Params":
         """A `mode` run's parameters: those given (None: not given) over
         the mode's defaults."""
-        if mode not in MODES:
-            raise ParamError(f"--mode {mode!r}: choose from {', '.join(MODES)}")
-        defaults = dict(MODE_DEFAULTS[mode])
-        if mode == "mininet":
-            defaults["ports"] = mininet_ports()
+        more = {"ports": mininet_ports()} if mode == "mininet" else {}
         chain = given.get("chain") or 1
         if given.get("tests") is None:
             left_out = not_in_mininet(given.get("dut") or "p4scope")
             given["tests"] = (CHAIN_TESTS if chain > 1 else
                               tuple(t for t in TESTS if t not in left_out)
                               if mode == "mininet" else TESTS)
-        return cls(mode=mode, **{**defaults, **{k: v for k, v in given.items() if v is not None}})
+        return cls(mode=mode, **{**more, **mode_values(mode, MODE_DEFAULTS, given)})
 
     def check(self) -> "Rfc2889Params":
         unknown = [t for t in self.tests if t not in TESTS and t not in NOT_MEASURED]
@@ -253,8 +249,7 @@ class Rfc2889Params:
                 "(a longer --ageing-s, fewer addresses or a higher rate)")
 
     def _check_mode(self) -> None:
-        if self.mode not in MODES:
-            raise ParamError(f"--mode {self.mode!r}: choose from {', '.join(MODES)}")
+        check_mode(self.mode)
         check_int(self.chain, 1, MAX_CHAIN, "--chain", unit="switches")
         if self.mode == "virtual":
             if self.trial_s is not None:
