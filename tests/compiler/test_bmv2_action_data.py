@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from bmv2_support import action, compile_ingress
+from tests.compiler.bmv2_support import action, compile_ingress
 from p4scope.commands.stf import run_stf
 from p4scope.compiler.bmv2.validate import bmv2_json_problems
 

@@ -1,8 +1,9 @@
 """BMv2 backend: control flow of apply blocks (conditionals, synthesized
 keyless tables, switch, exit/return, inlining of actions and controls)."""
 
-from bmv2_support import (action, action_by_id, compile_ingress, compile_json, conditional, errors,
-                          ingress, node, pipeline, program, table, walk_primitives)
+from tests.compiler.bmv2_support import (action, action_by_id, compile_ingress, compile_json,
+                                         conditional, errors, ingress, node, pipeline, program,
+                                         table, walk_primitives)
 
 T_DECL = """
     action set_a(bit<8> v) { hdr.h.a = v; }

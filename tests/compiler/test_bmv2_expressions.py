@@ -1,7 +1,7 @@
 """BMv2 backend: how expressions are encoded (masks, two_comp_mod, casts,
 slices, concatenation, booleans, saturation, ?:)."""
 
-from bmv2_support import compile_ingress, scalars_field, walk_primitives
+from tests.compiler.bmv2_support import compile_ingress, scalars_field, walk_primitives
 
 
 def fld(h, f):

@@ -2,7 +2,8 @@
 resubmit, recirculate, truncate, log_msg, assert) and checksums, plus the
 fixed parts of the document (errors, field aliases, __meta__)."""
 
-from bmv2_support import HEADERS, MAIN, PARSER, EGRESS, compile_ingress, compile_json, ingress, walk_primitives
+from tests.compiler.bmv2_support import (EGRESS, HEADERS, MAIN, PARSER, compile_ingress,
+                                         compile_json, ingress, walk_primitives)
 
 
 def ops(body: str, locals_: str = "", extra: str = ""):

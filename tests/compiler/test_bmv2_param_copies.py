@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from bmv2_support import compile_json
+from tests.compiler.bmv2_support import compile_json
 from p4scope.commands.stf import run_stf
 
 

@@ -1,7 +1,7 @@
 """BMv2 backend: parser states, transition keys and value/mask encoding,
 value sets, lookahead, stacks, sub-parser inlining, deparser order."""
 
-from bmv2_support import HEADERS, MAIN, REST, EGRESS, compile_json, ingress
+from tests.compiler.bmv2_support import HEADERS, MAIN, REST, EGRESS, compile_json, ingress
 
 STACKS = """
 header tag_t { bit<12> id; bit<2> kind; bit<2> pad; }

@@ -1,7 +1,7 @@
 """BMv2 backend, end to end: small programs compiled by p4scope run on
 p4scope's engine with STF packet tests."""
 
-from bmv2_support import HEADERS, MAIN, REST, EGRESS, ingress, run_stf_on
+from tests.compiler.bmv2_support import HEADERS, MAIN, REST, EGRESS, ingress, run_stf_on
 
 PARSER = """
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {

@@ -1,7 +1,7 @@
 """BMv2 backend: tables (keys, match types, entries, default entries),
 their resources, and extern arrays."""
 
-from bmv2_support import action, action_by_id, compile_ingress, node, pipeline, table
+from tests.compiler.bmv2_support import action, action_by_id, compile_ingress, node, pipeline, table
 
 ACTIONS = """
     action set_a(bit<8> v) { hdr.h.a = v; }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from bmv2_support import compile_ingress
+from tests.compiler.bmv2_support import compile_ingress
 from p4scope.compiler.bmv2.validate import bmv2_json_problems
 
 

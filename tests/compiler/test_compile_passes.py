@@ -12,7 +12,7 @@ import pytest
 from p4scope.compiler import CompileError
 from p4scope.compiler.driver import compile_text, pass_names
 
-from test_compile_cli import program_with
+from tests.compiler.test_compile_cli import program_with
 
 PASS_ORDER = ["preprocess", "parse", "frontend", "v1model-version", "declare", "check",
               "elaborate", "parsers-terminate", "unique-action-names", "p4info", "bmv2"]

@@ -7,7 +7,7 @@ from p4scope.compiler import ast
 from p4scope.compiler import types
 from p4scope.compiler.diagnostics import Pos
 
-from test_checker import _exprs, frontend
+from tests.compiler.test_checker import _exprs, frontend
 
 
 def _concat(ir) -> ast.Binary:

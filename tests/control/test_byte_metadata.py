@@ -5,21 +5,21 @@ bytes mode detects bursts by bytes."""
 
 from __future__ import annotations
 
-from ctl_helpers import H1, H2
+from tests.control.ctl_helpers import H1, H2
 
 from p4scope.control import packets
 from p4scope.control.apps.telemetry import Telemetry
 from p4scope.control.reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START,
                                      parse_report_frame)
 
-def test_bursts_in_bytes(bench, dut):
+def test_bursts_in_bytes(switch, dut):
     sw = dut
     sw.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     tel = Telemetry(sw)
     tel.collector(9, switch_ip="10.255.0.1", collector_ip="10.255.0.100", udp_port=32766)
     tel.port(2, burst_threshold=250, burst_end=100, bytes_mode=True)
     f = packets.udp_frame(dst_mac=H2, src_mac=H1, size=100)
-    reps = [parse_report_frame(d) for p, d in bench.send(1, *[f] * 5) if p == 9]
+    reps = [parse_report_frame(d) for p, d in switch.send(1, *[f] * 5) if p == 9]
     # bytes left behind: 400, 300, 200, 100 (>= the end, 100) build the
     # burst, 0 ends it
     assert [r.queue.deq_qbytes for r in reps] == [400, 300, 200, 100, 0]
@@ -29,15 +29,15 @@ def test_bursts_in_bytes(bench, dut):
     assert all(r.queue.bytes_valid for r in reps)
 
 
-def test_time_in_queue_and_timestamps_in_nanoseconds(bench, dut):
+def test_time_in_queue_and_timestamps_in_nanoseconds(switch, dut):
     sw = dut
     sw.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     tel = Telemetry(sw)
     tel.collector(9, switch_ip="10.255.0.1", collector_ip="10.255.0.100", udp_port=32766)
     tel.watch(dst="10.0.0.0/8")
-    bench.engine.set_queue_rate(2, 3000)            # 333.333 us per packet
+    switch.engine.set_queue_rate(2, 3000)            # 333.333 us per packet
     f = packets.udp_frame(dst_mac=H2, src_mac=H1, size=100)
-    reps = [parse_report_frame(d) for p, d in bench.send(1, *[f] * 3) if p == 9]
+    reps = [parse_report_frame(d) for p, d in switch.send(1, *[f] * 3) if p == 9]
     waits = [r.queue.queue_time_ns for r in reps]
     assert [r.queue.deq_qbytes for r in reps] == [200, 100, 0]
     # nanosecond waits are not multiples of 1000 (microsecond clocks would be)

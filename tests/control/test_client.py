@@ -7,7 +7,7 @@ import socket
 import time
 
 import pytest
-from ctl_helpers import H1, H2, frame
+from tests.control.ctl_helpers import H1, H2, frame
 
 from p4scope.control import NotPrimary, P4RuntimeClientError, Switch, TableEntry, WriteError
 from p4scope.control.apps.collector import Collector
@@ -15,14 +15,14 @@ from p4scope.control.apps.telemetry import Telemetry
 from p4scope.control.reports import parse_report_frame
 
 
-def test_second_controller_with_lower_election_id_is_not_primary(bench, dut):
+def test_second_controller_with_lower_election_id_is_not_primary(switch, dut):
     with pytest.raises(NotPrimary, match="not the highest"):
-        Switch.connect(bench.address, election_id=0)
+        Switch.connect(switch.address, election_id=0)
 
 
-def test_backup_adopts_the_running_pipeline_and_reads(bench, dut):
+def test_backup_adopts_the_running_pipeline_and_reads(switch, dut):
     dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
-    with Switch.connect(bench.address, election_id=0, primary=False) as backup:
+    with Switch.connect(switch.address, election_id=0, primary=False) as backup:
         (e,) = backup.table("dmac").entries()
         assert e.params == {"port": 2}
         with pytest.raises(P4RuntimeClientError, match="PERMISSION_DENIED"):
@@ -39,12 +39,12 @@ def test_write_error_names_the_entity(dut):
     assert [x.index for x in e.value.errors] == [1]
 
 
-def test_collector_listens_on_udp(bench, dut):
+def test_collector_listens_on_udp(switch, dut):
     dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     tel = Telemetry(dut)
     tel.collector(9, switch_ip="10.255.0.1", collector_ip="127.0.0.1", udp_port=32766)
     tel.port(2, burst_threshold=1)
-    reports = [d for p, d in bench.send(1, *[frame(H1)] * 3) if p == 9]
+    reports = [d for p, d in switch.send(1, *[frame(H1)] * 3) if p == 9]
     col = Collector()
     port = col.listen("127.0.0.1", 0)
     try:
@@ -60,12 +60,12 @@ def test_collector_listens_on_udp(bench, dut):
     assert parse_report_frame(reports[0]).seq + 1 == col.reports[1].seq
 
 
-def test_collector_polls_counters_periodically(bench, dut):
+def test_collector_polls_counters_periodically(switch, dut):
     dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     col = Collector()
     col.poll_every(dut, {"egress_port_counter": [2]}, period_s=0.02)
     try:
-        bench.send(1, frame(H1))
+        switch.send(1, frame(H1))
         deadline = time.monotonic() + 5
         while not any(c.packets for c in col.counters) and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from ctl_helpers import H1, H2
+from tests.control.ctl_helpers import H1, H2
 
 from p4scope.control import packets
 from p4scope.control.apps.collector import Collector
@@ -40,7 +40,7 @@ def flow(size=100, dport=5000, checksum=False) -> bytes:
 
 
 @pytest.fixture
-def md(bench, dut):
+def md(switch, dut):
     """Port 1 -> 2 bridged, reports to port 9, INT-MD on as node 7."""
     dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     Telemetry(dut).collector(COLLECTOR_PORT, switch_ip="10.255.0.1", collector_ip="10.255.0.100",
@@ -58,10 +58,10 @@ def split(outs):
             [parse_report_frame(d, UDP_PORT) for p, d in outs if p == COLLECTOR_PORT])
 
 
-def test_source_starts_int_md_with_its_own_hop(bench, md):
+def test_source_starts_int_md_with_its_own_hop(switch, md):
     md.source(dst="10.0.2.0/24", dport=(5000, 5999), max_hops=5)
     f = flow(checksum=True)
-    (out,), reports = split(bench.send(1, f))
+    (out,), reports = split(switch.send(1, f))
     assert reports == []
     st = parse_int_md(out[14:])
     assert (st.version, st.hop_ml, st.remaining_hops, st.instructions) == (2, 12, 4,
@@ -78,12 +78,12 @@ def test_source_starts_int_md_with_its_own_hop(bench, md):
     assert udp_checksum_ok(out)
     # a flow off the watchlist passes unchanged
     other = flow(dport=80)
-    assert split(bench.send(1, other)) == ([other], [])
+    assert split(switch.send(1, other)) == ([other], [])
 
 
-def test_transit_pushes_its_hop_on_top_of_the_stack(bench, md):
+def test_transit_pushes_its_hop_on_top_of_the_stack(switch, md):
     f = with_int_md(flow(checksum=True), ALL_INSTRUCTIONS, 6, EARLIER)
-    (out,), _ = split(bench.send(1, f))
+    (out,), _ = split(switch.send(1, f))
     st = parse_int_md(out[14:])
     assert st.remaining_hops == 5 and len(st.hops) == 3
     assert st.hops[:2] == EARLIER
@@ -94,22 +94,22 @@ def test_transit_pushes_its_hop_on_top_of_the_stack(bench, md):
     assert md.malformed() == dict.fromkeys(md.malformed(), 0)
 
 
-def test_transit_adds_only_what_the_bitmap_asks_for(bench, md):
+def test_transit_adds_only_what_the_bitmap_asks_for(switch, md):
     ins = INS_NODE_ID | INS_QUEUE | INS_HOP_LATENCY
     earlier = [IntHop(node_id=1, hop_latency_ns=5, queue_id=0, queue_occupancy=9)]
     f = with_int_md(flow(), ins, 3, earlier)
-    (out,), _ = split(bench.send(1, f))
+    (out,), _ = split(switch.send(1, f))
     st = parse_int_md(out[14:])
     assert st.hop_ml == 3 and [h.node_id for h in st.hops] == [1, NODE]
     assert st.hops[1].ingress_port is None and st.hops[1].queue_occupancy == 0
     assert len(out) == len(f) + 12
 
 
-def test_sink_strips_int_md_and_reports_every_hop(bench, md):
+def test_sink_strips_int_md_and_reports_every_hop(switch, md):
     md.sink_port(2)
     original = flow(checksum=True)
     f = with_int_md(original, ALL_INSTRUCTIONS, 6, EARLIER)
-    outs = bench.send(1, f)
+    outs = switch.send(1, f)
     (out,), reports = split(outs)
     assert out == without_int_md(f) == original            # port, lengths, checksums back
     stack_report, postcard = sorted(reports, key=lambda r: r.seq)
@@ -134,25 +134,25 @@ def test_sink_strips_int_md_and_reports_every_hop(bench, md):
     assert path.flow[3:] == (1000, 5000)
 
 
-def test_sink_honours_the_discard_bit(bench, md):
+def test_sink_honours_the_discard_bit(switch, md):
     md.sink_port(2)
     f = with_int_md(flow(), ALL_INSTRUCTIONS, 6, EARLIER, d=1)
-    data, reports = split(bench.send(1, f))
+    data, reports = split(switch.send(1, f))
     assert data == [] and [r.int_md.discard for r in reports if r.int_md] == [True]
 
 
-def test_udp_checksum_of_zero_stays_zero(bench, md):
+def test_udp_checksum_of_zero_stays_zero(switch, md):
     md.source(dst="10.0.2.0/24")
-    (out,), _ = split(bench.send(1, flow(checksum=False)))
+    (out,), _ = split(switch.send(1, flow(checksum=False)))
     assert struct.unpack("!H", out[40:42]) == (0,)
 
 
-def test_without_int_md_configured_int_md_packets_pass_unchanged(bench, dut):
+def test_without_int_md_configured_int_md_packets_pass_unchanged(switch, dut):
     dut.table("dmac").insert({"dst_addr": H2}, "forward", port=2)
     f = with_int_md(flow(), ALL_INSTRUCTIONS, 0, EARLIER)
-    assert bench.send(1, f) == [(2, f)]
+    assert switch.send(1, f) == [(2, f)]
     IntMd(dut).sink_port(2)                # no node id: INT-MD off, no role
-    assert bench.send(1, f) == [(2, f)]
+    assert switch.send(1, f) == [(2, f)]
 
 
 # ----- malformed INT-MD: forwarded as it came (E bit aside), counted --------------------
@@ -176,38 +176,38 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("case", list(MALFORMED))
-def test_malformed_int_md_is_forwarded_without_metadata(bench, md, case):
+def test_malformed_int_md_is_forwarded_without_metadata(switch, md, case):
     frame, reason = MALFORMED[case]
     before = md.malformed()
-    (out,), reports = split(bench.send(1, frame))
+    (out,), reports = split(switch.send(1, frame))
     assert out == frame and reports == []
     after = md.malformed()
     assert {k: after[k] - before[k] for k in after} == {
         k: int(k == reason) for k in after}
 
 
-def test_hop_count_exhausted_sets_the_e_bit(bench, md):
+def test_hop_count_exhausted_sets_the_e_bit(switch, md):
     f = with_int_md(flow(checksum=True), ALL_INSTRUCTIONS, 0, EARLIER)
-    (out,), _ = split(bench.send(1, f))
+    (out,), _ = split(switch.send(1, f))
     assert out == with_int_md(flow(checksum=True), ALL_INSTRUCTIONS, 0, EARLIER, e=1)
     assert parse_int_md(out[14:]).hops_exceeded and udp_checksum_ok(out)
     assert md.malformed()["hops_exhausted"] == 1
     # once set, it stays set and the packet passes on unchanged
-    (again,), _ = split(bench.send(1, out))
+    (again,), _ = split(switch.send(1, out))
     assert again == out
 
 
-def test_a_sink_forwards_malformed_int_md_and_reports_nothing(bench, md):
+def test_a_sink_forwards_malformed_int_md_and_reports_nothing(switch, md):
     md.sink_port(2)
     bad = _shim_len(200)
-    assert split(bench.send(1, bad)) == ([bad], [])
+    assert split(switch.send(1, bad)) == ([bad], [])
     # an unknown version is still delimited by its shim: stripped, not reported
     v3 = with_int_md(flow(), ALL_INSTRUCTIONS, 6, EARLIER, version=3)
-    assert split(bench.send(1, v3)) == ([flow()], [])
+    assert split(switch.send(1, v3)) == ([flow()], [])
     assert md.malformed()["bad_length"] == 1 and md.malformed()["bad_version"] == 1
 
 
-def test_too_short_for_the_int_md_header_is_forwarded(bench, md, dut):
+def test_too_short_for_the_int_md_header_is_forwarded(switch, md, dut):
     # a UDP frame to the INT-MD port ending before shim + header
     dut.table("port_config").insert({"ingress_port": 1}, "set_port_config", flood_group=1,
                                     min_frame=40, max_frame=9212)
@@ -215,5 +215,5 @@ def test_too_short_for_the_int_md_header_is_forwarded(bench, md, dut):
     f = (packets.ethernet(H2, H1, packets.ETH_IPV4) + packets.ipv4("10.0.1.1", "10.0.2.2", packets.PROTO_UDP, len(udp))
          + udp)
     assert len(f) == 52
-    (out,), _ = split(bench.send(1, f))
+    (out,), _ = split(switch.send(1, f))
     assert out == f and md.malformed()["bad_length"] == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctl_helpers import frame, ports_of
+from tests.control.ctl_helpers import frame, ports_of
 
 from p4scope.control import Switch
 from p4scope.control.apps.flooding import Flooding
@@ -21,16 +21,16 @@ def mac(i: int) -> str:
     return f"02:0a:00:00:00:{i:02x}"
 
 
-def test_a_full_table_floods_the_address_that_did_not_fit(bench):
+def test_a_full_table_floods_the_address_that_did_not_fit(switch):
     pipe = compile_pipeline(ROOT / "p4src" / "dut.p4", {"MAC_TABLE_SIZE": "4"})
-    with Switch.connect(bench.address, pipeline=pipe) as sw:
+    with Switch.connect(switch.address, pipeline=pipe) as sw:
         Flooding(sw).domain([1, 2, 3])
         learn = L2Learning(sw).start()
         for i in range(1, 6):                      # five sources on port 1, room for four
-            bench.send(1, frame(src=mac(i), dst=mac(0x40)))
+            switch.send(1, frame(src=mac(i), dst=mac(0x40)))
             learn.handle(timeout=2)
         assert learn.stats.learnt == 4 and learn.stats.table_full == 1
         assert set(learn.macs) == {int(mac(i).replace(":", ""), 16) for i in range(1, 5)}
         assert len(sw.table("smac")) == 4 and len(sw.table("dmac")) == 4
-        assert ports_of(bench.send(2, frame(src=mac(0x30), dst=mac(4)))) == [1]   # learnt
-        assert ports_of(bench.send(2, frame(src=mac(0x30), dst=mac(5)))) == [1, 3]  # flooded
+        assert ports_of(switch.send(2, frame(src=mac(0x30), dst=mac(4)))) == [1]   # learnt
+        assert ports_of(switch.send(2, frame(src=mac(0x30), dst=mac(5)))) == [1, 3]  # flooded

@@ -4,7 +4,9 @@ round the program is refused, as simple_switch refuses it."""
 
 import pytest
 
-from conftest import DROP, assign, dp, eth, ethernet_program, expr, field, hexv, key, table
+import p4scope_dataplane as dp
+from tests.dataplane.programs import (DROP, assign, eth, ethernet_program, expr, field, hexv, key,
+                                     table)
 
 
 def fwd_plus_one(operand):

@@ -1,8 +1,7 @@
 """Capture in virtual time: the frames leaving chosen ports, with their
 departure times, bounded by a limit that counts what it does not keep."""
 
-from conftest import dp  # noqa: F401
-from test_sim import engine
+from tests.dataplane.test_sim import engine
 
 
 def test_captured_frames_are_the_frames_that_left_the_port():

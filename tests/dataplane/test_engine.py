@@ -3,8 +3,9 @@ parser errors, multicast, cloning, registers and counters."""
 
 import pytest
 
-from conftest import (DROP, FWD, assign, dp, eth, ethernet_program, expr, field, hexv,
-                      key, program, table)
+import p4scope_dataplane as dp
+from tests.dataplane.programs import (DROP, FWD, assign, eth, ethernet_program, expr, field, hexv,
+                                     key, program, table)
 
 
 def l2(match_type="exact", kind="exact"):

@@ -4,7 +4,8 @@ port), determinism, and what it refuses."""
 
 import pytest
 
-from conftest import assign, dp, field, program
+import p4scope_dataplane as dp
+from tests.dataplane.programs import assign, field, program
 
 
 def to_port(port):

@@ -4,7 +4,8 @@ per port, and the changes come back as port events with their times."""
 
 import pytest
 
-from conftest import assign, dp, field, program
+import p4scope_dataplane as dp
+from tests.dataplane.programs import assign, field, program
 
 
 def to_port(port):

@@ -6,8 +6,8 @@ gap between the frames a port sent."""
 
 import pytest
 
-from conftest import dp
-from test_link_events import to_port
+import p4scope_dataplane as dp
+from tests.dataplane.test_link_events import to_port
 
 # Ethernet + IPv4 of the default UDP template: leaves room for a 60-byte runt
 ETH_IPV4 = bytes.fromhex("020000000002" "020000000001" "0800"

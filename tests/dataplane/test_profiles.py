@@ -3,7 +3,8 @@ table_indirect_* calls), watch ports, weights, and idle timeouts."""
 
 import pytest
 
-from conftest import FWD, dp, eth, ethernet_program, key
+import p4scope_dataplane as dp
+from tests.dataplane.programs import FWD, eth, ethernet_program, key
 
 
 def selector_program():

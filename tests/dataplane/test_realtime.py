@@ -4,17 +4,15 @@ skipped otherwise."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import DROP, FWD, ethernet_program, key, table
+from tests.dataplane.programs import DROP, FWD, ethernet_program, key, table
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
-                                reason="needs root and iproute2 (network namespace)")
+pytestmark = pytest.mark.usefixtures("netns_ok")
 
 # two veth pairs a0-a1, b0-b1 (the engine on a1 and b1), the L2 program
 # (l2_program: dst ...bb to port 2, ...cc to the CPU port 255), raw sockets

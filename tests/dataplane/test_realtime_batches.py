@@ -5,16 +5,13 @@ link's qdisc refuses is dropped once, as BMv2 drops a failed send. Veth
 pairs in a network namespace of the test's own; needs root and `ip`."""
 
 import json
-import os
-import shutil
 import textwrap
 
 import pytest
 
-from test_realtime import PRELUDE, in_netns, l2_program
+from tests.dataplane.test_realtime import PRELUDE, in_netns, l2_program
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
-                                reason="needs root and iproute2 (network namespace)")
+pytestmark = pytest.mark.usefixtures("netns_ok")
 
 # frames numbered 0..n-1 wait in port 1's ring; then the loop starts and
 # forwards them to port 2 (b1, shaped by the commands in argv[3], if any)
@@ -56,7 +53,6 @@ def test_a_batch_is_dequeued_frame_by_frame_not_queued_whole(tmp_path):
     assert res["peak"] == 1, "enqueue depth 0 for each frame: dequeued before the next"
 
 
-@pytest.mark.skipif(shutil.which("tc") is None, reason="needs tc")
 def test_a_frame_the_links_queue_refuses_is_dropped_not_sent_again(tmp_path):
     """A 1 Mbit/s link with a 10-packet queue (Mininet's TCLink with
     max_queue_size) under a batch of 60 frames: the qdisc passes its burst,

@@ -4,14 +4,13 @@ rt_stop; `p4scope bench realtime` counts the CPU time of both."""
 
 import glob
 import os
-import shutil
 import textwrap
 import time
 
 import pytest
 
-from conftest import DROP, FWD, ethernet_program, key, table
-from test_realtime import PRELUDE, in_netns, l2_program
+from tests.dataplane.programs import DROP, FWD, ethernet_program, key, table
+from tests.dataplane.test_realtime import PRELUDE, in_netns, l2_program
 
 
 def _threads() -> dict[str, int]:
@@ -78,17 +77,14 @@ HAND_CHILD = PRELUDE + textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespace)")
 @pytest.mark.parametrize("priority", [0, 1])
-def test_rounds_are_handed_over_only_at_real_time_priority(tmp_path, priority):
+def test_rounds_are_handed_over_only_at_real_time_priority(netns_ok, tmp_path, priority):
     """A 64-byte flood into port 1, out of port 2 whose sends are slow (the
     far end mirrors each frame to 20 interfaces): after a round the loop
     finds many frames waiting. At real-time priority it hands such rounds
     to its sending threads; at normal scheduling, where a hand-over would
     wait for the scheduler to run the thread, it sends every frame itself.
     Either way every frame taken in is sent."""
-    if shutil.which("tc") is None:
-        pytest.skip("needs tc")
     from p4scope.topologies.traffic import trafgen_path
     if not os.path.exists(trafgen_path()):
         pytest.skip("p4scope-trafgen is not built")

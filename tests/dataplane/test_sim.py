@@ -3,7 +3,8 @@ latency, determinism, and argument errors."""
 
 import pytest
 
-from conftest import assign, dp, field, program
+import p4scope_dataplane as dp
+from tests.dataplane.programs import assign, field, program
 
 
 def to_port(port):

@@ -1,7 +1,7 @@
 """The STF runner (p4scope.commands.stf) on a small program: parsing, tables,
 wildcards and the per-port comparison rules of p4c's bmv2stf.py."""
 
-from conftest import DROP, FWD, ethernet_program, key, table
+from tests.dataplane.programs import DROP, FWD, ethernet_program, key, table
 
 from p4scope.commands import stf
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DROP, FWD, ethernet_program, key, table
+from tests.dataplane.programs import DROP, FWD, ethernet_program, key, table
 
 from p4scope.commands import stf
 

@@ -6,7 +6,8 @@ import struct
 
 import pytest
 
-from conftest import FWD, assign, dp, eth, ethernet_program, field, key, program, table
+import p4scope_dataplane as dp
+from tests.dataplane.programs import FWD, assign, eth, ethernet_program, field, key, program, table
 
 REPORT = ["enq_qdepth", "deq_qdepth", "deq_timedelta", "enq_qbytes", "deq_qbytes", "buffer_bytes",
           "deq_timedelta_ns", "ingress_timestamp_ns", "egress_timestamp_ns"]

@@ -4,12 +4,9 @@ handled, so a clean table means what it says."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "dev"))
-
-from hostile_core import CRASHED, HANDLED, WRONG, Cli, Expect, Ran, judge, tree  # noqa: E402
+from p4scope.dev.hostile_core import CRASHED, HANDLED, WRONG, Cli, Expect, Ran, judge, tree
 
 
 def verdict(tmp_path: Path, ran: Ran, expect: Expect, make: str = ""):

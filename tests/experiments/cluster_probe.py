@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-import runner_workers
+from tests.experiments import runner_workers
 
 
 def measure(case) -> dict:

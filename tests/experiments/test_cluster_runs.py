@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,14 +20,11 @@ from typer.testing import CliRunner
 
 pytest.importorskip("distributed")
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-import runner_workers  # noqa: E402
-
 from p4scope.cli import app  # noqa: E402
 from p4scope.experiments import cluster  # noqa: E402
 from p4scope.experiments.rundir import RunDir, load_table  # noqa: E402
 from p4scope.experiments.runner import Case, Workers, run_cases  # noqa: E402
+from tests.experiments import runner_workers  # noqa: E402
 
 
 def _children() -> list:
@@ -137,7 +133,7 @@ def test_a_worker_that_dies_fails_its_case_and_the_run_ends_partial(tmp_path):
     the case fails with Dask's reason, the run ends partial, no hang."""
     import dask
 
-    import cluster_probe
+    from tests.experiments import cluster_probe
 
     before = {c.pid for c in _children()}
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):

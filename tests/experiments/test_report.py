@@ -1,13 +1,10 @@
 """Report rendering from a small stored results folder."""
 
 import re
-import sys
-from pathlib import Path
 
 from p4scope.experiments import report
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixture_run import make_run  # noqa: E402
+from tests.experiments.fixture_run import make_run
 
 
 def test_report_is_self_contained_with_pngs(tmp_path):

@@ -1,8 +1,5 @@
 """Seed-shaped tables from tidy tables."""
 
-import sys
-from pathlib import Path
-
 import pandas as pd
 
 from p4scope.experiments import seedtables as st
@@ -11,8 +8,7 @@ from p4scope.experiments.fairness import tables as ft
 from p4scope.experiments.microburst import tables as mt
 from p4scope.experiments.seedcsv import derive_csvs
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixture_run import make_run  # noqa: E402
+from tests.experiments.fixture_run import make_run
 
 
 def _streams():

@@ -9,7 +9,6 @@ before anything starts; Mininet's default pairs follow the cores."""
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -24,16 +23,6 @@ runner = CliRunner()
 S = 10**9
 
 
-@pytest.fixture
-def mininet_root():
-    if os.geteuid() != 0:
-        pytest.skip("Mininet needs root")
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        pytest.skip("Mininet is not installed")
-
-
 def test_mininet_pairs_follow_the_cores_and_the_rules_stay_24():
     assert mininet_pairs(1) == mininet_pairs(2) == ((1, 2),)
     assert mininet_pairs(4) == ((1, 2), (7, 8))
@@ -46,7 +35,7 @@ def test_mininet_pairs_follow_the_cores_and_the_rules_stay_24():
     assert rewrite_ports(((7, 8), (1, 2))) == [7, 1, 13, 19, 25, 31]
 
 
-def test_a_deny_rule_drops_in_mininet_and_rules_off_takes_them_out(mininet_root, tmp_path):
+def test_a_deny_rule_drops_in_mininet_and_rules_off_takes_them_out(mininet_ok, tmp_path):
     from p4scope.experiments.features.rules import RuleInstaller, test_streams
     from p4scope.experiments.tester.mininet import MininetTestbed
     from p4scope.experiments.tester.streams import Rate, Stream
@@ -75,7 +64,7 @@ def test_a_deny_rule_drops_in_mininet_and_rules_off_takes_them_out(mininet_root,
     assert not leftovers(tmp_path)
 
 
-def test_a_short_features_run_in_mininet(mininet_root, tmp_path):
+def test_a_short_features_run_in_mininet(mininet_ok, tmp_path):
     r = runner.invoke(app, ["run", "features", "--mode", "mininet", "--sizes", "64",
                             "--pairs", "1-2", "--latency-trials", "1", "--trial-s", "0.2",
                             "--resolution-pct", "10", "--fairness", "2:1@1280",
@@ -140,7 +129,7 @@ def test_bad_mininet_options_exit_2(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bmv2_not_installed_exits_3(mininet_root, tmp_path):
+def test_bmv2_not_installed_exits_3(mininet_ok, tmp_path):
     from p4scope.experiments.mininet.testbed import bmv2_missing
 
     if bmv2_missing() is None:

@@ -9,7 +9,6 @@ exit 2 before anything starts."""
 from __future__ import annotations
 
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -21,17 +20,7 @@ from p4scope.topologies.clean import leftovers
 runner = CliRunner()
 
 
-@pytest.fixture
-def mininet_root():
-    if os.geteuid() != 0:
-        pytest.skip("Mininet needs root")
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        pytest.skip("Mininet is not installed")
-
-
-def test_a_short_lag_failover_run_in_mininet(mininet_root, tmp_path):
+def test_a_short_lag_failover_run_in_mininet(mininet_ok, tmp_path):
     r = runner.invoke(app, ["run", "lag-failover", "--mode", "mininet",
                             "--policies", "l2-l4,round-robin", "--clients", "2",
                             "--interval-s", "0.4", "--iterations", "1", "--throughput-s", "0.6",

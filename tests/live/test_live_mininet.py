@@ -9,8 +9,6 @@ how the window puts an instrument's burst on the counters (no root)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,22 +16,8 @@ import time
 import urllib.request
 
 import pandas as pd
-import pytest
 
 QUEUE = 60  # packets the receiver link's queue holds
-
-
-def _mininet_missing() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (Mininet)"
-    missing = [t for t in ("ip", "tc", "mnexec") if shutil.which(t) is None]
-    if missing:
-        return f"{', '.join(missing)} missing (scripts/setup.sh installs them)"
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        return "Mininet is not importable (scripts/setup.sh installs it)"
-    return None
 
 
 MININET = ["run", "microburst", "--mode", "mininet", "--sizes", "1518", "--sizes-4to1", "none",
@@ -78,8 +62,7 @@ def _left_behind(run) -> list[str]:
     return out
 
 
-@pytest.mark.skipif(_mininet_missing() is not None, reason=str(_mininet_missing()))
-def test_a_mininet_microburst_shown_live(tmp_path, served):
+def test_a_mininet_microburst_shown_live(mininet_ok, tmp_path, served):
     s = served(*MININET, "--live", "--live-linger", "120", "--results", str(tmp_path),
                "--run-id", "mn")
     url = s.url(120)

@@ -12,7 +12,7 @@ import socket
 import pandas as pd
 import pytest
 
-from live_procs import TINY_RUN
+from tests.live.live_procs import TINY_RUN
 
 
 def _get(url: str, path: str, method: str = "GET", host: str | None = None):

@@ -10,7 +10,7 @@ import signal
 
 import pandas as pd
 
-from live_browser import chromium, number, page_errors, value, wait_for
+from tests.live.live_browser import chromium, number, page_errors, value, wait_for
 
 HEAT = "document.getElementById('heatmap-plot')"
 CASE = "microburst/2to1-test2/1518B/fair"  # the newest case, shown first

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from live_procs import ROOT
+from tests.live.live_procs import ROOT
 
 CHILD = Path(__file__).with_name("watch_switch_child.py")
 N = 120  # the child's frames per ingress port
@@ -32,9 +31,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None,
-                    reason="needs root and iproute2 (a network namespace with veth ports)")
-def test_watch_attached_to_a_running_switch_shows_its_queue(tmp_path):
+def test_watch_attached_to_a_running_switch_shows_its_queue(netns_ok, tmp_path):
     from p4scope.experiments.mininet.testbed import build_dut
 
     dut = build_dut(tmp_path / "dut")

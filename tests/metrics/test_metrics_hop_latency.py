@@ -15,7 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from int_reports import flow, queue_report, stack_report
+from tests.metrics.int_reports import flow, queue_report, stack_report
 from p4scope.control.apps.collector import Collector
 from p4scope.control.int_md_headers import IntHop
 from p4scope.control.reports import EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL

@@ -10,7 +10,8 @@ import time
 import pandas as pd
 import pytest
 
-from metrics_procs import ENDPOINT, PROMETHEUS, TINY_RUN, Proc, p4scope, query, start_prometheus
+from tests.metrics.metrics_procs import (ENDPOINT, PROMETHEUS, TINY_RUN, Proc, p4scope, query,
+                                        start_prometheus)
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from int_reports import flow, queue_report, stack_report
-from metrics_procs import ENDPOINT, PROMETHEUS, Proc, p4scope, query, start_prometheus
+from tests.metrics.int_reports import flow, queue_report, stack_report
+from tests.metrics.metrics_procs import ENDPOINT, PROMETHEUS, Proc, p4scope, query, start_prometheus
 from p4scope.control.int_md_headers import IntHop
 from p4scope.control.reports import EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START
 

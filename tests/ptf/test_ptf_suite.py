@@ -93,7 +93,7 @@ def parse(output: str) -> dict[str, tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def suite(lab_ok, tmp_path_factory) -> SuiteRun:
+def suite(netns_ok, tmp_path_factory) -> SuiteRun:
     run_dir = tmp_path_factory.mktemp("ptf-run")
     t0 = time.monotonic()
     try:
@@ -138,7 +138,7 @@ def test_ptf_run_status_time_and_clean_up(suite: SuiteRun) -> None:
     assert not any(procs.is_same(p["pid"], p["start"]) for p in m.processes)
 
 
-def test_killed_runner_leaves_only_what_clean_up_removes(lab_ok, tmp_path) -> None:
+def test_killed_runner_leaves_only_what_clean_up_removes(netns_ok, tmp_path) -> None:
     """SIGKILL the runner while ptf runs: its children stop with it
     (PR_SET_PDEATHSIG) and the namespace it leaves is removed by the next
     run's clean-up (clean_stale), found through the run registry."""

@@ -12,7 +12,6 @@ and tests a Mininet run cannot do exit 2 before anything starts."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -30,21 +29,11 @@ SHORT = ["--sizes", "64", "--loads", "50", "--resolution-pct", "10", "--trial-s"
          "--learn-rate-resolution-fps", "1000", "--no-progress"]
 
 
-@pytest.fixture
-def mininet_root():
-    if os.geteuid() != 0:
-        pytest.skip("Mininet needs root")
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        pytest.skip("Mininet is not installed")
-
-
 def csv(run: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(run / f"{name}.csv")
 
 
-def test_a_short_run_against_the_bridge(mininet_root, tmp_path):
+def test_a_short_run_against_the_bridge(mininet_ok, tmp_path):
     r = runner.invoke(app, ["run", "rfc2889", "--mode", "mininet", "--dut", "bridge", *SHORT,
                             "--results", str(tmp_path), "--run-id", "br"])
     assert r.exit_code == 0, r.output
@@ -85,7 +74,7 @@ def test_a_short_run_against_the_bridge(mininet_root, tmp_path):
     assert "Not run in Mininet" in html and meta["dut"]["label"] in html
 
 
-def test_the_reference_dut_learns_through_its_controller(mininet_root, tmp_path):
+def test_the_reference_dut_learns_through_its_controller(mininet_ok, tmp_path):
     r = runner.invoke(app, ["run", "rfc2889", "--mode", "mininet", "--dut", "p4scope",
                             "--tests", "address_caching,address_learning", "--ports", "3",
                             "--max-addresses", "32", "--learn-fps", "500",
@@ -107,7 +96,7 @@ def test_the_reference_dut_learns_through_its_controller(mininet_root, tmp_path)
     assert "controller's digest path" in res.loc["address_learning", "note"]
 
 
-def test_the_address_reset_empties_the_bridges_table(mininet_root, tmp_path):
+def test_the_address_reset_empties_the_bridges_table(mininet_ok, tmp_path):
     from p4scope.experiments.rfc2889.address_mininet import address_trial
     from p4scope.experiments.rfc2889.topology import address_ports
     from p4scope.experiments.tester.mininet import MininetTestbed

@@ -8,9 +8,9 @@ import grpc
 import pytest
 from finsy.proto import p4r, rpc_code
 
-import sw_program as program
-from sw_client import StreamClosed, update
-from sw_entities import eth, table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_client import StreamClosed, update
+from tests.switch.sw_entities import eth, table_entry
 
 OK, ALREADY_EXISTS, NOT_FOUND = rpc_code.Code.OK, rpc_code.Code.ALREADY_EXISTS, rpc_code.Code.NOT_FOUND
 

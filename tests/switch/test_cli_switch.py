@@ -12,11 +12,10 @@ import time
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
+from tests.switch import sw_program as program
 from p4scope.switch.thrift.handler import RuntimeApi
 from p4scope.switch.thrift.server import RuntimeServer
-from sw_cli import cli_switch, cli_switch_p4rt  # noqa: F401  (fixtures)
-from sw_entities import eth
+from tests.switch.sw_entities import eth
 
 CLI_MODULE = "p4scope.control.switch_cli.main"  # the `p4scope switch-cli` command
 

@@ -11,9 +11,8 @@ import pytest
 from finsy.proto import p4r
 
 from p4scope.switch.thrift.idl import bm
-from sw_cli import cli_switch, cli_switch_p4rt  # noqa: F401  (fixtures)
-from sw_client import update
-from sw_entities import eth, probe, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import eth, probe, table_entry
 
 MAC1 = "00:00:00:00:00:01"
 

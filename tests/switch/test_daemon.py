@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -16,9 +15,9 @@ import uuid
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
-from sw_client import Client, update
-from sw_entities import eth, table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_client import Client, update
+from tests.switch.sw_entities import eth, table_entry
 
 
 def wait_for(path, proc, timeout=20.0):
@@ -186,15 +185,9 @@ def test_usage_error_exits_2():
     assert r.returncode == 2 and "unrecognised general option '--nope'" in r.stderr
 
 
-def _can_make_veth() -> bool:
-    return os.geteuid() == 0 and shutil.which("ip") is not None
-
-
 @pytest.fixture
-def veths():
+def veths(netns_ok):
     """Two veth pairs (switch side, host side), removed afterwards."""
-    if not _can_make_veth():
-        pytest.skip("needs root and iproute2")
     tag = uuid.uuid4().hex[:6]
     pairs = [(f"p4s{tag}a{i}", f"p4s{tag}b{i}") for i in range(2)]
     made = []

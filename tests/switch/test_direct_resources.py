@@ -9,8 +9,8 @@ import json
 import pytest
 from finsy.proto import p4r
 
-from sw_client import update
-from sw_entities import eth, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import eth, table_entry
 
 from p4scope.compiler import compile_file
 from p4scope.switch.p4runtime.schema import P4Schema

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
+from tests.switch import sw_program as program
 
 from p4scope.switch.p4runtime.errors import Code, P4RuntimeError
 from p4scope.switch.p4runtime.pipeline import ENTITY_KINDS, UNSUPPORTED_KINDS, ForwardingPipeline

@@ -8,9 +8,9 @@ import grpc
 import pytest
 from finsy.proto import p4d, p4r
 
-import sw_program as program
-from sw_client import errors_of, update
-from sw_entities import table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_client import errors_of, update
+from tests.switch.sw_entities import table_entry
 
 
 def fwd(schema, dst=5, **kw):

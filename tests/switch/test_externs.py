@@ -7,8 +7,8 @@ import grpc
 import pytest
 from finsy.proto import p4d, p4r
 
-from sw_client import update
-from sw_entities import eth, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import eth, table_entry
 
 
 def counter(schema, index=None, b=None, p=None):
@@ -136,7 +136,7 @@ def test_clone_sessions(ctl):
 
 @pytest.mark.parametrize("p4c_style", [False, True])
 def test_clone_session_copies_packets(client_factory, schema, switch, p4c_style):
-    import sw_program as program
+    from tests.switch import sw_program as program
     c = client_factory(1)
     text = program.p4c_style_json_text() if p4c_style else program.json_text()
     c.set_pipeline(program.p4info(), text.encode())

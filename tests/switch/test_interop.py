@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import text_format
 
-import sw_program as program
+from tests.switch import sw_program as program
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
@@ -31,7 +31,7 @@ def _shell_python():
 @pytest.mark.skipif(_shell_python() is None, reason="p4runtime-shell venv not set up "
                     "(bash scripts/dev/p4runtime_shell_venv.sh)")
 def test_p4runtime_shell_drives_the_switch(tmp_path):
-    from test_daemon import start
+    from tests.switch.test_daemon import start
 
     p4info = tmp_path / "basic.p4info.txtpb"
     p4info.write_text(text_format.MessageToString(program.p4info()))

@@ -6,8 +6,6 @@ spread again as before."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import time
@@ -16,9 +14,9 @@ import uuid
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
-from sw_client import Client, update
-from sw_entities import action, probe, table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_client import Client, update
+from tests.switch.sw_entities import action, probe, table_entry
 
 from p4scope.switch.link_state import operstate_up
 
@@ -27,10 +25,8 @@ DST = 0x02AAAAAAAAAA
 
 
 @pytest.fixture
-def three_veths():
+def three_veths(netns_ok):
     """Three veth pairs (switch side, host side), removed afterwards."""
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2")
     tag = uuid.uuid4().hex[:6]
     pairs = [(f"p4l{tag}a{i}", f"p4l{tag}b{i}") for i in range(3)]
     made = []

@@ -7,8 +7,8 @@ import time
 import pytest
 from finsy.proto import p4r, rpc_code
 
-from sw_client import update
-from sw_entities import eth, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import eth, table_entry
 
 from p4scope.switch.p4runtime.errors import P4RuntimeError
 from p4scope.switch.p4runtime.packetio import build_packet_out, pack_header, parse_packet_in
@@ -182,7 +182,7 @@ def test_loopback_packet_out_to_packet_in(ctl, schema):
 
 
 def test_loopback_with_p4c_style_json(client_factory, schema):
-    import sw_program as program
+    from tests.switch import sw_program as program
     c = client_factory(1)
     c.set_pipeline(program.p4info(), program.p4c_style_json_text().encode())
     c.send(packet_out(schema, 255, eth(1)))

@@ -8,9 +8,9 @@ import grpc
 import pytest
 from finsy.proto import p4i, p4r
 
-import sw_program as program
-from sw_client import SFP, update
-from sw_entities import table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_client import SFP, update
+from tests.switch.sw_entities import table_entry
 
 from p4scope.switch.p4runtime.devconfig import decode_device_config, encode_legacy
 
@@ -58,7 +58,7 @@ def test_p4c_style_json_with_copied_actions(client_factory, schema, switch):
     c.set_pipeline(program.p4info(), program.p4c_style_json_text().encode())
     c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
                                                      "forward", {"port": 2})))
-    from sw_entities import eth
+    from tests.switch.sw_entities import eth
     switch.inject(1, eth(5))
     assert [p for p, _ in switch.sent] == [2]
 
@@ -89,7 +89,7 @@ def test_verify_changes_nothing(client_factory):
 
 
 def test_save_then_commit(client_factory, schema, switch):
-    from sw_entities import eth
+    from tests.switch.sw_entities import eth
     c = client_factory(1)
     with pytest.raises(grpc.RpcError) as e:
         c.set_pipeline(None, b"", action=SFP.COMMIT)
@@ -108,7 +108,7 @@ def test_save_then_commit(client_factory, schema, switch):
 
 
 def test_reconcile_keeps_state(ctl, schema, switch):
-    from sw_entities import eth
+    from tests.switch.sw_entities import eth
     ctl.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
                                                        "forward", {"port": 2})))
     mc = p4r.PacketReplicationEngineEntry()
@@ -163,7 +163,7 @@ def test_p4info_not_matching_json(client_factory, schema):
     te = table_entry(schema, "fwd", {"hdr.ethernet.dst": 5}, "forward", {"port": 2})
     with pytest.raises(grpc.RpcError) as e:
         c.write(update("insert", table_entry=te))
-    from sw_client import errors_of
+    from tests.switch.sw_client import errors_of
     (err,) = errors_of(e.value)
     assert err.canonical_code == 3 and "IngressImpl.nope" in err.message
     # a match kind that differs: the wrong JSON
@@ -270,13 +270,13 @@ def test_translated_key_is_checked_against_the_device_width(client_factory, sche
     wide = table_entry(schema, "fwd", {"hdr.ethernet.dst": (1 << 56) | 5}, "forward", {"port": 3})
     with pytest.raises(grpc.RpcError) as e:
         c.write(update("insert", table_entry=wide))
-    from sw_client import errors_of
+    from tests.switch.sw_client import errors_of
     (err,) = errors_of(e.value)
     assert err.canonical_code == grpc.StatusCode.OUT_OF_RANGE.value[0]
     assert "device's 48-bit field" in err.message and "hdr.ethernet.dst" in err.message
     assert c.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
     c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
                                                      "forward", {"port": 2})))
-    from sw_entities import eth
+    from tests.switch.sw_entities import eth
     switch.inject(1, eth(5))
     assert [p for p, _ in switch.sent] == [2]

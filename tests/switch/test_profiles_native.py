@@ -10,8 +10,8 @@ import itertools
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
-from sw_entities import action, table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_entities import action, table_entry
 
 from p4scope.switch.p4runtime.errors import P4RuntimeError
 from p4scope.switch.p4runtime.pipeline import ForwardingPipeline

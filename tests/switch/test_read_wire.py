@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from finsy.proto import p4r
 
-from sw_client import update
+from tests.switch.sw_client import update
 
 INSERT = p4r.Update.INSERT
-from sw_entities import action, table_entry
+from tests.switch.sw_entities import action, table_entry
 from p4scope.switch import device as device_mod
 from p4scope.switch.p4runtime.tables import Entry
 

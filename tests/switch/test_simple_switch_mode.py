@@ -12,7 +12,7 @@ from pathlib import Path
 
 from p4scope.switch.options import parse_args
 
-import sw_program as program
+from tests.switch import sw_program as program
 
 BIN = Path(sys.executable).parent
 

@@ -20,7 +20,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from p4scope.switch.metrics import QueueStatsCollector
-from test_use_files import HEADER, frame, program_json, read_out, record  # noqa: F401 (fixture)
+from tests.switch.test_use_files import (HEADER, frame, program_json,  # noqa: F401 (fixture)
+                                         read_out, record)
 
 READY_METRICS = re.compile(r"ready: .*metrics on http://127\.0\.0\.1:(\d+)/metrics")
 
@@ -89,8 +90,7 @@ def _stop(proc: subprocess.Popen, sig=signal.SIGTERM) -> int:
 
 
 def test_prometheus_scrapes_a_running_switch(tmp_path, program_json):  # noqa: F811
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "metrics"))
-    from metrics_procs import PROMETHEUS, query, start_prometheus
+    from tests.metrics.metrics_procs import PROMETHEUS, query, start_prometheus
 
     if PROMETHEUS is None:
         pytest.skip("no prometheus binary (scripts/setup.sh installs Debian's)")

@@ -14,7 +14,7 @@ import pytest
 from finsy.proto import p4r, p4r_grpc
 
 from p4scope.switch.options import UsageError, parse_args
-from test_daemon import start
+from tests.switch.test_daemon import start
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 

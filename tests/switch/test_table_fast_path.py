@@ -16,8 +16,8 @@ import re
 import pytest
 from finsy.proto import p4r
 
-import sw_program as program
-from sw_entities import action, table_entry
+from tests.switch import sw_program as program
+from tests.switch.sw_entities import action, table_entry
 from p4scope.switch.device import Device, DeviceOptions
 from p4scope.switch.p4runtime.arbitration import Connection
 from p4scope.switch.p4runtime.schema import P4Schema

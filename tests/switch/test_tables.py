@@ -7,8 +7,8 @@ import grpc
 import pytest
 from finsy.proto import p4r
 
-from sw_client import update
-from sw_entities import action, eth, probe, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import action, eth, probe, table_entry
 
 
 def read_table(c, schema, name, **kw):
@@ -141,7 +141,7 @@ def test_const_default_action_is_permission_denied(ctl, schema):
     with pytest.raises(grpc.RpcError) as e:
         ctl.write(update("modify", table_entry=te))
     assert e.value.code() == grpc.StatusCode.UNKNOWN
-    from sw_client import errors_of
+    from tests.switch.sw_client import errors_of
     (err,) = errors_of(e.value)
     assert err.canonical_code == grpc.StatusCode.PERMISSION_DENIED.value[0]
     (d,) = read_table(ctl, schema, "fixed_default", is_default_action=True)
@@ -220,7 +220,7 @@ def test_action_profile_members(ctl, schema, switch):
     with pytest.raises(grpc.RpcError) as e:
         ctl.write(update("delete", action_profile_member=p4r.ActionProfileMember(
             action_profile_id=ap, member_id=1)))
-    from sw_client import errors_of
+    from tests.switch.sw_client import errors_of
     assert errors_of(e.value)[0].canonical_code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
     ctl.write(update("delete", table_entry=te))
     ctl.write(update("delete", action_profile_member=p4r.ActionProfileMember(
@@ -265,7 +265,7 @@ def test_action_selector_groups(ctl, schema, switch):
 
 
 def test_table_full_is_resource_exhausted(ctl, schema):
-    from sw_client import errors_of
+    from tests.switch.sw_client import errors_of
     ups = [update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": i + 1},
                                                     "drop")) for i in range(1025)]
     with pytest.raises(grpc.RpcError) as e:

@@ -19,7 +19,6 @@ from thriftpy2.transport.buffered import TBufferedTransport
 from p4scope.switch.thrift.handler import RuntimeApi
 from p4scope.switch.thrift.server import RuntimeServer
 from p4scope.switch.thrift.idl import bm
-from sw_cli import cli_switch  # noqa: F401  (fixture)
 
 
 def message(name: str, mtype: int = TMessageType.CALL, seqid: int = 7,

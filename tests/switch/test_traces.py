@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from sw_client import update
-from sw_entities import eth, table_entry
+from tests.switch.sw_client import update
+from tests.switch.sw_entities import eth, table_entry
 
 from p4scope.switch import traces
 

@@ -8,8 +8,8 @@ import grpc
 import pytest
 from finsy.proto import p4r
 
-from sw_client import errors_of, update
-from sw_entities import eth
+from tests.switch.sw_client import errors_of, update
+from tests.switch.sw_entities import eth
 
 from p4scope.compiler import compile_file
 

@@ -10,7 +10,6 @@ and nothing (namespace, interface, process) is left behind."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -24,21 +23,15 @@ from p4scope.experiments.tester.streams import Rate, Stream, pair
 from p4scope.experiments.tester.trial import stream_rows
 from p4scope.topologies.clean import ifindex, leftovers
 
-if os.geteuid() != 0:
-    pytest.skip("the Mininet testbed needs root", allow_module_level=True)
-try:
-    import mininet.net  # noqa: F401
-except ImportError:
-    pytest.skip("Mininet is not installed", allow_module_level=True)
+from p4scope.experiments.tester.mininet import MininetTestbed
 
-from p4scope.experiments.tester.mininet import MininetTestbed  # noqa: E402
-
+pytestmark = pytest.mark.usefixtures("mininet_ok")
 runner = CliRunner()
 S = 10**9
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory):
+def bridge(mininet_ok, tmp_path_factory):
     d = tmp_path_factory.mktemp("bridge")
     with MininetTestbed([1, 2, 3], "bridge", d, 100e6) as bed:
         yield bed

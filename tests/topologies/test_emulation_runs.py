@@ -14,8 +14,8 @@ from p4scope.experiments.fairness.mininet import execute_fairness
 from p4scope.experiments.microburst import mininet as microburst_mininet
 from p4scope.experiments.microburst.mininet import execute_microburst
 
-from mn_namespaces import netns as _netns
-from mn_namespaces import run_namespaces as _run_namespaces
+from tests.topologies.mn_namespaces import netns as _netns
+from tests.topologies.mn_namespaces import run_namespaces as _run_namespaces
 
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 

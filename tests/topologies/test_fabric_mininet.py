@@ -16,7 +16,7 @@ from p4scope.experiments.mininet.testbed import Testbed, build_dut
 from p4scope.topologies import builders, procs, tcp
 from p4scope.topologies import traffic
 
-from mn_namespaces import netns as _netns
+from tests.topologies.mn_namespaces import netns as _netns
 
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 

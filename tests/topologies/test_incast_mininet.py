@@ -22,8 +22,8 @@ from p4scope.experiments.tcp_incast import job as tcp_incast_job
 from p4scope.experiments.tcp_incast.mininet import execute_incast
 from p4scope.topologies import procs
 
-from mn_namespaces import netns as _netns
-from mn_namespaces import run_namespaces as _run_namespaces
+from tests.topologies.mn_namespaces import netns as _netns
+from tests.topologies.mn_namespaces import run_namespaces as _run_namespaces
 
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 

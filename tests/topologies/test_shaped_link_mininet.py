@@ -15,7 +15,7 @@ import pytest
 from p4scope.topologies import builders
 from p4scope.topologies.run import Network
 from p4scope.topologies.spec import from_dict
-from test_mininet import leftovers, unique
+from tests.topologies.test_mininet import leftovers, unique
 
 PROGRAM = Path(__file__).parent / "ecn_qdepth.p4"
 P4SCOPE = str(Path(sys.executable).parent / "p4scope")

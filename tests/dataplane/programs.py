@@ -1,8 +1,7 @@
-"""Helpers for engine tests: small BMv2 JSON programs built in the test."""
+"""Builders of the small BMv2 JSON programs the engine tests write in the
+test itself, and a frame to send through them."""
 
 import json
-
-import p4scope_dataplane as dp  # noqa: F401 (the tests import it from here)
 
 STD_FIELDS = [
     ["ingress_port", 9, False], ["egress_spec", 9, False], ["egress_port", 9, False],
