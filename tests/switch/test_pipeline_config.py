@@ -10,6 +10,7 @@ from finsy.proto import p4i, p4r
 
 from tests.switch import sw_program as program
 from tests.switch.sw_client import SFP, update
+from tests.dataplane.programs import assign, eth, ethernet_program, field, hexv, table
 from tests.switch.sw_entities import table_entry
 
 from p4scope.switch.p4runtime.devconfig import decode_device_config, encode_legacy
@@ -189,6 +190,22 @@ def test_empty_p4info_is_refused(client_factory, switch, p4info):
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "p4info: empty" in e.value.details() and "table(s)" in e.value.details()
     assert switch.device.pipeline is None
+
+
+def test_empty_p4info_is_accepted_for_a_program_without_control_plane_objects(client_factory,
+                                                                             switch):
+    """p4c gives a program whose only tables are the hidden ones of apply-block
+    statements an empty P4Info: the switch takes that pair and runs it."""
+    to_port_2 = {"name": "to_port_2", "id": 0, "runtime_data": [],
+                 "primitives": [assign(field("standard_metadata", "egress_spec"), hexv(2))]}
+    hidden = table("tbl_to_port_2", 0, [], [0], ["to_port_2"], default=0)
+    device_config = ethernet_program([to_port_2], [hidden], "tbl_to_port_2").encode()
+    c = client_factory(1)
+    c.set_pipeline(p4i.P4Info(), device_config)
+    got = c.stub.GetForwardingPipelineConfig(GFP(device_id=0))
+    assert got.config.p4info == p4i.P4Info() and got.config.p4_device_config == device_config
+    switch.inject(1, eth())
+    assert switch.sent == [(2, eth())]
 
 
 def test_deeply_nested_device_config_is_refused(client_factory):
