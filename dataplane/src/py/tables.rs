@@ -20,6 +20,29 @@ impl Engine {
         guard(|| self.lock().sw.table_add(table, &k, action, &a, priority).map_err(to_py))
     }
 
+    /// Adds entries to one table in one call: `entries` holds (action, key,
+    /// args, priority) as table_add takes them. One item per entry, in
+    /// order: its handle, or the message of the error that refused it (the
+    /// others are added all the same). A malformed item raises before any
+    /// entry is added.
+    fn table_add_many(&mut self, py: Python<'_>, table: &str, entries: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> {
+        let mut items = vec![];
+        for item in entries.iter()? {
+            let (action, key, args, priority): (String, Bound<'_, PyAny>, Bound<'_, PyAny>, i32) = item?.extract()?;
+            items.push((action, to_key(&key)?, vals(Some(&args))?, priority));
+        }
+        guard(|| {
+            let mut c = self.lock();
+            Ok(items
+                .iter()
+                .map(|(action, key, args, priority)| match c.sw.table_add(table, key, action, args, *priority) {
+                    Ok(handle) => handle.into_py(py),
+                    Err(e) => e.to_string().into_py(py),
+                })
+                .collect())
+        })
+    }
+
     #[pyo3(signature = (table, handle, action, args=None))]
     fn table_modify(&mut self, table: &str, handle: u32, action: &str, args: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let a = vals(args)?;
