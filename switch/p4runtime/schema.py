@@ -35,12 +35,14 @@ a varbit its maximum width).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Generic, Optional, TypeVar, Union, overload
 
 from finsy.proto import p4i
 
 from .errors import invalid, unimplemented
 from .names import EntityMap, NameIndex, UnknownName
+
+T = TypeVar("T")
 
 # P4Info id prefixes (p4info.proto, P4Ids.Prefix)
 ACTION = p4i.P4Ids.ACTION
@@ -259,6 +261,34 @@ class ValueSetInfo:
     fields: tuple[MatchFieldInfo, ...]
 
 
+class ByName(Generic[T]):
+    """A lookup of one kind of object as a P4Schema method:
+    `schema.table(key)` is `schema.tables.find(key)` (an id, or a full
+    name, alias or unique suffix; UnknownName with suggestions otherwise).
+    The first call binds it to that schema's map, so later calls cost no
+    more than the map's own `find`."""
+
+    def __init__(self, attr: str):
+        self.attr = attr
+        """The P4Schema attribute holding the kind's EntityMap."""
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, schema: None, owner: type) -> "ByName[T]": ...
+    @overload
+    def __get__(self, schema: "P4Schema", owner: type) -> Callable[[Union[int, str]], T]: ...
+
+    def __get__(self, schema, owner=None):
+        if schema is None:
+            return self
+        find = getattr(schema, self.attr).find
+        schema.__dict__[self.name] = find  # (an instance attribute wins over this descriptor)
+        return find
+
+
 def _type_width(spec, type_info) -> tuple[int, bool, str]:
     """(bitwidth, signed, problem) of a P4DataTypeSpec that should be a
     bit<W>/int<W>; `problem` is "" when it is one (or translates to one)."""
@@ -467,17 +497,13 @@ class P4Schema:
 
     # ----- lookups by name (UnknownName with suggestions) ------------------
 
-    def table(self, name: str) -> TableInfo:
-        return self.tables.find(name)
-
-    def action(self, name: str) -> ActionInfo:
-        return self.actions.find(name)
-
-    def action_profile(self, name: str) -> ActionProfileInfo:
-        return self.action_profiles.find(name)
-
-    def counter(self, name: str) -> CounterInfo:
-        return self.counters.find(name)
+    table = ByName[TableInfo]("tables")
+    action = ByName[ActionInfo]("actions")
+    action_profile = ByName[ActionProfileInfo]("action_profiles")
+    counter = ByName[CounterInfo]("counters")
+    meter = ByName[MeterInfo]("meters")
+    register = ByName[RegisterInfo]("registers")
+    digest = ByName[DigestInfo]("digests")
 
     def direct_counter(self, name: str) -> CounterInfo:
         """A direct counter by its own name or by its table's."""
@@ -488,15 +514,6 @@ class P4Schema:
         if t is not None and t.direct_counter_id:
             return self.by_id[t.direct_counter_id]  # type: ignore[return-value]
         raise self.direct_counters.error(name)
-
-    def meter(self, name: str) -> MeterInfo:
-        return self.meters.find(name)
-
-    def register(self, name: str) -> RegisterInfo:
-        return self.registers.find(name)
-
-    def digest(self, name: str) -> DigestInfo:
-        return self.digests.find(name)
 
     def controller_header(self, name: str) -> Optional[PacketMetadataInfo]:
         return self.packet_metadata.get(name)
