@@ -21,6 +21,7 @@ mod mac;
 mod pause;
 mod pre;
 mod profiles;
+mod stdmeta;
 
 use crate::json::{self, LoadError};
 use crate::pipeline::{Digest, Exec, Packet, Runtime};
@@ -34,6 +35,7 @@ use std::fmt;
 pub use link::{LinkDrops, PortEvent};
 pub use mac::{max_frame as mac_max_frame, MacCfg, MacStats};
 pub use pre::Pre;
+use stdmeta::{StdSlot, StdSlots};
 
 pub const INSTANCE_NORMAL: u64 = 0;
 pub const INSTANCE_INGRESS_CLONE: u64 = 1;
@@ -146,10 +148,8 @@ pub struct Switch {
     /// The packet the last ingress or egress pass ran (for traces).
     last_id: u64,
     with_queueing_metadata: bool,
-    /// Per field id: its value mask when the field is a narrow unsigned PHV
-    /// slot (0 otherwise): the engine's standard-metadata reads and writes
-    /// are then one load or store, without looking at the field's layout.
-    narrow_mask: Vec<u128>,
+    /// The standard-metadata fields resolved to their PHV slots.
+    std: StdSlots,
     /// Link status changes: scheduled, reported, and the frames they cost.
     links: link::Links,
     /// The ports' MACs on the virtual wires; exact transmit times.
@@ -188,7 +188,7 @@ impl Switch {
             next_id: 0,
             last_id: 0,
             with_queueing_metadata: wq,
-            narrow_mask: narrow_masks(&prog),
+            std: StdSlots::new(&prog),
             links: link::Links::default(),
             mac: mac::Macs::default(),
             prog,
@@ -402,6 +402,12 @@ impl Switch {
     /// Makes sure a service event is pending for `port` at the earliest
     /// time the traffic manager allows a packet out.
     fn schedule(&mut self, port: u32) {
+        if let Some(Svc { at: Some(at), .. }) = self.svc.get(port as usize) {
+            if *at <= self.now {
+                // due now already: the traffic manager cannot say earlier
+                return;
+            }
+        }
         let Some(t) = self.tm.next_ready(port) else { return };
         let t = t.max(self.now);
         let i = port as usize;
@@ -453,40 +459,18 @@ impl Switch {
 
     /// Writes a p4scope queue field: saturating, not truncating.
     #[inline(always)]
-    fn set_sat(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
-        if let Some(f) = f {
-            let m = self.narrow_mask[f as usize];
-            if m != 0 {
-                // the mask is 2^width - 1: the largest value the field holds
-                pkt.phv.vals[f as usize] = (v as u128).min(m);
-                return;
-            }
-            let w = self.prog.fmeta[f as usize].width;
-            let max = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-            pkt.phv.set_u(&self.prog, f, v.min(max) as u128);
-        }
+    fn set_sat(&self, pkt: &mut Packet, f: StdSlot, v: u64) {
+        f.set_sat(&self.prog, pkt, v);
     }
 
     #[inline(always)]
-    fn set_std(&self, pkt: &mut Packet, f: Option<FieldId>, v: u64) {
-        if let Some(f) = f {
-            let m = self.narrow_mask[f as usize];
-            if m != 0 {
-                pkt.phv.vals[f as usize] = v as u128 & m;
-                return;
-            }
-            pkt.phv.set_u(&self.prog, f, v as u128);
-        }
+    fn set_std(&self, pkt: &mut Packet, f: StdSlot, v: u64) {
+        f.set(&self.prog, pkt, v);
     }
 
     #[inline(always)]
-    fn get_std(&self, pkt: &Packet, f: Option<FieldId>) -> u64 {
-        let Some(f) = f else { return 0 };
-        if self.narrow_mask[f as usize] != 0 {
-            // standard metadata is unsigned and narrow: the stored bits are the value
-            return pkt.phv.vals[f as usize] as u64;
-        }
-        pkt.phv.get(&self.prog, f).low_u64()
+    fn get_std(&self, pkt: &Packet, f: StdSlot) -> u64 {
+        f.get(&self.prog, pkt)
     }
 
     fn receive(&mut self, port: u32, data: Vec<u8>) {
@@ -509,13 +493,12 @@ impl Switch {
         p.len_reg = p.data.len();
         self.next_id += 1;
         p.id = self.next_id;
-        let s = self.prog.std.clone();
-        self.set_std(&mut p, s.ingress_port, port as u64);
+        self.set_std(&mut p, self.std.ingress_port, port as u64);
         let len = p.data.len() as u64;
-        self.set_std(&mut p, s.packet_length, len);
-        self.set_std(&mut p, s.instance_type, INSTANCE_NORMAL);
-        self.set_std(&mut p, s.ingress_global_timestamp, self.now / 1000);
-        self.set_sat(&mut p, s.p4s_ingress_timestamp_ns, self.now);
+        self.set_std(&mut p, self.std.packet_length, len);
+        self.set_std(&mut p, self.std.instance_type, INSTANCE_NORMAL);
+        self.set_std(&mut p, self.std.ingress_global_timestamp, self.now / 1000);
+        self.set_sat(&mut p, self.std.p4s_ingress_timestamp_ns, self.now);
         if self.tm.pfc.is_some() && self.pause_received(port, &p.data) {
             self.free(p);
             return;
@@ -538,33 +521,32 @@ impl Switch {
     fn ingress(&mut self, mut pkt: Box<Packet>) {
         self.rt.now_ns = self.now;
         self.last_id = pkt.id;
-        let s = self.prog.std.clone();
         let ingress_len = pkt.len_reg;
         {
             let mut ex = Exec::new(&self.prog, &mut self.rt);
             ex.parse(&mut pkt);
         }
         let (pe, ce) = (pkt.parser_error as u64, pkt.checksum_error as u64);
-        self.set_std(&mut pkt, s.parser_error, pe);
-        self.set_std(&mut pkt, s.checksum_error, ce);
+        self.set_std(&mut pkt, self.std.parser_error, pe);
+        self.set_std(&mut pkt, self.std.checksum_error, ce);
         {
             let mut ex = Exec::new(&self.prog, &mut self.rt);
             ex.apply_pipeline(&mut pkt, self.prog.ingress.init);
         }
-        let egress_spec = self.get_std(&pkt, s.egress_spec) as u32;
-        let mgid = self.get_std(&pkt, s.mcast_grp) as u32;
+        let egress_spec = self.get_std(&pkt, self.std.egress_spec) as u32;
+        let mgid = self.get_std(&pkt, self.std.mcast_grp) as u32;
 
         if let Some((session, fl)) = pkt.clone.take() {
             if let Some(cfg) = self.mirror.get(&session).copied() {
                 let mut c = self.received_copy(&pkt, ingress_len);
-                self.set_std(&mut c, s.ingress_port, pkt.ingress_port as u64);
+                self.set_std(&mut c, self.std.ingress_port, pkt.ingress_port as u64);
                 {
                     let mut ex = Exec::new(&self.prog, &mut self.rt);
                     ex.parse(&mut c);
                 }
                 c.phv.reset_metadata(&self.prog);
                 Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, &pkt, &mut c);
-                self.set_std(&mut c, s.instance_type, INSTANCE_INGRESS_CLONE);
+                self.set_std(&mut c, self.std.instance_type, INSTANCE_INGRESS_CLONE);
                 self.emit_copies(c, cfg);
             }
         }
@@ -579,15 +561,15 @@ impl Switch {
             let mut c = self.received_copy(&pkt, ingress_len);
             c.phv.reset_metadata(&self.prog);
             Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, &pkt, &mut c);
-            self.set_std(&mut c, s.instance_type, INSTANCE_RESUBMIT);
-            self.set_std(&mut c, s.packet_length, ingress_len as u64);
+            self.set_std(&mut c, self.std.instance_type, INSTANCE_RESUBMIT);
+            self.set_std(&mut c, self.std.packet_length, ingress_len as u64);
             c.loops = pkt.loops + 1;
             self.free(pkt);
             self.requeue(c);
             return;
         }
         if mgid != 0 {
-            self.set_std(&mut pkt, s.instance_type, INSTANCE_REPLICATION);
+            self.set_std(&mut pkt, self.std.instance_type, INSTANCE_REPLICATION);
             self.multicast(&mut pkt, mgid);
             self.free(pkt);
             return;
@@ -597,7 +579,7 @@ impl Switch {
             self.free(pkt);
             return;
         }
-        self.set_std(&mut pkt, s.instance_type, INSTANCE_NORMAL);
+        self.set_std(&mut pkt, self.std.instance_type, INSTANCE_NORMAL);
         self.enqueue(egress_spec, pkt);
     }
 
@@ -626,7 +608,7 @@ impl Switch {
     fn multicast(&mut self, pkt: &mut Packet, mgid: u32) {
         let mut out = std::mem::take(&mut self.repl_buf);
         self.pre.replicate(mgid, &mut out);
-        let rid_f = self.prog.std.egress_rid;
+        let rid_f = self.std.egress_rid;
         for (rid, port) in out.iter().copied() {
             self.set_std(pkt, rid_f, rid as u64);
             let mut c = self.alloc();
@@ -638,7 +620,7 @@ impl Switch {
     }
 
     fn enqueue(&mut self, port: u32, mut pkt: Box<Packet>) {
-        let s = &self.prog.std;
+        let s = &self.std;
         let (prio_f, enq_ts_f, enq_qd_f) = (s.priority, s.enq_timestamp, s.enq_qdepth);
         let (qbytes_f, buf_f) = (s.p4s_enq_qbytes, s.p4s_buffer_bytes);
         let prio = self.get_std(&pkt, prio_f) as usize;
@@ -648,16 +630,20 @@ impl Switch {
             self.free(pkt);
             return;
         }
-        let (pkts, bytes, buffer) = self.tm.occupancy(port);
-        if self.with_queueing_metadata {
-            self.set_std(&mut pkt, enq_ts_f, self.now / 1000);
-            self.set_std(&mut pkt, enq_qd_f, pkts as u64);
-        }
-        self.set_sat(&mut pkt, qbytes_f, bytes);
-        self.set_sat(&mut pkt, buf_f, buffer);
         pkt.enq_ns = self.now;
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
-        match self.tm.enqueue(self.now, port, prio, pkt) {
+        let (prog, now, wq) = (&self.prog, self.now, self.with_queueing_metadata);
+        // the queue's occupancy as the packet found it, written as the
+        // traffic manager admits it (one look at the port)
+        let stamp = |pkt: &mut Packet, at: tm::EnqInfo| {
+            if wq {
+                enq_ts_f.set(prog, pkt, now / 1000);
+                enq_qd_f.set(prog, pkt, at.port_pkts as u64);
+            }
+            qbytes_f.set_sat(prog, pkt, at.port_bytes);
+            buf_f.set_sat(prog, pkt, at.buffer_bytes);
+        };
+        match self.tm.enqueue_with(now, port, prio, pkt, stamp) {
             Ok(_) => self.schedule(port),
             Err((p, _why)) => {
                 self.stats.dropped_queue += 1;
@@ -677,6 +663,11 @@ impl Switch {
             let mut pkt = d.pkt;
             self.egress(port, d.prio, d.port_pkts, d.port_bytes, &mut pkt);
             self.free(pkt);
+            if d.port_pkts == 0 {
+                // the port is empty: nothing to schedule (a packet egress
+                // queued on it since was scheduled by its enqueue)
+                return;
+            }
         }
         self.schedule(port);
     }
@@ -684,21 +675,20 @@ impl Switch {
     fn egress(&mut self, port: u32, prio: usize, left: u32, left_bytes: u64, pkt: &mut Box<Packet>) {
         self.rt.now_ns = self.now;
         self.last_id = pkt.id;
-        let s = self.prog.std.clone();
         let now_us = self.now / 1000;
-        self.set_std(pkt, s.egress_global_timestamp, now_us);
-        self.set_sat(pkt, s.p4s_egress_timestamp_ns, self.now);
+        self.set_std(pkt, self.std.egress_global_timestamp, now_us);
+        self.set_sat(pkt, self.std.p4s_egress_timestamp_ns, self.now);
         if self.with_queueing_metadata {
-            let enq = self.get_std(pkt, s.enq_timestamp);
-            self.set_std(pkt, s.deq_timedelta, now_us.wrapping_sub(enq));
-            self.set_std(pkt, s.deq_qdepth, left as u64);
-            self.set_std(pkt, s.qid, prio as u64);
+            let enq = self.get_std(pkt, self.std.enq_timestamp);
+            self.set_std(pkt, self.std.deq_timedelta, now_us.wrapping_sub(enq));
+            self.set_std(pkt, self.std.deq_qdepth, left as u64);
+            self.set_std(pkt, self.std.qid, prio as u64);
         }
-        self.set_sat(pkt, s.p4s_deq_qbytes, left_bytes);
-        self.set_sat(pkt, s.p4s_deq_timedelta_ns, self.now.saturating_sub(pkt.enq_ns));
-        self.set_std(pkt, s.egress_port, port as u64);
-        self.set_std(pkt, s.egress_spec, self.rt.drop_port as u64 + 1);
-        self.set_std(pkt, s.packet_length, pkt.len_reg as u64);
+        self.set_sat(pkt, self.std.p4s_deq_qbytes, left_bytes);
+        self.set_sat(pkt, self.std.p4s_deq_timedelta_ns, self.now.saturating_sub(pkt.enq_ns));
+        self.set_std(pkt, self.std.egress_port, port as u64);
+        self.set_std(pkt, self.std.egress_spec, self.rt.drop_port as u64 + 1);
+        self.set_std(pkt, self.std.packet_length, pkt.len_reg as u64);
         {
             let mut ex = Exec::new(&self.prog, &mut self.rt);
             ex.apply_pipeline(pkt, self.prog.egress.init);
@@ -709,7 +699,7 @@ impl Switch {
                 c.copy_from(pkt);
                 c.phv.reset_metadata(&self.prog);
                 Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, pkt, &mut c);
-                self.set_std(&mut c, s.instance_type, INSTANCE_EGRESS_CLONE);
+                self.set_std(&mut c, self.std.instance_type, INSTANCE_EGRESS_CLONE);
                 c.clear_registers();
                 c.len_reg = pkt.len_reg;
                 c.loops = pkt.loops + 1;
@@ -721,7 +711,7 @@ impl Switch {
                 }
             }
         }
-        if self.get_std(pkt, s.egress_spec) as u32 == self.rt.drop_port {
+        if self.get_std(pkt, self.std.egress_spec) as u32 == self.rt.drop_port {
             self.stats.dropped_egress += 1;
             return;
         }
@@ -738,11 +728,11 @@ impl Switch {
             c.id = pkt.id;
             c.phv.reset_metadata(&self.prog);
             Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, pkt, &mut c);
-            self.set_std(&mut c, s.instance_type, INSTANCE_RECIRC);
+            self.set_std(&mut c, self.std.instance_type, INSTANCE_RECIRC);
             let len = c.data.len();
             c.len_reg = len;
             c.ingress_len = len;
-            self.set_std(&mut c, s.packet_length, len as u64);
+            self.set_std(&mut c, self.std.packet_length, len as u64);
             c.loops = pkt.loops + 1;
             self.requeue(c);
             return;
@@ -761,15 +751,6 @@ impl Switch {
         self.note_tx_ps(start_ps);
         self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });
     }
-}
-
-/// `Switch::narrow_mask`: 2^width - 1 for each narrow unsigned field of
-/// 1 to 128 bits, 0 for the others (wide, varbit, signed, zero-width).
-fn narrow_masks(prog: &Program) -> Vec<u128> {
-    prog.fmeta
-        .iter()
-        .map(|fm| if fm.wide || fm.signed || fm.width == 0 || fm.width > 128 { 0 } else { crate::value::mask_u128(fm.width as u32) })
-        .collect()
 }
 
 #[cfg(test)]

@@ -417,12 +417,21 @@ impl TrafficManager {
 
     /// Admits a packet (`pkt.tm_len` set) to queue `prio` of `port`, or
     /// returns it with the reason it was dropped.
-    pub fn enqueue(
+    pub fn enqueue(&mut self, now: u64, port: u32, prio: usize, pkt: Box<Packet>) -> Result<EnqInfo, (Box<Packet>, DropReason)> {
+        self.enqueue_with(now, port, prio, pkt, |_, _| {})
+    }
+
+    /// `enqueue`, calling `stamp` with an admitted packet and what it
+    /// found (before it joins its queue): the engine writes the queueing
+    /// metadata without asking for the occupancy separately.
+    #[inline]
+    pub fn enqueue_with(
         &mut self,
         now: u64,
         port: u32,
         prio: usize,
         mut pkt: Box<Packet>,
+        stamp: impl FnOnce(&mut Packet, EnqInfo),
     ) -> Result<EnqInfo, (Box<Packet>, DropReason)> {
         let cells = match &self.buffer {
             Some(b) => b.cells(pkt.tm_len),
@@ -480,6 +489,7 @@ impl TrafficManager {
         }
         let len = pkt.tm_len as u64;
         let strict = q.cfg.strict;
+        stamp(&mut pkt, info);
         q.push(now, pkt);
         p.pkts += 1;
         p.bytes += len;

@@ -65,6 +65,10 @@ impl QueueStats {
     }
 }
 
+/// Ingress ports up to this number find their record in a queue by
+/// index (the configuration's largest port).
+const OCC_INDEXED: u32 = super::config::MAX_PORT;
+
 #[derive(Debug)]
 pub enum Store {
     Fifo(VecDeque<Box<Packet>>),
@@ -85,7 +89,11 @@ pub struct Queue {
     pub pps_next_ns: u64,
     /// Bit-rate shaper: earliest start of the next transmission (ps).
     pub bps_next_ps: u64,
+    /// What each ingress port holds, in the order the ports first came.
     pub occ: Vec<InOcc>,
+    /// Ingress port -> 1 + its index in `occ` (0: none yet), for ports up
+    /// to [`OCC_INDEXED`]; larger port numbers are searched for.
+    occ_at: Vec<u32>,
     pub stats: QueueStats,
     /// Held by a PFC frame the port received for this priority (ns).
     pub paused_until_ns: u64,
@@ -103,6 +111,7 @@ impl Queue {
             pps_next_ns: 0,
             bps_next_ps: 0,
             occ: vec![],
+            occ_at: vec![],
             stats: QueueStats { since_ns: now_ns, last_ns: now_ns, ..Default::default() },
             paused_until_ns: 0,
         }
@@ -148,18 +157,44 @@ impl Queue {
     /// The occupancy record of an ingress port (created on first use).
     #[inline]
     pub fn ingress(&mut self, port: u32) -> &mut InOcc {
-        match self.occ.iter().position(|o| o.port == port) {
-            Some(i) => &mut self.occ[i],
-            None => {
-                self.occ.push(InOcc { port, ..Default::default() });
-                let n = self.occ.len() - 1;
-                &mut self.occ[n]
-            }
+        let i = match self.occ_index(port) {
+            Some(i) => i,
+            None => self.add_ingress(port),
+        };
+        &mut self.occ[i]
+    }
+
+    /// Where `port`'s record is in `occ`.
+    #[inline]
+    fn occ_index(&self, port: u32) -> Option<usize> {
+        if port <= OCC_INDEXED {
+            return match self.occ_at.get(port as usize) {
+                Some(&i) if i != 0 => Some(i as usize - 1),
+                _ => None,
+            };
         }
+        self.occ.iter().position(|o| o.port == port)
+    }
+
+    #[cold]
+    fn add_ingress(&mut self, port: u32) -> usize {
+        self.occ.push(InOcc { port, ..Default::default() });
+        let n = self.occ.len() - 1;
+        if port <= OCC_INDEXED {
+            let p = port as usize;
+            if p >= self.occ_at.len() {
+                self.occ_at.resize(p + 1, 0);
+            }
+            self.occ_at[p] = n as u32 + 1;
+        }
+        n
     }
 
     pub fn ingress_occ(&self, port: u32) -> InOcc {
-        self.occ.iter().find(|o| o.port == port).copied().unwrap_or(InOcc { port, ..Default::default() })
+        match self.occ_index(port) {
+            Some(i) => self.occ[i],
+            None => InOcc { port, ..Default::default() },
+        }
     }
 
     /// Accumulates the time-weighted occupancy up to `now`.

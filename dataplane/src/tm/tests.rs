@@ -210,6 +210,27 @@ fn per_ingress_limits_and_occupancy() {
     assert_eq!(q.ingress_occ(2).bytes, 300);
 }
 
+/// Ingress ports found by index (up to the largest configurable port)
+/// and by search (beyond it) keep one record each, in first-come order.
+#[test]
+fn ingress_occupancy_by_index_and_beyond() {
+    let mut tm = TrafficManager::new(1);
+    tm.set_queue_depth(None, None, 100);
+    let big = config::MAX_PORT + 7;
+    for (ing, len) in [(5u32, 100u32), (big, 40), (0, 10), (5, 1), (big, 2), (config::MAX_PORT, 3)] {
+        tm.enqueue(0, 9, 0, pkt(ing, len)).unwrap();
+    }
+    let q = &tm.port(9).unwrap().queues[0];
+    let order: Vec<(u32, u32, u64)> = q.occ.iter().map(|o| (o.port, o.pkts, o.bytes)).collect();
+    assert_eq!(order, vec![(5, 2, 101), (big, 2, 42), (0, 1, 10), (config::MAX_PORT, 1, 3)]);
+    assert_eq!(q.ingress_occ(big + 1), queue::InOcc { port: big + 1, ..Default::default() });
+    assert_eq!(q.ingress_occ(7), queue::InOcc { port: 7, ..Default::default() });
+    while tm.dequeue(0, 9).is_some() {}
+    let q = &tm.port(9).unwrap().queues[0];
+    assert!(q.occ.iter().all(|o| o.pkts == 0 && o.bytes == 0), "{:?}", q.occ);
+    assert_eq!(q.occ.len(), 4, "records stay (in order) once made");
+}
+
 #[test]
 fn trace_records_every_change() {
     let mut tm = TrafficManager::new(1);
