@@ -67,32 +67,34 @@ impl<'a> Exec<'a> {
     /// word plans, take exactly the bytes the parser consumed (a packet
     /// whose headers were modified, not added or removed): the payload
     /// stays where it is instead of being copied. False when that does not
-    /// hold (nothing written then).
+    /// hold; the headers' bytes may then have been written over, but never
+    /// the payload's, which is all the general path reads of the packet.
     fn deparse_in_place(&mut self, pkt: &mut Packet) -> bool {
         let prog = self.prog;
-        let mut total = 0usize;
-        for &h in &prog.deparser {
-            if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
-                continue;
-            }
-            match &prog.deparse_plans[h as usize] {
-                Some(plan) => total += plan.bytes(),
-                None => return false,
-            }
-        }
-        if total != pkt.payload_off || total > pkt.data.len() {
+        let end = pkt.payload_off;
+        if end > pkt.data.len() {
             return false;
         }
         let mut off = 0usize;
         for &h in &prog.deparser {
-            if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
+            if !pkt.phv.valid[h as usize] {
                 continue;
             }
-            if let Some(plan) = &prog.deparse_plans[h as usize] {
-                let n = plan.bytes();
-                plan.emit_into(&pkt.phv.vals, &mut pkt.data[off..off + n]);
-                off += n;
+            let Some(plan) = &prog.deparse_plans[h as usize] else {
+                if prog.headers[h as usize].metadata {
+                    continue;
+                }
+                return false;
+            };
+            let n = plan.bytes();
+            if off + n > end {
+                return false;
             }
+            plan.emit_into(&pkt.phv.vals, &mut pkt.data[off..off + n]);
+            off += n;
+        }
+        if off != end {
+            return false;
         }
         if pkt.data.len() > pkt.truncate_to {
             pkt.data.truncate(pkt.truncate_to);

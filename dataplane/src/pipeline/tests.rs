@@ -250,6 +250,47 @@ fn deparse_over_the_parsed_headers_keeps_the_payload_in_place() {
     assert_eq!(pkt.data, bytes[..16].to_vec());
 }
 
+/// When the image does not keep the parsed length, the headers written over
+/// themselves before that is known do not leak into the result: a changed
+/// first header with the second removed, and a header added.
+#[test]
+fn deparse_falls_back_after_writing_headers_in_place() {
+    let p = two_fixed_headers();
+    let mut rt = Runtime::new(&p, 0);
+    let mut pkt = Packet::new(&p);
+    let payload: Vec<u8> = (0..50u32).map(|i| (i * 13) as u8).collect();
+    let mut bytes: Vec<u8> = (1..=19).collect();
+    bytes.extend_from_slice(&payload);
+    let d = p.field_by_name("e", "d").unwrap();
+    let mut ex = Exec::new(&p, &mut rt);
+    // e changed, x removed: 14 header bytes, then the payload
+    pkt.data = bytes.clone();
+    ex.parse(&mut pkt);
+    pkt.phv.vals[d as usize] = 0x0102_0304_0506;
+    pkt.phv.valid[2] = false;
+    let mut out = vec![];
+    ex.deparse(&mut pkt, &mut out);
+    let mut want = vec![1, 2, 3, 4, 5, 6];
+    want.extend_from_slice(&bytes[6..14]);
+    want.extend_from_slice(&payload);
+    assert_eq!(pkt.data, want);
+    // only e parsed (a 14-byte packet), x made valid: 19 bytes out of 14
+    pkt.data = bytes[..14].to_vec();
+    ex.parse(&mut pkt);
+    assert_eq!(pkt.payload_off, 14);
+    pkt.phv.valid[2] = true;
+    pkt.phv.vals[d as usize] = 0xffff_ffff_ffff;
+    for (f, v) in [("a", 0), ("b", 1), ("c", 0)] {
+        pkt.phv.vals[p.field_by_name("x", f).unwrap() as usize] = v;
+    }
+    ex.deparse(&mut pkt, &mut out);
+    let mut want = vec![0xff; 6];
+    want.extend_from_slice(&bytes[6..14]);
+    // x: a = 0 (3 bits), b = 1 (29 bits), and c = 0
+    want.extend_from_slice(&[0, 0, 0, 1, 0]);
+    assert_eq!(pkt.data, want);
+}
+
 /// States made only of fixed-header extracts run from their plan, with the
 /// parser's checks: a header that does not fit stops parsing with
 /// PacketTooShort, the headers before it consumed.
