@@ -620,6 +620,9 @@ pub struct Program {
     /// Derived at load: each parse state's plan, where one applies
     /// (`pipeline::parser`).
     pub state_plans: Vec<Option<StatePlan>>,
+    /// Derived at load: the update checksum the deparser computes as it
+    /// writes its header, if one qualifies (`pipeline::csum_fuse`).
+    pub fused_csum: Option<crate::pipeline::csum_fuse::FusedCsum>,
     /// Derived at load: each header's validity when a packet starts
     /// (metadata headers are always valid), copied by `Phv::reset`.
     pub valid_init: Vec<bool>,

@@ -381,6 +381,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         action_plans: vec![],
         table_key_fields: vec![],
         state_plans: vec![],
+        fused_csum: None,
         valid_init: vec![],
         names,
     };
@@ -392,6 +393,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.table_key_fields = prog.tables.iter().map(|t| one_field_key(&prog, t)).collect();
     prog.state_plans = crate::pipeline::parser::state_plans(&prog);
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
+    prog.fused_csum = crate::pipeline::csum_fuse::fused_csum(&prog);
     Ok(prog)
 }
 

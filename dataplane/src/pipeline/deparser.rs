@@ -2,6 +2,7 @@
 //! followed by the unparsed payload.
 
 use super::bits;
+use super::csum_fuse::{self, FusedCsum};
 use super::exec::Exec;
 use super::Packet;
 
@@ -9,9 +10,21 @@ impl<'a> Exec<'a> {
     /// Rebuilds `pkt.data` from the PHV and the payload; `out` is a reusable
     /// buffer that is swapped with the packet's data.
     pub fn deparse(&mut self, pkt: &mut Packet, out: &mut Vec<u8>) {
-        self.update_checksums(pkt);
-        if self.deparse_in_place(pkt) {
-            return;
+        match self.fused_csum(pkt) {
+            Some(f) => {
+                if self.deparse_in_place(pkt, Some(f)) {
+                    return;
+                }
+                // not in place: the checksum computed as usual (again, if
+                // it was already: the target is not among its inputs)
+                self.update_checksums(pkt);
+            }
+            None => {
+                self.update_checksums(pkt);
+                if self.deparse_in_place(pkt, None) {
+                    return;
+                }
+            }
         }
         let prog = self.prog;
         out.clear();
@@ -69,7 +82,22 @@ impl<'a> Exec<'a> {
     /// stays where it is instead of being copied. False when that does not
     /// hold; the headers' bytes may then have been written over, but never
     /// the payload's, which is all the general path reads of the packet.
-    fn deparse_in_place(&mut self, pkt: &mut Packet) -> bool {
+    /// The program's fused checksum when it updates this packet (its
+    /// condition holds, its header is valid).
+    #[inline]
+    fn fused_csum(&self, pkt: &Packet) -> Option<FusedCsum> {
+        let f = self.prog.fused_csum?;
+        if !pkt.phv.valid[f.hdr as usize] {
+            return None;
+        }
+        match &self.prog.checksums[f.checksum as usize].cond {
+            Some(cond) if !self.truthy(pkt, &[], cond) => None,
+            _ => Some(f),
+        }
+    }
+
+    /// `fused`: the checksum to compute as its header is written.
+    fn deparse_in_place(&mut self, pkt: &mut Packet, fused: Option<FusedCsum>) -> bool {
         let prog = self.prog;
         let end = pkt.payload_off;
         if end > pkt.data.len() {
@@ -90,7 +118,18 @@ impl<'a> Exec<'a> {
             if off + n > end {
                 return false;
             }
-            plan.emit_into(&pkt.phv.vals, &mut pkt.data[off..off + n]);
+            match fused {
+                Some(f) if f.hdr == h => {
+                    let t = f.target as usize;
+                    pkt.phv.vals[t] = 0;
+                    let sum = plan.emit_into_summing(&pkt.phv.vals, &mut pkt.data[off..off + n]);
+                    let c = csum_fuse::finish(sum);
+                    pkt.phv.vals[t] = c as u128;
+                    let b = off + f.byte as usize;
+                    pkt.data[b..b + 2].copy_from_slice(&(c as u16).to_be_bytes());
+                }
+                _ => plan.emit_into(&pkt.phv.vals, &mut pkt.data[off..off + n]),
+            }
             off += n;
         }
         if off != end {

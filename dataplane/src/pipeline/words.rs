@@ -124,16 +124,32 @@ impl WordPlan {
     /// place).
     #[inline(always)]
     pub fn emit_into(&self, vals: &[u128], out: &mut [u8]) {
+        self.emit_words(vals, out, |_| {});
+    }
+
+    /// `emit_into`, returning the one's complement sum of the image's
+    /// 64-bit words (`csum_fuse::add_word`; the last one zero-padded).
+    #[inline(always)]
+    pub fn emit_into_summing(&self, vals: &[u128], out: &mut [u8]) -> u64 {
+        let mut sum = 0u64;
+        self.emit_words(vals, out, |w| sum = super::csum_fuse::add_word(sum, w));
+        sum
+    }
+
+    #[inline(always)]
+    fn emit_words(&self, vals: &[u128], out: &mut [u8], mut each: impl FnMut(u64)) {
         let (mut p, mut q) = (0usize, 0usize);
         let mut chunks = out.chunks_exact_mut(8);
         let mut words = self.words.iter();
         for (chunk, w) in (&mut chunks).zip(&mut words) {
             let cur = self.word(w, &mut p, &mut q, vals);
+            each(cur);
             chunk.copy_from_slice(&cur.to_be_bytes());
         }
         let rest = chunks.into_remainder();
         if let (false, Some(w)) = (rest.is_empty(), words.next()) {
             let cur = self.word(w, &mut p, &mut q, vals);
+            each(cur);
             put_head(rest, cur);
         }
     }
