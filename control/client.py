@@ -17,7 +17,7 @@ import logging
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Protocol, Sequence
 
 import grpc
 from finsy.proto import U128, p4r, p4r_grpc, rpc_code, rpc_status
@@ -27,6 +27,14 @@ log = logging.getLogger("p4scope.control")
 SFP = p4r.SetForwardingPipelineConfigRequest
 STREAM_KINDS = ("packet", "digest", "idle_timeout_notification", "error", "arbitration", "other")
 QUEUE_SIZE = 100_000
+
+
+class _StreamCall(Protocol):
+    """The StreamChannel call: the switch's messages as they come, cancelled on close."""
+
+    def __iter__(self) -> Iterator[p4r.StreamMessageResponse]: ...
+
+    def cancel(self) -> bool: ...
 
 
 class P4RuntimeClientError(Exception):
@@ -103,8 +111,9 @@ class Client:
             ("grpc.max_metadata_size", 4 * 1024 * 1024)])
         self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._requests: "queue.Queue[Optional[p4r.StreamMessageRequest]]" = queue.Queue()
-        self._queues = {k: queue.Queue(maxsize=QUEUE_SIZE) for k in STREAM_KINDS}
-        self._stream = None
+        self._queues: dict[str, "queue.Queue[Optional[p4r.StreamMessageResponse]]"] = {
+            k: queue.Queue(maxsize=QUEUE_SIZE) for k in STREAM_KINDS}
+        self._stream: Optional[_StreamCall] = None
         self._reader: Optional[threading.Thread] = None
         self._closed = threading.Event()
         self.stream_error: Optional[grpc.RpcError] = None
@@ -121,8 +130,11 @@ class Client:
             yield item
 
     def _read_stream(self) -> None:
+        stream = self._stream
+        if stream is None:
+            return
         try:
-            for msg in self._stream:
+            for msg in stream:
                 kind = msg.WhichOneof("update")
                 if kind == "arbitration":
                     self.is_primary = msg.arbitration.status.code == rpc_code.OK
@@ -231,7 +243,8 @@ class Client:
         except grpc.RpcError as e:
             raise _rpc_error("Capabilities", e) from None
 
-    def set_pipeline(self, p4info, device_config: bytes, action: int = SFP.VERIFY_AND_COMMIT,
+    def set_pipeline(self, p4info, device_config: bytes,
+                     action: SFP.Action.ValueType = SFP.VERIFY_AND_COMMIT,
                      cookie: Optional[int] = None) -> None:
         req = SFP(device_id=self.device_id, action=action)
         self._eid(req)
@@ -244,7 +257,8 @@ class Client:
         except grpc.RpcError as e:
             raise _rpc_error("SetForwardingPipelineConfig", e) from None
 
-    def get_pipeline(self, response_type: int = p4r.GetForwardingPipelineConfigRequest.ALL):
+    def get_pipeline(self, response_type: p4r.GetForwardingPipelineConfigRequest.ResponseType
+                     .ValueType = p4r.GetForwardingPipelineConfigRequest.ALL):
         req = p4r.GetForwardingPipelineConfigRequest(device_id=self.device_id,
                                                      response_type=response_type)
         try:

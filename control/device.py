@@ -16,6 +16,7 @@ a failed update raises WriteError naming the entity it was about.
 
 from __future__ import annotations
 
+from collections import abc
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
@@ -31,6 +32,8 @@ from .schema import Schema
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 BATCH = 1000
 Writable = Union[TableEntry, Member, Group, MulticastGroup, CloneSession, p4r.Entity]
+Writables = Union[Writable, Sequence[Writable]]
+"""What insert/modify/delete take: objects, or lists of them (flattened)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class Switch:
             return p4r.Entity(table_entry=obj.key_only(self.schema))
         return self.entity(obj)
 
-    def write(self, kind: int, objs: Iterable[Writable]) -> None:
+    def write(self, kind: p4r.Update.Type.ValueType, objs: Iterable[Writable]) -> None:
         """INSERT/MODIFY/DELETE each object, in batches of BATCH updates."""
         batch: list[p4r.Update] = []
         shown: list[Writable] = []
@@ -129,20 +132,21 @@ class Switch:
                 batch, shown = [], []
         self._send(batch, shown, kind)
 
-    def _send(self, batch: list[p4r.Update], shown: list[Writable], kind: int) -> None:
+    def _send(self, batch: list[p4r.Update], shown: list[Writable],
+              kind: p4r.Update.Type.ValueType) -> None:
         verb = p4r.Update.Type.Name(kind).lower()
         self.client.write(batch, describe=lambda i: f"{verb} {_describe(shown[i])}")
 
-    def insert(self, *objs: Writable) -> None:
+    def insert(self, *objs: Writables) -> None:
         self.write(INSERT, _flatten(objs))
 
-    def modify(self, *objs: Writable) -> None:
+    def modify(self, *objs: Writables) -> None:
         self.write(MODIFY, _flatten(objs))
 
-    def delete(self, *objs: Writable) -> None:
+    def delete(self, *objs: Writables) -> None:
         self.write(DELETE, _flatten(objs))
 
-    def insert_or_modify(self, *objs: Writable) -> None:
+    def insert_or_modify(self, *objs: Writables) -> None:
         """Inserts; modifies instead when the switch refuses the insert (the
         entries are already there, e.g. from an earlier controller run)."""
         try:
@@ -465,9 +469,9 @@ def _p4data_int(data) -> int:
     return 0
 
 
-def _flatten(objs: Sequence[Any]) -> Iterator[Writable]:
+def _flatten(objs: Sequence[Writables]) -> Iterator[Writable]:
     for o in objs:
-        if isinstance(o, (list, tuple)):
+        if isinstance(o, abc.Sequence):
             yield from o
         else:
             yield o

@@ -110,7 +110,8 @@ def _key(block: np.ndarray) -> np.ndarray:
 def _groups(keys: np.ndarray, most: int = 16) -> tuple[list[np.ndarray], np.ndarray]:
     """Row indexes of each distinct key, for the `most` first keys (a
     capture has few layouts), and the rows left (to parse one by one)."""
-    out, left = [], np.arange(len(keys))
+    out: list[np.ndarray] = []
+    left = np.arange(len(keys))
     while len(left) and len(out) < most:
         same = (keys[left] == keys[left[0]]).all(axis=1)
         out.append(left[same])
@@ -213,12 +214,12 @@ def _columns_of(position: int, r: Report) -> dict[str, np.ndarray]:
             f = parse_frame(r.inner)
         except ValueError:
             pass
-    has_flow = f is not None and f.ip_src is not None
-    has_ports = has_flow and f.sport is not None
-    row.update({"has_flow": has_flow, "ip_src": f.ip_src if has_flow else 0,
-                "ip_dst": f.ip_dst if has_flow else 0, "proto": f.proto if has_flow else 0,
-                "has_ports": has_ports, "sport": f.sport if has_ports else 0,
-                "dport": f.dport if has_ports else 0})
+    flow = f if f is not None and f.ip_src is not None else None
+    ports = flow if flow is not None and flow.sport is not None else None
+    row.update({"has_flow": flow is not None, "ip_src": flow.ip_src if flow else 0,
+                "ip_dst": flow.ip_dst if flow else 0, "proto": flow.proto if flow else 0,
+                "has_ports": ports is not None, "sport": ports.sport if ports else 0,
+                "dport": ports.dport if ports else 0})
     return {k: np.asarray([v], dtype=bool if k.startswith("has_") else np.int64)
             for k, v in row.items()}
 

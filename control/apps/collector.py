@@ -39,8 +39,8 @@ from typing import Any, Callable, Iterable, Optional
 from ..int_md_headers import HOP_FIELDS, IntHop, IntMdStack
 from ..packets import parse_frame
 from ..reports import (EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL,
-                       EVENT_POSTCARD, Report, ReportError, TapOccupancy, parse_report,
-                       parse_report_frame)
+                       EVENT_POSTCARD, QueueBlock, Report, ReportError, TapOccupancy,
+                       parse_report, parse_report_frame)
 
 
 @dataclass
@@ -209,6 +209,8 @@ class Collector:
         self._lock = threading.Lock()
         self._sock: Optional[socket.socket] = None
         self._thread: Optional[threading.Thread] = None
+        self._poller: Optional[threading.Thread] = None
+        self._poll_stop = threading.Event()
 
     # ----- inputs -------------------------------------------------------------------
 
@@ -302,7 +304,7 @@ class Collector:
         return sock.getsockname()[1]
 
     def stop(self) -> None:
-        if getattr(self, "_poller", None) is not None:
+        if self._poller is not None:
             self._poll_stop.set()
             self._poller.join(timeout=2)
             self._poller = None
@@ -320,9 +322,9 @@ class Collector:
             self.reports.append(r)
             self._sequence(r)
             if r.int_md is not None:
-                self._int_md_report(r)
+                self._int_md_report(r, r.int_md)
             elif r.queue is not None:
-                self._queue_report(r)
+                self._queue_report(r, r.queue)
                 if r.tracked and r.queue.events & EVENT_POSTCARD:
                     self._join_sink_hop(r)
             elif r.tap is not None:
@@ -339,8 +341,8 @@ class Collector:
                 self.lost[r.node_id] = self.lost.get(r.node_id, 0) + gap
         self._next_seq[r.node_id] = (r.seq + 1) & 0x3FFFFF
 
-    def _int_md_report(self, r: Report) -> None:
-        st, md = r.int_md, r.md
+    def _int_md_report(self, r: Report, st: IntMdStack) -> None:
+        md = r.md
         path = IntMdPath(r.node_id, r.seq, md.ingress_port or 0, md.egress_port or 0,
                          md.ingress_ts_ns or 0, st)
         self.int_md_paths.append(path)
@@ -396,8 +398,8 @@ class Collector:
                              **{k: getattr(hop, k) for k in HOP_FIELDS}})
         return rows
 
-    def _queue_report(self, r: Report) -> None:
-        q, md = r.queue, r.md
+    def _queue_report(self, r: Report, q: QueueBlock) -> None:
+        md = r.md
         egress_ns = md.egress_ts_ns or 0
         flow = None
         if r.inner:

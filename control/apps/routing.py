@@ -20,7 +20,7 @@ from __future__ import annotations
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from .. import values
 from ..client import WriteError
@@ -196,7 +196,8 @@ def _distances(adj: dict[str, list[tuple[int, str]]], src: str) -> dict[str, int
     return dist
 
 
-def from_topology(topology: Any, router_macs: Optional[dict[str, Mac]] = None) -> RoutingTopology:
+def from_topology(topology: Any,
+                  router_macs: Optional[Mapping[str, Mac]] = None) -> RoutingTopology:
     """A RoutingTopology from a p4scope.topologies Topology (hosts with ip
     and mac, links whose ends are hosts or switch ports)."""
     switches = {s.name for s in topology.switches}

@@ -288,7 +288,7 @@ def configure(topology: Any, switches: Mapping[str, Union[Switch, str]],
         for index, name in enumerate(sorted(fp.switches)):
             handle = switches[name]
             owned = isinstance(handle, str)
-            if owned:
+            if isinstance(handle, str):
                 if pipeline is None:
                     raise FabricError(f"{name}: an address needs a pipeline to install")
                 handle = Switch.connect(handle, pipeline=pipeline, device_id=devices.get(name, 0))

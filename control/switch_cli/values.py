@@ -77,7 +77,7 @@ def parse_action_data(params: list[tuple[str, int]], words: list[str]) -> list[b
 
 def parse_match_key(keys: list[tuple[str, str, int]], words: list[str]) -> list[tuple]:
     """Match parameters (thrift.tables.MatchParam on the switch) for a table's key fields."""
-    out = []
+    out: list[tuple] = []
 
     def val(w: str, width: int) -> bytes:
         try:

@@ -12,10 +12,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKED_PACKAGES = ("p4scope.topologies",)
+CHECKED_PACKAGES = ("p4scope.topologies", "p4scope.control", "p4scope.experiments.tester",
+                    "p4scope.experiments.lag_failover", "p4scope.experiments.features",
+                    "p4scope.experiments.rfc2544", "p4scope.experiments.rfc2889")
 CHECKED_MODULES = ("p4scope.switch.engine", "p4scope.switch.queue_maxima",
                    "p4scope.experiments.traffic", "p4scope.experiments.measure",
-                   "p4scope.experiments.cluster", "p4scope.dev.engine_stub")
+                   "p4scope.experiments.cluster", "p4scope.dev.engine_stub",
+                   "p4scope.experiments.params", "p4scope.experiments.linerate",
+                   "p4scope.experiments.virtual_cli", "p4scope.experiments.mode_cli",
+                   "p4scope.experiments.run_options", "p4scope.experiments.registry",
+                   "p4scope.experiments.testbed", "p4scope.experiments.seedcsv")
 
 
 def package_tree(into: Path) -> Path:

@@ -124,10 +124,10 @@ def address_trial(bed: Any, ports: AddressPorts, n: int, rate_fps: float, size: 
     test = Stream(ports.test, ports.learn, Rate(rate_fps, "fps"), size, frames=n,
                   start_ns=start + round(n * period), name="test")
     common = dict(size=size, frames=n, rate_fps=rate_fps, line_rate_bps=line)
-    sid_learn = tr.add(learn.tx_port, learn.rx_port, **common, start_ns=learn.start_ns,
+    sid_learn = tr.add(ports.learn, ports.test, **common, start_ns=learn.start_ns,
                        src_mac=FIRST_ADDRESS, macs=n, dst_mac=host_mac(ports.test),
                        name=learn.name)
-    sid_test = tr.add(test.tx_port, test.rx_port, **common, start_ns=test.start_ns,
+    sid_test = tr.add(ports.test, ports.learn, **common, start_ns=test.start_ns,
                       src_mac=host_mac(ports.test), dst_mac=FIRST_ADDRESS,
                       vary=[{"offset": 0, "width": 6, "count": n}], name=test.name)
     end = test.start_ns + round(n * period) + SETTLE_NS

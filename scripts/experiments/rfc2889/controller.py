@@ -126,7 +126,7 @@ class VirtualController:
 
     def _age(self) -> None:
         """The switch's sweep now; the controller deletes what it reports."""
-        if self.ageing.sweep(self.now):
+        if self.ageing is not None and self.ageing.sweep(self.now):
             self.aged += self.learning.expire(timeout=HANDLE_TIMEOUT_S)
 
     def run_until(self, t_end: int, watch: Optional[Watch] = None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
-Setup = Callable[[Any], None]
+Setup = Callable[[Any], object]
 
 WIRE_OVERHEAD_BYTES = 12
 """Preamble, start delimiter and FCS: the DUT's wire overhead less its gap."""

@@ -62,7 +62,7 @@ def mesh(c: Context) -> tuple[dict, list[dict[str, Any]]]:
     value, note = r.answer()
     shown = r.best or (min(r.steps, key=lambda s: s.value) if r.steps else None)
     s = shown.trial.summary() if shown is not None else {}
-    rates = c.rates(s, senders, shown.value) if s else {}
+    rates = c.rates(s, senders, shown.value) if shown is not None and s else {}
     return c.result(
         topology=mesh_name, throughput_pct=value, result=verdicts.search_result(r.value),
         tx_pct=shown.value if shown is not None else np.nan,

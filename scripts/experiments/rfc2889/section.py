@@ -56,7 +56,8 @@ def _ageing(p: dict, trials) -> str:
     ageing = float(p.get("ageing_s", 300))
     longest = "no address trial ran."
     if trials is not None and not trials.empty:
-        worst = address_trial_s(trials["addresses"], trials["rate_fps"]).max()
+        worst = max(address_trial_s(int(n), float(fps))
+                    for n, fps in zip(trials["addresses"], trials["rate_fps"]))
         aged = trials["aged"].fillna(0).sum() if "aged" in trials else 0
         longest = (f"the longest address trial here lasted {worst:.3g} s of virtual time, "
                    f"and {int(aged)} learnt address(es) aged within a trial.")

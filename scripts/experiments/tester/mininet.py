@@ -163,7 +163,7 @@ def check_trunks(ports: Sequence[int], trunks: Mapping[int, Sequence[int]]) -> N
             taken[m] = p
 
 
-def tester_topology(ports: Sequence[int], kind: str = "bridge", link_bw_bps: Optional[int] = None,
+def tester_topology(ports: Sequence[int], kind: str = "bridge", link_bw_bps: Optional[float] = None,
                     link_queue: Optional[int] = None, mtu: Optional[int] = None,
                     trunks: Optional[Mapping[int, Sequence[int]]] = None,
                     trunk_hash: str = "l34") -> Topology:
@@ -243,7 +243,7 @@ class MininetTestbed:
     name = "mininet"
 
     def __init__(self, ports: Sequence[int], dut: Dut | str, run_dir: str | Path,
-                 line_rate_bps: float = 100e6, *, link_bw_bps: Optional[int] = None,
+                 line_rate_bps: float = 100e6, *, link_bw_bps: Optional[float] = None,
                  link_queue: Optional[int] = None, mtu: Optional[int] = None,
                  dut_build: Any = None, settle_s: float = 0.1, learn_frames: int = 3,
                  learn_settle_s: float = 0.05, interval_ms: float = 10.0, short_retries: int = 2,
@@ -446,7 +446,7 @@ class MininetTestbed:
             (host_mac(rx) if rx is not None else "ff:ff:ff:ff:ff:ff"),
             "ip_dst": _ip_str(h["dst_ip"]) if "dst_ip" in h else
             (host_ip(rx) if rx is not None else "10.0.255.255"),
-            "size": _int_weights(st.mix) if st.mix else int(st.size),
+            "size": _int_weights(st.mix) if st.mix else st.one_size,
             "rate": st.rate.fps(self.line_rate_bps, st.mean_size),
             "start": st.start_ns / 1e9,
         }
@@ -552,7 +552,8 @@ class MininetTestbed:
         jobs: dict[int, list[traffic.Stream]] = {}
         for st, sid in zip(streams, ids):
             jobs.setdefault(st.tx_port, []).append(self._tg_stream(st, sid, int(duration_ns)))
-        expect_s = max((s.start + (s.duration if s.count is None else s.count / float(s.rate)))
+        expect_s = max((s.start + ((s.duration or 0.0) if s.count is None
+                                   else s.count / float(s.rate)))
                        for sts in jobs.values() for s in sts)
         rxs: dict[int, traffic.Receiver] = {}
         try:

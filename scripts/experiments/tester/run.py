@@ -120,7 +120,7 @@ class _DutByDut:
 
     def __call__(self, case: Case, tick: Callable[[float], None]):
         name = self.dut_of(case)
-        if name != self.name:
+        if name != self.name or self.fn is None:
             self.close()
             self.bed = self.new_bed(self.duts[name])
             self.name, self.fn = name, self.make(self.bed, self.store)

@@ -89,9 +89,7 @@ class Stream:
     errored: Optional[str] = None
 
     def __post_init__(self) -> None:
-        sizes = [s for s, _ in self.mix] if self.mix else [self.size]
-        if not sizes or any(s is None for s in sizes):
-            raise StreamError(f"stream {self.label}: give a frame size or a mix")
+        sizes = [s for s, _ in self.mix] if self.mix else [self.one_size]
         if self.errored is not None and self.errored not in ERRORED:
             raise StreamError(f"stream {self.label}: errored {self.errored!r}: choose from "
                               f"{', '.join(ERRORED)}")
@@ -115,8 +113,15 @@ class Stream:
         return self.name or f"{self.tx_port}->{self.rx_port if self.rx_port is not None else '*'}"
 
     @property
+    def one_size(self) -> int:
+        """The frame size of a stream without a mix (StreamError: it has neither)."""
+        if self.size is None:
+            raise StreamError(f"stream {self.label}: give a frame size or a mix")
+        return self.size
+
+    @property
     def mean_size(self) -> float:
-        return mix_mean_size(dict(self.mix)) if self.mix else float(self.size)
+        return mix_mean_size(dict(self.mix)) if self.mix else float(self.one_size)
 
     def at(self, rate: Rate) -> "Stream":
         """The same stream at another rate."""

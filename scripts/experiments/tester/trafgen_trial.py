@@ -17,7 +17,6 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ...topologies import traffic
 from .streams import Stream
@@ -37,7 +36,8 @@ def _rows(streams: Sequence[Stream], ids: Sequence[int], sent: Mapping[str, Any]
     """Engine-shaped rows (one per stream and receiving port) for
     stream_rows, and the analyzer's StreamResults by (stream, port)."""
     tx = {s["id"]: s for s in sent["streams"]}
-    res = {(r.id, port): r for port, rep in received.items() for r in traffic.combine(sent, rep)}
+    res = {(r.id, port): r for port, rep in received.items()
+           for r in traffic.combine(dict(sent), dict(rep))}
     rows: list[dict] = []
     for sid in ids:
         t = tx.get(sid, {"tx_packets": 0, "tx_bytes": 0})

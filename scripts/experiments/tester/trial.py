@@ -181,7 +181,7 @@ def _latency(good: list[Mapping[str, Any]], records: Optional[Mapping[str, np.nd
         first = seq[np.sort(np.unique(seq, return_index=True)[1])]
         out["reordered"] = int((first < np.maximum.accumulate(first)).sum())
     elif n and st.mix is None:  # one size: LIFO is FIFO less that size's time in
-        t_in = st.size * 8e9 / line_rate_bps
+        t_in = st.one_size * 8e9 / line_rate_bps
         out["lifo_min_ns"] = out["lat_min_ns"] - t_in
         out["lifo_avg_ns"] = out["lat_avg_ns"] - t_in
         out["lifo_max_ns"] = out["lat_max_ns"] - t_in
@@ -189,7 +189,7 @@ def _latency(good: list[Mapping[str, Any]], records: Optional[Mapping[str, np.nd
 
 
 def histogram_rows(ids: Sequence[int], names: Sequence[str],
-                   hist: Mapping[int, tuple[Sequence[int], Sequence[int]]]) -> pd.DataFrame:
+                   hist: Mapping[int, tuple[Sequence[float], Sequence[int]]]) -> pd.DataFrame:
     """Latency histograms {stream id: (edges, counts)} as rows: stream,
     name, lo_ns, hi_ns (inf for the open last bin), frames."""
     rows = []

@@ -35,7 +35,7 @@ Tick = Callable[[float], None]
 def default_settle_ns(streams: Sequence[Stream], line_rate_bps: float) -> int:
     """How long after the sources stop a frame may still arrive and count:
     100 ns plus four of the largest frames' time at line rate."""
-    largest = max(max(s for s, _ in st.mix) if st.mix else st.size for st in streams)
+    largest = max(max(s for s, _ in st.mix) if st.mix else st.one_size for st in streams)
     return 100 + 4 * int(frame_time_ns(largest, line_rate_bps) + 1)
 
 
@@ -57,9 +57,10 @@ class VirtualTestbed:
 
     name = "virtual"
 
-    def __init__(self, vs: VirtualSwitch, line_rate_bps: float = GBPS_100,
+    def __init__(self, vs: Optional[VirtualSwitch], line_rate_bps: float = GBPS_100,
                  profile: Any = None, routed: bool = False):
         self.vs = vs
+        """The switch under test (None: a testbed of several, its own trial())."""
         self.line_rate_bps = float(line_rate_bps)
         self.profile = profile
         self.routed = routed
@@ -67,7 +68,7 @@ class VirtualTestbed:
         their IPv4 destination (else bridged on the hosts' MACs)."""
         self.last_records: Optional[dict[str, np.ndarray]] = None
         """The last trial's per-frame records (when it kept them)."""
-        self.setup: Optional[Callable[[Any], None]] = None
+        self.setup: Optional[Callable[[Any], object]] = None
         """Called with the engine (under the switch's lock) after each
         reset and before any frame is sent, e.g. to limit a queue's rate."""
         self.setup_switch: Optional[Callable[[Any], None]] = None
@@ -109,7 +110,7 @@ class VirtualTestbed:
         if st.mix:
             kw["weights"] = _weights(dict(st.mix))
         else:
-            kw["size"] = int(st.size)
+            kw["size"] = st.one_size
         kw["start_ns"] = int(st.start_ns)
         if st.frames is not None:
             kw["frames"] = int(st.frames)
@@ -141,19 +142,22 @@ class VirtualTestbed:
             raise ValueError("a trial needs at least one stream")
         settle = (default_settle_ns(streams, self.line_rate_bps) if settle_ns is None
                   else int(settle_ns))
+        vs = self.vs
+        if vs is None:
+            raise ValueError(f"the {self.name} testbed has several switches: its own trial() runs")
         flows = sorted({(s.tx_port, s.rx_port) for s in streams if s.rx_port is not None})
-        self.vs.setup_switch = self.setup_switch
-        self.vs.reset(self.profile, [Flow(a, b, self.routed) for a, b in flows], {})
-        tr = Traffic(self.vs)
+        vs.setup_switch = self.setup_switch
+        vs.reset(self.profile, [Flow(a, b, self.routed) for a, b in flows], {})
+        tr = Traffic(vs)
         if self.setup is not None:
-            with self.vs.locked() as e:
+            with vs.locked() as e:
                 self.setup(e)
         ids = [tr.add(s.tx_port, s.rx_port if s.rx_port is not None else s.tx_port,
                       **self._engine_args(s, duration_ns)) for s in streams]
-        with self.vs.locked() as e:
+        with vs.locked() as e:
             e.record_rx(records)
         tr.run_until(int(duration_ns), tick)
-        with self.vs.locked() as e:
+        with vs.locked() as e:
             e.run(until_ns=int(duration_ns) + settle, drain=False)
             queued = sum(int(q["pkts"]) for q in e.tm_queue_stats())
             rows = e.stream_stats()
