@@ -164,8 +164,11 @@ def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], n
     from . import plots_web as pw
 
     run = page.run
+    series = run.t.get("instrument_series")
+    if series is not None and not series.empty:  # millions of rows: one pass, not one per case
+        series = series[series["case_id"].isin([r["case_id"] for r in rows])]
     views = [v for r in rows
-             if (v := pdt.instrument_view(run.t["ground_truth"], run.t.get("instrument_series"),
+             if (v := pdt.instrument_view(run.t["ground_truth"], series,
                                           run.t.get("burst_events"), r["case_id"],
                                           pdt.short_case(r))) is not None]
     if views:

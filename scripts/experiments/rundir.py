@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -51,10 +52,30 @@ def atomic_write_text(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
+def parquet_bytes(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
-    atomic_write_bytes(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
+    atomic_write_bytes(path, parquet_bytes(df))
+
+
+@dataclass(frozen=True)
+class StoredPart:
+    """A case's rows of one table as its part file holds them: the Parquet
+    bytes and the frame they read back as (what consolidation reads). A
+    worker process makes them (`of`), so the run's own process neither
+    encodes the part nor reads it back."""
+
+    data: bytes
+    frame: pd.DataFrame
+
+    @classmethod
+    def of(cls, df: pd.DataFrame) -> "StoredPart":
+        data = parquet_bytes(df)
+        return cls(data, pd.read_parquet(io.BytesIO(data)))
 
 
 def rows_to_csv(rows: Iterable[Sequence[Any]]) -> str:
@@ -100,6 +121,8 @@ class RunDir:
         self.tables: dict[str, pd.DataFrame] = {}
         """The tables `consolidate` wrote, as written (the run's report
         takes them from here instead of reading them back)."""
+        self._held: dict[str, list[pd.DataFrame]] = {}
+        """Per table, the parts this object stored, as they read back."""
 
     @classmethod
     def create(cls, root: Path, experiment: str, run_id: Optional[str] = None) -> "RunDir":
@@ -149,19 +172,24 @@ class RunDir:
 
     # ----- tables ------------------------------------------------------------------
 
-    def add_part(self, table: str, df: pd.DataFrame) -> Optional[Path]:
-        """Stores one case's rows of `table` (nothing for an empty frame)."""
+    def add_part(self, table: str, df: "pd.DataFrame | StoredPart") -> Optional[Path]:
+        """Stores one case's rows of `table` (nothing for an empty frame),
+        given as a frame or already encoded (StoredPart)."""
         check_name(table)
-        if df is None or df.empty:
+        if df is None or (isinstance(df, pd.DataFrame) and df.empty):
             return None
+        part = df if isinstance(df, StoredPart) else StoredPart.of(df)
         d = self.path / PARTS / table
         d.mkdir(parents=True, exist_ok=True)
         n = self._parts.get(table)
         if n is None:
             n = len(list(d.glob("*.parquet")))
+            self._held[table] = [] if n == 0 else None  # parts of before: read them
         self._parts[table] = n + 1
         p = d / f"{n:05d}.parquet"
-        atomic_write_parquet(p, df)
+        atomic_write_bytes(p, part.data)
+        if self._held.get(table) is not None:
+            self._held[table].append(part.frame)
         return p
 
     def write_table(self, table: str, df: pd.DataFrame) -> Path:
@@ -183,7 +211,11 @@ class RunDir:
         parts = self.path / PARTS
         if parts.is_dir():
             for d in sorted(p for p in parts.iterdir() if p.is_dir()):
-                df = read_parts(d)
+                held = self._held.pop(d.name, None)
+                if held is not None and len(held) == len(list(d.glob("*.parquet"))):
+                    df = _concat_parts(held)  # what read_parts(d) reads, already here
+                else:
+                    df = read_parts(d)
                 if df is not None:
                     self.write_table(d.name, df)
                     self.tables[d.name] = df
@@ -199,9 +231,11 @@ class RunDir:
 
 def read_parts(folder: Path) -> Optional[pd.DataFrame]:
     files = sorted(Path(folder).glob("*.parquet"))
-    if not files:
-        return None
-    frames = [pd.read_parquet(f) for f in files]
+    return _concat_parts([pd.read_parquet(f) for f in files])
+
+
+def _concat_parts(frames: list[pd.DataFrame]) -> Optional[pd.DataFrame]:
+    """One table from its parts (in part order), as read back."""
     frames = [f for f in frames if not f.empty]
     if not frames:
         return None

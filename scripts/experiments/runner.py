@@ -293,13 +293,16 @@ def _start_worker(init: Callable[..., None], args: tuple) -> None:
 
 
 def _worker_measure(measure: Callable[[Case], Tables], case: Case) -> Measured:
-    """In a worker: the case's outcome, its error as text (an engine's
-    exception need not pickle)."""
+    """In a worker: the case's outcome, its tables as stored (encoded and
+    read back here, not in the run's process: see rundir.StoredPart), its
+    error as text (an engine's exception need not pickle)."""
     t0 = time.perf_counter()
     try:
         if _WORKER_FAILED:
             raise RuntimeError(f"the worker could not start: {_WORKER_FAILED[0]}")
-        return "complete", measure(case), None, None, time.perf_counter() - t0
+        tables = measure(case)
+        wall = time.perf_counter() - t0
+        return "complete", _stored(tables), None, None, wall
     except Exception as e:  # noqa: BLE001 - reported to the parent
         text = f"{type(e).__name__}: {e}"
         return "failed", {}, RuntimeError(text), text, time.perf_counter() - t0
@@ -310,6 +313,21 @@ def longest_first(cases: Sequence[Case]) -> list[int]:
     ties in plan order, so the last cases to end are short ones and no
     worker idles while another measures a long case alone."""
     return sorted(range(len(cases)), key=lambda i: -cases[i].weight)
+
+
+def _stored(tables: Tables) -> dict[str, Any]:
+    """Each non-empty table as its part file will hold it."""
+    from .rundir import StoredPart
+
+    return {n: StoredPart.of(df) if df is not None and not df.empty else df
+            for n, df in tables.items()}
+
+
+def _frames(tables: dict[str, Any]) -> Tables:
+    """The tables as frames again (what the observer is told)."""
+    from .rundir import StoredPart
+
+    return {n: t.frame if isinstance(t, StoredPart) else t for n, t in tables.items()}
 
 
 def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
@@ -375,7 +393,8 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                         done += 1
                     rundir.update(cases={"planned": planned, "done": done})
                 bar.end(case, i + 1, status)
-                emit("case_end", index=i, case=case, status=status, wall_s=wall, tables=tables)
+                emit("case_end", index=i, case=case, status=status, wall_s=wall,
+                     tables=_frames(tables))
                 if status != "complete":
                     if err_text:
                         rundir.update(error_traceback="".join(

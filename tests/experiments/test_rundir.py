@@ -168,3 +168,29 @@ def test_killed_run_parts_are_still_readable(tmp_path):
     again.meta = json.loads((run.path / "run.json").read_text())
     again.finish(False, "recovered")
     assert list(pd.read_parquet(run.path / "streams.parquet")["a"]) == [1, 2]
+
+
+def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_path, monkeypatch):
+    """The parts a RunDir stored (as frames or encoded by a worker) are
+    consolidated from memory, into the very table reading them back gives;
+    parts another process left are read from disk."""
+    frames = [pd.DataFrame({"case_id": [f"c{i}"] * 3, "v": [i, i + 0.5, None],
+                            "s": ["a", None, "b"]}) for i in range(3)]
+    earlier = rd.RunDir.create(tmp_path, "g", "r")
+    earlier.add_part("left", frames[0])  # a killed run's part
+    run = rd.RunDir(earlier.path)
+    run.add_part("left", frames[1])
+    run.add_part("t", frames[0])
+    run.add_part("t", rd.StoredPart.of(frames[1]))
+    run.add_part("t", pd.DataFrame())
+    run.add_part("t", frames[2])
+    expect = rd.read_parts(run.path / rd.PARTS / "t")
+    read = []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda p, *a, **k: read.append(p) or real(p, *a, **k))
+    assert sorted(run.consolidate()) == ["left", "t"]
+    assert read == [run.path / rd.PARTS / "left" / n for n in ("00000.parquet", "00001.parquet")]
+    pd.testing.assert_frame_equal(run.tables["t"], expect)
+    pd.testing.assert_frame_equal(real(run.path / "t.parquet"), expect)
+    assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
+    assert len(run.tables["left"]) == 6
