@@ -27,6 +27,7 @@ setup_switch), e.g. taps running p4src/tap.p4 beside a reference DUT.
 
 from __future__ import annotations
 
+from collections import abc
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
@@ -69,7 +70,8 @@ class VirtualFabric:
             raise ValueError("a fabric needs at least one switch")
         if len(flows) != len(profiles):
             raise ValueError(f"{len(profiles)} switches but flows for {len(flows)}")
-        programs = list(program) if isinstance(program, (list, tuple)) else [program] * len(profiles)
+        programs = (list(program) if isinstance(program, abc.Sequence)
+                    else [program] * len(profiles))
         if len(programs) != len(profiles):
             raise ValueError(f"{len(profiles)} switches but {len(programs)} programs")
         self.setups = list(setups) if setups is not None else [None] * len(profiles)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .linerate import WIRE_OVERHEAD
 
@@ -101,7 +102,7 @@ def share_split(nbytes: Sequence[float], frames: Sequence[float]) -> ShareSplit:
 
 # ----- occupancy ----------------------------------------------------------------
 
-def peak(times: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
+def peak(times: ArrayLike, values: ArrayLike) -> tuple[float, float]:
     """(peak value, time of its first occurrence); (nan, nan) for no samples."""
     v = np.asarray(values, dtype=float)
     if v.size == 0:
@@ -110,7 +111,7 @@ def peak(times: Sequence[float], values: Sequence[float]) -> tuple[float, float]
     return float(v[i]), float(np.asarray(times, dtype=float)[i])
 
 
-def time_weighted_mean(times: Sequence[float], values: Sequence[float],
+def time_weighted_mean(times: ArrayLike, values: ArrayLike,
                        t_start: Optional[float] = None, t_end: Optional[float] = None) -> float:
     """Mean of a step series (each value holds until the next sample) over
     [t_start, t_end]; before the first sample the series is 0. Defaults:
@@ -131,7 +132,7 @@ def time_weighted_mean(times: Sequence[float], values: Sequence[float],
     return area / (b - a)
 
 
-def step_from_deltas(times: Sequence[float], deltas: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def step_from_deltas(times: ArrayLike, deltas: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Occupancy after each event from signed changes (+bytes at enqueue,
     -bytes at dequeue): (times, running sum), events at equal times merged
     into their last value."""
@@ -156,7 +157,7 @@ class Burst:
     peak_time: float
 
 
-def find_bursts(times: Sequence[float], values: Sequence[float], on: float,
+def find_bursts(times: ArrayLike, values: ArrayLike, on: float,
                 off: Optional[float] = None) -> list[Burst]:
     """Bursts with hysteresis, the instrument's rule: one starts at the first
     sample >= `on` and ends at the first later sample < `off` (default `on`)."""
@@ -182,7 +183,7 @@ def find_bursts(times: Sequence[float], values: Sequence[float], on: float,
     return out
 
 
-def reduce_series(times: Sequence[float], values: Sequence[float],
+def reduce_series(times: ArrayLike, values: ArrayLike,
                   max_points: int) -> tuple[np.ndarray, np.ndarray]:
     """At most about `max_points` samples of a step series for plotting and
     storage: per equal-width time bin the first, minimum and maximum samples
@@ -209,7 +210,7 @@ def reduce_series(times: Sequence[float], values: Sequence[float],
     return t[keep], v[keep]
 
 
-def step_at(times: Sequence[float], values: Sequence[float], at: Sequence[float]) -> np.ndarray:
+def step_at(times: ArrayLike, values: ArrayLike, at: ArrayLike) -> np.ndarray:
     """Values of a step series at the times `at` (0 before the first sample)."""
     t = np.asarray(times, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -218,8 +219,8 @@ def step_at(times: Sequence[float], values: Sequence[float], at: Sequence[float]
     return out.astype(float)
 
 
-def bin_max_step(times: Sequence[float], values: Sequence[float],
-                 edges: Sequence[float]) -> np.ndarray:
+def bin_max_step(times: ArrayLike, values: ArrayLike,
+                 edges: ArrayLike) -> np.ndarray:
     """Per bin [edges[k], edges[k+1]) the largest value a step series takes
     there: the value holding at the bin's start or any sample inside it."""
     t = np.asarray(times, dtype=float)

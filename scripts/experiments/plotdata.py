@@ -232,7 +232,9 @@ def queue_heatmap(truth: pd.DataFrame, labels: dict[str, str], nbins: int = 200,
     order of `labels`, per time bin the highest occupancy, time since each
     case's first queued frame on a shared axis; `groups` (case -> group)
     marks where a new group of rows starts."""
-    rows, series, breaks = [], [], []
+    rows: list[str] = []
+    series: list[tuple[np.ndarray, np.ndarray]] = []
+    breaks: list[int] = []
     last_group = None
     for cid, lab in labels.items():
         g_of = (groups or {}).get(cid)

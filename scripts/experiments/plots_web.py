@@ -58,7 +58,7 @@ def burst_occupancy(panels: list[pdt.Panel]) -> go.Figure:
     fig = go.Figure()
     sizes = [s for p in panels for _, s in p.lines] or [64.0]
     lo, hi = min(sizes), max(sizes)
-    spans = []
+    spans: list[tuple[int, int]] = []
     for p in panels:
         first = len(fig.data)
         for s, size in p.lines:

@@ -21,7 +21,10 @@ CHECKED_MODULES = ("p4scope.switch.engine", "p4scope.switch.queue_maxima",
                    "p4scope.experiments.params", "p4scope.experiments.linerate",
                    "p4scope.experiments.virtual_cli", "p4scope.experiments.mode_cli",
                    "p4scope.experiments.run_options", "p4scope.experiments.registry",
-                   "p4scope.experiments.testbed", "p4scope.experiments.seedcsv")
+                   "p4scope.experiments.testbed", "p4scope.experiments.seedcsv",
+                   "p4scope.experiments.figures", "p4scope.experiments.groundtruth",
+                   "p4scope.experiments.plotdata", "p4scope.experiments.plots_web",
+                   "p4scope.experiments.fabric")
 
 
 def package_tree(into: Path) -> Path:
