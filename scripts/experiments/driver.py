@@ -238,7 +238,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
         from .report import render
 
         try:
-            rep = render(run.path, tables=run.tables)
+            rep = render(run.path, tables=run.tables, jobs=req.jobs)
         except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
             echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
     return RunResult(run.path, outcome, rep)

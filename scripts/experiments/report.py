@@ -61,15 +61,28 @@ class Section:
     parts: list[str] = field(default_factory=list)
 
 
-class Page:
-    """Collects sections; saves PNGs as plots are added."""
+@dataclass(frozen=True)
+class Drawing:
+    """A PNG plot still to draw: `draw(*args)` returns the matplotlib
+    figure. Given to Page.plot instead of a figure, it is drawn and saved
+    by the page's drawing processes while the page goes on (see drawing.py)."""
 
-    def __init__(self, run: Run, png_dir: Path):
+    draw: Callable[..., Any]
+    args: tuple = ()
+
+
+class Page:
+    """Collects sections; saves PNGs as plots are added (Drawings in
+    `pool`, a drawing.py pool, when there is one; `finish` waits for them)."""
+
+    def __init__(self, run: Run, png_dir: Path, pool: Any = None):
         self.run = run
         self.png_dir = png_dir
+        self.pool = pool
         self.sections: list[Section] = []
         self.pngs: list[Path] = []
         self._first_plot = True
+        self._drawing: list[Any] = []  # futures of the pool's PNGs
 
     def section(self, anchor: str, title: str) -> Section:
         s = Section(anchor, title)
@@ -77,15 +90,18 @@ class Page:
         return s
 
     def plot(self, sec: Section, name: str, web_fig, png_fig) -> None:
-        import matplotlib.pyplot as plt
+        """`png_fig`: a matplotlib figure, a Drawing of one, or None."""
+        from . import drawing
 
         if png_fig is not None:
             self.png_dir.mkdir(parents=True, exist_ok=True)
             p = self.png_dir / f"{name}.png"
-            tmp = p.with_name(f".{p.name}.tmp.png")
-            png_fig.savefig(tmp, bbox_inches="tight")
-            plt.close(png_fig)
-            tmp.replace(p)
+            if not isinstance(png_fig, Drawing):
+                drawing.save_figure(png_fig, p)
+            elif self.pool is not None:
+                self._drawing.append(self.pool.submit(drawing.draw_png, png_fig, p))
+            else:
+                drawing.draw_png(png_fig, p)
             self.pngs.append(p)
         if web_fig is not None:
             div = web_fig.to_html(full_html=False, include_plotlyjs=False,
@@ -93,6 +109,12 @@ class Page:
             link = f'<p class="png">PNG: <a href="figures/{name}.png">figures/{name}.png</a></p>' \
                 if png_fig is not None else ""
             sec.parts.append(f'<div class="plot">{div}{link}</div>')
+
+    def finish(self) -> None:
+        """Waits for the PNGs being drawn elsewhere (their errors raised here)."""
+        for f in self._drawing:
+            f.result()
+        self._drawing.clear()
 
 
 # ----- helpers ---------------------------------------------------------------------
@@ -154,7 +176,8 @@ def plot_stacked_by_ingress(page: Page, sec: Section, rows: Sequence[pd.Series],
               if (sk := pdt.stacked_by_ingress(ti, r["case_id"], pdt.short_case(r))) is not None]
     if stacks:
         sec.parts.append(f"<h3>{esc(heading)}</h3>")
-        page.plot(sec, name, pw.stacked_by_ingress(stacks), pp.stacked_by_ingress(stacks))
+        page.plot(sec, name, pw.stacked_by_ingress(stacks),
+                  Drawing(pp.stacked_by_ingress, (stacks,)))
 
 
 def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], name: str,
@@ -173,7 +196,8 @@ def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], n
                                           pdt.short_case(r))) is not None]
     if views:
         sec.parts.append(f"<h3>{esc(heading)}</h3>")
-        page.plot(sec, name, pw.instrument_vs_truth(views), pp.instrument_vs_truth(views))
+        page.plot(sec, name, pw.instrument_vs_truth(views),
+                  Drawing(pp.instrument_vs_truth, (views,)))
 
 
 # ----- sections ------------------------------------------------------------------
@@ -294,7 +318,7 @@ def _instrument(page: Page) -> None:
         "of the buffer being measured."))
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
-              pp.instrument_errors(err, shares, step))
+              Drawing(pp.instrument_errors, (err, shares, step)))
     s.parts.append("<h3>Summary</h3>" + html_table(_error_summary(err)))
     s.parts.append("<details><summary>every case</summary>" + html_table(_error_cases(err))
                    + "</details>")
@@ -445,16 +469,21 @@ details{margin:8px 0}.scroll{overflow-x:auto;max-width:100%}
 
 def render_page(run_dir: Path, out: Optional[Path],
                 sections: Sequence[Callable[[Page], None]],
-                tables: Optional[dict[str, pd.DataFrame]] = None) -> Path:
+                tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1) -> Path:
     """Writes report.html (and figures/*.png) for a stored run from the
-    given sections, in order (`tables`: see load_run); returns its path."""
+    given sections, in order (`tables`: see load_run); with `jobs` > 1 the
+    PNGs are drawn in that many processes meanwhile. Returns its path."""
     import plotly.offline
 
-    run = load_run(run_dir, tables)
-    out = Path(out) if out else run.path / "report.html"
-    page = Page(run, out.parent / "figures")
-    for add in sections:
-        add(page)
+    from . import drawing
+
+    with drawing.pool(jobs) as png_pool:
+        run = load_run(run_dir, tables)
+        out = Path(out) if out else run.path / "report.html"
+        page = Page(run, out.parent / "figures", png_pool)
+        for add in sections:
+            add(page)
+        page.finish()
     nav = " ".join(f'<a href="#{s.anchor}">{esc(s.title.split(":")[0])}</a>' for s in page.sections)
     body = "\n".join(f'<h2 id="{s.anchor}">{esc(s.title)}</h2>\n' + "\n".join(s.parts)
                      for s in page.sections)
@@ -470,16 +499,17 @@ def render_page(run_dir: Path, out: Optional[Path],
 
 
 def render(run_dir: Path, out: Optional[Path] = None,
-           tables: Optional[dict[str, pd.DataFrame]] = None) -> Path:
+           tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1) -> Path:
     """Writes report.html (and figures/*.png) for a stored run, virtual time
     or Mininet: the run, the checks, the theory, every registered
     experiment's sections (each draws what the run has), the instrument's
     error; returns its path. `tables`: those of the run's tables already
-    in memory (the run that just stored them), not read again."""
+    in memory (the run that just stored them), not read again; `jobs`:
+    processes drawing the PNGs meanwhile (1: none, all drawn here)."""
     from . import registry
 
     return render_page(run_dir, out, (overview, checks, _theory, *registry.sections(),
-                                      _instrument), tables)
+                                      _instrument), tables, jobs)
 
 
 # run.json's "renderer": the function that renders the run's report. Runs

@@ -62,3 +62,21 @@ def test_the_instrument_clock_as_the_run_names_it_or_as_its_times_show():
 def test_report_states_the_nanosecond_clock_of_the_instrument(tmp_path):
     html = report.render(make_run(tmp_path)).read_text()  # instrument times off whole µs
     assert "nanosecond clock" in html and "rounded down" not in html
+
+
+def test_pngs_drawn_in_processes_are_the_ones_drawn_here(tmp_path):
+    """jobs > 1: the PNGs are drawn in processes of their own meanwhile,
+    byte for byte the same, and no drawing process is left behind."""
+    import psutil
+
+    run = make_run(tmp_path)
+    here = report.render(run, tmp_path / "here" / "report.html")
+    there = report.render(run, tmp_path / "there" / "report.html", jobs=2)
+    pngs = sorted(p.name for p in (here.parent / "figures").glob("*.png"))
+    assert pngs and pngs == sorted(p.name for p in (there.parent / "figures").glob("*"))
+    for name in pngs:
+        assert (here.parent / "figures" / name).read_bytes() == \
+            (there.parent / "figures" / name).read_bytes(), name
+    assert there.read_text().count("Plotly.newPlot") == here.read_text().count("Plotly.newPlot")
+    assert not [c for c in psutil.Process().children(recursive=True)
+                if "resource_tracker" not in " ".join(c.cmdline())]

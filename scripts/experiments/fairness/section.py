@@ -57,13 +57,15 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     s.parts.append(f"<h3>{report.esc(view.table3_heading)}</h3>" + report.seed_table(view.table3(streams)))
     if run.has("fairness"):
         fair = run.t["fairness"]
-        page.plot(s, "fairness_jain", pw.fairness_index(fair), pp.fairness_index(fair))
+        page.plot(s, "fairness_jain", pw.fairness_index(fair),
+                  report.Drawing(pp.fairness_index, (fair,)))
         s.parts.append("<h3>Per case</h3>" + report.html_table(tb.fairness_summary(fair)))
     cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
     for n in sorted({c.n for c in cases}):
         cn = [c for c in cases if c.n == n]
         title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
-        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title), pp.share_bars(cn, title))
+        page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title),
+                  report.Drawing(pp.share_bars, (cn, title)))
     if run.has("ground_truth_ingress") and run.has("fairness"):
         fair = run.t["fairness"]
         groups = [g for _, g in fair.groupby(["n", "profile"], sort=False)]
@@ -79,7 +81,8 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
             h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
             if h is not None:
                 page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
-                          pp.queue_heatmap(h, "Fairness: occupancy per egress queue"))
+                          report.Drawing(pp.queue_heatmap,
+                                         (h, "Fairness: occupancy per egress queue")))
 
 
 def mininet_view(params: dict) -> FairnessView:
