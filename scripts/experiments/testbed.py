@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -64,15 +65,20 @@ class DutProgram:
     defines: dict[str, str] = field(default_factory=dict)
     """The -D macros it was compiled with (e.g. the DUT's LAG hash)."""
 
+    @cached_property
+    def _aliases(self) -> frozenset[str]:
+        """The field aliases of the DUT's JSON (read once: every case asks)."""
+        import json
+
+        doc = json.loads(self.pipeline.device_config)
+        return frozenset(a[0] for a in doc.get("field_aliases", []))
+
     @property
     def byte_depths(self) -> bool:
         """Whether the DUT's queue depths in bytes reach the program: its JSON
         aliases p4scope.enq_qbytes (include/p4scope_tm.p4). Without, the
         instrument measures in packets."""
-        import json
-
-        doc = json.loads(self.pipeline.device_config)
-        return any(a[0] == "p4scope.enq_qbytes" for a in doc.get("field_aliases", []))
+        return "p4scope.enq_qbytes" in self._aliases
 
     @property
     def ns_clock(self) -> bool:
@@ -80,10 +86,7 @@ class DutProgram:
         nanosecond clock: its JSON aliases p4scope.egress_timestamp_ns.
         Without (or on BMv2, which leaves it 0), v1model's microsecond
         egress clock times 1000."""
-        import json
-
-        doc = json.loads(self.pipeline.device_config)
-        return any(a[0] == "p4scope.egress_timestamp_ns" for a in doc.get("field_aliases", []))
+        return "p4scope.egress_timestamp_ns" in self._aliases
 
     @property
     def info(self) -> dict[str, Any]:

@@ -54,3 +54,21 @@ def test_configured_over_p4runtime_and_reset(program):
 def test_compile_dut_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         tb.compile_dut(tmp_path / "nope.p4")
+
+
+def test_the_dut_json_is_read_once_however_many_cases_ask(monkeypatch):
+    """Every case asks the DUT's depth unit and clock: its JSON (hundreds
+    of kB) is parsed once, not per case."""
+    import json
+    from types import SimpleNamespace
+
+    from p4scope.experiments.testbed import DutProgram
+
+    doc = {"field_aliases": [["p4scope.enq_qbytes", ["x", "y"]]]}
+    dut = DutProgram(SimpleNamespace(device_config=json.dumps(doc).encode()), "dut.p4")
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda s, *a, **k: parsed.append(1) or loads(s, *a, **k))
+    assert [dut.byte_depths for _ in range(5)] == [True] * 5
+    assert [dut.ns_clock for _ in range(5)] == [False] * 5
+    assert len(parsed) == 1
