@@ -30,8 +30,7 @@ from .engine import EngineAdapter, EngineFactory, EngineOptions, default_engine_
 from .p4runtime.arbitration import Arbitration, Connection
 from .p4runtime.codec import from_u128
 from .p4runtime.devconfig import decode_device_config
-from .p4runtime.errors import (P4RuntimeError, internal, invalid, not_found, precondition,
-                               unimplemented)
+from .p4runtime.errors import P4RuntimeError, invalid, not_found, precondition, unimplemented
 from .p4runtime.packetio import build_packet_out, parse_packet_in
 from .p4runtime.pipeline import ForwardingPipeline
 from .traces import trace
@@ -289,21 +288,7 @@ class Device:
             pipe = self._need_pipeline("Write")
             if req.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
                 raise unimplemented("Write.atomicity: only CONTINUE_ON_ERROR is supported (as PI)")
-            results: list[Optional[P4RuntimeError]] = []
-            failed = False
-            write_one = pipe.write_one
-            for i, u in enumerate(req.updates):
-                try:
-                    write_one(u.type, u.entity, f"updates[{i}].entity")
-                    results.append(None)
-                except P4RuntimeError as e:
-                    results.append(e)
-                    failed = True
-                except Exception as e:  # a bug must not take the server down
-                    log.exception("internal error in update %d", i)
-                    results.append(internal(f"updates[{i}]: internal error: {e!r}"))
-                    failed = True
-        return results if failed else None
+            return pipe.write_updates(req.updates)
 
     def read(self, req) -> Iterable[p4r.ReadResponse]:
         self._check_device(req.device_id, "Read")

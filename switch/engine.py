@@ -32,6 +32,10 @@ class EngineAdapter(Protocol):
     # ("range", lo, hi); priority: lower number wins (BMv2)
     def table_add(self, table: str, action: str, key: Sequence[tuple], args: Sequence[int],
                   priority: int) -> int: ...
+    def table_add_many(self, table: str, entries: Sequence[tuple]) -> list:
+        """Entries given as (action, key, args, priority), as table_add takes
+        them: a handle or a P4RuntimeError each, in order (only the refused
+        ones are not added)."""
     def table_modify(self, table: str, handle: int, action: str, args: Sequence[int]) -> None: ...
     def table_delete(self, table: str, handle: int) -> None: ...
     def table_set_default(self, table: str, action: str, args: Sequence[int]) -> None: ...
@@ -111,6 +115,14 @@ class DataplaneEngine:
             return self._e.table_add(table, action, key, args, priority)
         except self._mod.EngineError as e:
             raise self._table_error(e) from None
+
+    def table_add_many(self, table, entries):
+        try:
+            got = self._e.table_add_many(table, entries)
+        except self._mod.EngineError as e:
+            raise self._table_error(e) from None
+        table_error = self._table_error
+        return [h if type(h) is int else table_error(h) for h in got]
 
     def table_modify(self, table, handle, action, args):
         try:

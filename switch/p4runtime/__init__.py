@@ -6,6 +6,9 @@
                  from entity kind to manager that Write and Read go through
     tables, action_profiles, externs, pre, digests, valuesets, idle,
     packetio     one manager per P4Runtime entity kind
+    fast_writes, table_codec
+                 the common table-entry update in one step, INSERTs batched
+                 into one engine call (the rest goes to tables)
     match, actions, codec
                  checking and canonical forms of keys, actions, bytestrings
     errors       P4RuntimeError and its google.rpc codes

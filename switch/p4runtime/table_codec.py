@@ -5,7 +5,9 @@ gives the canonical key (match.check_key's) and the engine's key items
 (match.engine_key's) of a match list that gives every field once, in P4Info
 order, with values that pass every check; `action(msg)` the checked
 ActionSpec (actions.check_action's) of an action of the table whose
-parameters come in P4Info order. Anything else returns None and the caller
+parameters come in P4Info order (`table_action(msg)`: the same of a
+TableAction, looked up by its serialization among those seen before).
+Anything else returns None and the caller
 runs the full checks, which find what is wrong and say so: a request is
 refused with the same status and message whichever way it goes, and an
 accepted one gives the same key, action and engine call.
@@ -23,6 +25,10 @@ _from_bytes = int.from_bytes
 
 SHARED_SPECS = 4096
 """ActionSpecs kept for sharing per table (the cache starts over when full)."""
+
+KNOWN_ACTIONS = 4096
+"""Serialized TableActions kept per table with their ActionSpecs (the cache
+starts over when full)."""
 
 
 # Each decoder: FieldMatch -> (canonical key item, engine key item) or None.
@@ -103,10 +109,30 @@ _DECODERS = {"exact": _exact, "lpm": _lpm, "ternary": _ternary, "range": _range,
              "optional": _optional}
 
 
+def _one_field_key(fid: int, dec: Callable) -> Callable:
+    """TableCodec.key of a table with one match field (most tables): no loop."""
+    def key(matches):
+        if len(matches) != 1:
+            return None
+        fm = matches[0]
+        if fm.field_id != fid:
+            return None
+        got = dec(fm)
+        if got is None:
+            return None
+        return (got[0],), [got[1]]
+    return key
+
+
+def _undecoded(matches) -> None:
+    """TableCodec.key of a table whose keys only the full checks take."""
+    return None
+
+
 class TableCodec:
     """The fast decoders of one table (see the module's docstring)."""
 
-    __slots__ = ("_fields", "_n", "_actions", "_specs")
+    __slots__ = ("key", "_fields", "_n", "_actions", "_specs", "_known")
 
     def __init__(self, tmap, schema: P4Schema):
         info = tmap.info
@@ -117,6 +143,12 @@ class TableCodec:
         self._fields = tuple((i, f.id, _DECODERS[f.match_type](f.bitwidth, (f.bitwidth + 7) // 8))
                              for i, f in enumerate(info.fields)) if usable else None
         self._n = len(info.fields)
+        self.key: Callable[..., Optional[tuple[tuple, list]]] = (
+            _undecoded if self._fields is None
+            else _one_field_key(*self._fields[0][1:]) if self._n == 1
+            else self._key_fields)
+        """(canonical key, engine key items) of a repeated FieldMatch, or None:
+        run the full checks."""
         self._actions: dict[int, tuple[tuple[int, int, int], ...]] = {}
         """action id -> (position, param id, bitwidth) in P4Info order, for
         the table's entry actions."""
@@ -127,11 +159,13 @@ class TableCodec:
         self._specs: dict[tuple, tuple] = {}
         """ActionSpecs given so far, so that entries with the same action share
         one (a large table's entries mostly do: 100 bytes each saved)."""
+        self._known: dict[bytes, tuple] = {}
+        """Serialized TableAction -> its ActionSpec (table_action)."""
 
-    def key(self, matches) -> Optional[tuple[tuple, list]]:
-        """(canonical key, engine key items), or None: run the full checks."""
+    def _key_fields(self, matches) -> Optional[tuple[tuple, list]]:
+        """`key` of a table with several match fields."""
         fields = self._fields
-        if fields is None or len(matches) != self._n:
+        if len(matches) != self._n:
             return None
         key = []
         ek = []
@@ -175,3 +209,22 @@ class TableCodec:
                 specs.clear()
             kept = specs[spec] = spec
         return kept
+
+    def table_action(self, table_action) -> Optional[tuple]:
+        """The ActionSpec of a TableAction that holds an entry's action, or None.
+
+        A table's entries mostly repeat a few actions: a serialization (one
+        call) found among those seen before spares reading each field."""
+        wire = table_action.SerializeToString()
+        known = self._known
+        spec = known.get(wire)
+        if spec is None:
+            if table_action.WhichOneof("type") != "action":
+                return None
+            spec = self.action(table_action.action)
+            if spec is None:
+                return None
+            if len(known) >= KNOWN_ACTIONS:
+                known.clear()
+            known[wire] = spec
+        return spec
