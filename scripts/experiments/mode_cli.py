@@ -8,7 +8,7 @@ A command states only its own options, each under its mode's panel."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 import typer
 
@@ -26,6 +26,16 @@ def mode_option(mininet: str) -> Any:
     """--mode, `mininet` saying what a Mininet run measures."""
     return typer.Option(Mode.virtual, "--mode", help="virtual: the embedded switch in virtual "
                         f"time at 100GbE; mininet: {mininet}")
+
+
+def resolution_option(defaults: Mapping[str, Mapping[str, Any]]) -> Any:
+    """--resolution-pct of a throughput search, not given: the mode's default
+    (`defaults`: the experiment's MODE_DEFAULTS)."""
+    return typer.Option(
+        None, "--resolution-pct", show_default=False,
+        help=f"Throughput search resolution, % of line rate (0.001..10; default "
+             f"{defaults['virtual']['resolution_pct']:g} in virtual time, "
+             f"{defaults['mininet']['resolution_pct']:g} in Mininet).")
 
 
 def refuse_other_mode(ctx: typer.Context, mode: Mode) -> None:

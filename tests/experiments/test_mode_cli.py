@@ -65,3 +65,10 @@ def test_port_pairs_are_read_alike_and_refused_by_name(name, pairs):
     r = runner.invoke(app, ["run", name, "--pairs", pairs])
     assert r.exit_code == 2, r.output
     assert f"--pairs: expected A-B port pairs, got {pairs!r}" in r.output
+
+
+@pytest.mark.parametrize("name", ["features", "rfc2544"])
+def test_the_search_resolution_says_each_modes_default(name):
+    r = runner.invoke(app, ["run", name, "--help"], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert "default 0.1 in virtual time, 1 in Mininet" in r.output

@@ -22,7 +22,7 @@ from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from .params import (ESG_FAIRNESS, ESG_PAIRS, ESG_SIZES, MODE_DEFAULTS, TESTS, FeaturesParams,
                      fairness_text, pairs_text, parse_fairness)
 
-_V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
+_M = MODE_DEFAULTS["mininet"]
 
 
 def command(
@@ -44,11 +44,7 @@ def command(
                                           "source ports at line rate into port 32, rules on."),
         tolerance: float = typer.Option(0.0, "--tolerance-pct", help="Loss a throughput trial "
                                         "may have, % (0: RFC 2544)."),
-        resolution: Optional[float] = typer.Option(
-            None, "--resolution-pct", show_default=False,
-            help=f"Throughput search resolution, % of line rate (0.001..10; default "
-                 f"{_V['resolution_pct']:g} in virtual time, {_M['resolution_pct']:g} in "
-                 "Mininet)."),
+        resolution: Optional[float] = mode_cli.resolution_option(MODE_DEFAULTS),
         latency_trials: int = typer.Option(20, "--latency-trials", help="Latency trials per size "
                                            "and rule setting (RFC 2544: 20)."),
         trial_frames: int = typer.Option(10_000, "--trial-frames", rich_help_panel=virtual_cli.VIRTUAL_PANEL,

@@ -24,7 +24,7 @@ from ..run_options import PROGRESS, REPORT, RESULTS, RUN_ID
 from ..virtual_cli import VIRTUAL_PANEL
 from .params import JUMBO_SIZES, MODE_DEFAULTS, STANDARD_SIZES, TESTS, Rfc2544Params
 
-_V, _M = MODE_DEFAULTS["virtual"], MODE_DEFAULTS["mininet"]
+_M = MODE_DEFAULTS["mininet"]
 
 
 def _fail(msg: str, code: int = 2) -> NoReturn:
@@ -44,11 +44,7 @@ def run_rfc2544(
                                   + ", ".join(TESTS) + "."),
         tolerance: float = typer.Option(0.0, "--tolerance-pct", help="Loss a throughput trial may "
                                         "have, % (0: RFC 2544; 0.01 or 0.5: partial drop rate)."),
-        resolution: Optional[float] = typer.Option(
-            None, "--resolution-pct", show_default=False,
-            help=f"Throughput search resolution, % of line rate (0.001..10; default "
-                 f"{_V['resolution_pct']:g} in virtual time, {_M['resolution_pct']:g} in "
-                 "Mininet)."),
+        resolution: Optional[float] = mode_cli.resolution_option(MODE_DEFAULTS),
         latency_trials: int = typer.Option(20, "--latency-trials", help="Latency trials per size "
                                            "(RFC 2544: at least 20)."),
         b2b_max: Optional[int] = typer.Option(None, "--b2b-max-frames", help="Longest burst "
