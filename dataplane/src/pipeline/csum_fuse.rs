@@ -79,7 +79,6 @@ pub fn finish(mut sum: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::json;
     use crate::pipeline::{Exec, Packet, Runtime};
     use serde_json::{json, Value};

@@ -609,24 +609,31 @@ impl<'a> Exec<'a> {
     pub fn verify_checksums(&mut self, pkt: &mut Packet) {
         let prog = self.prog;
         for c in &prog.checksums {
-            if !c.verify {
-                continue;
+            if c.verify {
+                self.verify_checksum(pkt, c);
             }
-            let hdr = prog.fields[c.target as usize].hdr;
-            if !pkt.phv.valid[hdr as usize] {
-                continue;
+        }
+    }
+
+    /// One verify checksum (out of line: the loop above stays a scan, its
+    /// body's set-up is not paid by programs that verify nothing).
+    #[inline(never)]
+    fn verify_checksum(&mut self, pkt: &mut Packet, c: &ChecksumDef) {
+        let prog = self.prog;
+        let hdr = prog.fields[c.target as usize].hdr;
+        if !pkt.phv.valid[hdr as usize] {
+            return;
+        }
+        if let Some(cond) = &c.cond {
+            if !self.truthy(pkt, &[], cond) {
+                return;
             }
-            if let Some(cond) = &c.cond {
-                if !self.truthy(pkt, &[], cond) {
-                    continue;
-                }
-            }
-            let v = self.calculate(pkt, c.calc);
-            let w = prog.calcs[c.calc as usize].out_width;
-            let v = if w < 64 { v & ((1u64 << w) - 1) } else { v };
-            if pkt.phv.get(prog, c.target).low_u64() != v {
-                pkt.checksum_error = true;
-            }
+        }
+        let v = self.calculate(pkt, c.calc);
+        let w = prog.calcs[c.calc as usize].out_width;
+        let v = if w < 64 { v & ((1u64 << w) - 1) } else { v };
+        if pkt.phv.get(prog, c.target).low_u64() != v {
+            pkt.checksum_error = true;
         }
     }
 
