@@ -620,10 +620,7 @@ impl Switch {
     }
 
     fn enqueue(&mut self, port: u32, mut pkt: Box<Packet>) {
-        let s = &self.std;
-        let (prio_f, enq_ts_f, enq_qd_f) = (s.priority, s.enq_timestamp, s.enq_qdepth);
-        let (qbytes_f, buf_f) = (s.p4s_enq_qbytes, s.p4s_buffer_bytes);
-        let prio = self.get_std(&pkt, prio_f) as usize;
+        let prio = self.get_std(&pkt, self.std.priority) as usize;
         if prio >= self.tm.nb_queues() {
             self.rt.log(format!("priority {prio} out of range, dropping packet"));
             self.stats.dropped_queue += 1;
@@ -632,16 +629,16 @@ impl Switch {
         }
         pkt.enq_ns = self.now;
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
-        let (prog, now, wq) = (&self.prog, self.now, self.with_queueing_metadata);
+        let (prog, s, now, wq) = (&self.prog, &self.std, self.now, self.with_queueing_metadata);
         // the queue's occupancy as the packet found it, written as the
         // traffic manager admits it (one look at the port)
         let stamp = |pkt: &mut Packet, at: tm::EnqInfo| {
             if wq {
-                enq_ts_f.set(prog, pkt, now / 1000);
-                enq_qd_f.set(prog, pkt, at.port_pkts as u64);
+                s.enq_timestamp.set(prog, pkt, now / 1000);
+                s.enq_qdepth.set(prog, pkt, at.port_pkts as u64);
             }
-            qbytes_f.set_sat(prog, pkt, at.port_bytes);
-            buf_f.set_sat(prog, pkt, at.buffer_bytes);
+            s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
+            s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
         };
         match self.tm.enqueue_with(now, port, prio, pkt, stamp) {
             Ok(_) => self.schedule(port),

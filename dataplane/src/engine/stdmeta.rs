@@ -8,10 +8,11 @@ use crate::program::{FieldId, Program, StdMeta};
 /// One standard-metadata field of the program.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct StdSlot {
-    /// 2^width - 1 when the field is a narrow unsigned PHV slot; 0 when the
-    /// program has no such field or it is stored otherwise (`field` then
-    /// says which, for the general path).
-    mask: u128,
+    /// 2^width - 1 (at most u64::MAX: the engine writes 64-bit values)
+    /// when the field is a narrow unsigned PHV slot; 0 when the program
+    /// has no such field or it is stored otherwise (`field` then says
+    /// which, for the general path).
+    mask: u64,
     slot: u32,
     field: Option<FieldId>,
 }
@@ -21,7 +22,7 @@ impl StdSlot {
         let Some(f) = field else { return StdSlot::default() };
         let fm = prog.fmeta[f as usize];
         let narrow = !(fm.wide || fm.signed || fm.width == 0 || fm.width > 128);
-        let mask = if narrow { crate::value::mask_u128(fm.width as u32) } else { 0 };
+        let mask = if narrow { crate::value::mask_u128(fm.width.min(64) as u32) as u64 } else { 0 };
         StdSlot { mask, slot: f, field }
     }
 
@@ -29,7 +30,7 @@ impl StdSlot {
     #[inline(always)]
     pub(super) fn set(self, prog: &Program, pkt: &mut Packet, v: u64) {
         if self.mask != 0 {
-            pkt.phv.vals[self.slot as usize] = v as u128 & self.mask;
+            pkt.phv.vals[self.slot as usize] = (v & self.mask) as u128;
         } else if let Some(f) = self.field {
             pkt.phv.set_u(prog, f, v as u128);
         }
@@ -40,7 +41,7 @@ impl StdSlot {
     #[inline(always)]
     pub(super) fn set_sat(self, prog: &Program, pkt: &mut Packet, v: u64) {
         if self.mask != 0 {
-            pkt.phv.vals[self.slot as usize] = (v as u128).min(self.mask);
+            pkt.phv.vals[self.slot as usize] = v.min(self.mask) as u128;
         } else if let Some(f) = self.field {
             let w = prog.fmeta[f as usize].width;
             let max = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
