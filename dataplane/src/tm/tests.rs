@@ -315,3 +315,13 @@ fn a_port_without_tx_credit_keeps_its_packets_queued() {
     }
     assert_eq!((n, tm.tx_credit(2)), (62, TX_UNLIMITED));
 }
+
+/// The wire-time division gives the 128-bit quotient and remainder, on
+/// either side of 2^64.
+#[test]
+fn wire_time_division_on_64_and_128_bits() {
+    for (n, d) in [(0u128, 1u64), (12_000_000_000_000, 100_000_000_000), (u64::MAX as u128, 7),
+                   (u64::MAX as u128 + 1, 7), (9216u128 * 8 * 1_000_000_000_000 * 3, 400_000_000_000), (u128::MAX / 3, 1)] {
+        assert_eq!(div_rem(n, d), (n / d as u128, n % d as u128), "{n} / {d}");
+    }
+}
