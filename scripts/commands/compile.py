@@ -154,9 +154,15 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
+CACHE = ".cache"
+"""build/.cache: compiles kept by their inputs' hash (compiler.cache), so a
+main job whose programs did not change compiles nothing."""
+
+
 def compile_all(src_dir: Path, build_dir: Path) -> int:
     """Compile every program in src_dir into build_dir and say what was made."""
-    from p4scope.compiler import CompileError, compile_file
+    from p4scope.compiler import CompileError
+    from p4scope.compiler.cache import compile_cached
     from p4scope.compiler.p4info_io import write_p4info
 
     programs = sorted(src_dir.glob("*.p4"))
@@ -171,7 +177,7 @@ def compile_all(src_dir: Path, build_dir: Path) -> int:
     for prog in programs:
         t0 = time.perf_counter()
         try:
-            result = compile_file(prog, [str(src_dir / "include")])
+            result = compile_cached(prog, [str(src_dir / "include")], store=build_dir / CACHE)
         except CompileError as e:
             eprint(e.render())
             failed += 1

@@ -113,12 +113,13 @@ def compile_dut(source: Path = Path("p4src/dut.p4"),
 
 def compile_pipeline(source: Path, defines: Optional[dict[str, str]] = None) -> Any:
     """A P4 program compiled in process by p4scope's compiler (its include/
-    folder beside it) as the controller's Pipeline."""
-    from p4scope.compiler import compile_file
+    folder beside it) as the controller's Pipeline; a program this process
+    compiled already (the main job's compile step) is not compiled again."""
+    from p4scope.compiler.cache import compile_cached
     from p4scope.control import Pipeline
 
     source = Path(source)
-    return Pipeline.from_compiled(source.stem, compile_file(
+    return Pipeline.from_compiled(source.stem, compile_cached(
         source, [str(source.parent / "include")], dict(defines) if defines else None))
 
 
