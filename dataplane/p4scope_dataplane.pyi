@@ -138,7 +138,7 @@ class Engine:
         """Starts the real-time loop in a Rust thread. Packets the switch sends to `cpu_port` become ("packet_in", ...) events instead of frames. `priority`: the loop thread's SCHED_FIFO priority (1-99) while it keeps up (normal scheduling after 0.5 s busy without a pause, until it pauses); 0 or a process without CAP_SYS_NICE: normal scheduling. rt_stats() says which ("priority", "demotions")."""
         ...
     def rt_stats(self) -> Any:
-        """Per-port frame counters of the loop, frames for ports without an interface (no_port), dropped events and trace records, frames the loop handed to its sending thread (handed_over)."""
+        """Per-port frame counters of the loop, frames for ports without an interface (no_port), dropped events and trace records, frames the loop handed to its sending thread (handed_over), rounds that ended with frames to send while frames waited in a ring (behind_rounds)."""
         ...
     def rt_stop(self) -> None:
         """Stops the loop (ports stay bound for a restart). GIL released."""

@@ -166,6 +166,9 @@ pub struct Counters {
     /// Frames the loop handed to its sending thread (the rest it sent
     /// itself).
     pub handed_over: u64,
+    /// Rounds that ended with frames to send while frames waited in a ring
+    /// (the rounds a hand-over is for, at any priority).
+    pub behind_rounds: u64,
 }
 
 /// The loop thread's scheduling: real-time priority `want` while the loop
@@ -613,18 +616,20 @@ pub fn run<H: HostSwitch>(host: Arc<Mutex<H>>, sh: Arc<Shared>) {
         // sent here while the loop keeps up (no hand-over, no wake-up), or
         // at normal scheduling (a hand-over would wait for the scheduler to
         // run the thread); handed over while frames wait in the rings
+        let behind = !outs.is_empty() && ports.iter().any(|p| p.ring.has(HAND_OVER_BEHIND));
         let how = if !real_time {
             SendHow::Here
-        } else if ports.iter().any(|p| p.ring.has(HAND_OVER_BEHIND)) {
+        } else if behind {
             SendHow::HandOver
         } else {
             SendHow::HereIfFree
         };
         let handed = sender.send(&mut outs, how) as u64;
-        if no_port > 0 || handed > 0 {
+        if no_port > 0 || handed > 0 || behind {
             let mut c = lk(&sh.counters);
             c.no_port += no_port;
             c.handed_over += handed;
+            c.behind_rounds += behind as u64;
         }
         if now >= drops_read_at + RX_DROPS_EVERY_NS {
             drops_read_at = now;

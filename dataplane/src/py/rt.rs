@@ -165,6 +165,7 @@ pub fn stats<'py>(py: Python<'py>, sh: &Shared) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("priority", c.priority)?;
     d.set_item("demotions", c.demotions)?;
     d.set_item("handed_over", c.handed_over)?;
+    d.set_item("behind_rounds", c.behind_rounds)?;
     Ok(d)
 }
 
@@ -269,7 +270,8 @@ impl Engine {
 
     /// Per-port frame counters of the loop, frames for ports without an
     /// interface (no_port), dropped events and trace records, frames the
-    /// loop handed to its sending thread (handed_over).
+    /// loop handed to its sending thread (handed_over), rounds that ended
+    /// with frames to send while frames waited in a ring (behind_rounds).
     fn rt_stats(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let sh = self.rt()?.shared.clone();
         Ok(stats(py, &sh)?.into())
