@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.fixtures.thrift_cli",
     "tests.fixtures.virtual_switch",
     "tests.fixtures.live_dashboard",
+    "tests.fixtures.processes",
 ]

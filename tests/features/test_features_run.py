@@ -5,10 +5,6 @@ ESG's fairness with the rules on, in the seed's shapes."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -112,20 +108,13 @@ def test_bad_options_exit_2(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_keeps_every_finished_trial(tmp_path):
-    cmd = [sys.executable, "-m", "p4scope.cli", "run", "features", "--sizes", "64",
-           "--tests", "latency", "--latency-trials", "1000", "--trial-frames", "5000",
-           "--program", DUT, "--results", str(tmp_path), "--run-id", "stopped",
-           "--no-progress", "--no-report"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         cwd=tmp_path)
-    parts = tmp_path / "stopped" / "parts" / "features_trials"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(parts.glob("*.parquet"))) < 2:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=60)
-    assert p.returncode == 130, out
+def test_ctrl_c_keeps_every_finished_trial(tmp_path, ctrl_c_run):
+    rc, out = ctrl_c_run(["run", "features", "--sizes", "64", "--tests", "latency",
+                          "--latency-trials", "1000", "--trial-frames", "5000", "--program", DUT,
+                          "--results", str(tmp_path), "--run-id", "stopped", "--no-progress",
+                          "--no-report"],
+                         tmp_path / "stopped" / "parts" / "features_trials", timeout=60)
+    assert rc == 130, out
     meta = json.loads((tmp_path / "stopped" / "run.json").read_text())
     assert meta["status"] == "partial" and "Ctrl-C" in meta["partial_reason"]
     trials = pd.read_parquet(tmp_path / "stopped" / "features_trials.parquet")

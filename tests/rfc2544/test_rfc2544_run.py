@@ -6,11 +6,6 @@ finished trial."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -110,20 +105,13 @@ def test_bad_options_exit_2(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_in_a_search_keeps_every_finished_trial(tmp_path):
-    cmd = [sys.executable, "-m", "p4scope.cli", "run", "rfc2544", "--sizes", "64",
-           "--tests", "throughput", "--dut-rate-pct", "30", "--resolution-pct", "0.01",
-           "--trial-frames", "400000", "--program", DUT, "--results", str(tmp_path),
-           "--run-id", "stopped", "--no-progress", "--no-report"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         cwd=tmp_path)
-    parts = tmp_path / "stopped" / "parts" / "rfc2544_trials"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(parts.glob("*.parquet"))) < 2:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=120)
-    assert p.returncode == 130, out
+def test_ctrl_c_in_a_search_keeps_every_finished_trial(tmp_path, ctrl_c_run):
+    rc, out = ctrl_c_run(["run", "rfc2544", "--sizes", "64", "--tests", "throughput",
+                          "--dut-rate-pct", "30", "--resolution-pct", "0.01",
+                          "--trial-frames", "400000", "--program", DUT, "--results", str(tmp_path),
+                          "--run-id", "stopped", "--no-progress", "--no-report"],
+                         tmp_path / "stopped" / "parts" / "rfc2544_trials", timeout=120)
+    assert rc == 130, out
     run = tmp_path / "stopped"
     meta = json.loads((run / "run.json").read_text())
     assert meta["status"] == "partial" and "Ctrl-C" in meta["partial_reason"]
