@@ -71,10 +71,13 @@ class FastWrites:
         """table id -> the most entries it takes (0: no limit), as TableManager._insert."""
         self._table: Optional[TableState] = None
         """The table of the INSERTs waiting for the flush."""
+        # (what waits holds no list or Entry: the garbage collector drops
+        # such tuples from its lists at its first look, rather than moving
+        # them to the older generations the whole table's entries are in)
         self._adds: list[tuple] = []
-        """Their engine entries: (action, key items, args, engine priority)."""
-        self._added: list[tuple[int, tuple, Entry]] = []
-        """Their (update index, shadow key, shadow entry)."""
+        """Their engine entries: (action, key items as a tuple, args, engine priority)."""
+        self._added: list[tuple[int, tuple]] = []
+        """Their (update index, shadow key)."""
 
     def write(self, index: int, utype: int, te, errors: dict[int, P4RuntimeError]) -> bool:
         """Applies `te` (a TableEntry, update `index` of the Write) if it is a
@@ -133,8 +136,8 @@ class FastWrites:
             self._table = st
         # positional: a dataclass's keyword arguments cost twice as much, per entry
         e = Entry(key, p, UNSET_HANDLE, spec, 0, 0, None, metadata, controller_metadata, 0)
-        self._adds.append((tm.actions[spec[0]], engine_key, spec[1], engine_priority))
-        self._added.append((index, skey, e))
+        self._adds.append((tm.actions[spec[0]], tuple(engine_key), spec[1], engine_priority))
+        self._added.append((index, skey))
         entries[skey] = e
         return True
 
@@ -151,12 +154,11 @@ class FastWrites:
             got = [e] * len(adds)
         except Exception as e:  # a bug must not take the server down
             log.exception("internal error in updates %d..%d", added[0][0], added[-1][0])
-            got = [internal(f"updates[{index}]: internal error: {e!r}")
-                   for index, _, _ in added]
+            got = [internal(f"updates[{index}]: internal error: {e!r}") for index, _ in added]
         entries = st.entries
-        for (index, skey, entry), handle in zip(added, got):
+        for (index, skey), handle in zip(added, got):
             if type(handle) is int:
-                entry.handle = handle
+                entries[skey].handle = handle
             else:
                 del entries[skey]
                 errors[index] = handle

