@@ -44,14 +44,20 @@ def _nothing() -> None:
     pass
 
 
+MAX_PROCESSES = 4
+"""A report has a dozen PNGs or so: more processes would only import."""
+
+
 @contextmanager
 def pool(jobs: int) -> Iterator[Optional[Any]]:
-    """`jobs` drawing processes, started at once (spawned: no thread of
-    this process is copied), or None when jobs <= 1. PNGs still being
-    drawn when the block ends by an exception are dropped."""
+    """`jobs` drawing processes (MAX_PROCESSES at most), started at once
+    (spawned: no thread of this process is copied), or None when
+    jobs <= 1. PNGs still being drawn when the block ends by an exception
+    are dropped."""
     if jobs <= 1:
         yield None
         return
+    jobs = min(jobs, MAX_PROCESSES)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 

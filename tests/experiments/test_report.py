@@ -80,3 +80,17 @@ def test_pngs_drawn_in_processes_are_the_ones_drawn_here(tmp_path):
     assert there.read_text().count("Plotly.newPlot") == here.read_text().count("Plotly.newPlot")
     assert not [c for c in psutil.Process().children(recursive=True)
                 if "resource_tracker" not in " ".join(c.cmdline())]
+
+
+def test_a_report_starts_a_few_drawing_processes_however_many_jobs():
+    import psutil
+
+    from p4scope.experiments import drawing
+
+    with drawing.pool(64) as pool:
+        assert pool.submit(sum, (1, 2)).result() == 3
+        drawers = [c for c in psutil.Process().children()
+                   if "resource_tracker" not in " ".join(c.cmdline())]
+        assert 1 <= len(drawers) <= drawing.MAX_PROCESSES
+    with drawing.pool(1) as pool:
+        assert pool is None
