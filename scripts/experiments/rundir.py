@@ -121,7 +121,7 @@ class RunDir:
         self.tables: dict[str, pd.DataFrame] = {}
         """The tables `consolidate` wrote, as written (the run's report
         takes them from here instead of reading them back)."""
-        self._held: dict[str, list[pd.DataFrame]] = {}
+        self._held: dict[str, Optional[list[pd.DataFrame]]] = {}
         """Per table, the parts this object stored, as they read back."""
 
     @classmethod
@@ -188,8 +188,9 @@ class RunDir:
         self._parts[table] = n + 1
         p = d / f"{n:05d}.parquet"
         atomic_write_bytes(p, part.data)
-        if self._held.get(table) is not None:
-            self._held[table].append(part.frame)
+        held = self._held.get(table)
+        if held is not None:
+            held.append(part.frame)
         return p
 
     def write_table(self, table: str, df: pd.DataFrame) -> Path:

@@ -312,7 +312,8 @@ def longest_first(cases: Sequence[Case]) -> list[int]:
     """The order workers take the cases in: the costliest (weight) first,
     ties in plan order, so the last cases to end are short ones and no
     worker idles while another measures a long case alone."""
-    return sorted(range(len(cases)), key=lambda i: -cases[i].weight)
+    cost = [-c.weight for c in cases]
+    return sorted(range(len(cases)), key=cost.__getitem__)
 
 
 def _stored(tables: Tables) -> dict[str, Any]:
