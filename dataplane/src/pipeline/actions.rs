@@ -27,6 +27,27 @@ enum Op {
     Drop,
 }
 
+/// An action's parameters as a plan reads them: parameter `i`'s low 128
+/// bits, 0 past the end. A table entry keeps them as words ([`u128`]),
+/// so a hit reads no `Val`; the default action's `Val`s read the same.
+pub trait PlanParams {
+    fn word(&self, i: usize) -> u128;
+}
+
+impl PlanParams for [Val] {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u128 {
+        self.get(i).map(Val::low_u128).unwrap_or(0)
+    }
+}
+
+impl<const N: usize> PlanParams for [u128; N] {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u128 {
+        self.get(i).copied().unwrap_or(0)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ActionPlan {
     ops: Vec<Op>,
@@ -61,10 +82,10 @@ impl ActionPlan {
     /// Runs the plan with the action's parameters `params`; `drop_port`:
     /// the port mark_to_drop writes.
     #[inline(always)]
-    pub fn run(&self, p: &Program, params: &[Val], pkt: &mut Packet, drop_port: u32) {
+    pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, drop_port: u32) {
         for op in &self.ops {
             let (dst, v) = match op {
-                Op::Param { dst, mask, idx } => (*dst, params.get(*idx as usize).map(Val::low_u128).unwrap_or(0) & mask),
+                Op::Param { dst, mask, idx } => (*dst, params.word(*idx as usize) & mask),
                 Op::Copy { dst, mask, src } => (*dst, pkt.phv.vals[*src as usize] & mask),
                 Op::Const { dst, value } => (*dst, *value),
                 Op::Chain { dst, mask, field, ops } => {
@@ -197,8 +218,13 @@ mod tests {
                 let mut by_prims = pkt.clone();
                 Exec::new(&p, &mut rt).run_action(&mut by_prims, a, &params);
                 let mut by_plan = pkt.clone();
-                p.action_plans[a as usize].as_ref().unwrap().run(&p, &params, &mut by_plan, rt.drop_port);
+                p.action_plans[a as usize].as_ref().unwrap().run(&p, &params[..], &mut by_plan, rt.drop_port);
                 assert_eq!(by_plan.phv.vals, by_prims.phv.vals, "action {a}, round {round}");
+                // as a table entry keeps them: the parameters' words
+                let mut by_words = pkt.clone();
+                let words = [params[0].low_u128(), params[1].low_u128()];
+                p.action_plans[a as usize].as_ref().unwrap().run(&p, &words, &mut by_words, rt.drop_port);
+                assert_eq!(by_words.phv.vals, by_prims.phv.vals, "action {a} from words, round {round}");
             }
         }
     }

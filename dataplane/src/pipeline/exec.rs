@@ -729,15 +729,18 @@ impl<'a> Exec<'a> {
                     e.last_hit_ns = now;
                     e.idle_notified = false;
                     match e.indirect {
-                        // a straight-line plan runs on the entry's data in place
-                        Ref::Direct if prog.action_plans[e.action as usize].is_some() => {
+                        Ref::Direct => {
                             let a = e.action;
+                            // a straight-line plan runs on the entry's data in place
                             if let Some(plan) = &prog.action_plans[a as usize] {
-                                plan.run(prog, &e.data, pkt, drop_port);
+                                match e.args() {
+                                    Some(words) => plan.run(prog, words, pkt, drop_port),
+                                    None => plan.run(prog, e.data(), pkt, drop_port),
+                                }
+                                return self.next_node(t, Some(a), true);
                             }
-                            return self.next_node(t, Some(a), true);
+                            (a, e.take_data(), None)
                         }
-                        Ref::Direct => (e.action, std::mem::take(&mut e.data), None),
                         r => (0, vec![], Some(r)),
                     }
                 };
@@ -745,7 +748,7 @@ impl<'a> Exec<'a> {
                     None => {
                         self.run_action(pkt, action, &data);
                         if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
-                            e.data = data;
+                            e.put_back_data(data);
                         }
                         Some(action)
                     }
@@ -755,7 +758,7 @@ impl<'a> Exec<'a> {
             None => match self.rt.tables[ti as usize].default_action {
                 Some(a) if prog.action_plans[a as usize].is_some() => {
                     if let Some(plan) = &prog.action_plans[a as usize] {
-                        plan.run(prog, &self.rt.tables[ti as usize].default_data, pkt, self.rt.drop_port);
+                        plan.run(prog, &self.rt.tables[ti as usize].default_data[..], pkt, self.rt.drop_port);
                     }
                     Some(a)
                 }

@@ -22,8 +22,9 @@ use std::collections::HashMap;
 /// cache line (`repr(C)`, 64-byte aligned; `Option<Entry>`'s tag is kept
 /// in the spare values of `data`'s capacity, in that line too: the compiler
 /// puts it in the field with the most spare values, so no later field may
-/// be an `Option` of an integer — see `ttl_ns` and `Meter`); the rest is for
-/// the control plane and direct meters.
+/// be an `Option` of an integer — see `ttl_ns` and `Meter`); the action
+/// data's words (`args`) start the next line; the rest is for the control
+/// plane and direct meters.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Entry {
@@ -31,9 +32,15 @@ pub struct Entry {
     pub indirect: profile::Ref,
     pub action: u32,
     pub idle_notified: bool,
+    /// `args` holds `data` (it has at most [`INLINE_ARGS`] parameters).
+    args_inline: bool,
     pub last_hit_ns: u64,
     pub counter: Count,
-    pub data: Vec<Val>,
+    /// The action data; set it with [`Entry::set_data`] (keeps `args`).
+    data: Vec<Val>,
+    /// `data` as action plans read it, each parameter's low 128 bits, in
+    /// the entry itself: a hit reads no `Val` behind the data's pointer.
+    args: [u128; INLINE_ARGS],
     pub key: Vec<MatchValue>,
     pub priority: i32,
     pub meter: Meter,
@@ -41,6 +48,47 @@ pub struct Entry {
     /// Non-zero: an `Option<u64>` here would take `Option<Entry>`'s tag,
     /// and every hit would read a third cache line.
     pub ttl_ns: Option<std::num::NonZeroU64>,
+}
+
+/// Action data of up to this many parameters is also kept in the entry as
+/// words ([`Entry::args`]).
+pub const INLINE_ARGS: usize = 2;
+
+impl Entry {
+    /// The action data.
+    pub fn data(&self) -> &[Val] {
+        &self.data
+    }
+
+    /// Sets the action data (and its words).
+    pub fn set_data(&mut self, data: Vec<Val>) {
+        self.args_inline = data.len() <= INLINE_ARGS;
+        self.args = [0; INLINE_ARGS];
+        if self.args_inline {
+            for (w, v) in self.args.iter_mut().zip(&data) {
+                *w = v.low_u128();
+            }
+        }
+        self.data = data;
+    }
+
+    /// The data as action plans read it: its words when it has at most
+    /// [`INLINE_ARGS`] parameters.
+    #[inline(always)]
+    pub fn args(&self) -> Option<&[u128; INLINE_ARGS]> {
+        self.args_inline.then_some(&self.args)
+    }
+
+    /// Moves the action data out (to run an action that needs the `Val`s
+    /// while the entry is borrowed elsewhere); `put_back_data` returns it.
+    pub fn take_data(&mut self) -> Vec<Val> {
+        std::mem::take(&mut self.data)
+    }
+
+    /// Returns what `take_data` took (the words did not change).
+    pub fn put_back_data(&mut self, data: Vec<Val>) {
+        self.data = data;
+    }
 }
 
 /// The handles of the entries that share one masked key, best first. The
@@ -92,6 +140,8 @@ enum Map {
 struct Group {
     mask: Vec<u8>,
     mask16: u128,
+    /// `mask16`'s low 64 bits (word maps: keys of at most 8 bytes).
+    mask64: u64,
     all_ones: bool,
     prefix: u32,
     map: Map,
@@ -109,7 +159,7 @@ impl Group {
             9..=16 => Map::Small(HashMap::default()),
             _ => Map::Big(HashMap::default()),
         };
-        Group { mask16: be16(&mask), mask, all_ones, prefix, map }
+        Group { mask16: be16(&mask), mask64: be16(&mask) as u64, mask, all_ones, prefix, map }
     }
 
     /// The handles of the entries whose (already masked) value is `value`,
@@ -266,6 +316,10 @@ pub struct TableState {
     kind: MatchKind,
     /// Keys of at most 16 bytes: lookups may take the key as an integer.
     pub small_key: bool,
+    /// Exact or lpm keys of at most 8 bytes: every group is a word map and
+    /// the first hit, longest prefix first, is the answer (resolved here,
+    /// not per lookup).
+    word_first_hit: bool,
     max_size: usize,
 }
 
@@ -303,12 +357,15 @@ impl TableState {
             default_data: t.default.as_ref().map(|d| d.data.clone()).unwrap_or_default(),
             widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
             small_key: t.keys.iter().map(|k| k.nbytes).sum::<u32>() <= 16 && t.match_type != MatchKind::Range,
+            word_first_hit: false,
             kind: t.match_type,
             max_size: t.max_size.max(1) as usize,
         };
         if s.kind == MatchKind::Lpm && t.keys.iter().all(|k| k.kind != MatchKind::Lpm) {
             s.kind = MatchKind::Exact;
         }
+        let key_bytes = t.keys.iter().map(|k| k.nbytes).sum::<u32>();
+        s.word_first_hit = key_bytes <= 8 && !matches!(s.kind, MatchKind::Ternary | MatchKind::Optional | MatchKind::Range);
         s
     }
 
@@ -407,7 +464,9 @@ impl TableState {
             key: norm,
             priority: if ternary_like { priority } else { 0 },
             action,
-            data,
+            data: vec![],
+            args_inline: true,
+            args: [0; INLINE_ARGS],
             counter: Count::default(),
             meter: Meter::default(),
             last_hit_ns: 0,
@@ -415,6 +474,8 @@ impl TableState {
             ttl_ns: None,
             idle_notified: false,
         };
+        let mut entry = entry;
+        entry.set_data(data);
         let handle = match self.free.pop() {
             Some(h) => {
                 self.entries[h as usize] = Some(entry);
@@ -453,7 +514,7 @@ impl TableState {
         match self.entries.get_mut(handle as usize).and_then(|e| e.as_mut()) {
             Some(e) => {
                 e.action = action;
-                e.data = data;
+                e.set_data(data);
                 Ok(())
             }
             None => Err(TableError::NoSuchEntry(handle)),
@@ -528,6 +589,16 @@ impl TableState {
     /// `lookup` for a table with `small_key`, the key as a big-endian integer.
     #[inline]
     pub fn lookup_u128(&self, k: u128) -> Option<u32> {
+        if self.word_first_hit {
+            for g in &self.groups {
+                if let Map::Word(m) = &g.map {
+                    if let Some(h) = m.first(k as u64 & g.mask64) {
+                        return Some(h);
+                    }
+                }
+            }
+            return None;
+        }
         if self.count == 0 {
             return None;
         }
@@ -621,9 +692,11 @@ mod layout_tests {
             indirect: profile::Ref::Direct,
             action: 0,
             idle_notified: false,
+            args_inline: true,
             last_hit_ns: 0,
             counter: Count::default(),
             data: vec![],
+            args: [0; INLINE_ARGS],
             key: vec![],
             priority: 0,
             meter: Meter::default(),
@@ -631,5 +704,7 @@ mod layout_tests {
         };
         let base = &e as *const Entry as usize;
         assert!(&e.data as *const Vec<Val> as usize + std::mem::size_of::<Vec<Val>>() - base <= 64);
+        // a plan's parameters: the next line, read with no pointer chase
+        assert_eq!(&e.args as *const _ as usize - base, 64);
     }
 }

@@ -176,3 +176,61 @@ fn keys_of_up_to_eight_bytes_are_one_word() {
         assert_eq!(s.lookup_u128(top(&key(0xff))), Some(short));
     }
 }
+
+/// The integer lookup of exact and lpm keys of at most 8 bytes (word maps,
+/// first hit longest prefix first) finds what the byte lookup finds,
+/// through adds and deletes, on an empty table too.
+#[test]
+fn word_key_lookups_agree_with_byte_lookups() {
+    for (kind, width) in [(MatchKind::Lpm, 32u32), (MatchKind::Exact, 12), (MatchKind::Lpm, 64)] {
+        let t = tdef(&[(kind, width)], kind);
+        let mut s = TableState::new(&t);
+        let nbytes = width.div_ceil(8) as usize;
+        let key_of = |v: u64| v.to_be_bytes()[8 - nbytes..].to_vec();
+        let wmask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut live = vec![];
+        for step in 0..600 {
+            let r = crate::hash::xorshift64star(&mut seed);
+            if step % 5 == 4 && !live.is_empty() {
+                let h = live.swap_remove((r % live.len() as u64) as usize);
+                s.delete(&t, h).unwrap();
+            } else if live.len() < 16 {
+                // values from a small range, so prefixes nest and collide
+                let v = (r % 64) << (width - 8) & wmask;
+                let mv = match kind {
+                    MatchKind::Lpm => MatchValue::Lpm(key_of(v), [4, 6, 8, width][(r >> 40) as usize % 4]),
+                    _ => MatchValue::Exact(key_of(v)),
+                };
+                if let Ok(h) = s.add(&t, &[mv], 0, 0, vec![]) {
+                    live.push(h);
+                }
+            }
+            let probe = ((r >> 8) % 64) << (width - 8) & wmask | (r >> 60);
+            assert_eq!(s.lookup_u128(probe as u128), look(&s, &key_of(probe)), "{kind:?}/{width} key {probe:#x}");
+        }
+    }
+    let t = tdef(&[(MatchKind::Exact, 16)], MatchKind::Exact);
+    assert_eq!(TableState::new(&t).lookup_u128(0), None);
+}
+
+/// An entry keeps its action data and, for up to INLINE_ARGS parameters,
+/// their low 128 bits as words, through add and modify (wide values too);
+/// longer data has no words.
+#[test]
+fn entry_words_follow_the_action_data() {
+    let t = tdef(&[(MatchKind::Exact, 16)], MatchKind::Exact);
+    let mut s = TableState::new(&t);
+    let wide = Val::from_be_bytes(&[0xab; 20]);
+    let words = |s: &TableState, h: u32| s.entries[h as usize].as_ref().unwrap().args().copied();
+    let h = s.add(&t, &[MatchValue::Exact(vec![0, 1])], 0, 0, vec![Val::from(7u64), wide.clone()]).unwrap();
+    assert_eq!(words(&s, h), Some([7, wide.low_u128()]));
+    assert_eq!(s.entries[h as usize].as_ref().unwrap().data(), &[Val::from(7u64), wide.clone()]);
+    s.modify(h, 0, vec![Val::from(9u64)]).unwrap();
+    assert_eq!(words(&s, h), Some([9, 0]), "a shorter data leaves no stale word");
+    s.modify(h, 0, vec![Val::from(1u64), Val::from(2u64), Val::from(3u64)]).unwrap();
+    assert_eq!(words(&s, h), None);
+    assert_eq!(s.entries[h as usize].as_ref().unwrap().data().len(), 3);
+    s.modify(h, 0, vec![]).unwrap();
+    assert_eq!(words(&s, h), Some([0, 0]));
+}
