@@ -706,14 +706,14 @@ impl<'a> Exec<'a> {
     pub fn apply_table(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
         let prog = self.prog;
         let t = &prog.tables[ti as usize];
-        let small = match prog.table_key_fields[ti as usize] {
-            Some(f) => Some(pkt.phv.vals[f as usize]),
-            None if self.rt.tables[ti as usize].small_key => self.key_u128(pkt, t),
-            None => None,
-        };
-        let hit = match small {
-            Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
-            None => self.lookup_bytes(pkt, ti),
+        let ts = &self.rt.tables[ti as usize];
+        let fixed_next = ts.fixed_next;
+        let hit = match prog.table_key_fields[ti as usize] {
+            Some(f) => ts.lookup_u128(pkt.phv.vals[f as usize]),
+            None => match ts.small_key.then(|| self.key_u128(pkt, t)).flatten() {
+                Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
+                None => self.lookup_bytes(pkt, ti),
+            },
         };
         let action = match hit {
             Some(h) => {
@@ -737,7 +737,7 @@ impl<'a> Exec<'a> {
                                     Some(words) => plan.run(prog, words, pkt, drop_port),
                                     None => plan.run(prog, e.data(), pkt, drop_port),
                                 }
-                                return self.next_node(t, Some(a), true);
+                                return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
                             }
                             (a, e.take_data(), None)
                         }
@@ -771,7 +771,7 @@ impl<'a> Exec<'a> {
                 None => None,
             },
         };
-        self.next_node(t, action, hit.is_some())
+        fixed_next.unwrap_or_else(|| self.next_node(t, action, hit.is_some()))
     }
 
     /// The node after table `t` once `action` ran (None: no action), on a

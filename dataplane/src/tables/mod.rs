@@ -13,7 +13,7 @@ mod range;
 mod wordmap;
 
 use crate::externs::{Count, Meter};
-use crate::program::{MatchKind, MatchValue, TableDef};
+use crate::program::{MatchKind, MatchValue, NodeRef, TableDef};
 use crate::value::Val;
 pub use fxhash::FxBuildHasher;
 use std::collections::HashMap;
@@ -320,7 +320,21 @@ pub struct TableState {
     /// the first hit, longest prefix first, is the answer (resolved here,
     /// not per lookup).
     word_first_hit: bool,
+    /// The node after the table when it is the same whatever ran, hit or
+    /// miss (resolved at load; see [`fixed_next`]).
+    pub fixed_next: Option<Option<NodeRef>>,
     max_size: usize,
+}
+
+/// The node after table `t` when it does not depend on the action or on
+/// hit/miss: hit and miss lead to the same node, or every action's next
+/// node is the base default next (which also follows a miss without an
+/// action, and any action the list does not name).
+pub fn fixed_next(t: &TableDef) -> Option<Option<NodeRef>> {
+    match t.next_hit_miss {
+        Some((hit, miss)) => (hit == miss).then_some(hit),
+        None => t.next_list.iter().all(|(_, n)| *n == t.base_default_next).then_some(t.base_default_next),
+    }
 }
 
 fn normalize(v: &[u8], nbytes: usize, width: u32) -> Vec<u8> {
@@ -358,6 +372,7 @@ impl TableState {
             widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
             small_key: t.keys.iter().map(|k| k.nbytes).sum::<u32>() <= 16 && t.match_type != MatchKind::Range,
             word_first_hit: false,
+            fixed_next: fixed_next(t),
             kind: t.match_type,
             max_size: t.max_size.max(1) as usize,
         };
@@ -587,18 +602,24 @@ impl TableState {
     }
 
     /// `lookup` for a table with `small_key`, the key as a big-endian integer.
-    #[inline]
+    #[inline(always)]
     pub fn lookup_u128(&self, k: u128) -> Option<u32> {
-        if self.word_first_hit {
-            for g in &self.groups {
-                if let Map::Word(m) = &g.map {
-                    if let Some(h) = m.first(k as u64 & g.mask64) {
-                        return Some(h);
-                    }
+        if !self.word_first_hit {
+            return self.lookup_u128_general(k);
+        }
+        for g in &self.groups {
+            if let Map::Word(m) = &g.map {
+                if let Some(h) = m.first(k as u64 & g.mask64) {
+                    return Some(h);
                 }
             }
-            return None;
         }
+        None
+    }
+
+    /// `lookup_u128` for ternary tables and keys of 9 to 16 bytes.
+    #[inline]
+    fn lookup_u128_general(&self, k: u128) -> Option<u32> {
         if self.count == 0 {
             return None;
         }

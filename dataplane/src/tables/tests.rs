@@ -234,3 +234,25 @@ fn entry_words_follow_the_action_data() {
     s.modify(h, 0, vec![]).unwrap();
     assert_eq!(words(&s, h), Some([0, 0]));
 }
+
+/// The next node is resolved at load only when no action and neither hit
+/// nor miss can change it.
+#[test]
+fn fixed_next_only_when_nothing_changes_it() {
+    let mut t = tdef(&[(MatchKind::Exact, 8)], MatchKind::Exact);
+    let (a, b) = (Some(NodeRef::Table(1)), Some(NodeRef::Cond(2)));
+    t.base_default_next = a;
+    t.next_list = vec![(0, a), (1, a)];
+    assert_eq!(fixed_next(&t), Some(a));
+    t.next_list = vec![(0, a), (1, b)];
+    assert_eq!(fixed_next(&t), None, "an action's own next node");
+    t.next_list = vec![(0, b), (1, b)];
+    assert_eq!(fixed_next(&t), None, "a miss without an action goes to the base default next");
+    t.next_list = vec![];
+    assert_eq!(fixed_next(&t), Some(a));
+    t.next_hit_miss = Some((a, b));
+    assert_eq!(fixed_next(&t), None, "hit and miss differ");
+    t.next_hit_miss = Some((None, None));
+    assert_eq!(fixed_next(&t), Some(None));
+    assert_eq!(TableState::new(&t).fixed_next, Some(None));
+}
