@@ -31,11 +31,18 @@ pub fn write_tag(frame: &mut [u8], t: Tag) {
     if n < TAG_LEN {
         return;
     }
-    let b = &mut frame[n - TAG_LEN..];
+    frame[n - TAG_LEN..].copy_from_slice(&tag_bytes(t));
+}
+
+/// The tag's 16 bytes.
+#[inline]
+fn tag_bytes(t: Tag) -> [u8; TAG_LEN] {
+    let mut b = [0u8; TAG_LEN];
     b[0..4].copy_from_slice(&MAGIC);
     b[4..6].copy_from_slice(&t.stream.to_be_bytes());
     b[6..10].copy_from_slice(&t.seq.to_be_bytes());
     b[10..16].copy_from_slice(&t.tx_ns.to_be_bytes()[2..8]);
+    b
 }
 
 pub fn read_tag(frame: &[u8]) -> Option<Tag> {
@@ -187,6 +194,65 @@ impl FrameBuilder {
     }
 }
 
+/// The bytes before the payload of every frame of one size: the template
+/// with the lengths and checksums `build` gives that size. A frame is then
+/// this header, zeros, its varying fields and its tag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizedHeader {
+    /// Frame length without FCS.
+    len: usize,
+    bytes: Box<[u8]>,
+}
+
+impl FrameBuilder {
+    /// The header of frames of `size` bytes (FCS included), if `build_on`
+    /// writes them as `build` does: every varying field and the tag fit, and
+    /// no varying field touches a byte the lengths and checksums cover or
+    /// are written to (so one header holds for every frame of the size).
+    pub fn sized_header(&self, size: usize) -> Option<SizedHeader> {
+        let len = size.checked_sub(FCS)?;
+        let head = self.vary.iter().map(|v| v.offset + v.width).fold(self.template.len(), usize::max);
+        if head + if self.tag { TAG_LEN } else { 0 } > len {
+            return None;
+        }
+        let mut fixed = vec![];
+        if let Some(ip) = self.layout.ipv4 {
+            let ihl = ((self.template[ip] & 0xf) as usize * 4).clamp(20, 60);
+            fixed.push(ip..ip + ihl);
+        }
+        if let Some(ip) = self.layout.ipv6 {
+            fixed.push(ip + 4..ip + 6);
+        }
+        if let Some(u) = self.layout.udp {
+            fixed.push(u + 4..u + 8);
+        }
+        let overlaps = |v: &Vary| fixed.iter().any(|r| v.offset < r.end && r.start < v.offset + v.width);
+        if self.vary.iter().any(overlaps) {
+            return None;
+        }
+        let mut frame = Vec::with_capacity(len);
+        self.build(&mut frame, size, 0, Tag { stream: 0, seq: 0, tx_ns: 0 });
+        frame.truncate(head);
+        Some(SizedHeader { len, bytes: frame.into_boxed_slice() })
+    }
+
+    /// Writes frame `k` of `header`'s size into `out`, as `build` would.
+    #[inline]
+    pub fn build_on(&self, header: &SizedHeader, out: &mut Vec<u8>, k: u64, tag: Tag) {
+        out.clear();
+        out.extend_from_slice(&header.bytes);
+        let body = if self.tag { header.len - TAG_LEN } else { header.len };
+        out.resize(body, 0);
+        for v in &self.vary {
+            let val = v.start.wrapping_add(v.step.wrapping_mul(k % v.count));
+            out[v.offset..v.offset + v.width].copy_from_slice(&val.to_be_bytes()[8 - v.width..]);
+        }
+        if self.tag {
+            out.extend_from_slice(&tag_bytes(tag));
+        }
+    }
+}
+
 pub fn ipv4_checksum(h: &[u8]) -> u16 {
     let mut s = 0u32;
     let mut i = 0;
@@ -252,5 +318,55 @@ mod tests {
         assert_eq!(f.len(), 1514);
         assert_eq!(u16::from_be_bytes([f[16], f[17]]), 1500);
         assert!(FrameBuilder::new(vec![], vec![Vary { offset: 0, width: 9, start: 0, step: 1, count: 1 }], true).is_err());
+    }
+
+    #[test]
+    fn a_sized_header_builds_the_same_bytes() {
+        let v4 = udp_template(0x02, 0x0a00_0000_0000, 0x0a00_0001, 0x0a00_0002, 1, 2, 5);
+        let mut qinq_v6 = v4[..12].to_vec();
+        qinq_v6.extend_from_slice(&[0x88, 0xa8, 0, 7, 0x81, 0, 0, 9, 0x86, 0xdd, 0x60, 0, 0, 0, 0, 0, 17, 64]);
+        qinq_v6.resize(qinq_v6.len() + 32 + 8, 0x11);
+        let mac = Vary { offset: 6, width: 6, start: 0x0a00_0000_0000, step: 1, count: 100 };
+        let port = Vary { offset: 34, width: 2, start: 1000, step: 3, count: 7 };
+        let past = Vary { offset: 60, width: 3, start: 1, step: 0x10001, count: 1000 };
+        for (template, vary) in [
+            (v4.clone(), vec![mac.clone(), port.clone()]),
+            (v4.clone(), vec![past.clone(), mac.clone()]),
+            (v4.clone(), vec![]),
+            (qinq_v6, vec![mac.clone()]),
+        ] {
+            for tag in [true, false] {
+                let b = FrameBuilder::new(template.clone(), vary.clone(), tag).unwrap();
+                for size in [b.min_size(), 64, 78, 576, 1518, 9216] {
+                    if size < b.min_size() {
+                        continue;
+                    }
+                    let h = b.sized_header(size).unwrap();
+                    let (mut slow, mut fast) = (vec![], vec![0xee; 3]);
+                    for k in [0, 1, 99, 100, 1001, u32::MAX as u64 + 5] {
+                        let t = Tag { stream: 3, seq: k as u32, tx_ns: k * 7 };
+                        b.build(&mut slow, size, k, t);
+                        b.build_on(&h, &mut fast, k, t);
+                        assert_eq!(fast, slow, "size {size} frame {k} tag {tag}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_sized_header_where_frames_differ_in_more_than_their_fields() {
+        let tpl = udp_template(0x02, 0x0a00_0000_0000, 0x0a00_0001, 0x0a00_0002, 1, 2, 0);
+        let with = |vary: Vec<Vary>| FrameBuilder::new(tpl.clone(), vary, true).unwrap();
+        let field = |offset, width| Vary { offset, width, start: 1, step: 1, count: 9 };
+        // the source address is in the IPv4 header: its checksum changes
+        assert_eq!(with(vec![field(26, 4)]).sized_header(64), None);
+        // the UDP length, and the IPv4 version and header length
+        assert_eq!(with(vec![field(38, 2)]).sized_header(64), None);
+        assert_eq!(with(vec![field(13, 2)]).sized_header(64), None);
+        assert!(with(vec![field(34, 4)]).sized_header(64).is_some(), "UDP ports");
+        // too small for the header and the tag
+        assert_eq!(with(vec![]).sized_header(61), None);
+        assert_eq!(with(vec![]).sized_header(2), None);
     }
 }

@@ -13,6 +13,7 @@ pub mod fabric;
 pub mod frame;
 pub mod gap;
 pub mod pause;
+pub mod queue;
 pub mod sink;
 pub mod stream;
 pub mod wire;
@@ -21,9 +22,9 @@ use crate::engine::{Output, Switch};
 use capture::Captures;
 use frame::{read_tag, FCS};
 use gap::GapMeter;
+use queue::SourceQueue;
 use sink::{PortRx, RxStats, DEFAULT_EDGES_NS};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use stream::{Source, StreamCfg};
 
 /// Per-frame receive records (optional): columns.
@@ -54,7 +55,8 @@ pub struct Tester {
     pub gaps: BTreeMap<u32, GapMeter>,
     /// Exact first-bit times (ps) of the outputs being sunk.
     tx_ps: Vec<(usize, u64)>,
-    heap: BinaryHeap<Reverse<(u64, u16)>>,
+    /// The sources' next frames in time order.
+    queue: SourceQueue,
     outs: Vec<Output>,
     /// Events processed by the last runs (arrivals + switch events).
     pub events: u64,
@@ -79,7 +81,7 @@ impl Tester {
             captures: Captures::default(),
             gaps: BTreeMap::new(),
             tx_ps: vec![],
-            heap: BinaryHeap::new(),
+            queue: SourceQueue::default(),
             outs: vec![],
             events: 0,
         }
@@ -101,16 +103,14 @@ impl Tester {
         }
         let id = self.sources.len() as u16;
         let src = Source::new(cfg, id, self.seed);
-        if let Some(t) = src.next_arrival_ns() {
-            self.heap.push(Reverse((t, id)));
-        }
+        self.queue.set(id, src.next_arrival_ns());
         self.sources.push(src);
         Ok(id)
     }
 
     pub fn clear_streams(&mut self) {
         self.sources.clear();
-        self.heap.clear();
+        self.queue.clear();
         self.reset_stats();
     }
 
@@ -131,7 +131,7 @@ impl Tester {
     pub fn run(&mut self, sw: &mut Switch, until_ns: u64, drain: bool) {
         let mut buf_out = std::mem::take(&mut self.outs);
         loop {
-            let ts = self.heap.peek().map(|Reverse((t, _))| *t);
+            let ts = self.queue.first().map(|(t, _)| t);
             let te = sw.next_event_at();
             let source_first = match (ts, te) {
                 (Some(a), Some(b)) => a <= b,
@@ -175,7 +175,7 @@ impl Tester {
     /// The next source frame due: (arrival time, stream id).
     #[inline]
     pub(crate) fn next_source(&self) -> Option<(u64, u16)> {
-        self.heap.peek().map(|Reverse(k)| *k)
+        self.queue.first()
     }
 
     /// Delivers the frame `next_source` names to `sw` on `port` (the
@@ -183,16 +183,13 @@ impl Tester {
     /// stream's next frame.
     #[inline]
     pub(crate) fn send_next(&mut self, sw: &mut Switch, port: u32) {
-        let Some(Reverse((t, id))) = self.heap.pop() else { return };
+        let Some((t, id)) = self.queue.first() else { return };
         let src = &mut self.sources[id as usize];
-        let (seq, size, tx_ns) = src.take();
+        let (seq, shape, tx_ns) = src.take_shape();
         let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
-        let builder = &src.cfg.builder;
-        let fcs_ok = !src.wire.bad_fcs;
-        sw.deliver_frame(port, t, fcs_ok, |buf| builder.build(buf, size as usize, seq, tag));
-        if let Some(n) = src.next_arrival_ns() {
-            self.heap.push(Reverse((n, id)));
-        }
+        let src = &*src;
+        sw.deliver_frame(port, t, !src.wire.bad_fcs, |buf| src.write_frame(buf, shape, seq, tag));
+        self.queue.set(id, src.next_arrival_ns());
     }
 
     fn sink(&mut self, sw: &mut Switch, outs: &mut Vec<Output>) {

@@ -15,7 +15,6 @@
 use super::frame::FCS;
 use super::Tester;
 use crate::tm::pfc_frame::{self, quanta_ps, Pause};
-use std::cmp::Reverse;
 
 /// Preamble and start delimiter before a frame on the wire.
 const PREAMBLE: usize = 8;
@@ -88,12 +87,8 @@ impl Tester {
             return;
         }
         // the port's sources' next frames moved: schedule them again
-        let sources = &self.sources;
-        self.heap.retain(|Reverse((_, id))| sources[*id as usize].cfg.port != port);
         for s in self.sources.iter().filter(|s| s.cfg.port == port) {
-            if let Some(t) = s.next_arrival_ns() {
-                self.heap.push(Reverse((t, s.id)));
-            }
+            self.queue.set(s.id, s.next_arrival_ns());
         }
     }
 }

@@ -8,11 +8,13 @@
 //! bit has (store and forward): S + 8 bytes after its first preamble bit at
 //! the tester port's line rate.
 
-use super::frame::FrameBuilder;
+use super::frame::{FrameBuilder, SizedHeader, Tag};
 use super::pause::PauseState;
 use super::wire::WireOpts;
 
 const PS: f64 = 1e12;
+/// Total weights up to this draw sizes from a table.
+const PICK_MAX: u64 = 4096;
 
 /// Frame-size law (sizes include the FCS).
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +75,23 @@ pub struct StreamCfg {
     pub builder: FrameBuilder,
 }
 
+/// One of a stream's frame sizes, worked out once: its times on the wire
+/// (exact ps, rounded as each frame's would be) and its header bytes.
+#[derive(Clone, Debug)]
+struct Shape {
+    /// FCS included.
+    size: u32,
+    /// From the first preamble bit to the last bit at the switch.
+    rx_ps: u64,
+    /// The frame's own time on the wire at line rate, gap included.
+    wire_ps: u64,
+    /// From one frame's start to the next one's at the stream's rate.
+    slot_ps: u64,
+    /// The header written into each frame of this size (None: the
+    /// builder writes every frame whole).
+    header: Option<SizedHeader>,
+}
+
 /// A running source.
 #[derive(Clone, Debug)]
 pub struct Source {
@@ -80,16 +99,27 @@ pub struct Source {
     pub id: u16,
     /// Start of the next frame's first bit (ps).
     next_ps: u64,
-    /// Its size (FCS included).
-    next_size: u32,
+    /// Its shape (size).
+    next_shape: usize,
     pub seq: u64,
     in_burst: u64,
     bursts: u64,
     pub done: bool,
     rng: u64,
     list_pos: usize,
-    /// Weighted sizes as (cumulative weight, size).
-    cum: Vec<(u64, u32)>,
+    /// The distinct sizes.
+    shapes: Vec<Shape>,
+    /// Listed sizes as shapes, in order.
+    list: Vec<usize>,
+    /// Weighted sizes as (cumulative weight, shape).
+    cum: Vec<(u64, usize)>,
+    /// The shape of each draw below the total weight, when it is small
+    /// (what a search of `cum` finds, looked up).
+    pick: Vec<u16>,
+    /// What an empty list or table of weights sends (64 bytes).
+    fallback: usize,
+    /// The wire options `shapes`' times were worked out for.
+    timed_for: WireOpts,
     end_ps: u64,
     pub tx_frames: u64,
     pub tx_bytes: u64,
@@ -102,6 +132,23 @@ pub struct Source {
     pub wire: WireOpts,
 }
 
+/// The distinct sizes of a stream, as they are first named.
+#[derive(Default)]
+struct ShapeIndex {
+    shapes: Vec<Shape>,
+    by_size: std::collections::HashMap<u32, usize>,
+}
+
+impl ShapeIndex {
+    /// The shape of `size`, added if new.
+    fn of(&mut self, size: u32) -> usize {
+        *self.by_size.entry(size).or_insert_with(|| {
+            self.shapes.push(Shape { size, rx_ps: 0, wire_ps: 0, slot_ps: 0, header: None });
+            self.shapes.len() - 1
+        })
+    }
+}
+
 impl Source {
     pub fn new(cfg: StreamCfg, id: u16, seed: u64) -> Source {
         let start = cfg.start_ns.saturating_mul(1000);
@@ -109,20 +156,45 @@ impl Source {
             Some(d) => start.saturating_add(d.saturating_mul(1000)),
             None => u64::MAX,
         };
+        let mut index = ShapeIndex::default();
+        let mut list = vec![];
         let mut cum = vec![];
-        if let Sizes::Weighted(w) = &cfg.sizes {
-            let mut acc = 0u64;
-            for (size, weight) in w {
-                acc += *weight as u64;
-                cum.push((acc, *size));
+        match &cfg.sizes {
+            Sizes::Fixed(s) => {
+                index.of(*s);
+            }
+            Sizes::List(l) => list = l.iter().map(|s| index.of(*s)).collect(),
+            Sizes::Weighted(w) => {
+                let mut acc = 0u64;
+                for (size, weight) in w {
+                    acc += *weight as u64;
+                    cum.push((acc, index.of(*size)));
+                }
             }
         }
+        let fallback = index.of(64);
+        let mut shapes = index.shapes;
+        let total = cum.last().map_or(0, |c| c.0);
+        let pick = if total <= PICK_MAX && shapes.len() <= u16::MAX as usize {
+            (0..total).map(|r| cum[cum.partition_point(|c| c.0 <= r)].1 as u16).collect()
+        } else {
+            vec![]
+        };
+        for shape in &mut shapes {
+            shape.header = cfg.builder.sized_header(shape.size as usize);
+        }
+        let wire = WireOpts::default();
         let mut s = Source {
+            shapes,
+            list,
             cum,
+            pick,
+            fallback,
+            timed_for: wire,
             cfg,
             id,
             next_ps: start,
-            next_size: 0,
+            next_shape: 0,
             seq: 0,
             in_burst: 0,
             bursts: 0,
@@ -135,30 +207,48 @@ impl Source {
             first_tx_ns: None,
             last_end_ps: start,
             pause: PauseState::default(),
-            wire: WireOpts::default(),
+            wire,
         };
-        s.next_size = s.draw_size();
+        s.time_shapes();
+        s.next_shape = s.draw_shape();
         s.check_done();
         s
+    }
+
+    /// Works out each shape's times for the current wire options.
+    fn time_shapes(&mut self) {
+        self.timed_for = self.wire;
+        for i in 0..self.shapes.len() {
+            let size = self.shapes[i].size;
+            let rx_ps = ((size as f64 + 8.0) * 8.0 / self.cfg.line_rate_bps * PS).round() as u64;
+            let wire_ps = (self.wire.wire_bits(size) / self.cfg.line_rate_bps * PS).round() as u64;
+            let slot_ps = self.slot_ps(size).round() as u64;
+            let shape = &mut self.shapes[i];
+            (shape.rx_ps, shape.wire_ps, shape.slot_ps) = (rx_ps, wire_ps, slot_ps);
+        }
     }
 
     fn random(&mut self) -> u64 {
         crate::hash::xorshift64star(&mut self.rng)
     }
 
-    fn draw_size(&mut self) -> u32 {
+    fn draw_shape(&mut self) -> usize {
         match &self.cfg.sizes {
-            Sizes::Fixed(s) => *s,
-            Sizes::List(l) => {
-                let s = l[self.list_pos % l.len()];
+            Sizes::Fixed(_) => 0,
+            Sizes::List(_) => {
+                let Some(n) = std::num::NonZeroUsize::new(self.list.len()) else { return self.fallback };
+                let s = self.list[self.list_pos % n];
                 self.list_pos += 1;
                 s
             }
             Sizes::Weighted(_) => {
                 let total = self.cum.last().map(|c| c.0).unwrap_or(1).max(1);
                 let r = self.random() % total;
+                if let Some(&shape) = self.pick.get(r as usize) {
+                    return shape as usize;
+                }
                 let i = self.cum.partition_point(|c| c.0 <= r);
-                self.cum.get(i).map(|c| c.1).unwrap_or(64)
+                self.cum.get(i).map(|c| c.1).unwrap_or(self.fallback)
             }
         }
     }
@@ -192,26 +282,35 @@ impl Source {
     }
 
     /// When the next frame is complete at the switch (ns), if any.
+    #[inline]
     pub fn next_arrival_ns(&self) -> Option<u64> {
         let start = self.start_ps();
         if self.done || start >= self.end_ps {
             return None;
         }
-        let rx_ps = (self.next_size as f64 + 8.0) * 8.0 / self.cfg.line_rate_bps * PS;
-        Some((start + rx_ps.round() as u64).div_ceil(1000))
+        Some((start + self.shapes[self.next_shape].rx_ps).div_ceil(1000))
     }
 
     /// The frame that is due: (seq, size, first-bit time in ns); advances
     /// the source to the next one.
     pub fn take(&mut self) -> (u64, u32, u64) {
-        let (seq, size, start_ps) = (self.seq, self.next_size, self.start_ps());
+        let (seq, shape, tx_ns) = self.take_shape();
+        (seq, self.shapes[shape].size, tx_ns)
+    }
+
+    /// As `take`, the frame's shape for `write_frame` instead of its size.
+    #[inline]
+    pub(crate) fn take_shape(&mut self) -> (u64, usize, u64) {
+        if self.wire != self.timed_for {
+            self.time_shapes();
+        }
+        let (seq, shape, start_ps) = (self.seq, self.next_shape, self.start_ps());
+        let Shape { size, wire_ps: wire, slot_ps: slot, .. } = self.shapes[shape];
         let tx_ns = start_ps / 1000;
         self.first_tx_ns.get_or_insert(tx_ns);
         self.tx_frames += 1;
         self.tx_bytes += size as u64;
-        let slot = self.slot_ps(size).round() as u64;
         // the frame's own time on the wire at line rate (plus the gap)
-        let wire = (self.wire.wire_bits(size) / self.cfg.line_rate_bps * PS).round() as u64;
         self.last_end_ps = start_ps + wire;
         self.seq += 1;
         let mut next = start_ps + slot.max(1);
@@ -224,9 +323,19 @@ impl Source {
             }
         }
         self.next_ps = next;
-        self.next_size = self.draw_size();
+        self.next_shape = self.draw_shape();
         self.check_done();
-        (seq, size, tx_ns)
+        (seq, shape, tx_ns)
+    }
+
+    /// Writes frame `seq` of `shape` (from `take_shape`) into `out`.
+    #[inline]
+    pub(crate) fn write_frame(&self, out: &mut Vec<u8>, shape: usize, seq: u64, tag: Tag) {
+        let s = &self.shapes[shape];
+        match &s.header {
+            Some(h) => self.cfg.builder.build_on(h, out, seq, tag),
+            None => self.cfg.builder.build(out, s.size as usize, seq, tag),
+        }
     }
 }
 
@@ -280,6 +389,34 @@ mod tests {
         // 50% of 100G in layer-1 bits
         let l1 = (bytes + 20 * n) as f64 * 8.0 / (s.next_ps as f64 / 1e12);
         assert!((l1 / 50e9 - 1.0).abs() < 0.001);
+    }
+
+    #[test]
+    fn wire_options_set_after_the_start_time_the_frames() {
+        let mut s = Source::new(cfg(Rate::Percent(100.0), Sizes::List(vec![64, 64, 1518])), 0, 1);
+        s.take();
+        // a shorter gap (forward pressure): 64-byte frames 8 bits closer
+        s.wire = WireOpts { ifg_bits: 88, bad_fcs: false };
+        assert_eq!(s.take().2, 6, "the frame after the first 6.72 ns");
+        assert_eq!(s.next_ps, 6720 + 6640);
+        assert_eq!(s.take(), (2, 1518, 13));
+        assert_eq!(s.next_ps, 13_360 + 1537 * 8 * 10);
+        assert_eq!(s.last_end_ps, 13_360 + 1537 * 8 * 10);
+    }
+
+    #[test]
+    fn the_size_table_draws_what_the_weights_search_draws() {
+        for w in [vec![(64, 55), (78, 5), (576, 17), (1518, 23)], vec![(64, 0), (128, 3), (64, 2), (9000, 0), (256, 1)]] {
+            let mut table = Source::new(cfg(Rate::Percent(100.0), Sizes::Weighted(w.clone())), 3, 9);
+            let mut search = table.clone();
+            assert!(!table.pick.is_empty());
+            search.pick.clear();
+            let draws = |s: &mut Source| (0..2000).map(|_| s.take().1).collect::<Vec<u32>>();
+            assert_eq!(draws(&mut table), draws(&mut search), "{w:?}");
+        }
+        // a total weight past the table's: searched
+        let s = Source::new(cfg(Rate::Percent(100.0), Sizes::Weighted(vec![(64, 5000), (128, 1)])), 0, 1);
+        assert!(s.pick.is_empty());
     }
 
     #[test]
