@@ -22,6 +22,9 @@ enum Op {
     Const { dst: u32, value: u128 },
     /// A chain of operations with constants on a field: `((f op c) op c)...`
     Chain { dst: u32, mask: u128, field: u32, ops: Vec<(BinOp, i128)> },
+    /// The chain `(f + add) & and` (`and` -1 when absent): p4c's form of a
+    /// decrement (`ttl - 1` is `(ttl + 0xff) & 0xff`), run without a loop.
+    AddAnd { dst: u32, mask: u128, field: u32, add: i128, and: i128 },
     Narrow { dst: u32, mask: u128, expr: NExpr },
     /// mark_to_drop: egress_spec to the drop port, mcast_grp to 0.
     Drop,
@@ -67,7 +70,11 @@ impl ActionPlan {
                     SetSrc::Field(_) => return None,
                     SetSrc::Const(c) => Op::Const { dst: *dst, value: c & mask },
                     SetSrc::Narrow(e) => match chain(e) {
-                        Some((field, ops)) => Op::Chain { dst: *dst, mask: *mask, field, ops },
+                        Some((field, ops)) => match ops[..] {
+                            [(BinOp::Add, add)] => Op::AddAnd { dst: *dst, mask: *mask, field, add, and: -1 },
+                            [(BinOp::Add, add), (BinOp::BitAnd, and)] => Op::AddAnd { dst: *dst, mask: *mask, field, add, and },
+                            _ => Op::Chain { dst: *dst, mask: *mask, field, ops },
+                        },
                         None => Op::Narrow { dst: *dst, mask: *mask, expr: (**e).clone() },
                     },
                 },
@@ -94,6 +101,10 @@ impl ActionPlan {
                         x = binary_n(*op, x, *c);
                     }
                     (*dst, x as u128 & mask)
+                }
+                Op::AddAnd { dst, mask, field, add, and } => {
+                    let x = binary_n(BinOp::Add, pkt.phv.vals[*field as usize] as i128, *add);
+                    (*dst, binary_n(BinOp::BitAnd, x, *and) as u128 & mask)
                 }
                 Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
                 Op::Drop => {
@@ -204,6 +215,11 @@ mod tests {
         let p = json::load_value(&doc).unwrap();
         assert!(p.action_plans[0].is_some() && p.action_plans[1].is_some());
         assert!(p.action_plans[2].is_none(), "header operations run through the primitives");
+        // the decrement's form runs without the chain's loop; a signed
+        // field's subtraction does not take it
+        let ops = &p.action_plans[0].as_ref().unwrap().ops;
+        assert!(matches!(ops[4], Op::AddAnd { add: 0xff, and: 0xff, .. }), "{:?}", ops[4]);
+        assert!(!matches!(ops[5], Op::AddAnd { .. }), "{:?}", ops[5]);
         let mut rt = Runtime::new(&p, 1);
         let mut seed = 0x1234_5678_9abc_def0u64;
         for round in 0..200 {
