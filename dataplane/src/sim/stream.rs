@@ -13,8 +13,9 @@ use super::pause::PauseState;
 use super::wire::WireOpts;
 
 const PS: f64 = 1e12;
-/// Total weights up to this draw sizes from a table.
-const PICK_MAX: u64 = 4096;
+/// Total weights up to this draw sizes from a table (of 2 bytes a weight
+/// unit: 200 bytes for iMIX, at most 512 a stream).
+const PICK_MAX: u64 = 256;
 
 /// Frame-size law (sizes include the FCS).
 #[derive(Clone, Debug, PartialEq)]
