@@ -151,6 +151,7 @@ mod tests {
     use super::*;
     use crate::json;
     use crate::pipeline::{Exec, Runtime};
+    use crate::program::MatchValue;
     use serde_json::{json, Value};
 
     #[test]
@@ -242,6 +243,60 @@ mod tests {
                 p.action_plans[a as usize].as_ref().unwrap().run(&p, &words, &mut by_words, rt.drop_port);
                 assert_eq!(by_words.phv.vals, by_prims.phv.vals, "action {a} from words, round {round}");
             }
+        }
+    }
+
+    /// A table's hits and misses leave the PHV the primitives leave: a
+    /// hit of an action with words (one parameter, the common hit), one
+    /// with more parameters than an entry keeps as words (three), a miss
+    /// running the default action with its data, and the hit counted.
+    #[test]
+    fn table_hits_and_misses_write_what_the_primitives_write() {
+        let rd = |i: u64| json!({"type": "runtime_data", "value": i});
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
+                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["w", 48, false], ["x", 64, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+            "actions": [
+                {"name": "set3", "id": 0, "runtime_data": [{"name": "p", "bitwidth": 8}, {"name": "q", "bitwidth": 48},
+                    {"name": "r", "bitwidth": 64}],
+                 "primitives": [assign(fld("h", "a"), rd(0)), assign(fld("h", "w"), rd(1)), assign(fld("h", "x"), rd(2))]},
+                {"name": "set1", "id": 1, "runtime_data": [{"name": "p", "bitwidth": 64}],
+                 "primitives": [assign(fld("h", "x"), rd(0))]}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": "t", "conditionals": [], "tables": [
+                {"name": "t", "id": 0, "key": [{"match_type": "exact", "target": ["h", "b"], "mask": null}],
+                 "match_type": "exact", "type": "simple", "max_size": 16, "with_counters": false,
+                 "support_timeout": false, "direct_meters": null, "action_ids": [0, 1], "actions": ["set3", "set1"],
+                 "base_default_next": null, "next_tables": {"set3": null, "set1": null},
+                 "default_entry": {"action_id": 1, "action_const": false, "action_data": ["0x5"],
+                                   "action_entry_const": false}}]},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        let p = json::load_value(&doc).unwrap();
+        let mut rt = Runtime::new(&p, 1);
+        let three = vec![Val::from(0x1ffu64), Val::from(0xaabb_ccdd_eeffu64), Val::from(u64::MAX)];
+        let key = |b: u64| [MatchValue::Exact(Val::from(b).low_u128().to_be_bytes()[14..].to_vec())];
+        let h3 = rt.tables[0].add(&p.tables[0], &key(3), 0, 0, three.clone()).unwrap();
+        let h1 = rt.tables[0].add(&p.tables[0], &key(1), 0, 1, vec![Val::from(0x1234u64)]).unwrap();
+        let b = p.field_by_name("h", "b").unwrap() as usize;
+        for (kb, action, params) in [(3u64, 0u32, three.clone()), (1, 1, vec![Val::from(0x1234u64)]), (2, 1, vec![Val::from(5u64)])] {
+            let mut pkt = Packet::new(&p);
+            pkt.phv.vals[b] = kb as u128;
+            let mut by_prims = pkt.clone();
+            Exec::new(&p, &mut rt).run_action(&mut by_prims, action, &params);
+            let next = Exec::new(&p, &mut rt).apply_table(&mut pkt, 0);
+            assert_eq!(next, None);
+            assert_eq!(pkt.phv.vals, by_prims.phv.vals, "key {kb}");
+        }
+        for h in [h3, h1] {
+            assert_eq!(rt.tables[0].entries[h as usize].as_ref().unwrap().counter.packets, 1, "entry {h} counted its hit");
         }
     }
 }

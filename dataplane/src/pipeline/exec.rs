@@ -702,7 +702,11 @@ impl<'a> Exec<'a> {
         Some(acc)
     }
 
-    /// Applies a table; returns the next node.
+    /// Applies a table; returns the next node. The common hit, a direct
+    /// entry whose action has a plan and whose data are words, without a
+    /// direct meter, runs here; anything else in `apply_table_rest`, out of
+    /// line, so that this function's code stays small in the instruction
+    /// cache.
     pub fn apply_table(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
         let prog = self.prog;
         let t = &prog.tables[ti as usize];
@@ -710,11 +714,47 @@ impl<'a> Exec<'a> {
         let fixed_next = ts.fixed_next;
         let hit = match prog.table_key_fields[ti as usize] {
             Some(f) => ts.lookup_u128(pkt.phv.vals[f as usize]),
-            None => match ts.small_key.then(|| self.key_u128(pkt, t)).flatten() {
-                Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
-                None => self.lookup_bytes(pkt, ti),
-            },
+            None => self.lookup_key(pkt, ti),
         };
+        if let (Some(h), None) = (hit, t.direct_meter) {
+            let now = self.rt.now_ns;
+            let len = pkt.ingress_len;
+            let drop_port = self.rt.drop_port;
+            if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
+                if let (Ref::Direct, Some(plan), true) = (e.indirect, &prog.action_plans[e.action as usize], e.args().is_some()) {
+                    e.counter.hit(len);
+                    e.last_hit_ns = now;
+                    e.idle_notified = false;
+                    if let Some(words) = e.args() {
+                        plan.run(prog, words, pkt, drop_port);
+                    }
+                    let a = e.action;
+                    return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
+                }
+            }
+        }
+        self.apply_table_rest(pkt, ti, hit)
+    }
+
+    /// A lookup whose key is not one field: as an integer when it fits,
+    /// else as bytes.
+    #[inline(never)]
+    fn lookup_key(&mut self, pkt: &Packet, ti: u32) -> Option<u32> {
+        let t = &self.prog.tables[ti as usize];
+        match self.rt.tables[ti as usize].small_key.then(|| self.key_u128(pkt, t)).flatten() {
+            Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
+            None => self.lookup_bytes(pkt, ti),
+        }
+    }
+
+    /// `apply_table` once `hit` is known, for what its common hit does not
+    /// cover: a miss, a direct meter, an indirect entry, an action without
+    /// a plan or with more parameters than the entry keeps as words.
+    #[inline(never)]
+    fn apply_table_rest(&mut self, pkt: &mut Packet, ti: u32, hit: Option<u32>) -> Option<NodeRef> {
+        let prog = self.prog;
+        let t = &prog.tables[ti as usize];
+        let fixed_next = self.rt.tables[ti as usize].fixed_next;
         let action = match hit {
             Some(h) => {
                 if let Some(m) = t.direct_meter {
