@@ -8,7 +8,6 @@ the other stream's worker: only SIGKILL ended it."""
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import subprocess
@@ -19,23 +18,25 @@ import grpc
 from finsy.proto import p4r, p4r_grpc
 
 from tests.switch import sw_program as program
+from tests.fixtures.processes import live_children
 
 PACKET_OUTS = 12_000
 """More than the switch queues for one stream (server.STREAM_QUEUE, 10,000)
 plus what a receive window of 64 KiB holds."""
 
 
-def _children() -> set[int]:
-    me, out = str(os.getpid()), set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            out.add(int(pid))
-    return out
+def _sigterm(proc: subprocess.Popen) -> tuple[float, str]:
+    """SIGTERM to the daemon: how long it took to end and its stderr
+    (killed, and the test failed, if it is still running after 10 s)."""
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"SIGTERM did not end the daemon in 10 s (killed): {err}")
+    return time.monotonic() - t0, err
 
 
 def _start_daemon(tmp_path, python: tuple[str, ...] = ("-m", "p4scope.switch.daemon")
@@ -92,7 +93,7 @@ def _packet_out_to_the_cpu_port(payload: bytes) -> p4r.PacketOut:
 
 
 def test_sigterm_ends_the_daemon_after_a_slow_controller_left_beside_an_open_stream(tmp_path):
-    before = _children()
+    before = live_children()
     proc, addr = _start_daemon(tmp_path)
     slow = shell_like = None
     try:
@@ -120,23 +121,16 @@ def test_sigterm_ends_the_daemon_after_a_slow_controller_left_beside_an_open_str
             probe.close()
         assert caps.p4runtime_api_version == "1.3.0"
     finally:
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
         try:
-            _, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-            raise AssertionError(f"SIGTERM did not end the daemon in 10 s (killed): {err}")
+            took, err = _sigterm(proc)
         finally:
             for s in (slow, shell_like):
                 if s is not None:
                     s.close()
-    took = time.monotonic() - t0
     assert proc.returncode == 0, err
     assert took < 5, f"the stop took {took:.1f} s"
     assert "stopped" in err and "messages dropped (slow controller)" in err, err
-    assert _children() - before == set()
+    assert live_children() - before == set()
 
 
 STUCK_CAPABILITIES = """
@@ -152,26 +146,18 @@ def test_a_request_handler_that_never_returns_does_not_keep_the_daemon_alive(tmp
     """The safety net behind the fix above: whatever gRPC handler may get
     stuck some day, a stopped daemon ends (with a warning) instead of
     waiting for it at exit."""
-    before = _children()
+    before = live_children()
     proc, addr = _start_daemon(tmp_path, ("-c", STUCK_CAPABILITIES))
     channel = grpc.insecure_channel(addr)
     try:
         future = p4r_grpc.P4RuntimeStub(channel).Capabilities.future(p4r.CapabilitiesRequest())
         time.sleep(0.5)  # a worker thread is in the handler now, for good
         assert not future.done()
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-            raise AssertionError(f"SIGTERM did not end the daemon in 10 s (killed): {err}")
+        took, err = _sigterm(proc)
     finally:
         channel.close()
-    took = time.monotonic() - t0
     assert proc.returncode == 0, err
     assert took < 5, f"the stop took {took:.1f} s"
     assert "1 P4Runtime request handler(s) still running 2 s after the stop" in err, err
     assert "stopped" in err
-    assert _children() - before == set()
+    assert live_children() - before == set()

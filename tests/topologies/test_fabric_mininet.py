@@ -17,6 +17,7 @@ from p4scope.topologies import builders, procs, tcp
 from p4scope.topologies import traffic
 
 from tests.topologies.mn_namespaces import netns as _netns
+from tests.fixtures.processes import live_children
 
 pytestmark = pytest.mark.usefixtures("mininet_ok")
 
@@ -24,22 +25,6 @@ pytestmark = pytest.mark.usefixtures("mininet_ok")
 @pytest.fixture(scope="module")
 def dut_build(tmp_path_factory):
     return build_dut(tmp_path_factory.mktemp("dut"))
-
-
-def _children() -> set[int]:
-    me = str(os.getpid())
-    out = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            out.add(int(pid))
-    return out
 
 
 def leftovers(tb: Testbed, children_before: set[int]) -> list[str]:
@@ -50,7 +35,7 @@ def leftovers(tb: Testbed, children_before: set[int]) -> list[str]:
     out += [i for i in os.listdir("/sys/class/net") if i.startswith(names)]
     out += [p["what"] for p in m.processes
             if procs.is_same(p["pid"], p["start"]) and not procs.is_zombie_or_gone(p["pid"])]
-    out += [f"child pid {p}" for p in _children() - children_before]
+    out += [f"child pid {p}" for p in live_children() - children_before]
     return out
 
 
@@ -61,7 +46,7 @@ class Run:
     """A testbed whose leftovers are checked after it stops."""
 
     def __init__(self, topo, tmp_path, dut, **kw):
-        self.children = _children()
+        self.children = live_children()
         self.tb = Testbed(topo, tmp_path / "run", dut, **kw)
 
     def __enter__(self) -> Testbed:
