@@ -96,16 +96,6 @@ impl Switch {
         &self.links.drops
     }
 
-    /// Whether the next event is a scheduled link change (it comes before
-    /// the switch's packet events at the same time).
-    pub(super) fn link_due(&self, packet_event_at: Option<u64>) -> bool {
-        match (self.links.next_at(), packet_event_at) {
-            (Some(l), Some(p)) => l <= p,
-            (Some(_), None) => true,
-            (None, _) => false,
-        }
-    }
-
     /// Applies the earliest scheduled link change.
     pub(super) fn apply_link_event(&mut self) {
         if let Some(Reverse((t, _, port, up))) = self.links.scheduled.pop() {

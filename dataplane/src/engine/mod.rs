@@ -122,6 +122,21 @@ struct Svc {
 /// An event key: time, then arrival order.
 type Key = Reverse<(u64, u64)>;
 
+/// Which of the switch's event sources holds its next event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Due {
+    /// A scheduled link change.
+    Link,
+    /// A resubmitted or recirculated packet (due now).
+    Recirc,
+    /// A packet arriving (`inject`).
+    Input,
+    /// A port service due at the current time.
+    Lane,
+    /// A port service from the heap.
+    Service,
+}
+
 pub struct Switch {
     pub prog: Program,
     pub rt: Runtime,
@@ -292,111 +307,119 @@ impl Switch {
 
     /// The time of the next pending event, if any.
     pub fn next_event_at(&self) -> Option<u64> {
-        let p = self.next_packet_event_at();
-        match (p, self.links.next_at()) {
-            (Some(p), Some(l)) => Some(p.min(l)),
-            (p, l) => p.or(l),
-        }
+        self.next_due().map(|(t, _)| t)
     }
 
-    /// The time of the next pending packet event (arrival, service, loop).
-    fn next_packet_event_at(&self) -> Option<u64> {
-        if !self.recirc.is_empty() {
-            return Some(self.now);
-        }
-        let a = self.inputs.peek().map(|(Reverse((t, _)), _, _)| *t);
-        let b = self.services.peek().map(|(Reverse((t, _)), _, _)| *t);
-        let c = self.lane.front().map(|((t, _), _, _)| *t);
-        let min = |x: Option<u64>, y: Option<u64>| match (x, y) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) => x,
-            (None, y) => y,
+    /// The next event and its time: the event sources compared once, so
+    /// that running it needs no second look (`run_due`). A link change
+    /// due at the same time as a packet event comes first; then a looping
+    /// packet (due now), then the earlier of the next arrival and the next
+    /// service (an arrival first on a tie in time).
+    #[inline]
+    fn next_due(&self) -> Option<(u64, Due)> {
+        let packet = if !self.recirc.is_empty() {
+            Some((self.now, Due::Recirc))
+        } else {
+            let ti = self.inputs.peek().map(|(Reverse(k), _, _)| *k);
+            let th = self.services.peek().map(|(Reverse(k), _, _)| *k);
+            let tl = self.lane.front().map(|(k, _, _)| *k);
+            let (ts, service) = match (th, tl) {
+                (Some(h), Some(l)) if l < h => (Some(l), Due::Lane),
+                (None, Some(l)) => (Some(l), Due::Lane),
+                (h, _) => (h, Due::Service),
+            };
+            match (ti, ts) {
+                (Some(a), Some(b)) if a.0 <= b.0 => Some((a.0, Due::Input)),
+                (Some(a), None) => Some((a.0, Due::Input)),
+                (_, Some(b)) => Some((b.0, service)),
+                (None, None) => None,
+            }
         };
-        min(min(a, b), c)
+        match (self.links.next_at(), packet) {
+            (Some(l), Some((p, _))) if l <= p => Some((l, Due::Link)),
+            (Some(l), None) => Some((l, Due::Link)),
+            (_, packet) => packet,
+        }
     }
 
     /// Processes the events due strictly before `t` (an arrival at `t`
     /// comes before the switch's own events at `t`, as `inject`ed ones do).
     #[inline]
     fn run_before(&mut self, t: u64) {
-        while let Some(e) = self.next_event_at() {
+        while let Some((e, due)) = self.next_due() {
             if e >= t {
                 break;
             }
-            self.step();
+            self.run_due(due);
         }
     }
 
     /// Processes every event up to and including `until_ns`.
     pub fn advance(&mut self, until_ns: u64) {
-        while let Some(t) = self.next_event_at() {
+        while let Some((t, due)) = self.next_due() {
             if t > until_ns {
                 break;
             }
-            self.step();
+            self.run_due(due);
         }
         self.now = self.now.max(until_ns);
     }
 
     /// Processes events until nothing is pending.
     pub fn run_until_idle(&mut self) {
-        while self.next_event_at().is_some() {
-            self.step();
+        while let Some((_, due)) = self.next_due() {
+            self.run_due(due);
         }
     }
 
-    fn step(&mut self) {
-        if self.link_due(self.next_packet_event_at()) {
-            self.apply_link_event();
-            return;
-        }
-        if let Some(p) = self.recirc.pop_front() {
-            self.ingress(p);
-            return;
-        }
-        let ti = self.inputs.peek().map(|(Reverse(k), _, _)| *k);
-        let th = self.services.peek().map(|(Reverse(k), _, _)| *k);
-        let tl = self.lane.front().map(|(k, _, _)| *k);
-        let from_lane = match (th, tl) {
-            (Some(h), Some(l)) => l < h,
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        let ts = if from_lane { tl } else { th };
-        let take_input = match (ti, ts) {
-            (Some(a), Some(b)) => a.0 <= b.0,
-            (Some(_), None) => true,
-            _ => false,
-        };
-        if take_input {
-            if let Some((Reverse((t, _)), port, data)) = self.inputs.pop() {
-                self.now = self.now.max(t);
-                self.receive(port, data);
+    /// Runs the event `next_due` chose.
+    fn run_due(&mut self, due: Due) {
+        match due {
+            Due::Link => self.apply_link_event(),
+            Due::Recirc => {
+                if let Some(p) = self.recirc.pop_front() {
+                    self.ingress(p);
+                }
             }
-            return;
-        }
-        let ev = if from_lane {
-            self.lane.pop_front().map(|((t, _), p, g)| (t, p, g))
-        } else {
-            self.services.pop().map(|(Reverse((t, _)), p, g)| (t, p, g))
-        };
-        if let Some((t, port, gen)) = ev {
-            self.now = self.now.max(t);
-            let s = &mut self.svc[port as usize];
-            if s.gen == gen {
-                s.at = None;
-                self.service(port);
+            Due::Input => {
+                if let Some((Reverse((t, _)), port, data)) = self.inputs.pop() {
+                    self.now = self.now.max(t);
+                    self.receive(port, data);
+                }
             }
+            Due::Lane => {
+                if let Some(((t, _), port, gen)) = self.lane.pop_front() {
+                    self.service_due(t, port, gen);
+                }
+            }
+            Due::Service => {
+                if let Some((Reverse((t, _)), port, gen)) = self.services.pop() {
+                    self.service_due(t, port, gen);
+                }
+            }
+        }
+    }
+
+    /// A service event of `port` comes due (stale generations do nothing).
+    #[inline]
+    fn service_due(&mut self, t: u64, port: u32, gen: u32) {
+        self.now = self.now.max(t);
+        let s = &mut self.svc[port as usize];
+        if s.gen == gen {
+            s.at = None;
+            self.service(port);
         }
     }
 
     /// Processes the next pending event, if any (for drivers).
     pub fn step_once(&mut self) -> bool {
-        if self.next_event_at().is_none() {
-            return false;
+        match self.next_due() {
+            Some((_, due)) => {
+                self.run_due(due);
+                true
+            }
+            None => false,
         }
-        self.step();
-        true
     }
 
     /// Makes sure a service event is pending for `port` at the earliest

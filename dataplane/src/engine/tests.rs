@@ -64,3 +64,28 @@ fn tx_credit_holds_packets_in_the_queue_and_releases_them_in_order() {
     assert_eq!(sw.take_outputs().iter().map(|o| o.data[0]).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(sw.tm.depth(0, 0), 0);
 }
+
+#[test]
+fn events_at_one_time_run_link_change_then_arrivals_then_service() {
+    let mut sw = Switch::from_json(MINIMAL).unwrap();
+    sw.inject(1, vec![1], 1000);
+    sw.inject(2, vec![2], 1000);
+    sw.schedule_port_status(2, false, 1000).unwrap();
+    let mut seen = vec![];
+    while let Some(t) = sw.next_event_at() {
+        assert!(sw.step_once());
+        let rx_down = sw.link_drops().get(&2).map_or(0, |d| d.rx_down);
+        seen.push((t, sw.rt.ports.is_up(2), sw.stats.received, rx_down, sw.outputs().len()));
+    }
+    assert!(!sw.step_once(), "idle");
+    assert_eq!(
+        seen,
+        vec![
+            (1000, false, 0, 0, 0), // the link change first: port 2 down
+            (1000, false, 1, 0, 0), // port 1's arrival
+            (1000, false, 1, 1, 0), // port 2's arrival, dropped (before port 0's service)
+            (1000, false, 1, 1, 1), // the service sends port 1's packet
+        ]
+    );
+    assert_eq!(sw.take_outputs(), vec![Output { port: 0, data: vec![1], time_ns: 1000 }]);
+}
