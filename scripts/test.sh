@@ -9,7 +9,7 @@ if [ -x /root/.cargo/bin/cargo ]; then export PATH="/root/.cargo/bin:$PATH"; fi
 # the traffic generator's unit tests (topologies/trafgen)
 (cd topologies/trafgen && cargo test -q 2>&1 | tail -n 3)
 # the AF_PACKET crate both use (crates/afpacket)
-(cd crates/afpacket && cargo test -q 2>&1 | tail -n 3)
+(cd crates/afpacket && cargo test -q --lib 2>&1 | tail -n 3)
 # the import contracts of pyproject.toml ([tool.importlinter]), checked on
 # the package laid out as it installs (the editable install maps folders
 # into p4scope, which import-linter cannot follow): a tree of links
