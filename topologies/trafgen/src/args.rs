@@ -61,11 +61,13 @@ impl Args {
         }
     }
 
-    /// Rejects options this subcommand does not know, so a typo is an error
-    /// and not a silently ignored setting.
+    /// Rejects options and flags this subcommand does not know (`known`
+    /// names them without `--`), so a typo or another subcommand's flag is
+    /// an error and not a silently ignored setting.
     pub fn check_known(&self, known: &[&str]) -> Result<(), String> {
-        for k in self.values.keys() {
-            if !known.contains(&k.as_str()) {
+        let flags = self.flags.iter().filter(|f| !matches!(f.as_str(), "--help" | "-h"));
+        for k in self.values.keys().map(String::as_str).chain(flags.map(|f| &f[2..])) {
+            if !known.contains(&k) {
                 return Err(format!("unknown option --{k} for '{}'", self.command));
             }
         }
@@ -89,8 +91,12 @@ mod tests {
         assert_eq!(a.get("iface").as_deref(), Some("x"));
         assert_eq!(a.all("stream"), v(&["id=1", "id=2"]));
         assert!(a.flag("--qdisc-bypass"));
-        assert!(a.check_known(&["iface", "stream"]).is_ok());
-        assert!(a.check_known(&["iface"]).is_err());
+        assert!(a.check_known(&["iface", "stream", "qdisc-bypass"]).is_ok());
+        assert!(a.check_known(&["iface", "qdisc-bypass"]).is_err());
+        let e = a.check_known(&["iface", "stream"]).unwrap_err();
+        assert_eq!(e, "unknown option --qdisc-bypass for 'send'");
+        let h = Args::parse(&v(&["recv", "--iface", "x", "--help"])).unwrap();
+        assert!(h.check_known(&["iface"]).is_ok());
     }
 
     #[test]

@@ -27,7 +27,8 @@ usage:
                        [--batch N] [--seed N] [--max-lag-us N] [--spin-us N] [--qdisc-bypass]
                        [--out FILE]
   p4scope-trafgen recv --iface IF [--duration S] [--idle S] [--count N] [--interval-ms N]
-                       [--hist-us E1,E2,...] [--ring-mb N] [--snaplen N] [--out FILE]
+                       [--hist-us E1,E2,...] [--ring-mb N] [--snaplen N] [--no-ignore-outgoing]
+                       [--out FILE]
 
 SPEC is key=value,... with keys:
   id (0..65535, required), dst, src (MAC), ip_src, ip_dst, sport, dport, dscp, ttl,
@@ -36,7 +37,8 @@ SPEC is key=value,... with keys:
   rate (max | N pps/kpps/Mpps | N bps/kbps/Mbps/Gbps | N% with line=10Gbps),
   burst (frames back to back), count, start (s), duration (s).
 Frame sizes include the 4-byte FCS; bit rates count 20 bytes of preamble and gap.
-recv prints 'ready' on stderr once it listens. SIGINT/SIGTERM end a run and
+recv prints 'ready' on stderr once it listens; --no-ignore-outgoing counts the frames
+this host sends on IF too. SIGINT/SIGTERM end a run and
 still write the report (marked interrupted).";
 
 fn write_out(path: Option<String>, text: &str) -> Result<(), String> {
@@ -75,7 +77,8 @@ fn run(argv: &[String]) -> Result<(), (i32, String)> {
     }
     match a.command.as_str() {
         "send" => {
-            a.check_known(&["iface", "stream", "duration", "batch", "seed", "max-lag-us", "spin-us", "out"]).map_err(usage)?;
+            a.check_known(&["iface", "stream", "duration", "batch", "seed", "max-lag-us", "spin-us", "out",
+                            "qdisc-bypass"]).map_err(usage)?;
             let streams = a
                 .all("stream")
                 .iter()
@@ -111,7 +114,7 @@ fn run(argv: &[String]) -> Result<(), (i32, String)> {
         }
         "recv" => {
             a.check_known(&["iface", "duration", "idle", "count", "interval-ms", "hist-us", "ring-mb",
-                            "snaplen", "out"]).map_err(usage)?;
+                            "snaplen", "out", "no-ignore-outgoing"]).map_err(usage)?;
             let opt_f = |k: &str| -> Result<Option<f64>, (i32, String)> {
                 a.get(k).map(|d| d.parse::<f64>()).transpose().map_err(|_| usage(format!("--{k}: not a number")))
             };
