@@ -8,7 +8,9 @@ own files (its code, grammar and p4include/), the program's path and
 text, the P4 files beside it and in the include folders, and the macros.
 A stored result is the BMv2 JSON and the serialized P4Info; a result
 read back is the one the compiler gives (diagnostics aside: a program
-that compiled has no errors).
+that compiled has no errors). A store keeps the STORE_KEEPS results
+used last (every edit of a program is a new key): reading a result marks
+it used, and a save removes the least recently used beyond that.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .driver import CompileResult, compile_file
 
 _HERE = Path(__file__).resolve().parent
 _COMPILER_KEY: list[str] = []
+STORE_KEEPS = 64
 _RESULTS: dict[str, tuple[str, bytes]] = {}
 """key -> (BMv2 JSON text, serialized P4Info) of this process's compiles."""
 
@@ -85,9 +88,20 @@ def compile_cached(path: Path, include_dirs: Iterable[str] = (),
 def _load(store: Path, key: str) -> Optional[tuple[str, bytes]]:
     js, info = store / f"{key}.json", store / f"{key}.p4info.bin"
     try:
-        return js.read_text(encoding="utf-8"), info.read_bytes()
+        got = js.read_text(encoding="utf-8"), info.read_bytes()
+        js.touch()  # used now: kept longest
+        return got
     except OSError:
         return None
+
+
+def _prune(store: Path) -> None:
+    """Removes the results beyond the STORE_KEEPS used last (their .json's
+    time of last use)."""
+    by_use = sorted(store.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for js in by_use[STORE_KEEPS:]:
+        js.with_name(js.name[:-len(".json")] + ".p4info.bin").unlink(missing_ok=True)
+        js.unlink(missing_ok=True)
 
 
 def _save(store: Path, key: str, got: tuple[str, bytes]) -> None:
@@ -98,5 +112,6 @@ def _save(store: Path, key: str, got: tuple[str, bytes]) -> None:
         store.mkdir(parents=True, exist_ok=True)
         write_atomic(store / f"{key}.p4info.bin", got[1], durable=False)
         write_atomic(store / f"{key}.json", got[0], durable=False)
+        _prune(store)
     except OSError:
         pass

@@ -2,6 +2,7 @@
 compiles each program once, and not at all when nothing changed."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -62,6 +63,26 @@ def test_a_store_serves_the_next_process(src, tmp_path):
     again = cache.compile_cached(folder / "tap.p4", inc, store=store)
     assert calls == [folder / "tap.p4"]
     _same(again, fresh)
+
+
+def test_a_store_keeps_the_results_used_last(src, tmp_path, monkeypatch):
+    """Every edit of a program is a new key: the store keeps the
+    STORE_KEEPS results used last, a result read counting as used."""
+    folder, calls = src
+    inc = [str(folder / "include")]
+    store = tmp_path / "build" / ".cache"
+    monkeypatch.setattr(cache, "STORE_KEEPS", 2)
+    for n in ("1", "2"):
+        cache.compile_cached(folder / "tap.p4", inc, {"EDIT": n}, store=store)
+    first = cache.inputs_key(folder / "tap.p4", inc, {"EDIT": "1"})
+    cache._RESULTS.clear()
+    os.utime(store / f"{first}.json", (0, 0))  # long unused, until read again:
+    cache.compile_cached(folder / "tap.p4", inc, {"EDIT": "1"}, store=store)
+    cache.compile_cached(folder / "tap.p4", inc, {"EDIT": "3"}, store=store)
+    kept = {p.name.split(".")[0] for p in store.iterdir()}
+    assert kept == {first, cache.inputs_key(folder / "tap.p4", inc, {"EDIT": "3"})}
+    assert len(list(store.iterdir())) == 4  # a .json and a .p4info.bin each
+    assert len(calls) == 3
 
 
 def test_the_main_job_compile_step_twice_writes_the_same_files(src, tmp_path, monkeypatch):
