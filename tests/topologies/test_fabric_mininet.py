@@ -148,8 +148,13 @@ def test_leaf_spine_with_a_loop_pings_in_both_modes(tmp_path, dut_build, mode):
         plan = tb.fabric.plan
         blocked = sum(len(sp.blocked_ports) for sp in plan.switches.values())
         routes = {n: len(sp.routes) for n, sp in plan.switches.items()}
-        learnt = tb.fabric.learnt().get(tb.name("l1"), {})
         h1x1_mac = int(tb.host("h1x1").MAC().replace(":", ""), 16)
+        deadline = time.monotonic() + 10  # learning is the controller's, from digests, in its own time
+        while True:
+            learnt = tb.fabric.learnt().get(tb.name("l1"), {})
+            if mode != "l2" or h1x1_mac in learnt or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     assert loss == 0.0
     assert blocked == 2
     # bridged: the TTL arrives untouched; routed: leaf, spine and leaf took one each
