@@ -12,9 +12,10 @@ import gc
 
 import grpc
 import pytest
-from finsy.proto import p4r, rpc_code, rpc_status
+from finsy.proto import p4r, rpc_code
 
 from p4scope.switch.p4runtime.errors import exhausted
+from tests.switch.sw_client import errors_of
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 OK = rpc_code.Code.OK
@@ -55,20 +56,6 @@ def write(ctl, *updates: tuple[int, p4r.TableEntry], atomicity: int = 0) -> list
         assert e.code() == grpc.StatusCode.UNKNOWN, e.details()
         return [err.canonical_code for err in errors_of(e)]
     return [OK] * len(updates)
-
-
-def errors_of(e: grpc.RpcError) -> list[p4r.Error]:
-    """The p4.v1.Error of each update of a failed Write (grpc-status-details-bin)."""
-    for k, v in e.trailing_metadata() or ():
-        if k == "grpc-status-details-bin":
-            st = rpc_status.Status.FromString(v)
-            out = []
-            for d in st.details:
-                err = p4r.Error()
-                d.Unpack(err)
-                out.append(err)
-            return out
-    return []
 
 
 def ports_of(ctl, table_id: int) -> dict[int, int]:
