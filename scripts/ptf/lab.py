@@ -27,14 +27,13 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from ..topologies.netns import run_in_netns
 from ..topologies.vethlab import VethLab
 
-CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
 SWITCH_PREFIX = "sw"
 PTF_PREFIX = "ptf"
@@ -135,36 +134,22 @@ class PtfLab:
 
 
 def connect_in_netns(netns: str, host: str, port: int, timeout: float = 0.5) -> bool:
-    """Tries one TCP connection from inside `netns`. setns() changes only the
-    calling thread's namespace, so a short-lived thread does it."""
-    result: list[bool] = [False]
-    failure: list[BaseException] = []
-
-    def attempt() -> None:
+    """Tries one TCP connection from inside `netns`."""
+    def attempt() -> bool:
         try:
-            fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    e = ctypes.get_errno()
-                    raise OSError(e, f"setns {netns}: {os.strerror(e)}")
-            finally:
-                os.close(fd)
             with socket.create_connection((host, port), timeout=timeout):
-                result[0] = True
+                return True
+        except (ConnectionError, socket.timeout):
+            return False
         except OSError as e:
-            if e.errno not in (errno.ECONNREFUSED, errno.ETIMEDOUT, None) and \
-                    not isinstance(e, (ConnectionError, socket.timeout)):
-                failure.append(e)
-        except BaseException as e:  # noqa: BLE001 - reported to the caller
-            failure.append(e)
+            if e.errno in (errno.ECONNREFUSED, errno.ETIMEDOUT, None):
+                return False
+            raise
 
-    t = threading.Thread(target=attempt, name=f"probe-{netns}", daemon=True)
-    t.start()
-    t.join(timeout + 1)
-    if failure:
-        raise failure[0]
-    return result[0]
+    try:
+        return run_in_netns(netns, attempt, timeout + 1)
+    except TimeoutError:
+        return False
 
 
 def stop(p: subprocess.Popen, timeout: float = 5.0) -> Optional[int]:

@@ -4,6 +4,9 @@ their member, and flows spread over all members."""
 
 import random
 import struct
+import subprocess
+import time
+import uuid
 
 import pytest
 
@@ -144,3 +147,50 @@ def test_bytecode_format():
         lag.hash_program("xor", 0, 2)
     with pytest.raises(ValueError):
         lag.hash_program("l3", 2, 2)
+
+
+def _wait_until(cond, seconds=2.0):
+    deadline = time.monotonic() + seconds
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return cond()
+
+
+def test_the_bond_follows_its_members_carrier_inside_its_namespace(netns_ok):
+    """The watcher reads each member's carrier (ETHTOOL_GLINK in the host's
+    namespace) and moves the bond's traffic off a member whose far end went
+    down, and back when it returns."""
+    from p4scope.topologies.lag import Bond, _ethtool_socket, carrier_up
+    from p4scope.topologies.netns import run_in_netns
+
+    ns = f"p4s-bond-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    bond = None
+    try:
+        def ip(*args):
+            subprocess.run(["ip", "-n", ns, "link", *args], check=True)
+
+        for i in (0, 1):
+            ip("add", f"mem{i}", "type", "veth", "peer", "name", f"far{i}")
+        sock = run_in_netns(ns, _ethtool_socket)
+        try:
+            assert not carrier_up(sock, "mem0")  # both ends down
+            ip("set", "far0", "up")
+            ip("set", "far1", "up")
+            bond = Bond("h1", ns, ["mem0", "mem1"], "l34")
+            bond.create("02:00:00:00:00:01", "10.0.0.1/24")  # sets the members up
+            assert carrier_up(sock, "mem0") and not carrier_up(sock, "nosuch0")
+            bond.watch()
+            ip("set", "far0", "down")
+            assert not carrier_up(sock, "mem0")
+            assert _wait_until(lambda: bond.active == ["mem1"]), bond.active
+            ip("set", "far0", "up")
+            assert _wait_until(lambda: bond.active == ["mem0", "mem1"]), bond.active
+            assert [members for _, members in bond.failovers] == [["mem1"], ["mem0", "mem1"]]
+        finally:
+            sock.close()
+    finally:
+        if bond is not None:
+            bond.unwatch()
+            assert bond._thread is None
+        subprocess.run(["ip", "netns", "delete", ns], check=True)
