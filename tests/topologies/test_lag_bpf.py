@@ -157,10 +157,10 @@ def _wait_until(cond, seconds=2.0):
 
 
 def test_the_bond_follows_its_members_carrier_inside_its_namespace(netns_ok):
-    """The watcher reads each member's carrier (ETHTOOL_GLINK in the host's
+    """The watcher reads each member's state (ioctls in the host's
     namespace) and moves the bond's traffic off a member whose far end went
-    down, and back when it returns."""
-    from p4scope.topologies.lag import Bond, _ethtool_socket, carrier_up
+    down, at once, and back when the kernel has it running again."""
+    from p4scope.topologies.lag import Bond, _ioctl_socket, carrier_up, running, usable
     from p4scope.topologies.netns import run_in_netns
 
     ns = f"p4s-bond-{uuid.uuid4().hex[:6]}"
@@ -172,7 +172,7 @@ def test_the_bond_follows_its_members_carrier_inside_its_namespace(netns_ok):
 
         for i in (0, 1):
             ip("add", f"mem{i}", "type", "veth", "peer", "name", f"far{i}")
-        sock = run_in_netns(ns, _ethtool_socket)
+        sock = run_in_netns(ns, _ioctl_socket)
         try:
             assert not carrier_up(sock, "mem0")  # both ends down
             ip("set", "far0", "up")
@@ -180,9 +180,10 @@ def test_the_bond_follows_its_members_carrier_inside_its_namespace(netns_ok):
             bond = Bond("h1", ns, ["mem0", "mem1"], "l34")
             bond.create("02:00:00:00:00:01", "10.0.0.1/24")  # sets the members up
             assert carrier_up(sock, "mem0") and not carrier_up(sock, "nosuch0")
+            assert _wait_until(lambda: running(sock, "mem0")) and not usable(sock, "nosuch0")
             bond.watch()
             ip("set", "far0", "down")
-            assert not carrier_up(sock, "mem0")
+            assert not carrier_up(sock, "mem0") and not usable(sock, "mem0")  # at once
             assert _wait_until(lambda: bond.active == ["mem1"]), bond.active
             ip("set", "far0", "up")
             assert _wait_until(lambda: bond.active == ["mem0", "mem1"]), bond.active
