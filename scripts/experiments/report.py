@@ -49,9 +49,24 @@ def load_run(path: Path, tables: Optional[dict[str, pd.DataFrame]] = None) -> Ru
     path = Path(path)
     meta = load_meta(path)
     have = tables or {}
-    t = {n: df for n in list_tables(path)
+    t = {n: _for_filtering(df) for n in list_tables(path)
          if (df := have[n] if n in have else load_table(path, n)) is not None}
     return Run(path, meta, t)
+
+
+SMALL_TABLE_ROWS = 100_000
+
+
+def _for_filtering(df: pd.DataFrame) -> pd.DataFrame:
+    """A small table with its text columns as Python strings: the sections
+    select rows of the per-case tables hundreds of times, and a selection
+    of an Arrow-backed frame pays pyarrow's fixed cost once per column
+    (a second of the report's time); a big table (the instrument's series)
+    keeps its Arrow strings, selected once."""
+    if len(df) > SMALL_TABLE_ROWS:
+        return df
+    text = [c for c, dt in df.dtypes.items() if isinstance(dt, pd.StringDtype)]
+    return df.astype({c: object for c in text}) if text else df
 
 
 @dataclass

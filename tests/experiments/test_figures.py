@@ -222,3 +222,20 @@ def test_groundtruth_peak_counts_a_frame_that_left_in_the_same_nanosecond():
     assert t.peak_of(31, "frames") == (3.0, 10.0)
     occ = t.occupancy.set_index("t_ns")["occupancy_bytes"]
     assert occ[10] == 200
+
+
+def test_subplot_lines_land_on_their_subplot():
+    """A vertical line spans its own subplot's height, a horizontal one its
+    width, as add_vline/add_hline draw them."""
+    from plotly.subplots import make_subplots
+
+    from p4scope.experiments.plots_web import subplot_lines
+
+    fig = make_subplots(rows=2, cols=2)
+    subplot_lines(fig, [("x", 5.0, 2, 1, dict(dash="dot")), ("y", 0.5, 1, 2, dict(width=1))])
+    v, h = fig.layout.shapes
+    assert (v.xref, v.yref, v.x0, v.x1, v.y0, v.y1, v.line.dash) == ("x3", "y3 domain", 5, 5, 0, 1, "dot")
+    assert (h.xref, h.yref, h.x0, h.x1, h.y0, h.y1, h.line.width) == ("x2 domain", "y2", 0, 1, 0.5, 0.5, 1)
+    ref = make_subplots(rows=2, cols=2)
+    ref.add_vline(x=5.0, row=2, col=1, line_dash="dot", exclude_empty_subplots=False)
+    assert (ref.layout.shapes[0].xref, ref.layout.shapes[0].yref) == (v.xref, v.yref)
