@@ -20,10 +20,10 @@ Failover: a watcher reads each member's state every 10 ms (ioctls on a
 socket made in the host's namespace), as the bonding driver's MII monitor
 does, and calls set_active() with the members it may send on: a member
 leaves as soon as its carrier is lost, and comes back once the kernel has
-it running again (IFF_RUNNING: its transmit queue is back). Both may lag
-the carrier by up to a second (linkwatch), so the watcher does not wait
-for rtnetlink's notifications, which come with that lag: under load they
-showed as outages of ~1 s.
+it running again (IFF_RUNNING: its transmit queue is back, which the
+kernel does at linkwatch's next run, up to a second after the carrier).
+rtnetlink's link notifications come from that same run, so the watcher
+does not wait for them: under load they came ~1 s late, an outage as long.
 Commands go through ``ip netns exec`` rather than Mininet's node shell,
 so the watcher thread never shares that shell with the caller.
 """
@@ -288,14 +288,6 @@ class Bond:
                 raise BondError(f"{self.host_name}: tc -batch failed: {r.stderr.strip()}")
             self._prios = [base + i for i in range(len(members))]
             self.active = list(members)
-
-    def members_up(self) -> list[str]:
-        """Members the bond may send on (usable()), in member order."""
-        sock = run_in_netns(self.netns, _ioctl_socket)
-        try:
-            return [m for m in self.members if usable(sock, m)]
-        finally:
-            sock.close()
 
     def watch(self, miimon: float = MIIMON_S) -> None:
         """Follows the members' state until unwatch(), reading it every
