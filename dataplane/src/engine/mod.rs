@@ -766,7 +766,7 @@ impl Switch {
         let wire = pkt.data.len() as u64 + self.tm.cfg.wire_overhead as u64;
         let start_ps = self.tm.transmitted(self.now, port, prio, wire);
         self.stats.transmitted += 1;
-        let buf = self.spare.pop().unwrap_or_default(); // grows to the next frame it holds
+        let buf = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
         let data = std::mem::replace(&mut pkt.data, buf);
         self.note_tx_ps(start_ps);
         self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });

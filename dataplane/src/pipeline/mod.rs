@@ -72,9 +72,7 @@ impl Packet {
     pub fn new(p: &Program) -> Packet {
         Packet {
             phv: Phv::new(p),
-            // sized by the first frame: a burst queues ~10^5 packets beyond
-            // the engine's pool, and 2 KiB each was memory touched for nothing
-            data: Vec::new(),
+            data: Vec::with_capacity(2048),
             payload_off: 0,
             cursor: 0,
             ingress_port: 0,
