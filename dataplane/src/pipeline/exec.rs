@@ -721,13 +721,11 @@ impl<'a> Exec<'a> {
             let len = pkt.ingress_len;
             let drop_port = self.rt.drop_port;
             if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
-                if let (Ref::Direct, Some(plan), true) = (e.indirect, &prog.action_plans[e.action as usize], e.args().is_some()) {
+                if let (Ref::Direct, Some(plan), Some(words)) = (e.indirect, &prog.action_plans[e.action as usize], e.args()) {
+                    plan.run(prog, words, pkt, drop_port);
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
-                    if let Some(words) = e.args() {
-                        plan.run(prog, words, pkt, drop_port);
-                    }
                     let a = e.action;
                     return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
                 }

@@ -359,6 +359,7 @@ fn prefix_mask(nbytes: usize, width: u32, prefix: u32) -> Vec<u8> {
 
 impl TableState {
     pub fn new(t: &TableDef) -> TableState {
+        let key_bytes = t.keys.iter().map(|k| k.nbytes).sum::<u32>();
         let mut s = TableState {
             entries: vec![],
             free: vec![],
@@ -370,7 +371,7 @@ impl TableState {
             default_action: t.default.as_ref().map(|d| d.action),
             default_data: t.default.as_ref().map(|d| d.data.clone()).unwrap_or_default(),
             widths: t.keys.iter().map(|k| (k.width, k.nbytes)).collect(),
-            small_key: t.keys.iter().map(|k| k.nbytes).sum::<u32>() <= 16 && t.match_type != MatchKind::Range,
+            small_key: key_bytes <= 16 && t.match_type != MatchKind::Range,
             word_first_hit: false,
             fixed_next: fixed_next(t),
             kind: t.match_type,
@@ -379,7 +380,6 @@ impl TableState {
         if s.kind == MatchKind::Lpm && t.keys.iter().all(|k| k.kind != MatchKind::Lpm) {
             s.kind = MatchKind::Exact;
         }
-        let key_bytes = t.keys.iter().map(|k| k.nbytes).sum::<u32>();
         s.word_first_hit = key_bytes <= 8 && !matches!(s.kind, MatchKind::Ternary | MatchKind::Optional | MatchKind::Range);
         s
     }
@@ -475,7 +475,7 @@ impl TableState {
                 return Err(TableError::Duplicate);
             }
         }
-        let entry = Entry {
+        let mut entry = Entry {
             key: norm,
             priority: if ternary_like { priority } else { 0 },
             action,
@@ -489,7 +489,6 @@ impl TableState {
             ttl_ns: None,
             idle_notified: false,
         };
-        let mut entry = entry;
         entry.set_data(data);
         let handle = match self.free.pop() {
             Some(h) => {
