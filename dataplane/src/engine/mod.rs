@@ -24,6 +24,7 @@ mod profiles;
 mod stdmeta;
 
 use crate::json::{self, LoadError};
+use crate::pipeline::phv::Phv;
 use crate::pipeline::{Digest, Exec, Packet, Runtime};
 use crate::program::*;
 use crate::tables::TableError;
@@ -93,6 +94,10 @@ pub struct Output {
 /// Spare buffers kept for packets and outputs (no allocation per packet
 /// once warm).
 const POOL_MAX: usize = 4096;
+/// A packet joining a port with at least this many packets queued is
+/// parked (its PHV and bytes kept compact until it leaves, see
+/// `pipeline::park`); shallower queues keep packets whole.
+const PARK_DEPTH: u32 = 256;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MirrorSession {
@@ -155,6 +160,8 @@ pub struct Switch {
     digests: Vec<Digest>,
     pool: Vec<Box<Packet>>,
     spare: Vec<Vec<u8>>,
+    /// PHVs parked packets left behind, for new and unparked packets.
+    spare_phvs: Vec<Phv>,
     deparse_buf: Vec<u8>,
     repl_buf: Vec<(u32, u32)>,
     now: u64,
@@ -196,6 +203,7 @@ impl Switch {
             digests: vec![],
             pool: vec![],
             spare: vec![],
+            spare_phvs: vec![],
             deparse_buf: Vec::with_capacity(2048),
             repl_buf: vec![],
             now: 0,
@@ -470,13 +478,29 @@ impl Switch {
                 p.send_ns = 0;
                 p
             }
-            None => Box::new(Packet::new(&self.prog)),
+            None => match self.spare_phvs.pop() {
+                Some(mut phv) => {
+                    phv.reset(&self.prog);
+                    let data = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+                    Box::new(Packet::with_storage(phv, data))
+                }
+                None => Box::new(Packet::new(&self.prog)),
+            },
         }
     }
 
     fn free(&mut self, p: Box<Packet>) {
-        if self.pool.len() < POOL_MAX {
+        if self.pool.len() < POOL_MAX && !p.is_parked() {
             self.pool.push(p);
+        }
+    }
+
+    /// Brings a packet leaving its queue back whole (when it was parked).
+    fn unpark(&mut self, pkt: &mut Packet) {
+        if pkt.is_parked() {
+            let phv = self.spare_phvs.pop().unwrap_or_else(|| Phv::new(&self.prog));
+            let data = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+            pkt.unpark(phv, data);
         }
     }
 
@@ -653,8 +677,10 @@ impl Switch {
         pkt.enq_ns = self.now;
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
         let (prog, s, now, wq) = (&self.prog, &self.std, self.now, self.with_queueing_metadata);
+        let (spare_phvs, spare) = (&mut self.spare_phvs, &mut self.spare);
         // the queue's occupancy as the packet found it, written as the
-        // traffic manager admits it (one look at the port)
+        // traffic manager admits it (one look at the port); behind a deep
+        // queue the packet then waits parked
         let stamp = |pkt: &mut Packet, at: tm::EnqInfo| {
             if wq {
                 s.enq_timestamp.set(prog, pkt, now / 1000);
@@ -662,6 +688,15 @@ impl Switch {
             }
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
+            if at.port_pkts >= PARK_DEPTH {
+                let (phv, data) = pkt.park();
+                if spare_phvs.len() < POOL_MAX {
+                    spare_phvs.push(phv);
+                }
+                if spare.len() < POOL_MAX {
+                    spare.push(data);
+                }
+            }
         };
         match self.tm.enqueue_with(now, port, prio, pkt, stamp) {
             Ok(_) => self.schedule(port),
@@ -681,6 +716,7 @@ impl Switch {
                 self.send_pauses();
             }
             let mut pkt = d.pkt;
+            self.unpark(&mut pkt);
             self.egress(port, d.prio, d.port_pkts, d.port_bytes, &mut pkt);
             self.free(pkt);
             if d.port_pkts == 0 {

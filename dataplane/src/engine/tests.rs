@@ -89,3 +89,61 @@ fn events_at_one_time_run_link_change_then_arrivals_then_service() {
     );
     assert_eq!(sw.take_outputs(), vec![Output { port: 0, data: vec![1], time_ns: 1000 }]);
 }
+
+/// Packets behind a deep queue wait parked (compact): each still leaves
+/// with its own headers, metadata from ingress and payload, in order.
+#[test]
+fn packets_behind_a_deep_queue_keep_their_headers_metadata_and_bytes() {
+    let f = |h: &str, n: &str| serde_json::json!({"type": "field", "value": [h, n]});
+    let assign = |d, s| serde_json::json!({"op": "assign", "parameters": [d, s]});
+    let keyless = |name: &str, id: u32, action: u32| serde_json::json!({
+        "name": name, "id": id, "key": [], "match_type": "exact", "type": "simple", "max_size": 1,
+        "action_ids": [action], "actions": [format!("a{action}")], "next_tables": {format!("a{action}"): null},
+        "default_entry": {"action_id": action, "action_const": true, "action_data": [], "action_entry_const": true}});
+    let doc = serde_json::json!({
+        "header_types": [
+            {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
+            {"name": "m_t", "id": 1, "fields": [["x", 8, false], ["wide", 100, false]]},
+            {"name": "h_t", "id": 2, "fields": [["a", 8, false], ["b", 8, false]]}],
+        "headers": [
+            {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+            {"name": "m", "id": 1, "header_type": "m_t", "metadata": true},
+            {"name": "h", "id": 2, "header_type": "h_t", "metadata": false}],
+        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+            {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+             "transition_key": [], "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]}],
+        "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+        "actions": [
+            {"name": "a0", "id": 0, "runtime_data": [], "primitives": [
+                assign(f("m", "x"), f("h", "a")),
+                assign(f("m", "wide"), serde_json::json!({"type": "hexstr", "value": "0xfedcba9876543210ff"}))]},
+            {"name": "a1", "id": 1, "runtime_data": [], "primitives": [assign(f("h", "b"), f("m", "x"))]}],
+        "pipelines": [
+            {"name": "ingress", "id": 0, "init_table": "t0", "conditionals": [], "tables": [keyless("t0", 0, 0)]},
+            {"name": "egress", "id": 1, "init_table": "t1", "conditionals": [], "tables": [keyless("t1", 1, 1)]}]
+    });
+    let mut sw = Switch::from_json(&doc.to_string()).unwrap();
+    sw.set_tx_credit(0, 0);
+    let n = 3 * PARK_DEPTH as usize;
+    sw.tm.set_queue_depth(None, None, n);
+    let frame = |i: usize| {
+        let mut d = vec![i as u8, 0];
+        d.extend((0..i % 200).map(|k| (k * 7 + i) as u8));
+        d
+    };
+    for i in 0..n {
+        sw.deliver(1, 1000, &frame(i));
+    }
+    sw.advance(2000);
+    assert_eq!(sw.tm.depth(0, 0), n);
+    sw.set_tx_credit(0, crate::tm::TX_UNLIMITED);
+    sw.run_until_idle();
+    let out = sw.take_outputs();
+    assert_eq!(out.len(), n);
+    for (i, o) in out.iter().enumerate() {
+        let mut want = frame(i);
+        want[1] = i as u8;
+        assert_eq!(o.data, want, "packet {i}");
+    }
+}

@@ -13,6 +13,7 @@ pub mod csum_fuse;
 mod deparser;
 mod exec;
 pub mod narrow;
+mod park;
 pub mod parser;
 pub mod phv;
 pub mod words;
@@ -66,13 +67,22 @@ pub struct Packet {
     pub id: u64,
     /// Resubmit/recirculate passes so far (bounded by the engine).
     pub loops: u32,
+    /// The PHV and bytes in compact form while the packet waits in a deep
+    /// queue (`phv` and `data` are then empty; see `park`).
+    pub parked: Option<Vec<u8>>,
 }
 
 impl Packet {
     pub fn new(p: &Program) -> Packet {
+        Packet::with_storage(Phv::new(p), Vec::with_capacity(2048))
+    }
+
+    /// A new packet in a PHV of the program (reset) and an empty buffer
+    /// that some other packet held.
+    pub fn with_storage(phv: Phv, data: Vec<u8>) -> Packet {
         Packet {
-            phv: Phv::new(p),
-            data: Vec::with_capacity(2048),
+            phv,
+            data,
             payload_off: 0,
             cursor: 0,
             ingress_port: 0,
@@ -94,6 +104,7 @@ impl Packet {
             ecn_mark: false,
             id: 0,
             loops: 0,
+            parked: None,
         }
     }
 
@@ -108,6 +119,7 @@ impl Packet {
 
     /// Copies everything from `o` reusing this packet's buffers.
     pub fn copy_from(&mut self, o: &Packet) {
+        debug_assert!(!o.is_parked() && !self.is_parked());
         self.phv.copy_from(&o.phv);
         self.data.clear();
         self.data.extend_from_slice(&o.data);
