@@ -489,6 +489,17 @@ impl Switch {
         }
     }
 
+    /// A copy of `o` in a pooled packet (not reset first: the copy
+    /// writes everything a reset would).
+    fn alloc_copy(&mut self, o: &Packet) -> Box<Packet> {
+        let mut c = match self.pool.pop() {
+            Some(c) => c,
+            None => self.alloc(),
+        };
+        c.copy_from(o);
+        c
+    }
+
     fn free(&mut self, p: Box<Packet>) {
         if self.pool.len() < POOL_MAX && !p.is_parked() {
             self.pool.push(p);
@@ -658,8 +669,7 @@ impl Switch {
         let rid_f = self.std.egress_rid;
         for (rid, port) in out.iter().copied() {
             self.set_std(pkt, rid_f, rid as u64);
-            let mut c = self.alloc();
-            c.copy_from(pkt);
+            let mut c = self.alloc_copy(pkt);
             c.clear_registers();
             self.enqueue(port, c);
         }
@@ -751,8 +761,7 @@ impl Switch {
         }
         if let Some((session, fl)) = pkt.clone.take() {
             if let Some(cfg) = self.mirror.get(&session).copied() {
-                let mut c = self.alloc();
-                c.copy_from(pkt);
+                let mut c = self.alloc_copy(pkt);
                 c.phv.reset_metadata(&self.prog);
                 Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, pkt, &mut c);
                 self.set_std(&mut c, self.std.instance_type, INSTANCE_EGRESS_CLONE);

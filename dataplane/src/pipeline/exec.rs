@@ -714,6 +714,8 @@ impl<'a> Exec<'a> {
         let fixed_next = ts.fixed_next;
         let hit = match prog.table_key_fields[ti as usize] {
             Some(f) => ts.lookup_u128(pkt.phv.vals[f as usize]),
+            // a keyless table without entries (p4c's tbl_* for straight-line code)
+            None if ts.is_empty() && t.keys.is_empty() => None,
             None => self.lookup_key(pkt, ti),
         };
         if let (Some(h), None) = (hit, t.direct_meter) {
