@@ -613,6 +613,9 @@ pub struct Program {
     /// Derived at load: each action's straight-line plan, where one
     /// applies (`pipeline::actions`).
     pub action_plans: Vec<Option<ActionPlan>>,
+    /// Derived at load: each conditional's test, where its expression has
+    /// one of the common shapes (`pipeline::cond`).
+    pub cond_tests: Vec<Option<crate::pipeline::cond::Test>>,
     /// Derived at load: per table, its key field when the key is one
     /// narrow field without a mask (not a range): the lookup key is then
     /// that field's value as it is.

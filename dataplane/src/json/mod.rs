@@ -379,6 +379,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         extract_plans: vec![],
         calc_plans: vec![],
         action_plans: vec![],
+        cond_tests: vec![],
         table_key_fields: vec![],
         state_plans: vec![],
         fused_csum: None,
@@ -390,6 +391,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.extract_plans = words::extract_plans(&prog);
     prog.calc_plans = words::calc_plans(&prog);
     prog.action_plans = crate::pipeline::actions::action_plans(&prog);
+    prog.cond_tests = crate::pipeline::cond::cond_tests(&prog);
     prog.table_key_fields = prog.tables.iter().map(|t| one_field_key(&prog, t)).collect();
     prog.state_plans = crate::pipeline::parser::state_plans(&prog);
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();

@@ -898,7 +898,11 @@ impl<'a> Exec<'a> {
                 NodeRef::Table(t) => self.apply_table(pkt, t),
                 NodeRef::Cond(c) => {
                     let cd = &self.prog.conds[c as usize];
-                    if self.truthy(pkt, &[], &cd.expr) {
+                    let yes = match &self.prog.cond_tests[c as usize] {
+                        Some(t) => t.eval(pkt),
+                        None => self.truthy(pkt, &[], &cd.expr),
+                    };
+                    if yes {
                         cd.true_next
                     } else {
                         cd.false_next

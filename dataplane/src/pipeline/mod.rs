@@ -9,6 +9,7 @@
 
 pub mod actions;
 pub mod bits;
+pub mod cond;
 pub mod csum_fuse;
 mod deparser;
 mod exec;
