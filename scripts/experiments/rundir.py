@@ -74,8 +74,16 @@ class StoredPart:
 
     @classmethod
     def of(cls, df: pd.DataFrame) -> "StoredPart":
-        data = parquet_bytes(df)
-        return cls(data, pd.read_parquet(io.BytesIO(data)))
+        """The frame comes from the Arrow table the Parquet bytes are
+        written from: what reading them back gives (the Parquet file keeps
+        the Arrow schema), without decoding them again."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        buf = io.BytesIO()
+        pq.write_table(table, buf)
+        return cls(buf.getvalue(), table.to_pandas())
 
 
 def rows_to_csv(rows: Iterable[Sequence[Any]]) -> str:

@@ -1,5 +1,6 @@
 """Run folders: atomic writes, parts, partial runs, interrupts."""
 
+import io
 import json
 import os
 import signal
@@ -194,3 +195,21 @@ def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_pa
     pd.testing.assert_frame_equal(real(run.path / "t.parquet"), expect)
     assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
     assert len(run.tables["left"]) == 6
+
+
+def test_a_stored_part_holds_the_frame_its_bytes_read_back_as():
+    """Every kind of column the experiments store: the frame a worker sends
+    along is the one the part file gives, dtypes and missing values too."""
+    import numpy as np
+
+    df = pd.DataFrame({
+        "i": np.array([1, -2, 3], dtype="int64"), "u": np.array([1, 2, 3], dtype="uint32"),
+        "f": [0.5, np.nan, 2.0], "int_none": [1, None, 3], "b": [True, False, True],
+        "s": ["a", None, "c"], "none": [None, None, None], "mixed_num": [1, 2.5, None],
+        "cat": pd.Categorical(["x", "y", "x"]), "t": pd.to_datetime([1, 2, 3], unit="s"),
+        "lists": [[1, 2], [], [3]]})
+    for frame in (df, df.iloc[1:]):  # empty frames are never stored
+        part = rd.StoredPart.of(frame)
+        back = pd.read_parquet(io.BytesIO(part.data))
+        pd.testing.assert_frame_equal(part.frame, back, check_exact=True)
+        assert list(part.frame.dtypes) == list(back.dtypes)
