@@ -66,7 +66,8 @@ fi
 # topologies/trafgen/ and the AF_PACKET crate both use, crates/afpacket/),
 # built into target/ here.
 # Builds the extension module p4scope_dataplane with maturin (pinned in
-# requirements.txt) in release mode and installs it into .venv. Skipped when
+# requirements.txt) in release mode, profile-guided where the toolchain
+# allows (scripts/build_engine.sh), and installs it into .venv. Skipped when
 # nothing it is built from changed since the last build (hash of the
 # workspace's manifest and lock file and of dataplane/ and crates/afpacket/).
 # Cargo, the first that is recent enough (the crates need Rust >= 1.74):
@@ -110,15 +111,10 @@ dp_hash="$(rust_hash "${rust_common[@]}" dataplane/Cargo.toml dataplane/pyprojec
 dp_stamp=.venv/.p4scope-dataplane
 if [ "$(cat "$dp_stamp" 2>/dev/null)" != "$dp_hash" ] \
    || ! .venv/bin/python -c "import p4scope_dataplane" 2>/dev/null; then
-    echo "setup: building the Rust engine (release; takes a minute)"
-    rm -f target/wheels/p4scope_dataplane-*.whl
-    if ! (cd dataplane && ../.venv/bin/maturin build --release -q \
-            -i ../.venv/bin/python -o ../target/wheels); then
+    if ! bash scripts/build_engine.sh; then
         echo "setup: building dataplane/ failed (cargo in $CARGO_DIR)" >&2
         exit 1
     fi
-    .venv/bin/pip install -q --disable-pip-version-check --no-deps --force-reinstall \
-        target/wheels/p4scope_dataplane-*.whl
     echo "$dp_hash" > "$dp_stamp"
 fi
 
