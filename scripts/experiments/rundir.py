@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -214,23 +215,34 @@ class RunDir:
             atomic_write_text(p, rows_to_csv(data))
         return p
 
+    def _replace_parts(self, folder: Path, df: Optional[pd.DataFrame]) -> None:
+        """Writes a table consolidated from `folder`'s parts, then removes them."""
+        if df is not None:
+            self.write_table(folder.name, df)
+        for f in folder.glob("*.parquet"):
+            f.unlink()
+        folder.rmdir()
+
     def consolidate(self) -> list[str]:
         """Turns parts/<table>/*.parquet into <table>.parquet (each written
         atomically before its parts are removed); returns every table name."""
         parts = self.path / PARTS
         if parts.is_dir():
-            for d in sorted(p for p in parts.iterdir() if p.is_dir()):
-                held = self._held.pop(d.name, None)
-                if held is not None and len(held) == len(list(d.glob("*.parquet"))):
-                    df = _concat_parts(held)  # what read_parts(d) reads, already here
-                else:
-                    df = read_parts(d)
-                if df is not None:
-                    self.write_table(d.name, df)
-                    self.tables[d.name] = df
-                for f in d.glob("*.parquet"):
-                    f.unlink()
-                d.rmdir()
+            # a table is encoded and written (Arrow releases the GIL) while
+            # the next one is put together
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                stored = []
+                for d in sorted(p for p in parts.iterdir() if p.is_dir()):
+                    held = self._held.pop(d.name, None)
+                    if held is not None and len(held) == len(list(d.glob("*.parquet"))):
+                        df = _concat_parts(held)  # what read_parts(d) reads, already here
+                    else:
+                        df = read_parts(d)
+                    if df is not None:
+                        self.tables[d.name] = df
+                    stored.append(pool.submit(self._replace_parts, d, df))
+                for f in stored:
+                    f.result()
             try:
                 parts.rmdir()
             except OSError:
