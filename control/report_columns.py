@@ -1,7 +1,7 @@
 """A capture of INT reports parsed at once into columns (numpy): the bulk
 counterpart of reports.parse_report_frame, for thousands of report frames.
 
-    cols = parse_report_frames(frames, udp_port)
+    cols = parse_report_frames(frames, udp_port)   # frames: [bytes] or a FrameBlock
     cols.queue["deq_qdepth"], cols.queue["egress_ts_ns"]  # one entry per DOMAIN_QUEUE report
     cols.queue["position"]          # where the report was in `frames`
     cols.others                     # [(position, Report)]: valid reports of other domains
@@ -49,6 +49,50 @@ QUEUE_COLUMNS = (("position", "hw_id", "seq", "node_id") + BASELINE_COLUMNS
 _QUEUE_BLOCK = [(0, 1), (1, 1), (2, 2)] + [(4 + 4 * i, 4) for i in range(11)]
 
 
+class FrameBlock(Sequence[bytes]):
+    """Frames one after the other in one byte string, with their lengths:
+    a capture of 10^5 reports without a Python object per frame (the
+    engine's `take_captured_block`). Indexing gives a frame's bytes."""
+
+    def __init__(self, data: bytes, lengths: "np.ndarray | Sequence[int]"):
+        self.data = data
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.offsets = np.zeros(len(self.lengths), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=self.offsets[1:])
+        if len(self.lengths) and int(self.offsets[-1] + self.lengths[-1]) != len(data):
+            raise ValueError("frame lengths do not add up to the data")
+
+    @classmethod
+    def of(cls, frames: Sequence[bytes]) -> "FrameBlock":
+        if isinstance(frames, FrameBlock):
+            return frames
+        return cls(b"".join(frames), np.fromiter(map(len, frames), dtype=np.int64, count=len(frames)))
+
+    @classmethod
+    def joined(cls, blocks: Sequence["FrameBlock"]) -> "FrameBlock":
+        if len(blocks) == 1:
+            return blocks[0]
+        return cls(b"".join(b.data for b in blocks),
+                   np.concatenate([b.lengths for b in blocks]) if blocks else [])
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        at = int(self.offsets[i])
+        return self.data[at:at + int(self.lengths[i])]
+
+    def rows(self, pos: np.ndarray, length: int) -> np.ndarray:
+        """The frames at positions `pos` (all `length` bytes long) as the
+        rows of a uint8 array."""
+        raw = np.frombuffer(self.data, dtype=np.uint8)
+        if len(pos) == len(self):
+            return raw.reshape(-1, length)
+        return raw[self.offsets[pos][:, None] + np.arange(length)]
+
+
 @dataclass
 class ReportColumns:
     queue: dict[str, np.ndarray]
@@ -60,19 +104,19 @@ class ReportColumns:
         return len(self.queue["position"])
 
 
-def parse_report_frames(frames: Sequence[bytes], udp_port: Optional[int] = None) -> ReportColumns:
+def parse_report_frames(frames: "Sequence[bytes] | FrameBlock",
+                        udp_port: Optional[int] = None) -> ReportColumns:
     """Parses every frame as parse_report_frame(frame, udp_port) would."""
+    frames = FrameBlock.of(frames)
     parts: list[dict[str, np.ndarray]] = []
     slow: list[int] = []
-    lengths = np.fromiter(map(len, frames), dtype=np.int64, count=len(frames))
+    lengths = frames.lengths
     for length in np.unique(lengths).tolist():
         pos = np.flatnonzero(lengths == length)
         if length < _OUTER + _HEADERS:
             slow.extend(pos.tolist())
             continue
-        every = len(pos) == len(frames)
-        joined = b"".join(frames if every else [frames[i] for i in pos.tolist()])
-        block = np.frombuffer(joined, dtype=np.uint8).reshape(-1, length)
+        block = frames.rows(pos, length)
         groups, rest = _groups(_key(block))
         slow.extend(pos[rest].tolist())
         for rows in groups:

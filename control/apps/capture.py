@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..report_columns import ReportColumns, parse_report_frames
+from ..report_columns import FrameBlock, ReportColumns, parse_report_frames
 from ..reports import EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL
 from .collector import SAMPLE_COLUMNS, BurstEvent, IntervalMax, TapSample, make_tables
 
@@ -35,7 +35,8 @@ _SEQ_MASK = 0x3FFFFF
 _SEQ_AHEAD = 0x200000
 
 
-def collect_capture(frames: Sequence[bytes], udp_port: Optional[int] = None) -> "CapturedReports":
+def collect_capture(frames: "Sequence[bytes] | FrameBlock",
+                    udp_port: Optional[int] = None) -> "CapturedReports":
     return CapturedReports(parse_report_frames(frames, udp_port))
 
 

@@ -33,7 +33,7 @@ def collector_view(tr: Traffic):
     (a microburst's capture holds a report per burst packet)."""
     from p4scope.control.apps.capture import collect_capture
 
-    return collect_capture([data for _, data in tr.outputs(COLLECTOR_PORT)], COLLECTOR_UDP)
+    return collect_capture(tr.output_block(COLLECTOR_PORT)[1], COLLECTOR_UDP)
 
 
 def depth_unit(vs: VirtualSwitch) -> str:

@@ -10,6 +10,7 @@ clock and its ground-truth trace, behind one small interface.
     tr.sinks()                            # per stream: tx/rx frames and bytes, latency
     tr.trace_events()                     # the trace as a DataFrame (groundtruth)
     tr.outputs(port)                      # frames that left a port: [(time_ns, bytes)]
+    tr.output_block(port)                 # the same as (times, FrameBlock)
     with trace_observed(fn): ...          # fn(t_ns, piece): the trace as virtual time runs
 
 Frame sizes and byte counts are a tester's (FCS included); the engine's
@@ -27,6 +28,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from p4scope.control.report_columns import FrameBlock
 from . import groundtruth
 from .testbed import VirtualSwitch, host_ip, host_mac
 
@@ -70,7 +72,8 @@ class Traffic:
         self.vs = vs
         self.streams: dict[int, tuple[int, int]] = {}  # engine stream id -> (ingress, egress)
         self._trace: list[dict[str, Any]] = []
-        self._captured: dict[int, list[tuple[int, bytes]]] = {}
+        # per captured port, what each step took: (times, frames)
+        self._captured: dict[int, list[tuple[np.ndarray, FrameBlock]]] = {}
         self._t = 0
         self._tracing = False
 
@@ -134,7 +137,10 @@ class Traffic:
             if cols.get("overflow"):
                 raise RuntimeError(f"the occupancy trace overflowed ({cols['overflow']} records lost)")
         for port, buf in self._captured.items():
-            buf.extend(e.take_captured(port))
+            times, lengths, data = e.take_captured_block(port)
+            if len(lengths):
+                buf.append((np.frombuffer(times, dtype=np.uint64).astype(np.int64),
+                            FrameBlock(data, np.frombuffer(lengths, dtype=np.uint32))))
 
     def run_until(self, t_ns: int, tick: Optional[Tick] = None, every_ns: int = 0,
                   on_step: Optional[Callable[[int], None]] = None) -> None:
@@ -222,4 +228,12 @@ class Traffic:
         return groundtruth.trace_frame(cols)
 
     def outputs(self, port: int) -> list[tuple[int, bytes]]:
-        return list(self._captured.get(port, []))
+        times, frames = self.output_block(port)
+        return list(zip(times.tolist(), frames))
+
+    def output_block(self, port: int) -> tuple[np.ndarray, FrameBlock]:
+        """The frames that left a captured `port`: departure times (ns) and
+        the frames in one block."""
+        pieces = self._captured.get(port, [])
+        times = np.concatenate([t for t, _ in pieces]) if pieces else np.array([], np.int64)
+        return times, FrameBlock.joined([f for _, f in pieces])

@@ -38,3 +38,26 @@ def test_limit_counts_frames_not_kept_and_capture_changes_nothing():
     assert len(got) == 5 and [t for t, _ in got] == sorted(t for t, _ in got)
     b.capture_stop(31)
     assert b.capture_stats() == {} and b.take_captured(31) == []
+
+
+def test_a_block_take_holds_the_same_frames_and_times():
+    """take_captured_block: the same capture as take_captured, as columns
+    and one byte string (two engines, one seed)."""
+    import numpy as np
+
+    from p4scope.control.report_columns import FrameBlock
+
+    a, b = engine(seed=5), engine(seed=5)
+    for e in (a, b):
+        e.capture_port(31)
+        e.add_stream(1, weights=[(64, 1), (1518, 1), (300, 2)], rate_pct=100, frames=50)
+        e.run(drain=True)
+    want = a.take_captured(31)
+    times, lengths, data = b.take_captured_block(31)
+    block = FrameBlock(data, np.frombuffer(lengths, dtype=np.uint32))
+    assert len({len(f) for _, f in want}) == 3
+    assert list(np.frombuffer(times, dtype=np.uint64)) == [t for t, _ in want]
+    assert list(block) == [f for _, f in want]
+    times, lengths, data = b.take_captured_block(31)
+    assert (len(times), len(lengths), data) == (0, 0, b"")
+    assert b.take_captured_block(7) == (times, lengths, b"")

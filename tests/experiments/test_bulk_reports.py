@@ -10,7 +10,7 @@ import pytest
 
 from p4scope.control.apps.capture import collect_capture
 from p4scope.control.apps.collector import Collector
-from p4scope.control.report_columns import parse_report_frames
+from p4scope.control.report_columns import FrameBlock, parse_report_frames
 from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame
 from p4scope.experiments import measure, traffic
 from p4scope.experiments.microburst import plan as mbx
@@ -83,9 +83,21 @@ def _spoiled(frames: list[bytes]) -> list[bytes]:
     return f
 
 
-def test_columns_read_every_field_as_the_per_report_parser(capture):
+def test_a_frame_block_is_its_frames():
+    frames = [b"ab", b"", b"cdef", b"g"]
+    block = FrameBlock.of(frames)
+    assert len(block) == 4 and list(block) == frames and block[2] == b"cdef" and block[1:3] == frames[1:3]
+    assert FrameBlock.of(block) is block
+    assert list(FrameBlock.joined([block, FrameBlock.of([b"xy"])])) == frames + [b"xy"]
+    assert len(FrameBlock.joined([])) == 0 and len(FrameBlock.of([])) == 0
+    with pytest.raises(ValueError):
+        FrameBlock(b"abc", [1, 1])
+
+
+@pytest.mark.parametrize("as_block", [False, True])
+def test_columns_read_every_field_as_the_per_report_parser(capture, as_block):
     frames = _spoiled(capture)
-    cols = parse_report_frames(frames, UDP)
+    cols = parse_report_frames(FrameBlock.of(frames) if as_block else frames, UDP)
     q = {k: v.tolist() for k, v in cols.queue.items()}
     rows = {p: i for i, p in enumerate(q["position"])}
     others = dict(cols.others)
@@ -112,11 +124,12 @@ def test_columns_read_every_field_as_the_per_report_parser(capture):
             assert q[name][i] == getattr(r.queue, name), name
 
 
-def test_captured_reports_give_the_collectors_tables(capture):
+@pytest.mark.parametrize("as_block", [False, True])
+def test_captured_reports_give_the_collectors_tables(capture, as_block):
     frames = _spoiled(capture)
     col = Collector(udp_port=UDP)
     col.feed_frames(frames)
-    cap = collect_capture(frames, UDP)
+    cap = collect_capture(FrameBlock.of(frames) if as_block else frames, UDP)
     assert cap.errors == col.errors and len(cap.errors) == 7
     assert cap.lost == col.lost and col.lost[1] >= 7
     assert cap.bursts() == col.bursts() and len(cap.bursts()) == 1
