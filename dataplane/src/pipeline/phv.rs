@@ -72,10 +72,13 @@ impl Phv {
 
     pub fn zero_header(&mut self, p: &Program, h: HdrId) {
         let hd = &p.headers[h as usize];
-        for f in hd.first_field..hd.first_field + hd.nfields {
-            self.vals[f as usize] = 0;
-            if let Some(w) = p.fields[f as usize].wide {
-                self.wide[w as usize].iter_mut().for_each(|b| *b = 0);
+        let fields = hd.first_field as usize..(hd.first_field + hd.nfields) as usize;
+        self.vals[fields.clone()].fill(0);
+        if !self.wide.is_empty() {
+            for f in fields {
+                if let Some(w) = p.fields[f].wide {
+                    self.wide[w as usize].fill(0);
+                }
             }
         }
         self.vl_bits[h as usize] = 0;
