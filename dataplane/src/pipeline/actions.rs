@@ -1,12 +1,13 @@
 //! Straight-line action plans, built at load.
 //!
 //! Most actions of real programs only write narrow fields from their
-//! parameters, other fields, constants and narrow expressions, and mark
-//! packets to drop (forwarding, rewrites, TTL decrements). For those, an
+//! parameters, other fields, constants and narrow expressions, add or
+//! remove headers and mark packets to drop (forwarding, rewrites, TTL
+//! decrements, encapsulations). For those, an
 //! [`ActionPlan`] lists the writes with their operands resolved: a table
 //! hit runs it on the entry's data in place, with no primitive loop, no
 //! jump handling and no moving of the data out of the entry. Any other
-//! action (externs, header operations, jumps, wide fields) has no plan and
+//! action (externs, header stacks, jumps, wide fields) has no plan and
 //! runs through `Exec::run_prims` as before; both give the same PHV.
 
 use super::narrow::{binary_n, eval_narrow};
@@ -28,6 +29,9 @@ enum Op {
     Narrow { dst: u32, mask: u128, expr: NExpr },
     /// mark_to_drop: egress_spec to the drop port, mcast_grp to 0.
     Drop,
+    /// add_header / remove_header of a header known at load.
+    AddHeader(HdrId),
+    RemoveHeader(HdrId),
 }
 
 /// An action's parameters as a plan reads them: parameter `i`'s low 128
@@ -79,6 +83,8 @@ impl ActionPlan {
                     },
                 },
                 Prim::MarkToDrop => Op::Drop,
+                Prim::AddHeader(HdrX::Static(h)) => Op::AddHeader(*h),
+                Prim::RemoveHeader(HdrX::Static(h)) => Op::RemoveHeader(*h),
                 _ => return None,
             };
             ops.push(op);
@@ -111,6 +117,14 @@ impl ActionPlan {
                     mark_to_drop(p, pkt, drop_port);
                     continue;
                 }
+                Op::AddHeader(h) => {
+                    add_header(p, pkt, *h);
+                    continue;
+                }
+                Op::RemoveHeader(h) => {
+                    remove_header(p, pkt, *h);
+                    continue;
+                }
             };
             pkt.phv.vals[dst as usize] = v;
         }
@@ -124,6 +138,26 @@ pub(crate) fn mark_to_drop(p: &Program, pkt: &mut Packet, drop_port: u32) {
     }
     if let Some(f) = p.std.mcast_grp {
         pkt.phv.set_u(p, f, 0);
+    }
+}
+
+/// add_header: an invalid header becomes valid with every field zero, and
+/// the packet-length register grows by its size; a valid one is left as
+/// it is.
+pub(crate) fn add_header(p: &Program, pkt: &mut Packet, h: HdrId) {
+    if !pkt.phv.valid[h as usize] {
+        pkt.phv.zero_header(p, h);
+        pkt.phv.set_valid(p, h);
+        pkt.len_reg += pkt.phv.header_bytes(p, h);
+    }
+}
+
+/// remove_header: a valid header (not metadata) becomes invalid and the
+/// packet-length register shrinks by its size.
+pub(crate) fn remove_header(p: &Program, pkt: &mut Packet, h: HdrId) {
+    if pkt.phv.valid[h as usize] && !p.headers[h as usize].metadata {
+        pkt.len_reg = pkt.len_reg.saturating_sub(pkt.phv.header_bytes(p, h));
+        pkt.phv.valid[h as usize] = false;
     }
 }
 
@@ -206,16 +240,21 @@ mod tests {
                     assign(fld("standard_metadata", "mcast_grp"), hex(0x1_0007))]},
                 {"name": "drop", "id": 1, "runtime_data": [],
                  "primitives": [{"op": "mark_to_drop", "parameters": [{"type": "header", "value": "standard_metadata"}]}]},
-                {"name": "other", "id": 2, "runtime_data": [],
-                 "primitives": [assign(fld("h", "a"), hex(1)), {"op": "remove_header", "parameters": [{"type": "header", "value": "h"}]}]}],
+                {"name": "strip", "id": 2, "runtime_data": [],
+                 "primitives": [assign(fld("h", "a"), hex(1)), {"op": "remove_header", "parameters": [{"type": "header", "value": "h"}]}]},
+                {"name": "encap", "id": 3, "runtime_data": [],
+                 "primitives": [{"op": "add_header", "parameters": [{"type": "header", "value": "h"}]},
+                                assign(fld("h", "b"), hex(0x800))]},
+                {"name": "other", "id": 4, "runtime_data": [],
+                 "primitives": [{"op": "clone_egress_pkt_to_egress", "parameters": [hex(1), hex(0)]}]}],
             "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
             "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
             "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
                           {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
         });
         let p = json::load_value(&doc).unwrap();
-        assert!(p.action_plans[0].is_some() && p.action_plans[1].is_some());
-        assert!(p.action_plans[2].is_none(), "header operations run through the primitives");
+        assert!((0..4).all(|a| p.action_plans[a].is_some()));
+        assert!(p.action_plans[4].is_none(), "externs run through the primitives");
         // the decrement's form runs without the chain's loop; a signed
         // field's subtraction does not take it
         let ops = &p.action_plans[0].as_ref().unwrap().ops;
@@ -230,13 +269,16 @@ mod tests {
                 let v = match round % 4 { 0 => 0, 1 => u128::MAX, _ => r as u128 };
                 pkt.phv.vals[i] = v & crate::value::mask_u128(fm.width as u32);
             }
+            pkt.phv.valid[1] = round % 3 != 0;
+            pkt.len_reg = 100 + round;
             let params = [Val::S((seed >> 7) as i128), Val::S((seed % 600) as i128)];
-            for a in 0..2u32 {
+            for a in 0..4u32 {
                 let mut by_prims = pkt.clone();
                 Exec::new(&p, &mut rt).run_action(&mut by_prims, a, &params);
                 let mut by_plan = pkt.clone();
                 p.action_plans[a as usize].as_ref().unwrap().run(&p, &params[..], &mut by_plan, rt.drop_port);
                 assert_eq!(by_plan.phv.vals, by_prims.phv.vals, "action {a}, round {round}");
+                assert_eq!((&by_plan.phv.valid, by_plan.len_reg), (&by_prims.phv.valid, by_prims.len_reg), "action {a}");
                 // as a table entry keeps them: the parameters' words
                 let mut by_words = pkt.clone();
                 let words = [params[0].low_u128(), params[1].low_u128()];

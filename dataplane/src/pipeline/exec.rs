@@ -286,19 +286,12 @@ impl<'a> Exec<'a> {
             Prim::MarkToDrop => super::actions::mark_to_drop(prog, pkt, self.rt.drop_port),
             Prim::AddHeader(h) => {
                 if let Some(id) = self.hdr(pkt, params, h) {
-                    if !pkt.phv.valid[id as usize] {
-                        pkt.phv.zero_header(prog, id);
-                        pkt.phv.set_valid(prog, id);
-                        pkt.len_reg += pkt.phv.header_bytes(prog, id);
-                    }
+                    super::actions::add_header(prog, pkt, id);
                 }
             }
             Prim::RemoveHeader(h) => {
                 if let Some(id) = self.hdr(pkt, params, h) {
-                    if pkt.phv.valid[id as usize] && !prog.headers[id as usize].metadata {
-                        pkt.len_reg = pkt.len_reg.saturating_sub(pkt.phv.header_bytes(prog, id));
-                        pkt.phv.valid[id as usize] = false;
-                    }
+                    super::actions::remove_header(prog, pkt, id);
                 }
             }
             Prim::CloneI2E { session, field_list } | Prim::CloneE2E { session, field_list } => {
