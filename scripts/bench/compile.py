@@ -150,4 +150,6 @@ def compile_bench(
 
 
 if __name__ == "__main__":
-    sys.exit(run([Path(a) for a in sys.argv[1:]], [], 3))
+    from . import as_script
+
+    as_script(lambda: run([Path(a) for a in sys.argv[1:]], [], 3))

@@ -204,4 +204,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from . import as_script
+
+    as_script(main)

@@ -142,4 +142,6 @@ def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns.
 
 
 if __name__ == "__main__":
-    typer.run(bench_live)
+    from . import as_script
+
+    as_script(lambda: typer.run(bench_live))

@@ -458,4 +458,6 @@ def bench_p4runtime(
 
 
 if __name__ == "__main__":
-    typer.run(bench_p4runtime)
+    from . import as_script
+
+    as_script(lambda: typer.run(bench_p4runtime))

@@ -63,4 +63,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from . import as_script
+
+    as_script(main)

@@ -38,3 +38,20 @@ def test_bench_options_are_checked():
     assert r.exit_code == 2 and "--load" in r.output
     r = CliRunner().invoke(app, ["bench", "p4runtime", "--kind", "range"])
     assert r.exit_code == 2 and "--kind" in r.output
+
+
+def test_a_benchmark_whose_reader_goes_away_ends_without_a_traceback():
+    """`python -m p4scope.bench.engine | head -1`: the benchmark ends as a
+    Unix tool does when its reader is gone (SIGPIPE), with nothing on
+    stderr."""
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "p4scope.bench.engine", "--packets", "3000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line
+    err = p.stderr.read()
+    p.wait(timeout=120)
+    p.stderr.close()
+    assert p.returncode == -signal.SIGPIPE and err == b""
