@@ -162,6 +162,8 @@ pub struct Switch {
     spare: Vec<Vec<u8>>,
     /// PHVs parked packets left behind, for new and unparked packets.
     spare_phvs: Vec<Phv>,
+    /// PARK_DEPTH, or never for a program too large to park.
+    park_depth: u32,
     deparse_buf: Vec<u8>,
     repl_buf: Vec<(u32, u32)>,
     now: u64,
@@ -204,6 +206,7 @@ impl Switch {
             pool: vec![],
             spare: vec![],
             spare_phvs: vec![],
+            park_depth: if Packet::parks(&prog) { PARK_DEPTH } else { u32::MAX },
             deparse_buf: Vec::with_capacity(2048),
             repl_buf: vec![],
             now: 0,
@@ -481,7 +484,7 @@ impl Switch {
             None => match self.spare_phvs.pop() {
                 Some(mut phv) => {
                     phv.reset(&self.prog);
-                    let data = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+                    let data = self.spare_buffer();
                     Box::new(Packet::with_storage(phv, data))
                 }
                 None => Box::new(Packet::new(&self.prog)),
@@ -510,9 +513,14 @@ impl Switch {
     fn unpark(&mut self, pkt: &mut Packet) {
         if pkt.is_parked() {
             let phv = self.spare_phvs.pop().unwrap_or_else(|| Phv::new(&self.prog));
-            let data = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+            let data = self.spare_buffer();
             pkt.unpark(phv, data);
         }
+    }
+
+    /// An empty packet buffer: a spare one, else a new one of 2 KiB.
+    fn spare_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048))
     }
 
     /// Writes a p4scope queue field: saturating, not truncating.
@@ -687,7 +695,7 @@ impl Switch {
         pkt.enq_ns = self.now;
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
         let (prog, s, now, wq) = (&self.prog, &self.std, self.now, self.with_queueing_metadata);
-        let (spare_phvs, spare) = (&mut self.spare_phvs, &mut self.spare);
+        let (spare_phvs, spare, park_depth) = (&mut self.spare_phvs, &mut self.spare, self.park_depth);
         // the queue's occupancy as the packet found it, written as the
         // traffic manager admits it (one look at the port); behind a deep
         // queue the packet then waits parked
@@ -698,7 +706,7 @@ impl Switch {
             }
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
-            if at.port_pkts >= PARK_DEPTH {
+            if at.port_pkts >= park_depth {
                 let (phv, data) = pkt.park();
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
@@ -811,7 +819,7 @@ impl Switch {
         let wire = pkt.data.len() as u64 + self.tm.cfg.wire_overhead as u64;
         let start_ps = self.tm.transmitted(self.now, port, prio, wire);
         self.stats.transmitted += 1;
-        let buf = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        let buf = self.spare_buffer();
         let data = std::mem::replace(&mut pkt.data, buf);
         self.note_tx_ps(start_ps);
         self.outputs.push(Output { port, data, time_ns: start_ps / 1000 });

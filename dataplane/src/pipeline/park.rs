@@ -119,6 +119,12 @@ impl Phv {
 }
 
 impl Packet {
+    /// Whether packets of program `p` can be parked: field indexes fit
+    /// the layout's 15 bits.
+    pub fn parks(p: &crate::program::Program) -> bool {
+        p.fields.len() <= HIGH as usize
+    }
+
     /// Whether the packet's PHV and bytes are parked.
     #[inline]
     pub fn is_parked(&self) -> bool {
