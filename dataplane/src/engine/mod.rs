@@ -514,7 +514,11 @@ impl Switch {
         if pkt.is_parked() {
             let phv = self.spare_phvs.pop().unwrap_or_else(|| Phv::new(&self.prog));
             let data = self.spare_buffer();
-            pkt.unpark(phv, data);
+            if let Some(parked) = pkt.unpark(phv, data) {
+                if self.spare.len() < POOL_MAX {
+                    self.spare.push(parked);
+                }
+            }
         }
     }
 
@@ -707,7 +711,7 @@ impl Switch {
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
             if at.port_pkts >= park_depth {
-                let (phv, data) = pkt.park();
+                let (phv, data) = pkt.park(spare.pop().unwrap_or_default());
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
                 }

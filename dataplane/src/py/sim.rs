@@ -421,22 +421,12 @@ impl Engine {
     /// reports.
     fn take_captured_block<'py>(&mut self, py: Python<'py>, port: u32)
         -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
-        let frames = match self.lock().tester.captures.ports.get_mut(&port) {
-            Some(c) => c.take(),
-            None => vec![],
+        let b = match self.lock().tester.captures.ports.get_mut(&port) {
+            Some(c) => c.take_block(),
+            None => Default::default(),
         };
-        let times: Vec<u64> = frames.iter().map(|(t, _)| *t).collect();
-        let lengths: Vec<u32> = frames.iter().map(|(_, d)| d.len() as u32).collect();
-        let total = frames.iter().map(|(_, d)| d.len()).sum();
-        let data = PyBytes::new_bound_with(py, total, |buf| {
-            let mut at = 0;
-            for (_, d) in &frames {
-                buf[at..at + d.len()].copy_from_slice(d);
-                at += d.len();
-            }
-            Ok(())
-        })?;
-        Ok((array(py, &times)?, array(py, &lengths)?, data))
+        let data = PyBytes::new_bound(py, &b.bytes);
+        Ok((array(py, &b.times)?, array(py, &b.lengths)?, data))
     }
 
     /// Stops capturing `port` (what it still held is dropped).
@@ -451,7 +441,7 @@ impl Engine {
         for (port, c) in &self.lock().tester.captures.ports {
             let d = PyDict::new_bound(py);
             d.set_item("limit", c.limit)?;
-            d.set_item("held", c.frames.len())?;
+            d.set_item("held", c.held())?;
             d.set_item("kept", c.kept)?;
             d.set_item("not_kept", c.not_kept)?;
             out.set_item(port, d)?;

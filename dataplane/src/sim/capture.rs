@@ -14,12 +14,42 @@ pub const DEFAULT_LIMIT: usize = 1 << 20;
 pub struct PortCapture {
     /// The most frames held at once (between two takes).
     pub limit: usize,
-    /// (departure time in ns, frame bytes without FCS), in departure order.
-    pub frames: Vec<(u64, Vec<u8>)>,
+    /// The held frames in departure order, as one block: no allocation per
+    /// frame (a microburst's collector port takes 10^5 reports).
+    held: Block,
     /// Frames kept since capture started (taken or still held).
     pub kept: u64,
     /// Frames that left the port while `limit` frames were held.
     pub not_kept: u64,
+}
+
+/// Frames as columns: departure times (first bit out, ns), lengths, and
+/// the frames' bytes (without FCS) one after the other.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    pub times: Vec<u64>,
+    pub lengths: Vec<u32>,
+    pub bytes: Vec<u8>,
+}
+
+impl Block {
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// The frames as (departure time, bytes), in departure order.
+    pub fn frames(&self) -> Vec<(u64, Vec<u8>)> {
+        let mut at = 0;
+        self.times.iter().zip(&self.lengths).map(|(&t, &n)| {
+            let f = (t, self.bytes[at..at + n as usize].to_vec());
+            at += n as usize;
+            f
+        }).collect()
+    }
 }
 
 impl PortCapture {
@@ -29,17 +59,29 @@ impl PortCapture {
 
     #[inline]
     pub fn push(&mut self, time_ns: u64, data: &[u8]) {
-        if self.frames.len() < self.limit {
-            self.frames.push((time_ns, data.to_vec()));
+        if self.held.len() < self.limit {
+            self.held.times.push(time_ns);
+            self.held.lengths.push(data.len() as u32);
+            self.held.bytes.extend_from_slice(data);
             self.kept += 1;
         } else {
             self.not_kept += 1;
         }
     }
 
+    /// Frames held now.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
     /// The held frames (the port stays captured).
     pub fn take(&mut self) -> Vec<(u64, Vec<u8>)> {
-        std::mem::take(&mut self.frames)
+        self.take_block().frames()
+    }
+
+    /// The held frames as one block (the port stays captured).
+    pub fn take_block(&mut self) -> Block {
+        std::mem::take(&mut self.held)
     }
 }
 
@@ -99,12 +141,17 @@ mod tests {
         assert!(!c.ports.contains_key(&4));
         let got = c.ports.get_mut(&3).unwrap().take();
         assert_eq!(got, vec![(0, vec![0]), (1, vec![1])]);
+        c.offer(3, 7, b"ab");
+        c.offer(3, 8, b"");
+        let block = c.ports.get_mut(&3).unwrap().take_block();
+        assert_eq!(block, Block { times: vec![7, 8], lengths: vec![2, 0], bytes: b"ab".to_vec() });
+        assert_eq!(block.frames(), vec![(7, b"ab".to_vec()), (8, vec![])]);
         // a take frees room for the next frames
         c.offer(3, 9, b"y");
         let p = &c.ports[&3];
-        assert_eq!((p.kept, p.not_kept, p.frames.len()), (3, 3, 1));
+        assert_eq!((p.kept, p.not_kept, p.held()), (5, 3, 1));
         c.reset();
-        assert_eq!((c.ports[&3].kept, c.ports[&3].frames.len(), c.ports[&3].limit), (0, 0, 2));
+        assert_eq!((c.ports[&3].kept, c.ports[&3].held(), c.ports[&3].limit), (0, 0, 2));
         assert_eq!(c.stop(3).map(|p| p.limit), Some(2));
         assert!(c.ports.is_empty());
     }

@@ -145,13 +145,13 @@ fn capture_keeps_departing_frames_with_their_times() {
         assert_eq!(data.len() + FCS, 128);
         assert_eq!(read_tag(data).unwrap().seq, rec.seq[i]);
     }
-    assert!(all.captures.ports[&10].frames.is_empty());
+    assert_eq!(all.captures.ports[&10].held(), 0);
     // capturing changes nothing the switch does
     let none = run(None);
     assert_eq!(none.digest, all.digest);
     // a limit keeps the first frames and counts the others
-    let few = run(Some(10));
-    let c = &few.captures.ports[&9];
-    assert_eq!((c.frames.len(), c.kept, c.not_kept), (10, 10, frames - 10));
-    assert_eq!(c.frames[..], got[..10]);
+    let mut few = run(Some(10));
+    let c = few.captures.ports.get_mut(&9).unwrap();
+    assert_eq!((c.held(), c.kept, c.not_kept), (10, 10, frames - 10));
+    assert_eq!(c.take()[..], got[..10]);
 }
