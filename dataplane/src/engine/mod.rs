@@ -503,9 +503,23 @@ impl Switch {
         c
     }
 
+    /// Keeps a packet for reuse: whole in the pool, else (the pool full)
+    /// its PHV and buffer for the parked packets still to leave.
     fn free(&mut self, p: Box<Packet>) {
-        if self.pool.len() < POOL_MAX && !p.is_parked() {
+        if p.is_parked() {
+            return;
+        }
+        if self.pool.len() < POOL_MAX {
             self.pool.push(p);
+            return;
+        }
+        let Packet { phv, mut data, .. } = *p;
+        data.clear();
+        if self.spare_phvs.len() < POOL_MAX {
+            self.spare_phvs.push(phv);
+        }
+        if self.spare.len() < POOL_MAX {
+            self.spare.push(data);
         }
     }
 
@@ -514,11 +528,7 @@ impl Switch {
         if pkt.is_parked() {
             let phv = self.spare_phvs.pop().unwrap_or_else(|| Phv::new(&self.prog));
             let data = self.spare_buffer();
-            if let Some(parked) = pkt.unpark(phv, data) {
-                if self.spare.len() < POOL_MAX {
-                    self.spare.push(parked);
-                }
-            }
+            pkt.unpark(phv, data);
         }
     }
 
@@ -711,7 +721,7 @@ impl Switch {
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
             if at.port_pkts >= park_depth {
-                let (phv, data) = pkt.park(spare.pop().unwrap_or_default());
+                let (phv, data) = pkt.park();
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
                 }

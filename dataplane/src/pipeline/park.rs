@@ -131,15 +131,13 @@ impl Packet {
         self.parked.is_some()
     }
 
-    /// Parks the PHV and bytes in `out` (any spare buffer: its contents
-    /// go); returns the PHV and buffer the packet held (for the engine to
-    /// reuse).
-    pub fn park(&mut self, mut out: Vec<u8>) -> (Phv, Vec<u8>) {
+    /// Parks the PHV and bytes; returns the PHV and buffer it held (for
+    /// the engine to reuse).
+    pub fn park(&mut self) -> (Phv, Vec<u8>) {
         debug_assert!(!self.is_parked());
         // room for a third of the fields set (10 bytes each), no reallocation
         let wide: usize = self.phv.wide.iter().map(Vec::len).sum();
-        out.clear();
-        out.reserve(16 + 4 * self.phv.vals.len() + self.phv.valid.len() + wide + self.data.len());
+        let mut out = Vec::with_capacity(16 + 4 * self.phv.vals.len() + self.phv.valid.len() + wide + self.data.len());
         self.phv.park_into(&mut out);
         out.extend_from_slice(&(self.data.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.data);
@@ -151,17 +149,15 @@ impl Packet {
     }
 
     /// Brings a parked packet back into `phv` (any PHV of the program) and
-    /// `data` (an empty buffer); returns the buffer it was parked in (for
-    /// the engine to reuse), None when it was not parked.
-    pub fn unpark(&mut self, mut phv: Phv, mut data: Vec<u8>) -> Option<Vec<u8>> {
-        let b = self.parked.take()?;
+    /// `data` (an empty buffer); nothing when it is not parked.
+    pub fn unpark(&mut self, mut phv: Phv, mut data: Vec<u8>) {
+        let Some(b) = self.parked.take() else { return };
         let at = phv.unpark_from(&b);
         let len = u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
         data.clear();
         data.extend_from_slice(&b[at + 4..at + 4 + len]);
         self.phv = phv;
         self.data = data;
-        Some(b)
     }
 }
 
@@ -228,8 +224,7 @@ mod tests {
         pkt.phv.vl_bits.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32 * 8);
         pkt.phv.stack_next.iter_mut().for_each(|v| *v = 1);
         let before = pkt.clone();
-        // parked in a reused buffer still holding another packet's bytes
-        let (phv, data) = pkt.park(vec![0xee; 5000]);
+        let (phv, data) = pkt.park();
         assert!(pkt.is_parked() && pkt.phv.vals.is_empty() && pkt.data.is_empty());
         // another packet's PHV and buffer, full of other things, take it back
         let mut other = Packet::new(&p);
@@ -237,7 +232,7 @@ mod tests {
         other.phv.vl_bits.iter_mut().for_each(|v| *v = 99);
         other.data.extend_from_slice(&[1; 1000]);
         drop((phv, data));
-        assert!(pkt.unpark(other.phv, other.data).is_some(), "the parking buffer comes back");
+        pkt.unpark(other.phv, other.data);
         assert!(!pkt.is_parked());
         assert_same(&pkt, &before);
     }
@@ -248,16 +243,13 @@ mod tests {
         let mut pkt = Packet::new(&p);
         pkt.data.extend_from_slice(&[0xab; 64]);
         let before = pkt.clone();
-        let (phv, data) = pkt.park(Vec::new());
+        let (phv, data) = pkt.park();
         let size = pkt.parked.as_ref().unwrap().len();
         // no field is set: the count, the validity bytes, the flag, the
         // wide fields, the length and the bytes
         let wide: usize = before.phv.wide.iter().map(Vec::len).sum();
         assert_eq!(size, 2 + p.headers.len() + 1 + wide + 4 + 64);
-        assert_eq!(pkt.unpark(phv, data).map(|b| b.len()), Some(size));
-        assert_same(&pkt, &before);
-        // a packet not parked has nothing to bring back
-        assert!(pkt.unpark(Phv::empty(), vec![]).is_none());
+        pkt.unpark(phv, data);
         assert_same(&pkt, &before);
     }
 }
