@@ -166,20 +166,18 @@ def find_bursts(times: ArrayLike, values: ArrayLike, on: float,
         raise ValueError("the end threshold must not exceed the start threshold")
     t = np.asarray(times, dtype=float)
     v = np.asarray(values, dtype=float)
+    ons = np.flatnonzero(v >= on)  # where a burst may start
+    offs = np.flatnonzero(v < off)  # where one ends
     out: list[Burst] = []
-    start = None
-    pk, pk_t = -math.inf, math.nan
-    for ti, vi in zip(t, v):
-        if start is None:
-            if vi >= on:
-                start, pk, pk_t = ti, vi, ti
-        elif vi < off:
-            out.append(Burst(float(start), float(ti), float(pk), float(pk_t)))
-            start = None
-        elif vi > pk:
-            pk, pk_t = vi, ti
-    if start is not None:
-        out.append(Burst(float(start), math.nan, float(pk), float(pk_t)))
+    at = 0
+    while (k := int(np.searchsorted(ons, at))) < len(ons):
+        start = int(ons[k])
+        m = int(np.searchsorted(offs, start, side="right"))
+        end = int(offs[m]) if m < len(offs) else len(v)
+        pk = start + int(np.nanargmax(v[start:end]))  # the first of the highest
+        out.append(Burst(float(t[start]), float(t[end]) if end < len(v) else math.nan,
+                         float(v[pk]), float(t[pk])))
+        at = end + 1
     return out
 
 

@@ -78,6 +78,39 @@ def test_find_bursts_with_hysteresis():
         fg.find_bursts(t, v, on=5, off=10)
 
 
+def _bursts_one_by_one(t, v, on, off):
+    """The hysteresis rule sample by sample, as the instrument applies it."""
+    out, start, pk, pk_t = [], None, None, None
+    for ti, vi in zip(t, v):
+        if start is None:
+            if vi >= on:
+                start, pk, pk_t = ti, vi, ti
+        elif vi < off:
+            out.append((start, ti, pk, pk_t))
+            start = None
+        elif vi > pk:
+            pk, pk_t = vi, ti
+    if start is not None:
+        out.append((start, math.nan, pk, pk_t))
+    return out
+
+
+def test_find_bursts_is_the_sample_by_sample_rule():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(0, 40))
+        t = np.cumsum(rng.integers(1, 5, n)).astype(float)
+        v = rng.integers(0, 8, n).astype(float)  # ties and equal thresholds happen
+        on = float(rng.integers(0, 8))
+        off = float(rng.integers(0, int(on) + 1))
+        got = [(b.start, b.end, b.peak, b.peak_time) for b in fg.find_bursts(t, v, on, off)]
+        want = _bursts_one_by_one(t, v, on, off)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g[0] == w[0] and g[2:] == w[2:]
+            assert g[1] == w[1] or (math.isnan(g[1]) and math.isnan(w[1]))
+
+
 def test_reduce_series_keeps_peak_and_troughs():
     rng = np.random.default_rng(1)
     t = np.arange(100_000, dtype=float)
