@@ -30,7 +30,12 @@ def save_figure(fig: Any, path: Path) -> None:
 
 def draw_png(drawing: Any, path: Path) -> None:
     """Draws a report.Drawing and saves it as `path`."""
-    save_figure(drawing.draw(*drawing.args), path)
+    draw = drawing.draw
+    if isinstance(draw, str):
+        from . import plots_png
+
+        draw = getattr(plots_png, draw)
+    save_figure(draw(*drawing.args), path)
 
 
 def _ready() -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import cluster, registry, theory
+from . import cluster, drawing, registry, theory
 from .params import MAX_JOBS, Profile, as_dict, check_int, check_seed
 from .report import RENDERER
 from .rundir import RunDir
@@ -224,23 +224,27 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
         measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile
     program = testbed.compile_dut(req.program)
-    if address is None or measure_factory is not measure_case:
-        run, outcome, measured = _measure(req, cases, program, measure_factory, echo,
-                                          apply_profile)
-    else:
-        with cluster.connected(address) as client:  # ClusterUnreachable before the run folder
+    # the report's drawing processes start (and import matplotlib) with the
+    # run, while cores are still free, not after its last case
+    with drawing.pool(req.jobs if req.report else 1) as png_pool:
+        if address is None or measure_factory is not measure_case:
             run, outcome, measured = _measure(req, cases, program, measure_factory, echo,
-                                              apply_profile, client)
-    if not measured:
-        return RunResult(run.path, outcome, None)
-    rep = None
-    if req.report:
-        from .report import render
+                                              apply_profile)
+        else:
+            with cluster.connected(address) as client:  # ClusterUnreachable before the run folder
+                run, outcome, measured = _measure(req, cases, program, measure_factory, echo,
+                                                  apply_profile, client)
+        if not measured:
+            return RunResult(run.path, outcome, None)
+        rep = None
+        if req.report:
+            from .report import render
 
-        try:
-            rep = render(run.path, tables=run.tables, jobs=req.jobs)
-        except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
-            echo(f"p4scope run: report not rendered (interrupted); run `p4scope report {run.path}`")
+            try:
+                rep = render(run.path, tables=run.tables, jobs=req.jobs, png_pool=png_pool)
+            except KeyboardInterrupt:  # the results are safe; `p4scope report` renders later
+                echo(f"p4scope run: report not rendered (interrupted); "
+                     f"run `p4scope report {run.path}`")
     return RunResult(run.path, outcome, rep)
 
 

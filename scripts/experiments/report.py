@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -79,10 +80,13 @@ class Section:
 @dataclass(frozen=True)
 class Drawing:
     """A PNG plot still to draw: `draw(*args)` returns the matplotlib
-    figure. Given to Page.plot instead of a figure, it is drawn and saved
-    by the page's drawing processes while the page goes on (see drawing.py)."""
+    figure; `draw` is a function or the name of one in plots_png (so the
+    report's own process need not import matplotlib for the drawing
+    processes). Given to Page.plot instead of a figure, it is drawn and
+    saved by the page's drawing processes while the page goes on (see
+    drawing.py)."""
 
-    draw: Callable[..., Any]
+    draw: "Callable[..., Any] | str"
     args: tuple = ()
 
 
@@ -181,7 +185,6 @@ def verdict(v: Optional[bool]) -> str:
 def plot_stacked_by_ingress(page: Page, sec: Section, rows: Sequence[pd.Series], name: str,
                             heading: str) -> None:
     """The congested queue of each case in `rows`, stacked by ingress port."""
-    from . import plots_png as pp
     from . import plots_web as pw
 
     ti = page.run.t.get("ground_truth_ingress")
@@ -192,13 +195,12 @@ def plot_stacked_by_ingress(page: Page, sec: Section, rows: Sequence[pd.Series],
     if stacks:
         sec.parts.append(f"<h3>{esc(heading)}</h3>")
         page.plot(sec, name, pw.stacked_by_ingress(stacks),
-                  Drawing(pp.stacked_by_ingress, (stacks,)))
+                  Drawing("stacked_by_ingress", (stacks,)))
 
 
 def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], name: str,
                           heading: str) -> None:
     """What the instrument saw of each case in `rows`, against the truth."""
-    from . import plots_png as pp
     from . import plots_web as pw
 
     run = page.run
@@ -212,7 +214,7 @@ def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], n
     if views:
         sec.parts.append(f"<h3>{esc(heading)}</h3>")
         page.plot(sec, name, pw.instrument_vs_truth(views),
-                  Drawing(pp.instrument_vs_truth, (views,)))
+                  Drawing("instrument_vs_truth", (views,)))
 
 
 # ----- sections ------------------------------------------------------------------
@@ -304,7 +306,6 @@ def _instrument(page: Page) -> None:
     run = page.run
     if not run.has("instrument_errors"):
         return
-    from . import plots_png as pp
     from . import plots_web as pw
 
     err = run.t["instrument_errors"]
@@ -333,7 +334,7 @@ def _instrument(page: Page) -> None:
         "of the buffer being measured."))
     shares = run.t.get("instrument_shares")
     page.plot(s, "instrument_errors", pw.instrument_errors(err, shares),
-              Drawing(pp.instrument_errors, (err, shares, step)))
+              Drawing("instrument_errors", (err, shares, step)))
     s.parts.append("<h3>Summary</h3>" + html_table(_error_summary(err)))
     s.parts.append("<details><summary>every case</summary>" + html_table(_error_cases(err))
                    + "</details>")
@@ -484,15 +485,17 @@ details{margin:8px 0}.scroll{overflow-x:auto;max-width:100%}
 
 def render_page(run_dir: Path, out: Optional[Path],
                 sections: Sequence[Callable[[Page], None]],
-                tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1) -> Path:
+                tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1,
+                png_pool: Any = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored run from the
     given sections, in order (`tables`: see load_run); with `jobs` > 1 the
-    PNGs are drawn in that many processes meanwhile. Returns its path."""
+    PNGs are drawn in that many processes meanwhile (`png_pool`: a
+    drawing.pool already started, used instead). Returns its path."""
     import plotly.offline
 
     from . import drawing
 
-    with drawing.pool(jobs) as png_pool:
+    with (nullcontext(png_pool) if png_pool is not None else drawing.pool(jobs)) as png_pool:
         run = load_run(run_dir, tables)
         out = Path(out) if out else run.path / "report.html"
         page = Page(run, out.parent / "figures", png_pool)
@@ -514,17 +517,19 @@ def render_page(run_dir: Path, out: Optional[Path],
 
 
 def render(run_dir: Path, out: Optional[Path] = None,
-           tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1) -> Path:
+           tables: Optional[dict[str, pd.DataFrame]] = None, jobs: int = 1,
+           png_pool: Any = None) -> Path:
     """Writes report.html (and figures/*.png) for a stored run, virtual time
     or Mininet: the run, the checks, the theory, every registered
     experiment's sections (each draws what the run has), the instrument's
     error; returns its path. `tables`: those of the run's tables already
     in memory (the run that just stored them), not read again; `jobs`:
-    processes drawing the PNGs meanwhile (1: none, all drawn here)."""
+    processes drawing the PNGs meanwhile (1: none, all drawn here), or
+    `png_pool` the drawing.pool to draw them in."""
     from . import registry
 
     return render_page(run_dir, out, (overview, checks, _theory, *registry.sections(),
-                                      _instrument), tables, jobs)
+                                      _instrument), tables, jobs, png_pool)
 
 
 # run.json's "renderer": the function that renders the run's report. Runs

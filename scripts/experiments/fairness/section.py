@@ -42,7 +42,6 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     run = page.run
     if not run.has("streams") or "n" not in run.t["streams"]:
         return
-    from .. import plots_png as pp
     from .. import plots_web as pw
 
     streams = run.t["streams"]
@@ -58,14 +57,14 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
     if run.has("fairness"):
         fair = run.t["fairness"]
         page.plot(s, "fairness_jain", pw.fairness_index(fair),
-                  report.Drawing(pp.fairness_index, (fair,)))
+                  report.Drawing("fairness_index", (fair,)))
         s.parts.append("<h3>Per case</h3>" + report.html_table(tb.fairness_summary(fair)))
     cases = pdt.share_cases(streams, run.t.get("instrument_shares"))
     for n in sorted({c.n for c in cases}):
         cn = [c for c in cases if c.n == n]
         title = f"{n}:1 — bandwidth share vs packet-rate share per source port"
         page.plot(s, f"fairness_shares_{n}to1", pw.share_bars(cn, title),
-                  report.Drawing(pp.share_bars, (cn, title)))
+                  report.Drawing("share_bars", (cn, title)))
     if run.has("ground_truth_ingress") and run.has("fairness"):
         fair = run.t["fairness"]
         groups = [g for _, g in fair.groupby(["n", "profile"], sort=False)]
@@ -81,7 +80,7 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
             h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
             if h is not None:
                 page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
-                          report.Drawing(pp.queue_heatmap,
+                          report.Drawing("queue_heatmap",
                                          (h, "Fairness: occupancy per egress queue")))
 
 

@@ -17,7 +17,6 @@ def section(page: report.Page) -> None:
     run = page.run
     if not run.has("microburst"):
         return
-    from .. import plots_png as pp
     from .. import plots_web as pw
 
     micro = run.t["microburst"]
@@ -30,7 +29,7 @@ def section(page: report.Page) -> None:
         "per frame size and port combination, as in seed 000's Table 4 and seed 001's "
         "Figure 10. Grey: what the configured buffer predicts."))
     page.plot(s, "microburst_absorption", pw.absorption_vs_size(micro),
-              report.Drawing(pp.absorption_vs_size, (micro,)))
+              report.Drawing("absorption_vs_size", (micro,)))
     rows = tb.table4_microburst(micro)
     if rows:
         s.parts.append("<h3>Table 4 shape: buffer in use (MBytes)</h3>" + report.seed_table(rows))
@@ -57,14 +56,14 @@ def section(page: report.Page) -> None:
             s.parts.append(report.para("Ground truth from the traffic manager's occupancy trace; one "
                                   "line per frame size (PNG: all panels; HTML: pick a panel)."))
             page.plot(s, "microburst_occupancy", pw.burst_occupancy(panels),
-                      report.Drawing(pp.burst_occupancy_grid, (panels,)))
+                      report.Drawing("burst_occupancy_grid", (panels,)))
         labels = {r["case_id"]: pdt.short_case(r) for _, r in micro.iterrows()}
         groups = {r["case_id"]: pdt.case_group(r) for _, r in micro.iterrows()}
         h = pdt.queue_heatmap(truth, labels, groups=groups)
         if h is not None:
             s.parts.append("<h3>Time × egress queue</h3>")
             page.plot(s, "microburst_heatmap", pw.queue_heatmap(h, "Occupancy per egress queue"),
-                      report.Drawing(pp.queue_heatmap, (h, "Microburst: occupancy per egress "
+                      report.Drawing("queue_heatmap", (h, "Microburst: occupancy per egress "
                                                         "queue (each row one queue of one case)")))
         rows = micro.set_index("case_id", drop=False)
         report.plot_stacked_by_ingress(page, s, [rows.loc[c] for c in _stack_cases(micro)],
