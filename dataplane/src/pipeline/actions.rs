@@ -2,18 +2,21 @@
 //!
 //! Most actions of real programs only write narrow fields from their
 //! parameters, other fields, constants and narrow expressions, add or
-//! remove headers and mark packets to drop (forwarding, rewrites, TTL
-//! decrements, encapsulations). For those, an
-//! [`ActionPlan`] lists the writes with their operands resolved: a table
-//! hit runs it on the entry's data in place, with no primitive loop, no
-//! jump handling and no moving of the data out of the entry. Any other
-//! action (externs, header stacks, jumps, wide fields) has no plan and
-//! runs through `Exec::run_prims` as before; both give the same PHV.
+//! remove headers, mark packets to drop, count, read and write registers
+//! and ask for clones, truncation or digests (forwarding, rewrites, TTL
+//! decrements, encapsulations, telemetry). For those, an [`ActionPlan`]
+//! lists the operations with their operands resolved: a table hit runs it
+//! on the entry's data in place, with no primitive loop, no jump handling
+//! and no moving of the data out of the entry. Any other action (header
+//! stacks, jumps, wide fields, meters, hashes) has no plan and runs
+//! through `Exec::run_prims` as before; both leave the same packet,
+//! externs and log.
 
 use super::narrow::{binary_n, eval_narrow};
 use super::Packet;
+use crate::externs::Externs;
 use crate::program::*;
-use crate::value::Val;
+use crate::value::{mask_u128, Val};
 
 /// One write of a plan; `mask` is the destination's width mask.
 #[derive(Clone, Debug)]
@@ -32,6 +35,80 @@ enum Op {
     /// add_header / remove_header of a header known at load.
     AddHeader(HdrId),
     RemoveHeader(HdrId),
+    Count { counter: u32, index: Operand },
+    /// register_read into a narrow field (`mask`: the field's width).
+    RegRead { dst: u32, mask: u128, reg: u32, index: Operand },
+    /// register_write of a register at most 127 bits wide (`mask`: its width).
+    RegWrite { reg: u32, mask: u128, index: Operand, src: Operand },
+    /// clone_ingress_pkt_to_egress / clone_egress_pkt_to_egress.
+    Clone { session: Operand, field_list: Operand },
+    Truncate(Operand),
+    Digest(Operand),
+}
+
+/// An extern operation's index or value: a constant, an action parameter
+/// of at most 64 bits or a narrow expression (fields among them).
+#[derive(Clone, Debug)]
+enum Operand {
+    Const(i128),
+    Param(u32),
+    Narrow(NExpr),
+}
+
+impl Operand {
+    fn of(e: &Expr, a: &ActionDef) -> Option<Operand> {
+        match e {
+            Expr::Const(Val::S(c)) => Some(Operand::Const(*c)),
+            Expr::Param(i) if a.params.get(*i as usize).is_some_and(|p| p.width <= 64) => Some(Operand::Param(*i)),
+            Expr::Narrow(n) => Some(match **n {
+                NExpr::Const(c) => Operand::Const(c),
+                _ => Operand::Narrow((**n).clone()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The value (two's complement in 128 bits: its low bits are what a
+    /// truncation keeps).
+    #[inline(always)]
+    fn value<P: PlanParams + ?Sized>(&self, params: &P, pkt: &Packet) -> i128 {
+        match self {
+            Operand::Const(c) => *c,
+            Operand::Param(i) => params.word(*i as usize) as i128,
+            Operand::Narrow(e) => eval_narrow(pkt, e),
+        }
+    }
+
+    /// The value as an index: 0 when negative, as `Val::to_usize_sat`.
+    #[inline(always)]
+    fn index<P: PlanParams + ?Sized>(&self, params: &P, pkt: &Packet) -> usize {
+        self.value(params, pkt).clamp(0, usize::MAX as i128) as usize
+    }
+
+    /// The low 16 bits, as clone sessions, field lists and digests take them.
+    #[inline(always)]
+    fn id<P: PlanParams + ?Sized>(&self, params: &P, pkt: &Packet) -> u32 {
+        self.value(params, pkt) as u32 & 0xffff
+    }
+}
+
+/// What a plan's extern operations use beside the packet: the counters
+/// and registers, and the run-time log an index out of bounds is reported
+/// in (as the primitives report it).
+pub struct PlanCtx<'r> {
+    pub ext: &'r mut Externs,
+    pub log: &'r mut Vec<String>,
+    pub log_limit: usize,
+    pub drop_port: u32,
+}
+
+impl PlanCtx<'_> {
+    #[cold]
+    fn log(&mut self, s: String) {
+        if self.log.len() < self.log_limit {
+            self.log.push(s);
+        }
+    }
 }
 
 /// An action's parameters as a plan reads them: parameter `i`'s low 128
@@ -61,10 +138,11 @@ pub struct ActionPlan {
 }
 
 impl ActionPlan {
-    /// The plan of an action whose every primitive is a narrow field write
-    /// or mark_to_drop; None otherwise.
+    /// The plan of an action whose every primitive is one a plan runs;
+    /// None otherwise.
     fn new(p: &Program, a: &ActionDef) -> Option<ActionPlan> {
         let narrow = |f: u32| p.fmeta.get(f as usize).is_some_and(|m| !m.wide);
+        let operand = |e: &Expr| Operand::of(e, a);
         let mut ops = Vec::with_capacity(a.prims.len());
         for prim in &a.prims {
             let op = match prim {
@@ -85,6 +163,24 @@ impl ActionPlan {
                 Prim::MarkToDrop => Op::Drop,
                 Prim::AddHeader(HdrX::Static(h)) => Op::AddHeader(*h),
                 Prim::RemoveHeader(HdrX::Static(h)) => Op::RemoveHeader(*h),
+                Prim::Count { counter, index } => Op::Count { counter: *counter, index: operand(index)? },
+                Prim::RegisterRead { dst: LValue::Field(f), reg, index } if narrow(*f) => Op::RegRead {
+                    dst: *f,
+                    mask: mask_u128(p.fmeta[*f as usize].width as u32),
+                    reg: *reg,
+                    index: operand(index)?,
+                },
+                Prim::RegisterWrite { reg, index, src } if p.registers.get(*reg as usize)?.width <= 127 => Op::RegWrite {
+                    reg: *reg,
+                    mask: mask_u128(p.registers[*reg as usize].width),
+                    index: operand(index)?,
+                    src: operand(src)?,
+                },
+                Prim::CloneI2E { session, field_list } | Prim::CloneE2E { session, field_list } => {
+                    Op::Clone { session: operand(session)?, field_list: operand(field_list)? }
+                }
+                Prim::Truncate(e) => Op::Truncate(operand(e)?),
+                Prim::GenerateDigest { learn_id, .. } => Op::Digest(operand(learn_id)?),
                 _ => return None,
             };
             ops.push(op);
@@ -92,10 +188,9 @@ impl ActionPlan {
         Some(ActionPlan { ops })
     }
 
-    /// Runs the plan with the action's parameters `params`; `drop_port`:
-    /// the port mark_to_drop writes.
+    /// Runs the plan with the action's parameters `params`.
     #[inline(always)]
-    pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, drop_port: u32) {
+    pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, cx: &mut PlanCtx) {
         for op in &self.ops {
             let (dst, v) = match op {
                 Op::Param { dst, mask, idx } => (*dst, params.word(*idx as usize) & mask),
@@ -114,7 +209,7 @@ impl ActionPlan {
                 }
                 Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
                 Op::Drop => {
-                    mark_to_drop(p, pkt, drop_port);
+                    mark_to_drop(p, pkt, cx.drop_port);
                     continue;
                 }
                 Op::AddHeader(h) => {
@@ -123,6 +218,45 @@ impl ActionPlan {
                 }
                 Op::RemoveHeader(h) => {
                     remove_header(p, pkt, *h);
+                    continue;
+                }
+                Op::Count { counter, index } => {
+                    let i = index.index(params, pkt);
+                    match cx.ext.counters[*counter as usize].get_mut(i) {
+                        Some(c) => c.hit(pkt.ingress_len),
+                        None => cx.log(format!("counter '{}': index {i} out of bounds", p.counters[*counter as usize].name)),
+                    }
+                    continue;
+                }
+                Op::RegRead { dst, mask, reg, index } => {
+                    let i = index.index(params, pkt);
+                    match cx.ext.registers[*reg as usize].get(i) {
+                        Some(v) => (*dst, v.low_u128() & mask),
+                        None => {
+                            cx.log(format!("register '{}': read index {i} out of bounds", p.registers[*reg as usize].name));
+                            continue;
+                        }
+                    }
+                }
+                Op::RegWrite { reg, mask, index, src } => {
+                    let i = index.index(params, pkt);
+                    let v = Val::S((src.value(params, pkt) as u128 & mask) as i128);
+                    match cx.ext.registers[*reg as usize].get_mut(i) {
+                        Some(slot) => *slot = v,
+                        None => cx.log(format!("register '{}': write index {i} out of bounds", p.registers[*reg as usize].name)),
+                    }
+                    continue;
+                }
+                Op::Clone { session, field_list } => {
+                    pkt.clone = Some((session.id(params, pkt), field_list.id(params, pkt)));
+                    continue;
+                }
+                Op::Truncate(n) => {
+                    pkt.truncate_to = pkt.truncate_to.min(n.index(params, pkt));
+                    continue;
+                }
+                Op::Digest(id) => {
+                    pkt.learn_id = id.id(params, pkt);
                     continue;
                 }
             };
@@ -246,21 +380,37 @@ mod tests {
                  "primitives": [{"op": "add_header", "parameters": [{"type": "header", "value": "h"}]},
                                 assign(fld("h", "b"), hex(0x800))]},
                 {"name": "other", "id": 4, "runtime_data": [],
-                 "primitives": [{"op": "clone_egress_pkt_to_egress", "parameters": [hex(1), hex(0)]}]}],
+                 "primitives": [{"op": "recirculate", "parameters": [hex(0)]}]},
+                {"name": "ext", "id": 5, "runtime_data": [{"name": "i", "bitwidth": 8}],
+                 "primitives": [
+                    {"op": "count", "parameters": [{"type": "counter_array", "value": "c"}, fld("h", "a")]},
+                    {"op": "register_read", "parameters": [fld("h", "b"), {"type": "register_array", "value": "r"},
+                                                           json!({"type": "runtime_data", "value": 0})]},
+                    {"op": "register_write", "parameters": [{"type": "register_array", "value": "r"},
+                                                            expr("&", fld("h", "a"), hex(3)), expr("+", fld("h", "x"), hex(1))]},
+                    {"op": "register_write", "parameters": [{"type": "register_array", "value": "r"}, fld("h", "s"),
+                                                            fld("h", "s")]},
+                    {"op": "clone_ingress_pkt_to_egress", "parameters": [hex(0x1_0005), fld("h", "a")]},
+                    {"op": "truncate", "parameters": [fld("h", "b")]},
+                    {"op": "generate_digest", "parameters": [hex(1), hex(3)]},
+                    {"op": "register_read", "parameters": [fld("h", "w"), {"type": "register_array", "value": "r"}, hex(2)]}]}],
+            "counter_arrays": [{"name": "c", "id": 0, "size": 4, "is_direct": false}],
+            "register_arrays": [{"name": "r", "id": 0, "size": 4, "bitwidth": 32}],
             "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
             "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
             "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
                           {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
         });
         let p = json::load_value(&doc).unwrap();
-        assert!((0..4).all(|a| p.action_plans[a].is_some()));
-        assert!(p.action_plans[4].is_none(), "externs run through the primitives");
+        assert!([0, 1, 2, 3, 5].iter().all(|a| p.action_plans[*a].is_some()));
+        assert!(p.action_plans[4].is_none(), "recirculate runs through the primitives");
         // the decrement's form runs without the chain's loop; a signed
         // field's subtraction does not take it
         let ops = &p.action_plans[0].as_ref().unwrap().ops;
         assert!(matches!(ops[4], Op::AddAnd { add: 0xff, and: 0xff, .. }), "{:?}", ops[4]);
         assert!(!matches!(ops[5], Op::AddAnd { .. }), "{:?}", ops[5]);
         let mut rt = Runtime::new(&p, 1);
+        let mut plan_rt = Runtime::new(&p, 1);
         let mut seed = 0x1234_5678_9abc_def0u64;
         for round in 0..200 {
             let mut pkt = Packet::new(&p);
@@ -272,20 +422,73 @@ mod tests {
             pkt.phv.valid[1] = round % 3 != 0;
             pkt.len_reg = 100 + round;
             let params = [Val::S((seed >> 7) as i128), Val::S((seed % 600) as i128)];
-            for a in 0..4u32 {
+            pkt.ingress_len = 60 + round as usize;
+            for a in [0u32, 1, 2, 3, 5] {
                 let mut by_prims = pkt.clone();
                 Exec::new(&p, &mut rt).run_action(&mut by_prims, a, &params);
+                let plan = p.action_plans[a as usize].as_ref().unwrap();
                 let mut by_plan = pkt.clone();
-                p.action_plans[a as usize].as_ref().unwrap().run(&p, &params[..], &mut by_plan, rt.drop_port);
+                plan.run(&p, &params[..], &mut by_plan, &mut ctx(&mut plan_rt));
                 assert_eq!(by_plan.phv.vals, by_prims.phv.vals, "action {a}, round {round}");
                 assert_eq!((&by_plan.phv.valid, by_plan.len_reg), (&by_prims.phv.valid, by_prims.len_reg), "action {a}");
-                // as a table entry keeps them: the parameters' words
+                assert_eq!((by_plan.clone, by_plan.truncate_to, by_plan.learn_id),
+                           (by_prims.clone, by_prims.truncate_to, by_prims.learn_id), "action {a}, round {round}");
+                assert_eq!(plan_rt.ext.registers, rt.ext.registers, "action {a}, round {round}");
+                let counts = |r: &Runtime| r.ext.counters[0].iter().map(|c| (c.packets, c.bytes)).collect::<Vec<_>>();
+                assert_eq!(counts(&plan_rt), counts(&rt), "action {a}, round {round}");
+                assert_eq!(plan_rt.log, rt.log, "out-of-bounds indexes logged alike");
+                // as a table entry keeps them: the parameters' words (the
+                // externs' state compared after the next round's prims)
                 let mut by_words = pkt.clone();
                 let words = [params[0].low_u128(), params[1].low_u128()];
-                p.action_plans[a as usize].as_ref().unwrap().run(&p, &words, &mut by_words, rt.drop_port);
+                let mut scratch = Runtime::new(&p, 1);
+                scratch.ext = plan_rt.ext.clone();
+                plan.run(&p, &words, &mut by_words, &mut ctx(&mut scratch));
                 assert_eq!(by_words.phv.vals, by_prims.phv.vals, "action {a} from words, round {round}");
             }
         }
+        assert!(rt.log.iter().any(|l| l.contains("out of bounds")), "the rounds reach indexes out of bounds");
+        assert!(rt.ext.counters[0][0].packets > 0, "counted in bounds too");
+        assert!(rt.ext.registers[0].iter().filter(|v| **v != Val::ZERO).count() > 1, "registers written");
+    }
+
+    fn ctx(rt: &mut Runtime) -> PlanCtx<'_> {
+        PlanCtx { ext: &mut rt.ext, log: &mut rt.log, log_limit: rt.log_limit, drop_port: rt.drop_port }
+    }
+
+    #[test]
+    fn a_register_read_past_the_end_leaves_its_field_and_logs() {
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
+                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                {"name": "m_t", "id": 1, "fields": [["v", 32, false], ["i", 32, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "m", "id": 1, "header_type": "m_t", "metadata": true}],
+            "actions": [{"name": "read", "id": 0, "runtime_data": [], "primitives": [
+                {"op": "register_read", "parameters": [fld("m", "v"), {"type": "register_array", "value": "r"}, fld("m", "i")]}]}],
+            "register_arrays": [{"name": "r", "id": 0, "size": 2, "bitwidth": 16}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": []}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        let p = json::load_value(&doc).unwrap();
+        let plan = p.action_plans[0].as_ref().expect("a plan");
+        let mut rt = Runtime::new(&p, 1);
+        rt.ext.registers[0][1] = Val::from(0xbeefu64);
+        let (v, i) = (p.field_by_name("m", "v").unwrap() as usize, p.field_by_name("m", "i").unwrap() as usize);
+        let mut pkt = Packet::new(&p);
+        pkt.phv.vals[v] = 7;
+        pkt.phv.vals[i] = 1;
+        plan.run(&p, &[0u128; 0], &mut pkt, &mut ctx(&mut rt));
+        assert_eq!(pkt.phv.vals[v], 0xbeef);
+        pkt.phv.vals[i] = 2;
+        plan.run(&p, &[0u128; 0], &mut pkt, &mut ctx(&mut rt));
+        assert_eq!(pkt.phv.vals[v], 0xbeef, "left as it was");
+        assert_eq!(rt.log, vec!["register 'r': read index 2 out of bounds".to_string()]);
     }
 
     /// A table's hits and misses leave the PHV the primitives leave: a

@@ -14,6 +14,14 @@ pub struct Exec<'a> {
     pub rt: &'a mut Runtime,
 }
 
+/// A plan's externs and log from a `&mut Runtime`, field by field (so a
+/// table entry can stay borrowed meanwhile).
+macro_rules! plan_ctx {
+    ($rt:ident) => {
+        super::actions::PlanCtx { ext: &mut $rt.ext, log: &mut $rt.log, log_limit: $rt.log_limit, drop_port: $rt.drop_port }
+    };
+}
+
 /// What the action body asked the pipeline to do next.
 enum Flow {
     Next,
@@ -714,10 +722,10 @@ impl<'a> Exec<'a> {
         if let (Some(h), None) = (hit, t.direct_meter) {
             let now = self.rt.now_ns;
             let len = pkt.ingress_len;
-            let drop_port = self.rt.drop_port;
-            if let Some(e) = self.rt.tables[ti as usize].entries[h as usize].as_mut() {
+            let rt = &mut *self.rt;
+            if let Some(e) = rt.tables[ti as usize].entries[h as usize].as_mut() {
                 if let (Ref::Direct, Some(plan), Some(words)) = (e.indirect, &prog.action_plans[e.action as usize], e.args()) {
-                    plan.run(prog, words, pkt, drop_port);
+                    plan.run(prog, words, pkt, &mut plan_ctx!(rt));
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
@@ -755,9 +763,9 @@ impl<'a> Exec<'a> {
                 }
                 let now = self.rt.now_ns;
                 let len = pkt.ingress_len;
-                let drop_port = self.rt.drop_port;
+                let rt = &mut *self.rt;
                 let (action, data, via) = {
-                    let e = self.rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
+                    let e = rt.tables[ti as usize].entries[h as usize].as_mut().expect("hit entry exists");
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
@@ -767,8 +775,8 @@ impl<'a> Exec<'a> {
                             // a straight-line plan runs on the entry's data in place
                             if let Some(plan) = &prog.action_plans[a as usize] {
                                 match e.args() {
-                                    Some(words) => plan.run(prog, words, pkt, drop_port),
-                                    None => plan.run(prog, e.data(), pkt, drop_port),
+                                    Some(words) => plan.run(prog, words, pkt, &mut plan_ctx!(rt)),
+                                    None => plan.run(prog, e.data(), pkt, &mut plan_ctx!(rt)),
                                 }
                                 return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
                             }
@@ -791,7 +799,8 @@ impl<'a> Exec<'a> {
             None => match self.rt.tables[ti as usize].default_action {
                 Some(a) if prog.action_plans[a as usize].is_some() => {
                     if let Some(plan) = &prog.action_plans[a as usize] {
-                        plan.run(prog, &self.rt.tables[ti as usize].default_data[..], pkt, self.rt.drop_port);
+                        let rt = &mut *self.rt;
+                        plan.run(prog, &rt.tables[ti as usize].default_data[..], pkt, &mut plan_ctx!(rt));
                     }
                     Some(a)
                 }

@@ -61,9 +61,8 @@ pub fn narrow_program(p: &mut Program) {
     let cx = Cx { fmeta: &fmeta };
     for a in &mut p.actions {
         for prim in &mut a.prims {
-            match prim {
-                Prim::Assign(_, e) | Prim::JumpIfZero(e, _) => cx.rewrite(e),
-                _ => {}
+            for e in operands(prim) {
+                cx.rewrite(e);
             }
             cx.specialize(prim);
         }
@@ -89,6 +88,25 @@ pub fn narrow_program(p: &mut Program) {
                 _ => {}
             }
         }
+    }
+}
+
+/// The expressions a primitive evaluates for their value (a counter's or
+/// register's index, what a register is written, a clone's session, ...).
+fn operands(prim: &mut Prim) -> Vec<&mut Expr> {
+    match prim {
+        Prim::Assign(_, e) | Prim::JumpIfZero(e, _) | Prim::Push { count: e, .. }
+        | Prim::Pop { count: e, .. } | Prim::Resubmit(e) | Prim::Recirculate(e)
+        | Prim::Truncate(e) | Prim::Count { index: e, .. } | Prim::ExecuteMeter { index: e, .. }
+        | Prim::RegisterRead { index: e, .. } => vec![e],
+        Prim::RegisterWrite { index, src, .. } => vec![index, src],
+        Prim::CloneI2E { session, field_list } | Prim::CloneE2E { session, field_list } => {
+            vec![session, field_list]
+        }
+        Prim::GenerateDigest { receiver, learn_id } => vec![receiver, learn_id],
+        Prim::HashOffset { base, max, .. } => vec![base, max],
+        Prim::RngUniform { lo, hi, .. } => vec![lo, hi],
+        _ => vec![],
     }
 }
 
