@@ -716,7 +716,7 @@ impl<'a> Exec<'a> {
         let hit = match prog.table_key_fields[ti as usize] {
             Some(f) => ts.lookup_u128(pkt.phv.vals[f as usize]),
             // a keyless table without entries (p4c's tbl_* for straight-line code)
-            None if ts.is_empty() && t.keys.is_empty() => None,
+            None if ts.is_empty() && t.keys.is_empty() => return self.apply_default(pkt, ti),
             None => self.lookup_key(pkt, ti),
         };
         if let (Some(h), None) = (hit, t.direct_meter) {
@@ -735,6 +735,25 @@ impl<'a> Exec<'a> {
             }
         }
         self.apply_table_rest(pkt, ti, hit)
+    }
+
+    /// A miss that is known without a lookup (a keyless table without
+    /// entries): the default action's plan, in a frame smaller than
+    /// `apply_table_rest`'s, which takes any other default action.
+    #[inline(never)]
+    fn apply_default(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
+        let prog = self.prog;
+        let rt = &mut *self.rt;
+        let ts = &rt.tables[ti as usize];
+        if let Some(a) = ts.default_action {
+            if let Some(plan) = &prog.action_plans[a as usize] {
+                let fixed_next = ts.fixed_next;
+                plan.run(prog, &ts.default_data[..], pkt, &mut plan_ctx!(rt));
+                let t = &prog.tables[ti as usize];
+                return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), false));
+            }
+        }
+        self.apply_table_rest(pkt, ti, None)
     }
 
     /// A lookup whose key is not one field: as an integer when it fits,
@@ -938,8 +957,13 @@ impl<'a> Exec<'a> {
     pub fn copy_field_list(&self, fl: u32, src: &Packet, dst: &mut Packet) {
         if let Some(Some(fields)) = self.prog.field_lists.get(fl as usize) {
             for f in fields {
-                let v = src.phv.get(self.prog, *f);
-                dst.phv.set(self.prog, *f, &v);
+                if self.prog.fmeta[*f as usize].wide {
+                    let v = src.phv.get(self.prog, *f);
+                    dst.phv.set(self.prog, *f, &v);
+                } else {
+                    // the same field on both sides: its stored bits
+                    dst.phv.vals[*f as usize] = src.phv.vals[*f as usize];
+                }
             }
         }
     }
