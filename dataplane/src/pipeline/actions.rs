@@ -343,6 +343,13 @@ mod tests {
         json!({"type": "expression", "value": {"op": op, "left": l, "right": r}})
     }
 
+    /// v1model's standard_metadata as the test programs declare it.
+    fn std_meta_type() -> Value {
+        json!({"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+            ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
+            ["mcast_grp", 16, false], ["_p", 7, false]]})
+    }
+
     fn hex(v: u64) -> Value {
         json!({"type": "hexstr", "value": format!("{v:#x}")})
     }
@@ -353,9 +360,7 @@ mod tests {
     fn plans_write_what_the_primitives_write() {
         let doc = json!({
             "header_types": [
-                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
-                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
-                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                std_meta_type(),
                 {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["s", 8, true], ["w", 48, false],
                     ["x", 64, false]]}],
             "headers": [
@@ -460,9 +465,7 @@ mod tests {
     fn a_register_read_past_the_end_leaves_its_field_and_logs() {
         let doc = json!({
             "header_types": [
-                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
-                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
-                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                std_meta_type(),
                 {"name": "m_t", "id": 1, "fields": [["v", 32, false], ["i", 32, false]]}],
             "headers": [
                 {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
@@ -500,9 +503,7 @@ mod tests {
         let rd = |i: u64| json!({"type": "runtime_data", "value": i});
         let doc = json!({
             "header_types": [
-                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
-                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
-                    ["mcast_grp", 16, false], ["_p", 7, false]]},
+                std_meta_type(),
                 {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["w", 48, false], ["x", 64, false]]}],
             "headers": [
                 {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
