@@ -92,22 +92,49 @@ impl Operand {
     }
 }
 
-/// What a plan's extern operations use beside the packet: the counters
-/// and registers, and the run-time log an index out of bounds is reported
-/// in (as the primitives report it).
-pub struct PlanCtx<'r> {
+/// What an action's extern operations use beside the packet: the
+/// counters and registers, the run-time log an index out of bounds is
+/// reported in, and the port mark_to_drop writes. Plans and the primitive
+/// loop count and read and write registers through it alike.
+pub struct ActionCtx<'r> {
     pub ext: &'r mut Externs,
     pub log: &'r mut Vec<String>,
     pub log_limit: usize,
     pub drop_port: u32,
 }
 
-impl PlanCtx<'_> {
+impl ActionCtx<'_> {
+    /// `count`: cell `i` of `counter` counts a packet of `bytes`.
+    #[inline(always)]
+    pub(crate) fn count(&mut self, p: &Program, counter: u32, i: usize, bytes: usize) {
+        match self.ext.counters[counter as usize].get_mut(i) {
+            Some(c) => c.hit(bytes),
+            None => self.log(format!("counter '{}': index {i} out of bounds", p.counters[counter as usize].name)),
+        }
+    }
+
+    /// `register_read`: cell `i` of `reg`, None (logged) past its end.
+    #[inline(always)]
+    pub(crate) fn register_read(&mut self, p: &Program, reg: u32, i: usize) -> Option<&Val> {
+        if i < self.ext.registers[reg as usize].len() {
+            return Some(&self.ext.registers[reg as usize][i]);
+        }
+        self.log(format!("register '{}': read index {i} out of bounds", p.registers[reg as usize].name));
+        None
+    }
+
+    /// `register_write` of `v` (already truncated to the register's width).
+    #[inline(always)]
+    pub(crate) fn register_write(&mut self, p: &Program, reg: u32, i: usize, v: Val) {
+        match self.ext.registers[reg as usize].get_mut(i) {
+            Some(slot) => *slot = v,
+            None => self.log(format!("register '{}': write index {i} out of bounds", p.registers[reg as usize].name)),
+        }
+    }
+
     #[cold]
     fn log(&mut self, s: String) {
-        if self.log.len() < self.log_limit {
-            self.log.push(s);
-        }
+        super::log_bounded(self.log, self.log_limit, s);
     }
 }
 
@@ -190,7 +217,7 @@ impl ActionPlan {
 
     /// Runs the plan with the action's parameters `params`.
     #[inline(always)]
-    pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, cx: &mut PlanCtx) {
+    pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, cx: &mut ActionCtx) {
         for op in &self.ops {
             let (dst, v) = match op {
                 Op::Param { dst, mask, idx } => (*dst, params.word(*idx as usize) & mask),
@@ -221,30 +248,16 @@ impl ActionPlan {
                     continue;
                 }
                 Op::Count { counter, index } => {
-                    let i = index.index(params, pkt);
-                    match cx.ext.counters[*counter as usize].get_mut(i) {
-                        Some(c) => c.hit(pkt.ingress_len),
-                        None => cx.log(format!("counter '{}': index {i} out of bounds", p.counters[*counter as usize].name)),
-                    }
+                    cx.count(p, *counter, index.index(params, pkt), pkt.ingress_len);
                     continue;
                 }
-                Op::RegRead { dst, mask, reg, index } => {
-                    let i = index.index(params, pkt);
-                    match cx.ext.registers[*reg as usize].get(i) {
-                        Some(v) => (*dst, v.low_u128() & mask),
-                        None => {
-                            cx.log(format!("register '{}': read index {i} out of bounds", p.registers[*reg as usize].name));
-                            continue;
-                        }
-                    }
-                }
+                Op::RegRead { dst, mask, reg, index } => match cx.register_read(p, *reg, index.index(params, pkt)) {
+                    Some(v) => (*dst, v.low_u128() & mask),
+                    None => continue,
+                },
                 Op::RegWrite { reg, mask, index, src } => {
                     let i = index.index(params, pkt);
-                    let v = Val::S((src.value(params, pkt) as u128 & mask) as i128);
-                    match cx.ext.registers[*reg as usize].get_mut(i) {
-                        Some(slot) => *slot = v,
-                        None => cx.log(format!("register '{}': write index {i} out of bounds", p.registers[*reg as usize].name)),
-                    }
+                    cx.register_write(p, *reg, i, Val::S((src.value(params, pkt) as u128 & mask) as i128));
                     continue;
                 }
                 Op::Clone { session, field_list } => {
@@ -457,8 +470,8 @@ mod tests {
         assert!(rt.ext.registers[0].iter().filter(|v| **v != Val::ZERO).count() > 1, "registers written");
     }
 
-    fn ctx(rt: &mut Runtime) -> PlanCtx<'_> {
-        PlanCtx { ext: &mut rt.ext, log: &mut rt.log, log_limit: rt.log_limit, drop_port: rt.drop_port }
+    fn ctx(rt: &mut Runtime) -> ActionCtx<'_> {
+        ActionCtx { ext: &mut rt.ext, log: &mut rt.log, log_limit: rt.log_limit, drop_port: rt.drop_port }
     }
 
     #[test]

@@ -14,11 +14,11 @@ pub struct Exec<'a> {
     pub rt: &'a mut Runtime,
 }
 
-/// A plan's externs and log from a `&mut Runtime`, field by field (so a
-/// table entry can stay borrowed meanwhile).
-macro_rules! plan_ctx {
+/// An action's externs and log from a `&mut Runtime`, field by field (so
+/// a table entry can stay borrowed meanwhile).
+macro_rules! action_ctx {
     ($rt:ident) => {
-        super::actions::PlanCtx { ext: &mut $rt.ext, log: &mut $rt.log, log_limit: $rt.log_limit, drop_port: $rt.drop_port }
+        super::actions::ActionCtx { ext: &mut $rt.ext, log: &mut $rt.log, log_limit: $rt.log_limit, drop_port: $rt.drop_port }
     };
 }
 
@@ -333,11 +333,8 @@ impl<'a> Exec<'a> {
             }
             Prim::Count { counter, index } => {
                 let i = self.eval(pkt, params, index).to_usize_sat();
-                let len = pkt.ingress_len;
-                match self.rt.ext.counters[*counter as usize].get_mut(i) {
-                    Some(c) => c.hit(len),
-                    None => self.rt.log(format!("counter '{}': index {i} out of bounds", prog.counters[*counter as usize].name)),
-                }
+                let rt = &mut *self.rt;
+                action_ctx!(rt).count(prog, *counter, i, pkt.ingress_len);
             }
             Prim::ExecuteMeter { meter, index, dst } => {
                 let i = self.eval(pkt, params, index).to_usize_sat();
@@ -352,20 +349,16 @@ impl<'a> Exec<'a> {
             }
             Prim::RegisterRead { dst, reg, index } => {
                 let i = self.eval(pkt, params, index).to_usize_sat();
-                let v = self.rt.ext.registers[*reg as usize].get(i).cloned();
-                match v {
-                    Some(v) => self.assign(pkt, params, dst, &v),
-                    None => self.rt.log(format!("register '{}': read index {i} out of bounds", prog.registers[*reg as usize].name)),
+                let rt = &mut *self.rt;
+                if let Some(v) = action_ctx!(rt).register_read(prog, *reg, i).cloned() {
+                    self.assign(pkt, params, dst, &v);
                 }
             }
             Prim::RegisterWrite { reg, index, src } => {
                 let i = self.eval(pkt, params, index).to_usize_sat();
-                let w = prog.registers[*reg as usize].width;
-                let v = self.eval(pkt, params, src).trunc(w);
-                match self.rt.ext.registers[*reg as usize].get_mut(i) {
-                    Some(slot) => *slot = v,
-                    None => self.rt.log(format!("register '{}': write index {i} out of bounds", prog.registers[*reg as usize].name)),
-                }
+                let v = self.eval(pkt, params, src).trunc(prog.registers[*reg as usize].width);
+                let rt = &mut *self.rt;
+                action_ctx!(rt).register_write(prog, *reg, i, v);
             }
             Prim::Truncate(e) => {
                 let n = self.eval(pkt, params, e).to_usize_sat();
@@ -725,7 +718,7 @@ impl<'a> Exec<'a> {
             let rt = &mut *self.rt;
             if let Some(e) = rt.tables[ti as usize].entries[h as usize].as_mut() {
                 if let (Ref::Direct, Some(plan), Some(words)) = (e.indirect, &prog.action_plans[e.action as usize], e.args()) {
-                    plan.run(prog, words, pkt, &mut plan_ctx!(rt));
+                    plan.run(prog, words, pkt, &mut action_ctx!(rt));
                     e.counter.hit(len);
                     e.last_hit_ns = now;
                     e.idle_notified = false;
@@ -742,18 +735,24 @@ impl<'a> Exec<'a> {
     /// `apply_table_rest`'s, which takes any other default action.
     #[inline(never)]
     fn apply_default(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
+        let fixed_next = self.rt.tables[ti as usize].fixed_next;
+        match self.run_default_plan(pkt, ti) {
+            Some(a) => fixed_next.unwrap_or_else(|| self.next_node(&self.prog.tables[ti as usize], Some(a), false)),
+            None => self.apply_table_rest(pkt, ti, None),
+        }
+    }
+
+    /// Runs table `ti`'s default action when it has a plan; returns it,
+    /// None when it has no plan (or there is none).
+    #[inline(always)]
+    fn run_default_plan(&mut self, pkt: &mut Packet, ti: u32) -> Option<u32> {
         let prog = self.prog;
         let rt = &mut *self.rt;
         let ts = &rt.tables[ti as usize];
-        if let Some(a) = ts.default_action {
-            if let Some(plan) = &prog.action_plans[a as usize] {
-                let fixed_next = ts.fixed_next;
-                plan.run(prog, &ts.default_data[..], pkt, &mut plan_ctx!(rt));
-                let t = &prog.tables[ti as usize];
-                return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), false));
-            }
-        }
-        self.apply_table_rest(pkt, ti, None)
+        let a = ts.default_action?;
+        let plan = prog.action_plans[a as usize].as_ref()?;
+        plan.run(prog, &ts.default_data[..], pkt, &mut action_ctx!(rt));
+        Some(a)
     }
 
     /// A lookup whose key is not one field: as an integer when it fits,
@@ -794,8 +793,8 @@ impl<'a> Exec<'a> {
                             // a straight-line plan runs on the entry's data in place
                             if let Some(plan) = &prog.action_plans[a as usize] {
                                 match e.args() {
-                                    Some(words) => plan.run(prog, words, pkt, &mut plan_ctx!(rt)),
-                                    None => plan.run(prog, e.data(), pkt, &mut plan_ctx!(rt)),
+                                    Some(words) => plan.run(prog, words, pkt, &mut action_ctx!(rt)),
+                                    None => plan.run(prog, e.data(), pkt, &mut action_ctx!(rt)),
                                 }
                                 return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
                             }
@@ -816,13 +815,7 @@ impl<'a> Exec<'a> {
                 }
             }
             None => match self.rt.tables[ti as usize].default_action {
-                Some(a) if prog.action_plans[a as usize].is_some() => {
-                    if let Some(plan) = &prog.action_plans[a as usize] {
-                        let rt = &mut *self.rt;
-                        plan.run(prog, &rt.tables[ti as usize].default_data[..], pkt, &mut plan_ctx!(rt));
-                    }
-                    Some(a)
-                }
+                Some(a) if prog.action_plans[a as usize].is_some() => self.run_default_plan(pkt, ti),
                 Some(a) => {
                     let data = std::mem::take(&mut self.rt.tables[ti as usize].default_data);
                     self.run_action(pkt, a, &data);

@@ -155,6 +155,13 @@ pub struct Digest {
     pub time_ns: u64,
 }
 
+/// Appends to a run-time log while it holds fewer than `limit` lines.
+pub(crate) fn log_bounded(log: &mut Vec<String>, limit: usize, s: String) {
+    if log.len() < limit {
+        log.push(s);
+    }
+}
+
 /// Mutable state of a loaded program.
 #[derive(Clone, Debug)]
 pub struct Runtime {
@@ -215,9 +222,7 @@ impl Runtime {
     }
 
     pub fn log(&mut self, s: String) {
-        if self.log.len() < self.log_limit {
-            self.log.push(s);
-        }
+        log_bounded(&mut self.log, self.log_limit, s);
     }
 
     /// xorshift64*: deterministic per seed.
