@@ -215,9 +215,14 @@ class RunDir:
             atomic_write_text(p, rows_to_csv(data))
         return p
 
-    def _replace_parts(self, folder: Path, df: Optional[pd.DataFrame]) -> None:
-        """Writes a table consolidated from `folder`'s parts, then removes them."""
-        if df is not None:
+    def _replace_parts(self, folder: Path, df: "pd.DataFrame | list[pd.DataFrame] | None") -> None:
+        """Writes a table consolidated from `folder`'s parts (one frame, or
+        the parts' frames, not all empty: see `_parquet_of_parts`), then
+        removes them."""
+        if isinstance(df, list):
+            atomic_write_bytes(self.path / f"{check_name(folder.name)}.parquet",
+                               _parquet_of_parts(df))
+        elif df is not None:
             self.write_table(folder.name, df)
         for f in folder.glob("*.parquet"):
             f.unlink()
@@ -228,21 +233,29 @@ class RunDir:
         atomically before its parts are removed); returns every table name."""
         parts = self.path / PARTS
         if parts.is_dir():
-            # a table is encoded and written (Arrow releases the GIL) while
-            # the next one is put together
+            folders = sorted(p for p in parts.iterdir() if p.is_dir())
+            held = {d.name: h for d in folders
+                    if (h := self._held.pop(d.name, None)) is not None
+                    and len(h) == len(list(d.glob("*.parquet")))}
+            # the biggest table first: its file is written from its parts (Arrow
+            # releases the GIL) while this thread concatenates them, then the others
+            folders.sort(key=lambda d: -sum(len(f) for f in held.get(d.name, ())))
+            made: dict[str, pd.DataFrame] = {}
             with ThreadPoolExecutor(max_workers=2) as pool:
                 stored = []
-                for d in sorted(p for p in parts.iterdir() if p.is_dir()):
-                    held = self._held.pop(d.name, None)
-                    if held is not None and len(held) == len(list(d.glob("*.parquet"))):
-                        df = _concat_parts(held)  # what read_parts(d) reads, already here
+                for d in folders:
+                    if d.name in held:  # what read_parts(d) reads, already here
+                        frames = held[d.name]
+                        stored.append(pool.submit(self._replace_parts, d, frames or None))
+                        df = _concat_parts(frames)
                     else:
                         df = read_parts(d)
+                        stored.append(pool.submit(self._replace_parts, d, df))
                     if df is not None:
-                        self.tables[d.name] = df
-                    stored.append(pool.submit(self._replace_parts, d, df))
+                        made[d.name] = df
                 for f in stored:
                     f.result()
+            self.tables.update(sorted(made.items()))
             try:
                 parts.rmdir()
             except OSError:
@@ -253,6 +266,24 @@ class RunDir:
 def read_parts(folder: Path) -> Optional[pd.DataFrame]:
     files = sorted(Path(folder).glob("*.parquet"))
     return _concat_parts([pd.read_parquet(f) for f in files])
+
+
+def _parquet_of_parts(frames: list[pd.DataFrame]) -> bytes:
+    """The Parquet file of the parts' frames concatenated, made from them
+    as Arrow tables (no copy, and the GIL released while it is encoded):
+    it reads back as `_concat_parts(frames)` does. Parts whose columns
+    differ in type are concatenated by pandas first, which reconciles them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pa.concat_tables([pa.Table.from_pandas(f, preserve_index=False)
+                                  for f in frames if not f.empty])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return parquet_bytes(_concat_parts(frames))
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
 
 
 def _concat_parts(frames: list[pd.DataFrame]) -> Optional[pd.DataFrame]:

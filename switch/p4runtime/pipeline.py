@@ -23,7 +23,7 @@ from finsy.proto import p4i, p4r
 
 from ..engine import EngineAdapter, EngineFactory, EngineOptions, default_engine_factory
 from .action_profiles import ActionProfileManager
-from .bmv2json import parse_program
+from .bmv2json import parse_program_once
 from .digests import DigestManager
 from .errors import P4RuntimeError, internal, invalid, unimplemented
 from .externs import ExternManager
@@ -110,7 +110,7 @@ class ForwardingPipeline:
         self.device_config = device_config
         self.cookie = cookie
         self.schema = P4Schema(p4info)
-        self.prog = parse_program(json_text)
+        self.prog = parse_program_once(json_text)
         self.tr = Translation(self.schema, self.prog)
         self.engine: EngineAdapter = engine if engine is not None else engine_factory(json_text, options)
         self.tables = TableManager(self)

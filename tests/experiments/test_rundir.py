@@ -197,6 +197,23 @@ def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_pa
     assert len(run.tables["left"]) == 6
 
 
+def test_consolidated_parts_whose_column_types_differ(tmp_path):
+    """Parts whose columns differ in type (a column all missing in one
+    case, integers in one and floats in another) make the table pandas'
+    concatenation makes of them, in memory and (as Parquet) on disk."""
+    frames = [pd.DataFrame({"s": ["a", "b"], "n": [1, 2]}),
+              pd.DataFrame({"s": [None, None], "n": [0.5, 1.5]}),
+              pd.DataFrame({"s": ["c"], "n": [3]})]
+    run = rd.RunDir.create(tmp_path, "g", "r")
+    for f in frames:
+        run.add_part("t", f)
+    expect = rd.read_parts(run.path / rd.PARTS / "t")
+    run.consolidate()
+    pd.testing.assert_frame_equal(run.tables["t"], expect)
+    assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
+    assert list(expect["n"]) == [1.0, 2.0, 0.5, 1.5, 3.0]
+
+
 def test_a_stored_part_holds_the_frame_its_bytes_read_back_as():
     """Every kind of column the experiments store: the frame a worker sends
     along is the one the part file gives, dtypes and missing values too."""

@@ -155,6 +155,21 @@ def test_bad_configs(client_factory, mutate, code, text):
     assert text in e.value.details()
 
 
+def test_a_config_set_again_is_read_again_when_it_failed(client_factory, schema):
+    # the switch remembers the programs it read (a testbed sets the same one
+    # before every case), never a failure: a bad JSON is refused each time,
+    # and the good one set after it works
+    c = client_factory(1)
+    for _ in range(2):
+        with pytest.raises(grpc.RpcError) as e:
+            c.set_pipeline(program.p4info(), b'{"pipelines": 3}')
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        c.set_pipeline(program.p4info(), program.json_text().encode())
+        c.write(update("insert", table_entry=table_entry(schema, "fwd", {"hdr.ethernet.dst": 5},
+                                                         "forward", {"port": 2})))
+        assert len(c.read(p4r.Entity(table_entry=p4r.TableEntry()))) == 1
+
+
 def test_p4info_not_matching_json(client_factory, schema):
     c = client_factory(1)
     # a table p4c left out of the JSON: accepted, refused when used

@@ -183,7 +183,7 @@ pub struct Switch {
 impl Switch {
     /// Loads a BMv2 JSON document.
     pub fn from_json(text: &str) -> Result<Switch, EngineError> {
-        Ok(Switch::new(json::load(text)?))
+        Ok(Switch::new(json::load_again(text)?))
     }
 
     pub fn new(prog: Program) -> Switch {
