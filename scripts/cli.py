@@ -15,6 +15,10 @@ from typing import List, Optional
 # 0.9-1.0 s -> 0.55 s).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+# ... so pyarrow's jemalloc, unused, need not start its background thread
+# either: the forkserver that forks a run's processes (experiments/processes.py)
+# then imports pyarrow without a thread of its own to leave behind at a fork.
+os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 
 import typer  # noqa: E402
 

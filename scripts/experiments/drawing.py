@@ -56,18 +56,18 @@ MAX_PROCESSES = 4
 @contextmanager
 def pool(jobs: int) -> Iterator[Optional[Any]]:
     """`jobs` drawing processes (MAX_PROCESSES at most), started at once
-    (spawned: no thread of this process is copied), or None when
+    (forked by processes.context()'s server, not by this process), or None when
     jobs <= 1. PNGs still being drawn when the block ends by an exception
     are dropped."""
     if jobs <= 1:
         yield None
         return
     jobs = min(jobs, MAX_PROCESSES)
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_ready)
+    from .processes import context
+
+    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=context(), initializer=_ready)
     try:
         for _ in range(jobs):  # each start needs a task: the processes import meanwhile
             ex.submit(_nothing)

@@ -238,8 +238,9 @@ class _Progress:
 class Workers:
     """Cases measured in `jobs` worker processes instead of this one: each
     worker runs `init(*args)` once, then `measure(case)` for each case it
-    is given (module-level functions: the workers are spawned, not forked,
-    so no thread of this process is copied into them). Cases are stored
+    is given (module-level functions: the workers are forked by a server
+    of their own, processes.context(), not by this process, so no thread
+    of this process is copied into them). Cases are stored
     in plan order whichever worker finishes first, so a run's tables do not
     depend on the number of workers."""
 
@@ -332,9 +333,9 @@ def _frames(tables: dict[str, Any]) -> Tables:
 
 
 def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
-    import multiprocessing
+    from .processes import context
 
-    pool = multiprocessing.get_context("spawn").Pool(
+    pool = context().Pool(
         min(w.jobs, len(cases)), initializer=_worker_init, initargs=(w.init, w.args))
     try:
         given = {i: pool.apply_async(_worker_measure, (w.measure, cases[i]))

@@ -10,6 +10,20 @@ import pandas as pd
 
 STATE: dict = {}
 
+HELPERS = ("resource_tracker", "forkserver")
+
+
+def run_processes() -> list:
+    """This process's descendants but multiprocessing's helpers, which live
+    as long as this process by design: its resource tracker and the
+    forkserver a run's processes are forked from (experiments/processes.py;
+    those processes, the forkserver's children, do count)."""
+    import psutil
+
+    me = psutil.Process()
+    helpers = {c.pid for c in me.children() if any(h in " ".join(c.cmdline()) for h in HELPERS)}
+    return [c for c in me.children(recursive=True) if c.pid not in helpers]
+
 
 def start(tag: str) -> None:
     if tag == "broken":

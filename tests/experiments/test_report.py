@@ -5,6 +5,7 @@ import re
 from p4scope.experiments import report
 
 from tests.experiments.fixture_run import make_run
+from tests.experiments.runner_workers import run_processes
 
 
 def test_report_is_self_contained_with_pngs(tmp_path):
@@ -67,8 +68,6 @@ def test_report_states_the_nanosecond_clock_of_the_instrument(tmp_path):
 def test_pngs_drawn_in_processes_are_the_ones_drawn_here(tmp_path):
     """jobs > 1: the PNGs are drawn in processes of their own meanwhile,
     byte for byte the same, and no drawing process is left behind."""
-    import psutil
-
     run = make_run(tmp_path)
     here = report.render(run, tmp_path / "here" / "report.html")
     there = report.render(run, tmp_path / "there" / "report.html", jobs=2)
@@ -78,19 +77,15 @@ def test_pngs_drawn_in_processes_are_the_ones_drawn_here(tmp_path):
         assert (here.parent / "figures" / name).read_bytes() == \
             (there.parent / "figures" / name).read_bytes(), name
     assert there.read_text().count("Plotly.newPlot") == here.read_text().count("Plotly.newPlot")
-    assert not [c for c in psutil.Process().children(recursive=True)
-                if "resource_tracker" not in " ".join(c.cmdline())]
+    assert not run_processes()
 
 
 def test_a_report_starts_a_few_drawing_processes_however_many_jobs():
-    import psutil
-
     from p4scope.experiments import drawing
 
     with drawing.pool(64) as pool:
         assert pool.submit(sum, (1, 2)).result() == 3
-        drawers = [c for c in psutil.Process().children()
-                   if "resource_tracker" not in " ".join(c.cmdline())]
+        drawers = run_processes()
         assert 1 <= len(drawers) <= drawing.MAX_PROCESSES
     with drawing.pool(1) as pool:
         assert pool is None

@@ -5,7 +5,6 @@ partial and leaves no worker behind."""
 from __future__ import annotations
 
 import pandas as pd
-import psutil
 
 from p4scope.experiments.rundir import RunDir, load_table
 from p4scope.experiments.runner import Case, Workers, run_cases
@@ -18,11 +17,7 @@ def _cases(extra: dict[int, dict] = {}) -> list[Case]:  # noqa: B006 (read only)
                                                  **extra.get(i, {})}) for i in range(5)]
 
 
-def workers_alive() -> list:
-    """This process's children but multiprocessing's resource tracker (one
-    per process that ever spawned, by design)."""
-    return [c for c in psutil.Process().children(recursive=True)
-            if "resource_tracker" not in " ".join(c.cmdline())]
+workers_alive = runner_workers.run_processes
 
 
 def _run(tmp_path, cases, tag: str = "w") -> tuple:
