@@ -171,10 +171,17 @@ def test_killed_run_parts_are_still_readable(tmp_path):
     assert list(pd.read_parquet(run.path / "streams.parquet")["a"]) == [1, 2]
 
 
-def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_path, monkeypatch):
+# a table is written from its parts when it is big, else concatenated first
+BOTH_WAYS = pytest.mark.parametrize("from_parts_rows", [0, rd.FROM_PARTS_ROWS])
+
+
+@BOTH_WAYS
+def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_path, monkeypatch,
+                                                                          from_parts_rows):
     """The parts a RunDir stored (as frames or encoded by a worker) are
     consolidated from memory, into the very table reading them back gives;
     parts another process left are read from disk."""
+    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
     frames = [pd.DataFrame({"case_id": [f"c{i}"] * 3, "v": [i, i + 0.5, None],
                             "s": ["a", None, "b"]}) for i in range(3)]
     earlier = rd.RunDir.create(tmp_path, "g", "r")
@@ -197,10 +204,12 @@ def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_pa
     assert len(run.tables["left"]) == 6
 
 
-def test_consolidated_parts_whose_column_types_differ(tmp_path):
+@BOTH_WAYS
+def test_consolidated_parts_whose_column_types_differ(tmp_path, monkeypatch, from_parts_rows):
     """Parts whose columns differ in type (a column all missing in one
     case, integers in one and floats in another) make the table pandas'
     concatenation makes of them, in memory and (as Parquet) on disk."""
+    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
     frames = [pd.DataFrame({"s": ["a", "b"], "n": [1, 2]}),
               pd.DataFrame({"s": [None, None], "n": [0.5, 1.5]}),
               pd.DataFrame({"s": ["c"], "n": [3]})]
