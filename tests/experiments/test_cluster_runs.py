@@ -27,10 +27,7 @@ from p4scope.experiments.runner import Case, Workers, run_cases  # noqa: E402
 from tests.experiments import runner_workers  # noqa: E402
 
 
-def _children() -> list:
-    """This process's children but multiprocessing's resource tracker."""
-    return [c for c in psutil.Process().children(recursive=True)
-            if "resource_tracker" not in " ".join(c.cmdline())]
+_children = runner_workers.run_processes
 
 
 def _none_left(before: set) -> None:
