@@ -27,6 +27,17 @@ impl Phv {
         Phv { vals: vec![], wide: vec![], valid: vec![], vl_bits: vec![], stack_next: vec![], ustack_next: vec![] }
     }
 
+    /// The bytes `park_into` writes (so that parking allocates once, of
+    /// the exact size: a buffer grown while parking cost more than the
+    /// rest of the park).
+    fn parked_size(&self) -> usize {
+        let fields: usize = self.vals.iter().map(|v| if *v == 0 { 0 } else if *v >> 64 == 0 { 10 } else { 18 }).sum();
+        let counts = self.vl_bits.iter().chain(&self.stack_next).chain(&self.ustack_next);
+        let counts = if counts.clone().any(|c| *c != 0) { 4 * counts.count() } else { 0 };
+        let wide: usize = self.wide.iter().map(Vec::len).sum();
+        2 + fields + self.valid.len() + 1 + counts + wide
+    }
+
     fn park_into(&self, out: &mut Vec<u8>) {
         let at = out.len();
         out.extend_from_slice(&[0, 0]);
@@ -135,9 +146,7 @@ impl Packet {
     /// the engine to reuse).
     pub fn park(&mut self) -> (Phv, Vec<u8>) {
         debug_assert!(!self.is_parked());
-        // room for a third of the fields set (10 bytes each), no reallocation
-        let wide: usize = self.phv.wide.iter().map(Vec::len).sum();
-        let mut out = Vec::with_capacity(16 + 4 * self.phv.vals.len() + self.phv.valid.len() + wide + self.data.len());
+        let mut out = Vec::with_capacity(self.phv.parked_size() + 4 + self.data.len());
         self.phv.park_into(&mut out);
         out.extend_from_slice(&(self.data.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.data);
@@ -225,6 +234,8 @@ mod tests {
         pkt.phv.stack_next.iter_mut().for_each(|v| *v = 1);
         let before = pkt.clone();
         let (phv, data) = pkt.park();
+        let parked = pkt.parked.as_ref().unwrap();
+        assert_eq!(parked.capacity(), parked.len(), "allocated once, of the size needed");
         assert!(pkt.is_parked() && pkt.phv.vals.is_empty() && pkt.data.is_empty());
         // another packet's PHV and buffer, full of other things, take it back
         let mut other = Packet::new(&p);
