@@ -24,8 +24,8 @@
 //! * `sim` — virtual time: traffic sources and sinks around the switch,
 //!   a discrete-event loop.
 //! * `io` — real time: Linux interfaces through AF_PACKET (the sockets and
-//!   rings of crates/afpacket; `io::sys` is the only module with unsafe
-//!   code), pcap files.
+//!   rings of crates/afpacket; `io::sys` and `prefetch`, the CPU's cache
+//!   hints, are the only modules with unsafe code), pcap files.
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 
@@ -37,6 +37,7 @@ pub mod io;
 pub mod json;
 pub mod ops;
 pub mod pipeline;
+mod prefetch;
 pub mod program;
 pub mod sim;
 pub mod tables;

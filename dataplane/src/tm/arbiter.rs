@@ -99,6 +99,7 @@ impl Arbiter {
         let subs = &self.subs;
         let s = grp.pick(|s| !subs[s as usize].fifo.is_empty())?;
         let pkt = self.subs[s as usize].fifo.pop_front()?;
+        super::queue::prefetch_next(&self.subs[s as usize].fifo);
         let bytes = pkt.tm_len;
         let more = !self.subs[s as usize].fifo.is_empty();
         let grp = &mut self.groups[g as usize];

@@ -149,7 +149,11 @@ impl Queue {
 
     fn store_pop(&mut self) -> Option<Box<Packet>> {
         match &mut self.store {
-            Store::Fifo(f) => f.pop_front(),
+            Store::Fifo(f) => {
+                let pkt = f.pop_front();
+                prefetch_next(f);
+                pkt
+            }
             Store::Arb(a) => a.pop(),
         }
     }
@@ -255,6 +259,9 @@ impl Queue {
     /// rate limiter is concerned.
     pub fn pps_ready_ns(&self) -> u64 {
         match &self.store {
+            // a queue never paced has no packet with a send time: its head
+            // (cold, behind a deep queue) is not read
+            Store::Fifo(_) if self.pps_last_ns.is_none() => 0,
             Store::Fifo(f) => f.front().map(|p| p.send_ns).unwrap_or(0),
             Store::Arb(_) => {
                 if self.cfg.rate_pps.is_some() {
@@ -264,6 +271,19 @@ impl Queue {
                 }
             }
         }
+    }
+}
+
+/// Hints the next two packets of a FIFO just popped into the caches: the
+/// next one's parked bytes (its packet was hinted at the last pop), the
+/// packet after it.
+#[inline]
+pub(super) fn prefetch_next(f: &VecDeque<Box<Packet>>) {
+    if let Some(n) = f.front() {
+        n.prefetch(true);
+    }
+    if let Some(n) = f.get(1) {
+        n.prefetch(false);
     }
 }
 
