@@ -523,11 +523,22 @@ impl Switch {
         }
     }
 
-    /// Brings a packet leaving its queue back whole (when it was parked).
+    /// Brings a packet leaving its queue back whole (when it was parked):
+    /// into a spare PHV and buffer, else those of a packet in the pool (a
+    /// queue draining moves PHVs from the spares to the pool, packet by
+    /// packet, until the spares run out), else new ones.
     fn unpark(&mut self, pkt: &mut Packet) {
         if pkt.is_parked() {
-            let phv = self.spare_phvs.pop().unwrap_or_else(|| Phv::new(&self.prog));
-            let data = self.spare_buffer();
+            let (phv, data) = match self.spare_phvs.pop() {
+                Some(phv) => (phv, self.spare_buffer()),
+                None => match self.pool.pop() {
+                    Some(p) => {
+                        let Packet { phv, data, .. } = *p;
+                        (phv, data)
+                    }
+                    None => (Phv::new(&self.prog), self.spare_buffer()),
+                },
+            };
             pkt.unpark(phv, data);
         }
     }
