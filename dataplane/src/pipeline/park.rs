@@ -158,7 +158,7 @@ impl Packet {
     }
 
     /// Brings a parked packet back into `phv` (any PHV of the program) and
-    /// `data` (an empty buffer); nothing when it is not parked.
+    /// `data` (any buffer: it is cleared first); nothing when it is not parked.
     pub fn unpark(&mut self, mut phv: Phv, mut data: Vec<u8>) {
         let Some(b) = self.parked.take() else { return };
         let at = phv.unpark_from(&b);
