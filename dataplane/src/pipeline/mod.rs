@@ -109,16 +109,18 @@ impl Packet {
         }
     }
 
-    /// Hints the packet's next use: the packet itself now, its parked
-    /// bytes when it is already cached (`ahead`: it was hinted before).
+    /// Hints the packet itself into the caches.
     #[inline]
-    pub fn prefetch(&self, ahead: bool) {
-        if ahead {
-            if let Some(b) = &self.parked {
-                crate::prefetch::prefetch(b.as_slice(), 512);
-            }
-        } else {
-            crate::prefetch::prefetch(self, std::mem::size_of::<Packet>());
+    pub fn prefetch(&self) {
+        crate::prefetch::prefetch(self, std::mem::size_of::<Packet>());
+    }
+
+    /// Hints the packet's parked bytes into the caches (reading where they
+    /// are: best once the packet itself was hinted).
+    #[inline]
+    pub fn prefetch_parked(&self) {
+        if let Some(b) = &self.parked {
+            crate::prefetch::prefetch(b.as_slice(), 512);
         }
     }
 

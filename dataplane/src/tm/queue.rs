@@ -280,10 +280,10 @@ impl Queue {
 #[inline]
 pub(super) fn prefetch_next(f: &VecDeque<Box<Packet>>) {
     if let Some(n) = f.front() {
-        n.prefetch(true);
+        n.prefetch_parked();
     }
     if let Some(n) = f.get(1) {
-        n.prefetch(false);
+        n.prefetch();
     }
 }
 
