@@ -39,9 +39,17 @@ class Run:
     path: Path
     meta: dict[str, Any]
     t: dict[str, pd.DataFrame]
+    _by_case: dict[str, "pdt.CaseRows"] = field(default_factory=dict, repr=False)
 
     def has(self, name: str) -> bool:
         return name in self.t and not self.t[name].empty
+
+    def rows(self, name: str) -> "pdt.CaseRows":
+        """Table `name`'s rows of one case (plotdata.by_case), split once for
+        every section that asks."""
+        if name not in self._by_case:
+            self._by_case[name] = pdt.by_case(self.t[name])
+        return self._by_case[name]
 
 
 def load_run(path: Path, tables: Optional[dict[str, pd.DataFrame]] = None) -> Run:
@@ -187,9 +195,9 @@ def plot_stacked_by_ingress(page: Page, sec: Section, rows: Sequence[pd.Series],
     """The congested queue of each case in `rows`, stacked by ingress port."""
     from . import plots_web as pw
 
-    ti = page.run.t.get("ground_truth_ingress")
-    if ti is None:
+    if "ground_truth_ingress" not in page.run.t:
         return
+    ti = page.run.rows("ground_truth_ingress")
     stacks = [sk for r in rows
               if (sk := pdt.stacked_by_ingress(ti, r["case_id"], pdt.short_case(r))) is not None]
     if stacks:
@@ -204,12 +212,10 @@ def plot_instrument_views(page: Page, sec: Section, rows: Sequence[pd.Series], n
     from . import plots_web as pw
 
     run = page.run
-    series = run.t.get("instrument_series")
-    if series is not None and not series.empty:  # millions of rows: one pass, not one per case
-        series = series[series["case_id"].isin([r["case_id"] for r in rows])]
+    series = run.rows("instrument_series") if run.has("instrument_series") else None
+    events = run.rows("burst_events") if run.has("burst_events") else None
     views = [v for r in rows
-             if (v := pdt.instrument_view(run.t["ground_truth"], series,
-                                          run.t.get("burst_events"), r["case_id"],
+             if (v := pdt.instrument_view(run.rows("ground_truth"), series, events, r["case_id"],
                                           pdt.short_case(r))) is not None]
     if views:
         sec.parts.append(f"<h3>{esc(heading)}</h3>")

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from p4scope.experiments import figures as fg
@@ -272,3 +273,21 @@ def test_subplot_lines_land_on_their_subplot():
     ref = make_subplots(rows=2, cols=2)
     ref.add_vline(x=5.0, row=2, col=1, line_dash="dot", exclude_empty_subplots=False)
     assert (ref.layout.shapes[0].xref, ref.layout.shapes[0].yref) == (v.xref, v.yref)
+
+
+def test_rows_of_a_case_are_what_filtering_the_table_gives():
+    """plotdata.by_case: each case's rows, index labels and dtypes as a
+    filter on case_id gives them, whether the case's rows are together
+    (a table written case by case) or spread; an unknown case, an empty
+    table and missing case ids give no rows."""
+    from p4scope.experiments import plotdata as pdt
+
+    df = pd.DataFrame({"case_id": ["a", "a", "b", "c", "b", None, "a"],
+                       "t_ns": [1, 2, 3, 4, 5, 6, 7]}, index=[10, 11, 12, 13, 14, 15, 16])
+    for table in (df, df.iloc[:2], df.astype({"case_id": "str"})):
+        rows = pdt.by_case(table)
+        for cid in ("a", "b", "c", "zz"):
+            pd.testing.assert_frame_equal(rows(cid), table[table["case_id"] == cid])
+    assert list(pdt.by_case(df)("a").index) == [10, 11, 16]
+    empty = pdt.by_case(df.iloc[0:0])("a")
+    assert empty.empty and list(empty.columns) == ["case_id", "t_ns"]

@@ -77,7 +77,7 @@ def fairness(page: report.Page, view: FairnessView = VIRTUAL_FAIRNESS) -> None:
                                              "What the instrument saw during the incasts")
             labels = {r["case_id"]: pdt.short_case(r) for _, r in fair.iterrows()}
             groups = {r["case_id"]: pdt.case_group(r) for _, r in fair.iterrows()}
-            h = pdt.queue_heatmap(run.t["ground_truth"], labels, groups=groups)
+            h = pdt.queue_heatmap(run.rows("ground_truth"), labels, groups=groups)
             if h is not None:
                 page.plot(s, "fairness_heatmap", pw.queue_heatmap(h, "Fairness: occupancy per egress queue"),
                           report.Drawing("queue_heatmap",

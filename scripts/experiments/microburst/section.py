@@ -49,7 +49,7 @@ def section(page: report.Page) -> None:
                    + report.html_table(chk) + "</details>")
 
     if run.has("ground_truth"):
-        truth = run.t["ground_truth"]
+        truth = run.rows("ground_truth")
         panels = pdt.burst_panels(micro, truth)
         if panels:
             s.parts.append("<h3>Queue occupancy over time during each burst</h3>")

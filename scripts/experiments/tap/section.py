@@ -107,8 +107,8 @@ def section(page: report.Page) -> None:
         s.parts.append("<details><summary>every burst: the tap's (size, drops, culprit ingress "
                        "ports and flows) and the qdisc's</summary>"
                        + report.html_table(b[[c for c in BURST_COLUMNS if c in b]]) + "</details>")
-    h = pdt.queue_heatmap(run.t["tap_series"].fillna({"occupancy_bytes": 0}), labels or
-                          {c: c for c in cases})
+    h = pdt.queue_heatmap(pdt.by_case(run.t["tap_series"].fillna({"occupancy_bytes": 0})),
+                          labels or {c: c for c in cases})
     if h is not None:
         from .. import plots_png as pp
         from .. import plots_web as pw
@@ -121,7 +121,7 @@ def section(page: report.Page) -> None:
         from .. import plots_web as pw
 
         stacks = [sk for c in shown if (sk := pdt.stacked_by_ingress(
-            run.t["tap_ingress"], c, labels.get(c, c))) is not None]
+            run.rows("tap_ingress"), c, labels.get(c, c))) is not None]
         if stacks:
             s.parts.append(f"<h3>The queue of {report.esc(dut)} stacked by ingress port (the tap's "
                            "shares)</h3>")

@@ -70,7 +70,7 @@ def section(page: report.Page) -> None:
         from .. import plots_web as pw
 
         stacks = [sk for c in list(labels)[:4] if (sk := pdt.stacked_by_ingress(
-            run.t["tap_ingress"], c, labels.get(c, c))) is not None]
+            run.rows("tap_ingress"), c, labels.get(c, c))) is not None]
         if stacks:
             s.parts.append(f"<h3>The queue of {report.esc(dut)} stacked by ingress port (the "
                            "taps' shares)</h3>")
