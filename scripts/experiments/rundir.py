@@ -285,18 +285,20 @@ def read_parts(folder: Path) -> Optional[pd.DataFrame]:
 def _parquet_of_parts(frames: list[pd.DataFrame]) -> bytes:
     """The Parquet file of the parts' frames concatenated, made from them
     as Arrow tables (no copy, and the GIL released while it is encoded):
-    it reads back as `_concat_parts(frames)` does. Parts whose columns
-    differ in type are concatenated by pandas first, which reconciles them."""
+    it reads back as `_concat_parts(frames)` does. Parts that differ in
+    schema (column types, pandas' metadata) or have a categorical column
+    are concatenated by pandas first, which reconciles the types and joins
+    the categories as the frame in memory has them."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        table = pa.concat_tables([pa.Table.from_pandas(f, preserve_index=False)
-                                  for f in frames if not f.empty])
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    tables = [pa.Table.from_pandas(f, preserve_index=False) for f in frames if not f.empty]
+    first = tables[0].schema
+    if (any(pa.types.is_dictionary(f.type) for f in first)
+            or not all(t.schema.equals(first, check_metadata=True) for t in tables[1:])):
         return parquet_bytes(_concat_parts(frames))
     buf = io.BytesIO()
-    pq.write_table(table, buf, **PARQUET_OPTIONS)
+    pq.write_table(pa.concat_tables(tables), buf, **PARQUET_OPTIONS)
     return buf.getvalue()
 
 

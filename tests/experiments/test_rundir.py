@@ -223,6 +223,23 @@ def test_consolidated_parts_whose_column_types_differ(tmp_path, monkeypatch, fro
     assert list(expect["n"]) == [1.0, 2.0, 0.5, 1.5, 3.0]
 
 
+@BOTH_WAYS
+def test_consolidated_categorical_parts_are_joined_as_pandas_joins_them(tmp_path, monkeypatch,
+                                                                          from_parts_rows):
+    """Categorical columns whose categories differ from case to case: the
+    table is what reading the parts back and concatenating them gives."""
+    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
+    frames = [pd.DataFrame({"k": pd.Categorical(c), "n": [i] * len(c)})
+              for i, c in enumerate((["x", "y"], ["z"], ["y", "x"]))]
+    run = rd.RunDir.create(tmp_path, "g", "r")
+    for f in frames:
+        run.add_part("t", rd.StoredPart.of(f))
+    expect = rd.read_parts(run.path / rd.PARTS / "t")
+    run.consolidate()
+    pd.testing.assert_frame_equal(run.tables["t"], expect)
+    assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
+
+
 def test_a_stored_part_holds_the_frame_its_bytes_read_back_as():
     """Every kind of column the experiments store: the frame a worker sends
     along is the one the part file gives, dtypes and missing values too."""
