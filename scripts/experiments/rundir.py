@@ -8,7 +8,8 @@
 
 Every file is written to a temporary name in the same folder, flushed to
 disk and renamed over the final name, so a reader (or a crash) sees the old
-file or the new one, never a mix. run.json says "partial" from the first
+file or the new one, never a mix (a case's parts are flushed together, one
+filesystem sync, before run.json counts the case). run.json says "partial" from the first
 moment on and only says "complete" once every case has been measured and
 every table consolidated: a run killed with SIGKILL still reads as partial,
 and its parts are picked up by `load_table`.
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import pandas as pd
 
-from ..fileio import write_atomic
+from ..fileio import sync_files, write_atomic
 
 RUN_JSON = "run.json"
 PARTS = "parts"
@@ -140,6 +141,8 @@ class RunDir:
         takes them from here instead of reading them back)."""
         self._held: dict[str, Optional[list[pd.DataFrame]]] = {}
         """Per table, the parts this object stored, as they read back."""
+        self._unsynced: list[Path] = []
+        """Parts stored with durable=False, until `sync_parts`."""
 
     @classmethod
     def create(cls, root: Path, experiment: str, run_id: Optional[str] = None) -> "RunDir":
@@ -189,7 +192,8 @@ class RunDir:
 
     # ----- tables ------------------------------------------------------------------
 
-    def add_part(self, table: str, df: "pd.DataFrame | StoredPart") -> Optional[Path]:
+    def add_part(self, table: str, df: "pd.DataFrame | StoredPart", *,
+                 durable: bool = True) -> Optional[Path]:
         """Stores one case's rows of `table` (nothing for an empty frame),
         given as a frame or already encoded (StoredPart)."""
         check_name(table)
@@ -204,11 +208,19 @@ class RunDir:
             self._held[table] = [] if n == 0 else None  # parts of before: read them
         self._parts[table] = n + 1
         p = d / f"{n:05d}.parquet"
-        atomic_write_bytes(p, part.data)
+        write_atomic(p, part.data, durable=durable)
+        if not durable:
+            self._unsynced.append(p)
         held = self._held.get(table)
         if held is not None:
             held.append(part.frame)
         return p
+
+    def sync_parts(self) -> None:
+        """Makes the parts stored with durable=False durable (all at once:
+        see fileio.sync_files), before run.json counts their case."""
+        sync_files(self._unsynced)
+        self._unsynced.clear()
 
     def write_table(self, table: str, df: pd.DataFrame) -> Path:
         p = self.path / f"{check_name(table)}.parquet"

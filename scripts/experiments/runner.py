@@ -388,9 +388,11 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                     reason = f"case {case.case_id} failed: {err_text}"
                     error = exc
                 with _hold_sigint():
+                    # a case's parts synced together, then counted in run.json
                     for name, df in tables.items():
-                        rundir.add_part(name, df)
-                    rundir.add_part("cases", _case_row(case, status, wall, err_text))
+                        rundir.add_part(name, df, durable=False)
+                    rundir.add_part("cases", _case_row(case, status, wall, err_text), durable=False)
+                    rundir.sync_parts()
                     if status == "complete":
                         done += 1
                     rundir.update(cases={"planned": planned, "done": done})

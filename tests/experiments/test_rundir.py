@@ -256,3 +256,43 @@ def test_a_stored_part_holds_the_frame_its_bytes_read_back_as():
         back = pd.read_parquet(io.BytesIO(part.data))
         pd.testing.assert_frame_equal(part.frame, back, check_exact=True)
         assert list(part.frame.dtypes) == list(back.dtypes)
+
+
+def test_a_case_is_counted_only_once_its_parts_are_on_disk(tmp_path, monkeypatch):
+    """The runner writes a case's parts without a sync each, syncs them
+    together, and only then says in run.json that the case is done."""
+    events = []
+    real_sync = rd.sync_files
+    monkeypatch.setattr(rd, "sync_files", lambda paths: (
+        events.append(("sync", sorted(p.parent.name for p in paths))), real_sync(paths)))
+    real_update = rd.RunDir.update
+    monkeypatch.setattr(rd.RunDir, "update", lambda self, **f: (
+        events.append(("run.json", f.get("cases"))), real_update(self, **f)))
+    run = rd.RunDir.create(tmp_path, "g")
+    run.start({})
+    events.clear()
+    assert run_cases(run, _cases(2), _measure, progress=False).complete
+    counted = [e for e in events if e[0] == "run.json" and e[1] and e[1]["done"]]
+    assert [c[1]["done"] for c in counted] == [1, 2]
+    for n in (1, 2):
+        at = events.index(("run.json", {"planned": 2, "done": n}))
+        assert events[at - 1] == ("sync", ["cases", "streams"]), events
+
+
+def test_synced_files_without_syncfs_are_each_synced(tmp_path, monkeypatch):
+    """Where syncfs(2) is missing (or fails), every file and its folder
+    is synced one by one instead."""
+    from p4scope import fileio
+
+    paths = [tmp_path / "a" / "1.parquet", tmp_path / "b" / "2.parquet"]
+    for p in paths:
+        p.parent.mkdir()
+        fileio.write_atomic(p, b"x", durable=False)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(fileio, "_syncfs", lambda folder: False)
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+                        or real_fsync(fd))
+    fileio.sync_files(paths)
+    assert sorted(synced) == sorted(str(p) for p in paths + [p.parent for p in paths])
+    fileio.sync_files([])  # nothing to sync
