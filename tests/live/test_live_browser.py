@@ -14,7 +14,7 @@ from tests.live.live_browser import chromium, number, page_errors, value, wait_f
 from tests.live.live_procs import TINY_RUN
 
 LIVE_RUN = ["run", "microburst", "--sizes", "64,512,1518", "--sizes-4to1", "512",
-            "--burst-frames", "20000", "--profiles", "fair", "--jobs", "1", "--no-report",
+            "--burst-frames", "40000", "--profiles", "fair", "--jobs", "1", "--no-report",
             "--no-progress"]
 
 
