@@ -4,6 +4,8 @@
 //! return normally for every input: a panic is the bug they look for.
 
 use crate::engine::Switch;
+use crate::pipeline::{Exec, Packet, Runtime};
+use crate::program::Program;
 
 /// A small L2/L3 program (parse Ethernet/IPv4, lpm + exact tables, TTL,
 /// checksum update, a range table) used by the packet-path target.
@@ -54,6 +56,164 @@ pub fn packet_path(sw: &mut Switch, data: &[u8]) {
     }
 }
 
+/// A small xorshift generator: the same frames for the same seed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next_u64() % n as u64) as usize
+        }
+    }
+}
+
+/// Frames that lead `p`'s parser down its transitions: random bytes, then
+/// a random walk from the first state that, in each state whose plan
+/// extracts the key's field, writes a chosen transition's value where that
+/// field is read. Each frame is then cut to a random length (half of them
+/// within 64 bytes), so some end in the middle of a header.
+pub fn parser_walk_frames(p: &Program, seed: u64, n: usize) -> Vec<Vec<u8>> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let mut f: Vec<u8> = (0..256).map(|_| rng.next_u64() as u8).collect();
+            walk(p, &mut rng, &mut f);
+            let len = if rng.below(2) == 0 { rng.below(65) } else { rng.below(f.len() + 1) };
+            f.truncate(len);
+            f
+        })
+        .collect()
+}
+
+fn walk(p: &Program, rng: &mut Rng, f: &mut [u8]) {
+    let mut state = p.parser.init;
+    let mut cursor = 0usize;
+    for _ in 0..32 {
+        let Some(s) = state else { return };
+        let st = &p.parser.states[s as usize];
+        let Some(plan) = &p.state_plans[s as usize] else { return };
+        if st.transitions.is_empty() {
+            return;
+        }
+        let t = &st.transitions[rng.below(st.transitions.len())];
+        let mut off = cursor;
+        for &(h, bytes) in &plan.extracts {
+            let loads = p.extract_plans[h as usize].as_ref().and_then(|x| x.loads());
+            if let (Some((takes, _)), Some(k), Some((v, _))) = (loads, plan.key_field, t.small) {
+                if let Some(tk) = takes.iter().find(|tk| tk.field == k) {
+                    let width = 64 - tk.r as usize;
+                    let at = (off + tk.byte as usize) * 8 + tk.l as usize;
+                    for i in 0..width {
+                        let (byte, bit) = ((at + i) / 8, 7 - (at + i) % 8);
+                        if byte < f.len() {
+                            let one = (v >> (width - 1 - i)) & 1 == 1;
+                            f[byte] = (f[byte] & !(1 << bit)) | ((one as u8) << bit);
+                        }
+                    }
+                }
+            }
+            off += bytes as usize;
+        }
+        cursor = off;
+        state = t.next;
+    }
+}
+
+/// Parses `data` (with the interpreter), changes the PHV the same way in
+/// two copies (some headers' validity flipped, some fields given random
+/// values, as `rng` says), then deparses one copy with `native`'s native
+/// deparser and the other with `interpreted` (no native code): None when
+/// both give the same bytes and PHV, else what differs.
+pub fn native_deparse_mismatch(native: &Program, interpreted: &Program, data: &[u8], rng: &mut Rng) -> Option<String> {
+    let mut rt = Runtime::new(interpreted, 0);
+    let mut a = Packet::new(interpreted);
+    a.data = data.to_vec();
+    Exec::new(interpreted, &mut rt).parse(&mut a);
+    for _ in 0..rng.below(3) {
+        let h = rng.below(a.phv.valid.len());
+        if !interpreted.headers[h].metadata {
+            a.phv.valid[h] = !a.phv.valid[h];
+        }
+    }
+    for _ in 0..rng.below(4) {
+        let f = rng.below(a.phv.vals.len());
+        let m = interpreted.fmeta[f];
+        if !m.wide {
+            let v = (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
+            a.phv.vals[f] = v & crate::value::mask_u128(m.width as u32);
+        }
+    }
+    let mut b = Packet::new(interpreted);
+    b.data = a.data.clone();
+    b.payload_off = a.payload_off;
+    b.cursor = a.cursor;
+    b.phv.copy_from(&a.phv);
+    let mut out = vec![];
+    Exec::new(native, &mut rt).deparse(&mut a, &mut out);
+    Exec::new(interpreted, &mut rt).deparse(&mut b, &mut out);
+    let what = [
+        ("bytes", a.data != b.data),
+        ("payload offset", a.payload_off != b.payload_off),
+        ("field values", a.phv.vals != b.phv.vals),
+    ];
+    let differ: Vec<&str> = what.iter().filter(|(_, d)| *d).map(|(n, _)| *n).collect();
+    (!differ.is_empty()).then(|| format!("{} differ after deparsing frame {:02x?}", differ.join(", "), data))
+}
+
+/// The packet-path program with its native code, and without (see
+/// [`native_parse_mismatch`]).
+pub fn native_and_interpreted() -> (Program, Program) {
+    let native = crate::json::load(PROGRAM).expect("the fuzz program loads");
+    (native.clone(), interpreted(native))
+}
+
+/// `p` without its native code: the interpreter alone.
+pub fn interpreted(mut p: Program) -> Program {
+    p.native_parser = None;
+    p.native_deparser = None;
+    p
+}
+
+/// Parses `data` with `native` (a program with its native parser) and
+/// with `interpreted` (the same program without): None when both give the
+/// same PHV, error, cursor and payload offset, else what differs.
+pub fn native_parse_mismatch(native: &Program, interpreted: &Program, data: &[u8]) -> Option<String> {
+    let run = |p: &Program| {
+        let mut rt = Runtime::new(p, 0);
+        let mut pkt = Packet::new(p);
+        pkt.data = data.to_vec();
+        Exec::new(p, &mut rt).parse(&mut pkt);
+        pkt
+    };
+    let (a, b) = (run(native), run(interpreted));
+    let what = [
+        ("parser_error", a.parser_error != b.parser_error),
+        ("checksum_error", a.checksum_error != b.checksum_error),
+        ("cursor", a.cursor != b.cursor),
+        ("payload offset", a.payload_off != b.payload_off),
+        ("field values", a.phv.vals != b.phv.vals || a.phv.wide != b.phv.wide),
+        ("validity", a.phv.valid != b.phv.valid),
+        ("varbit lengths", a.phv.vl_bits != b.phv.vl_bits),
+        ("stack indexes", a.phv.stack_next != b.phv.stack_next || a.phv.ustack_next != b.phv.ustack_next),
+    ];
+    let differ: Vec<&str> = what.iter().filter(|(_, d)| *d).map(|(n, _)| *n).collect();
+    (!differ.is_empty()).then(|| format!("{} differ for frame {:02x?}", differ.join(", "), data))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +254,18 @@ mod tests {
             packet_path(&mut sw, &m);
         }
         assert!(sw.stats.received >= 2900);
+    }
+
+    #[test]
+    fn native_parser_agrees_on_mutated_frames() {
+        let (native, interpreted) = native_and_interpreted();
+        let mut base = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0];
+        base.extend_from_slice(&[0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 3, 0, 2]);
+        base.extend_from_slice(&[0, 80, 1, 0]);
+        base.extend_from_slice(&[0u8; 22]);
+        for m in mutations(43, &base, 3000) {
+            assert_eq!(native_parse_mismatch(&native, &interpreted, &m), None);
+        }
     }
 
     #[test]

@@ -25,7 +25,8 @@
 //!   a discrete-event loop.
 //! * `io` — real time: Linux interfaces through AF_PACKET (the sockets and
 //!   rings of crates/afpacket; `io::sys` and `prefetch`, the CPU's cache
-//!   hints, are the only modules with unsafe code), pcap files.
+//!   hints, are the only modules with unsafe code besides
+//!   `pipeline::native_parser`, which runs generated code), pcap files.
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 

@@ -623,6 +623,12 @@ pub struct Program {
     /// Derived at load: each parse state's plan, where one applies
     /// (`pipeline::parser`).
     pub state_plans: Vec<Option<StatePlan>>,
+    /// Derived at load: the parser as machine code, where its first state
+    /// qualifies (`pipeline::native_parser`).
+    pub native_parser: Option<std::sync::Arc<crate::pipeline::native_parser::NativeParser>>,
+    /// Derived at load: the in-place deparse as machine code, where every
+    /// header qualifies (`pipeline::native_deparser`).
+    pub native_deparser: Option<std::sync::Arc<crate::pipeline::native_deparser::NativeDeparser>>,
     /// Derived at load: the update checksum the deparser computes as it
     /// writes its header, if one qualifies (`pipeline::csum_fuse`).
     pub fused_csum: Option<crate::pipeline::csum_fuse::FusedCsum>,

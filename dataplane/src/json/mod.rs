@@ -400,6 +400,8 @@ pub fn load_value(root: &Value) -> R<Program> {
         cond_tests: vec![],
         table_key_fields: vec![],
         state_plans: vec![],
+        native_parser: None,
+        native_deparser: None,
         fused_csum: None,
         valid_init: vec![],
         names,
@@ -414,6 +416,10 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.state_plans = crate::pipeline::parser::state_plans(&prog);
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
     prog.fused_csum = crate::pipeline::csum_fuse::fused_csum(&prog);
+    if crate::pipeline::jit::enabled() {
+        prog.native_parser = crate::pipeline::native_parser::compile(&prog).map(std::sync::Arc::new);
+        prog.native_deparser = crate::pipeline::native_deparser::compile(&prog).map(std::sync::Arc::new);
+    }
     Ok(prog)
 }
 

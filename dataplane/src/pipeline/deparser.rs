@@ -103,6 +103,25 @@ impl<'a> Exec<'a> {
         if end > pkt.data.len() {
             return false;
         }
+        let written = match &prog.native_deparser {
+            Some(native) => native.run(&mut pkt.data[..end], &mut pkt.phv, fused.is_some()),
+            None => self.write_in_place(pkt, fused, end),
+        };
+        if !written {
+            return false;
+        }
+        if pkt.data.len() > pkt.truncate_to {
+            pkt.data.truncate(pkt.truncate_to);
+        }
+        pkt.payload_off = 0;
+        pkt.cursor = 0;
+        true
+    }
+
+    /// Writes the valid headers over the packet's first `end` bytes (see
+    /// `deparse_in_place`); false when they do not take exactly those.
+    fn write_in_place(&mut self, pkt: &mut Packet, fused: Option<FusedCsum>, end: usize) -> bool {
+        let prog = self.prog;
         let mut off = 0usize;
         for &h in &prog.deparser {
             if !pkt.phv.valid[h as usize] {
@@ -132,14 +151,6 @@ impl<'a> Exec<'a> {
             }
             off += n;
         }
-        if off != end {
-            return false;
-        }
-        if pkt.data.len() > pkt.truncate_to {
-            pkt.data.truncate(pkt.truncate_to);
-        }
-        pkt.payload_off = 0;
-        pkt.cursor = 0;
-        true
+        off == end
     }
 }

@@ -8,11 +8,12 @@
 
 use super::bits;
 use super::exec::Exec;
+use super::native_parser::Outcome;
 use super::Packet;
 use crate::program::*;
 
 /// Guard against parsers that loop without consuming (BMv2 would hang).
-const MAX_STATES: usize = 100_000;
+pub(crate) const MAX_STATES: usize = 100_000;
 
 impl<'a> Exec<'a> {
     /// Parses `pkt.data`; sets parser_error/checksum_error and the payload
@@ -24,6 +25,24 @@ impl<'a> Exec<'a> {
         pkt.cursor = 0;
         let mut state = prog.parser.init;
         let mut steps = 0usize;
+        if let Some(native) = &prog.native_parser {
+            match native.run(&pkt.data, &mut pkt.phv) {
+                Outcome::Accept { cursor } => {
+                    pkt.cursor = cursor;
+                    state = None;
+                }
+                Outcome::Timeout { cursor } => {
+                    pkt.cursor = cursor;
+                    pkt.parser_error = prog.errors.parser_timeout;
+                    state = None;
+                }
+                Outcome::Resume { state: s, cursor, steps: n } => {
+                    pkt.cursor = cursor;
+                    state = Some(s);
+                    steps = n;
+                }
+            }
+        }
         while let Some(s) = state {
             steps += 1;
             if steps > MAX_STATES {
@@ -358,8 +377,8 @@ impl<'a> Exec<'a> {
 /// read as it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatePlan {
-    extracts: Vec<(HdrId, u32)>,
-    key_field: Option<FieldId>,
+    pub(crate) extracts: Vec<(HdrId, u32)>,
+    pub(crate) key_field: Option<FieldId>,
 }
 
 /// The plan of each parse state, where one applies.

@@ -42,6 +42,10 @@ struct Word {
     wide_end: u32,
 }
 
+/// A 64-bit word of an image: its constant bits, and its pieces as (PHV
+/// slot, left shift, right shift): `(v << l) >> r`.
+pub(crate) type ImageWord = (u64, Vec<(u32, u8, u8)>);
+
 /// What goes into one field of a packed image (see [`WordPlan::new`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -100,6 +104,21 @@ impl WordPlan {
             plan.words.push(Word { base: b, end: plan.pieces.len() as u32, wide_end: plan.wide.len() as u32 });
         }
         plan
+    }
+
+    /// The image's words, when no field is wider than 64 bits: what the
+    /// native deparser translates.
+    pub(crate) fn narrow_words(&self) -> Option<Vec<ImageWord>> {
+        if !self.wide.is_empty() {
+            return None;
+        }
+        let mut start = 0usize;
+        let words = self.words.iter().map(|w| {
+            let pieces = self.pieces[start..w.end as usize].iter().map(|p| (p.field, p.l, p.r)).collect();
+            start = w.end as usize;
+            (w.base, pieces)
+        });
+        Some(words.collect())
     }
 
     /// Length of the image in bytes.
@@ -348,11 +367,11 @@ fn calc_plan(p: &Program, inputs: &[CalcInput], csum16: bool) -> Option<CalcPlan
 /// One field of an [`ExtractPlan`]: the 8 big-endian bytes at `byte` of
 /// the header, shifted left by `l` and right by `r`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Take {
-    field: u32,
-    byte: u32,
-    l: u8,
-    r: u8,
+pub(crate) struct Take {
+    pub(crate) field: u32,
+    pub(crate) byte: u32,
+    pub(crate) l: u8,
+    pub(crate) r: u8,
 }
 
 /// How to read a header's fixed fields (each at most 128 bits) from the
@@ -380,6 +399,12 @@ pub struct ExtractPlan {
 const WINDOW: usize = 128;
 
 impl ExtractPlan {
+    /// The plan's loads and the bytes they touch, when every field is one
+    /// load (none read bit by bit): what the native parser translates.
+    pub(crate) fn loads(&self) -> Option<(&[Take], usize)> {
+        self.slow.is_empty().then_some((&self.takes[..], self.span))
+    }
+
     /// `fields`: (field id, bit offset in the header, width); None when a
     /// field is wider than 128 bits.
     pub fn new(fields: &[(u32, u32, u32)]) -> Option<ExtractPlan> {
