@@ -63,6 +63,6 @@ profile_guided() {
 }
 
 if ! profile_guided; then
-    echo "setup: building the Rust engine (release, without a profile; takes a minute)"
+    echo "setup: building the Rust engine (release, without a profile; takes a minute or two)"
     wheel plain && install plain
 fi

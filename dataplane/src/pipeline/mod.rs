@@ -250,4 +250,4 @@ impl Runtime {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -341,6 +341,7 @@ mod tests {
     use super::*;
     use crate::fuzzing::{interpreted, native_and_interpreted, native_parse_mismatch, parser_walk_frames, PROGRAM};
     use crate::json;
+    use crate::pipeline::tests::doc_with_parser;
     use serde_json::json;
 
     /// The program, and the same program without its native code.
@@ -358,44 +359,25 @@ mod tests {
     /// extracts nothing and loops by a metadata field that is always 0;
     /// `stack` pushes onto s (the interpreter's alone).
     fn looping_program() -> Program {
-        let doc = json!({
-            "header_types": [
-                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
-                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
-                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 8, false]]},
-                {"name": "s_t", "id": 2, "fields": [["x", 8, false]]},
-                {"name": "m_t", "id": 3, "fields": [["m", 8, false]]}],
-            "headers": [
-                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
-                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
-                {"name": "s[0]", "id": 2, "header_type": "s_t", "metadata": false},
-                {"name": "s[1]", "id": 3, "header_type": "s_t", "metadata": false},
-                {"name": "meta", "id": 4, "header_type": "m_t", "metadata": true}],
-            "header_stacks": [{"name": "s", "id": 0, "header_type": "s_t", "size": 2, "header_ids": [2, 3]}],
-            "errors": [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2], ["StackOutOfBounds", 3],
-                       ["HeaderTooShort", 4], ["ParserTimeout", 5], ["ParserInvalidArgument", 6]],
-            "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
-                {"name": "start", "id": 0,
-                 "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
-                 "transition_key": [{"type": "field", "value": ["h", "a"]}],
-                 "transitions": [
-                     {"type": "hexstr", "value": "0x01", "mask": null, "next_state": "again"},
-                     {"type": "hexstr", "value": "0x02", "mask": "0x0f", "next_state": "stack"},
-                     {"type": "default", "value": null, "mask": null, "next_state": null}]},
-                {"name": "again", "id": 1, "parser_ops": [],
-                 "transition_key": [{"type": "field", "value": ["meta", "m"]}],
-                 "transitions": [{"type": "hexstr", "value": "0x00", "mask": null, "next_state": "again"}]},
-                {"name": "stack", "id": 2,
-                 "parser_ops": [{"op": "extract", "parameters": [{"type": "stack", "value": "s"}]}],
-                 "transition_key": [{"type": "field", "value": ["h", "b"]}],
-                 "transitions": [
-                     {"type": "hexstr", "value": "0x00", "mask": null, "next_state": "stack"},
-                     {"type": "default", "value": null, "mask": null, "next_state": null}]}]}],
-            "deparsers": [{"name": "deparser", "id": 0, "order": ["h", "s[0]", "s[1]"]}],
-            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
-                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
-        });
-        json::load_value(&doc).unwrap()
+        let h_t = json!({"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 8, false]]});
+        let states = json!([
+            {"name": "start", "id": 0,
+             "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+             "transition_key": [{"type": "field", "value": ["h", "a"]}],
+             "transitions": [
+                 {"type": "hexstr", "value": "0x01", "mask": null, "next_state": "again"},
+                 {"type": "hexstr", "value": "0x02", "mask": "0x0f", "next_state": "stack"},
+                 {"type": "default", "value": null, "mask": null, "next_state": null}]},
+            {"name": "again", "id": 1, "parser_ops": [],
+             "transition_key": [{"type": "field", "value": ["meta", "m"]}],
+             "transitions": [{"type": "hexstr", "value": "0x0000", "mask": null, "next_state": "again"}]},
+            {"name": "stack", "id": 2,
+             "parser_ops": [{"op": "extract", "parameters": [{"type": "stack", "value": "s"}]}],
+             "transition_key": [{"type": "field", "value": ["h", "b"]}],
+             "transitions": [
+                 {"type": "hexstr", "value": "0x00", "mask": null, "next_state": "stack"},
+                 {"type": "default", "value": null, "mask": null, "next_state": null}]}]);
+        json::load_value(&doc_with_parser(h_t, states)).unwrap()
     }
 
     #[test]

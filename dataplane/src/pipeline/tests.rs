@@ -14,9 +14,18 @@ fn std_type() -> Value {
 /// A program whose parser runs `ops` in one state, over header h (a 16-bit
 /// field and a varbit of up to 4 bytes) and a 2-element stack s.
 fn prog_with_ops(ops: Value, key: Value, transitions: Value) -> Program {
-    let doc = json!({
-        "header_types": [std_type(),
-            {"name": "h_t", "id": 1, "fields": [["a", 12, false], ["b", 4, false], ["v", "*"]], "max_length": 6},
+    let h_t = json!({"name": "h_t", "id": 1, "fields": [["a", 12, false], ["b", 4, false], ["v", "*"]], "max_length": 6});
+    let start = json!({"name": "start", "id": 0, "parser_ops": ops, "transition_key": key, "transitions": transitions});
+    json::load_value(&doc_with_parser(h_t, json!([start]))).unwrap()
+}
+
+/// A program over header h (of type `h_t`, id 1), a 2-element stack s of
+/// 8-bit headers, a 16-bit metadata field meta.m and the errors p4c
+/// declares (and `Mine`), whose parser has `states` (the first is
+/// `start`) and whose deparser emits h, s[0] and s[1].
+pub(crate) fn doc_with_parser(h_t: Value, states: Value) -> Value {
+    json!({
+        "header_types": [std_type(), h_t,
             {"name": "s_t", "id": 2, "fields": [["x", 8, false]]},
             {"name": "m_t", "id": 3, "fields": [["m", 16, false]]}],
         "headers": [
@@ -28,13 +37,11 @@ fn prog_with_ops(ops: Value, key: Value, transitions: Value) -> Program {
         "header_stacks": [{"name": "s", "id": 0, "header_type": "s_t", "size": 2, "header_ids": [2, 3]}],
         "errors": [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2], ["StackOutOfBounds", 3],
                    ["HeaderTooShort", 4], ["ParserTimeout", 5], ["ParserInvalidArgument", 6], ["Mine", 7]],
-        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
-            {"name": "start", "id": 0, "parser_ops": ops, "transition_key": key, "transitions": transitions}]}],
+        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": states}],
         "deparsers": [{"name": "deparser", "id": 0, "order": ["h", "s[0]", "s[1]"]}],
         "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
                       {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
-    });
-    json::load_value(&doc).unwrap()
+    })
 }
 
 fn extract(h: &str) -> Value {
