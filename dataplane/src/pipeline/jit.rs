@@ -44,8 +44,14 @@ impl Drop for Code {
 /// integer: `build` gets the builder, positioned in the entry block, and
 /// the parameters, and must fill and seal every block it makes and call
 /// `finalize`. None where the host has no Cranelift back end or is not
-/// 64-bit.
+/// 64-bit, or where Cranelift fails, even by panicking (say, a host that
+/// refuses executable memory): the interpreter then runs the program.
 pub fn compile(params: usize, build: impl FnOnce(FunctionBuilder, &[Value], TargetFrontendConfig)) -> Option<Code> {
+    let guarded = std::panic::AssertUnwindSafe(move || compile_unguarded(params, build));
+    std::panic::catch_unwind(guarded).ok().flatten()
+}
+
+fn compile_unguarded(params: usize, build: impl FnOnce(FunctionBuilder, &[Value], TargetFrontendConfig)) -> Option<Code> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").ok()?;
     let isa = cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()?;
@@ -99,4 +105,28 @@ pub fn store_slot(b: &mut FunctionBuilder, vals: Value, field: u32, v: Value) {
 /// Whether every PHV slot of `fields` fields has a 32-bit offset.
 pub fn slots_addressable(fields: usize) -> bool {
     (fields as u64 + 1) * 16 <= i32::MAX as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_function_returning_a_constant_runs() {
+        let code = compile(1, |mut b, _, target| {
+            let v = b.ins().iconst(types::I32, 7);
+            b.ins().return_(&[v]);
+            b.seal_all_blocks();
+            b.finalize(target);
+        })
+        .expect("this host has a back end");
+        // SAFETY: built with one 64-bit parameter and a 32-bit result.
+        let f = unsafe { std::mem::transmute::<*const u8, extern "C" fn(u64) -> u32>(code.entry) };
+        assert_eq!(f(0), 7);
+    }
+
+    #[test]
+    fn a_translation_that_panics_gives_none() {
+        assert!(compile(1, |_, _, _| panic!("a bug in a translation")).is_none());
+    }
 }
