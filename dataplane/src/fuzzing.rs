@@ -133,16 +133,22 @@ fn walk(p: &Program, rng: &mut Rng, f: &mut [u8]) {
     }
 }
 
+/// `data` as a packet of `p`, parsed.
+pub fn parsed(p: &Program, data: &[u8]) -> Packet {
+    let mut rt = Runtime::new(p, 0);
+    let mut pkt = Packet::new(p);
+    pkt.data = data.to_vec();
+    Exec::new(p, &mut rt).parse(&mut pkt);
+    pkt
+}
+
 /// Parses `data` (with the interpreter), changes the PHV the same way in
 /// two copies (some headers' validity flipped, some fields given random
 /// values, as `rng` says), then deparses one copy with `native`'s native
 /// deparser and the other with `interpreted` (no native code): None when
 /// both give the same bytes and PHV, else what differs.
 pub fn native_deparse_mismatch(native: &Program, interpreted: &Program, data: &[u8], rng: &mut Rng) -> Option<String> {
-    let mut rt = Runtime::new(interpreted, 0);
-    let mut a = Packet::new(interpreted);
-    a.data = data.to_vec();
-    Exec::new(interpreted, &mut rt).parse(&mut a);
+    let mut a = parsed(interpreted, data);
     for _ in 0..rng.below(3) {
         let h = rng.below(a.phv.valid.len());
         if !interpreted.headers[h].metadata {
@@ -163,6 +169,7 @@ pub fn native_deparse_mismatch(native: &Program, interpreted: &Program, data: &[
     b.cursor = a.cursor;
     b.phv.copy_from(&a.phv);
     let mut out = vec![];
+    let mut rt = Runtime::new(interpreted, 0);
     Exec::new(native, &mut rt).deparse(&mut a, &mut out);
     Exec::new(interpreted, &mut rt).deparse(&mut b, &mut out);
     let what = [
@@ -192,14 +199,7 @@ pub fn interpreted(mut p: Program) -> Program {
 /// with `interpreted` (the same program without): None when both give the
 /// same PHV, error, cursor and payload offset, else what differs.
 pub fn native_parse_mismatch(native: &Program, interpreted: &Program, data: &[u8]) -> Option<String> {
-    let run = |p: &Program| {
-        let mut rt = Runtime::new(p, 0);
-        let mut pkt = Packet::new(p);
-        pkt.data = data.to_vec();
-        Exec::new(p, &mut rt).parse(&mut pkt);
-        pkt
-    };
-    let (a, b) = (run(native), run(interpreted));
+    let (a, b) = (parsed(native, data), parsed(interpreted, data));
     let what = [
         ("parser_error", a.parser_error != b.parser_error),
         ("checksum_error", a.checksum_error != b.checksum_error),

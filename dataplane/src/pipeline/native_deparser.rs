@@ -86,8 +86,11 @@ pub fn compile(p: &Program) -> Option<NativeDeparser> {
         return None;
     }
     let fused = p.fused_csum;
-    let code = jit::compile(5, |b, args, target| {
-        let mut e = Emitter { b, data: args[0], end: args[1], vals: args[2], valid: args[3], fused_on: args[4], off: None };
+    let code = jit::compile(5, |mut b, args, target| {
+        let off = b.declare_var(types::I64);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(off, zero);
+        let mut e = Emitter { b, data: args[0], end: args[1], vals: args[2], valid: args[3], fused_on: args[4], off };
         e.emit(&steps, fused);
         e.b.seal_all_blocks();
         e.b.finalize(target);
@@ -105,15 +108,11 @@ struct Emitter<'f> {
     valid: Value,
     fused_on: Value,
     /// The bytes written so far.
-    off: Option<Variable>,
+    off: Variable,
 }
 
 impl Emitter<'_> {
     fn emit(&mut self, steps: &[Step], fused: Option<FusedCsum>) {
-        let off = self.b.declare_var(types::I64);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(off, zero);
-        self.off = Some(off);
         let fail = self.b.create_block();
         for step in steps {
             let next = self.b.create_block();
@@ -133,7 +132,7 @@ impl Emitter<'_> {
             self.b.switch_to_block(next);
         }
         // done: the headers took exactly the bytes before the payload
-        let at = self.b.use_var(off);
+        let at = self.b.use_var(self.off);
         let exact = self.b.ins().icmp(IntCC::Equal, at, self.end);
         let one = self.b.ins().iconst(types::I32, 1);
         let zero32 = self.b.ins().iconst(types::I32, 0);
@@ -149,15 +148,14 @@ impl Emitter<'_> {
     fn header(&mut self, hdr: u32, words: &[ImageWord], bytes: u32,
               fused: Option<FusedCsum>, fail: cranelift_codegen::ir::Block,
               next: cranelift_codegen::ir::Block) {
-        let off = self.off.expect("set in emit");
-        let at = self.b.use_var(off);
+        let at = self.b.use_var(self.off);
         let after = self.b.ins().iadd_imm_s(at, bytes as i64);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, after, self.end);
         let fits = self.b.create_block();
         self.b.ins().brif(over, fail, &[], fits, &[]);
         self.b.switch_to_block(fits);
         let base = self.b.ins().iadd(self.data, at);
-        self.b.def_var(off, after);
+        self.b.def_var(self.off, after);
         match fused {
             Some(f) if f.hdr == hdr => {
                 let (summed, plain) = (self.b.create_block(), self.b.create_block());
@@ -250,8 +248,7 @@ impl Emitter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::fuzzing::{native_and_interpreted, native_deparse_mismatch, parser_walk_frames, Rng};
-    use crate::pipeline::{Exec, Packet, Runtime};
+    use crate::fuzzing::{native_and_interpreted, native_deparse_mismatch, parsed, parser_walk_frames, Rng};
 
     /// An Ethernet/IPv4/TCP-ports frame of the L3 program.
     fn frame() -> Vec<u8> {
@@ -266,10 +263,7 @@ mod tests {
     fn the_l3_programs_deparse_is_native_and_writes_in_place() {
         let (native, _) = native_and_interpreted();
         let d = native.native_deparser.as_ref().expect("the L3 program's deparse is native");
-        let mut rt = Runtime::new(&native, 0);
-        let mut pkt = Packet::new(&native);
-        pkt.data = frame();
-        Exec::new(&native, &mut rt).parse(&mut pkt);
+        let mut pkt = parsed(&native, &frame());
         let end = pkt.payload_off;
         assert_eq!(end, 38);
         assert!(d.run(&mut pkt.data[..end], &mut pkt.phv, true));

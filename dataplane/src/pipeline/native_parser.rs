@@ -339,7 +339,7 @@ impl<'f, 's> Emitter<'f, 's> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzzing::{interpreted, native_and_interpreted, native_parse_mismatch, parser_walk_frames, PROGRAM};
+    use crate::fuzzing::{interpreted, native_and_interpreted, native_parse_mismatch, parsed as parse, parser_walk_frames, PROGRAM};
     use crate::json;
     use crate::pipeline::tests::doc_with_parser;
     use serde_json::json;
@@ -451,13 +451,5 @@ mod tests {
                 panic!("{d}");
             }
         }
-    }
-
-    fn parse(p: &Program, data: &[u8]) -> crate::pipeline::Packet {
-        let mut rt = crate::pipeline::Runtime::new(p, 0);
-        let mut pkt = crate::pipeline::Packet::new(p);
-        pkt.data = data.to_vec();
-        crate::pipeline::Exec::new(p, &mut rt).parse(&mut pkt);
-        pkt
     }
 }

@@ -52,13 +52,7 @@ fn default_accept() -> Value {
     json!([{"type": "default", "value": null, "mask": null, "next_state": null}])
 }
 
-fn parse(p: &Program, data: &[u8]) -> Packet {
-    let mut rt = Runtime::new(p, 0);
-    let mut pkt = Packet::new(p);
-    pkt.data = data.to_vec();
-    Exec::new(p, &mut rt).parse(&mut pkt);
-    pkt
-}
+use crate::fuzzing::parsed as parse;
 
 static TWO: [u8; 2] = [0xab, 0xcd];
 static ONE: [u8; 1] = [0xab];
