@@ -94,6 +94,10 @@ pub struct Output {
 /// Spare buffers kept for packets and outputs (no allocation per packet
 /// once warm).
 const POOL_MAX: usize = 4096;
+/// The capacity of a packet buffer: any frame up to a jumbo's header
+/// room without growing. Buffers that came back smaller (an unparked
+/// packet keeps its parked bytes, of its frame's size) are not reused.
+const BUFFER: usize = 2048;
 /// A packet joining a port with at least this many packets queued is
 /// parked (its PHV and bytes kept compact until it leaves, see
 /// `pipeline::park`); shallower queues keep packets whole.
@@ -162,9 +166,9 @@ pub struct Switch {
     spare: Vec<Vec<u8>>,
     /// PHVs parked packets left behind, for new and unparked packets.
     spare_phvs: Vec<Phv>,
-    /// PARK_DEPTH, or never for a program too large to park.
-    park_depth: u32,
     deparse_buf: Vec<u8>,
+    /// A parking packet's compact PHV on its way (see `Packet::park`).
+    park_buf: Vec<u8>,
     repl_buf: Vec<(u32, u32)>,
     now: u64,
     seq: u64,
@@ -206,8 +210,8 @@ impl Switch {
             pool: vec![],
             spare: vec![],
             spare_phvs: vec![],
-            park_depth: if Packet::parks(&prog) { PARK_DEPTH } else { u32::MAX },
-            deparse_buf: Vec::with_capacity(2048),
+            deparse_buf: Vec::with_capacity(BUFFER),
+            park_buf: vec![],
             repl_buf: vec![],
             now: 0,
             seq: 0,
@@ -262,7 +266,7 @@ impl Switch {
 
     /// Gives an output's buffer back for reuse.
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
-        if self.spare.len() < POOL_MAX {
+        if self.spare.len() < POOL_MAX && buf.capacity() >= BUFFER {
             buf.clear();
             self.spare.push(buf);
         }
@@ -505,47 +509,48 @@ impl Switch {
 
     /// Keeps a packet for reuse: whole in the pool, else (the pool full)
     /// its PHV and buffer for the parked packets still to leave.
-    fn free(&mut self, p: Box<Packet>) {
+    fn free(&mut self, mut p: Box<Packet>) {
         if p.is_parked() {
             return;
         }
         if self.pool.len() < POOL_MAX {
+            if p.data.capacity() < BUFFER {
+                p.data = self.spare_buffer();
+            }
             self.pool.push(p);
             return;
         }
-        let Packet { phv, mut data, .. } = *p;
-        data.clear();
+        let Packet { phv, data, .. } = *p;
         if self.spare_phvs.len() < POOL_MAX {
             self.spare_phvs.push(phv);
         }
-        if self.spare.len() < POOL_MAX {
-            self.spare.push(data);
-        }
+        self.recycle(data);
     }
 
     /// Brings a packet leaving its queue back whole (when it was parked):
-    /// into a spare PHV and buffer, else those of a packet in the pool (a
-    /// queue draining moves PHVs from the spares to the pool, packet by
-    /// packet, until the spares run out), else new ones.
+    /// into a spare PHV, else that of a packet in the pool (a queue
+    /// draining moves PHVs from the spares to the pool, packet by packet,
+    /// until the spares run out), else a new one.
     fn unpark(&mut self, pkt: &mut Packet) {
         if pkt.is_parked() {
-            let (phv, data) = match self.spare_phvs.pop() {
-                Some(phv) => (phv, self.spare_buffer()),
+            let phv = match self.spare_phvs.pop() {
+                Some(phv) => phv,
                 None => match self.pool.pop() {
                     Some(p) => {
                         let Packet { phv, data, .. } = *p;
-                        (phv, data)
+                        self.recycle(data);
+                        phv
                     }
-                    None => (Phv::new(&self.prog), self.spare_buffer()),
+                    None => Phv::new(&self.prog),
                 },
             };
-            pkt.unpark(phv, data);
+            pkt.unpark(phv);
         }
     }
 
-    /// An empty packet buffer: a spare one, else a new one of 2 KiB.
+    /// An empty packet buffer: a spare one, else a new one.
     fn spare_buffer(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048))
+        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(BUFFER))
     }
 
     /// Writes a p4scope queue field: saturating, not truncating.
@@ -720,7 +725,7 @@ impl Switch {
         pkt.enq_ns = self.now;
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
         let (prog, s, now, wq) = (&self.prog, &self.std, self.now, self.with_queueing_metadata);
-        let (spare_phvs, spare, park_depth) = (&mut self.spare_phvs, &mut self.spare, self.park_depth);
+        let (spare_phvs, spare, scratch) = (&mut self.spare_phvs, &mut self.spare, &mut self.park_buf);
         // the queue's occupancy as the packet found it, written as the
         // traffic manager admits it (one look at the port); behind a deep
         // queue the packet then waits parked
@@ -731,8 +736,8 @@ impl Switch {
             }
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
-            if at.port_pkts >= park_depth {
-                let (phv, data) = pkt.park();
+            if at.port_pkts >= PARK_DEPTH {
+                let (phv, data) = pkt.park(scratch);
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
                 }

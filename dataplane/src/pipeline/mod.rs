@@ -17,7 +17,7 @@ pub mod jit;
 pub mod narrow;
 pub mod native_deparser;
 pub mod native_parser;
-mod park;
+pub mod park;
 pub mod parser;
 pub mod phv;
 pub mod words;
@@ -73,7 +73,7 @@ pub struct Packet {
     pub loops: u32,
     /// The PHV and bytes in compact form while the packet waits in a deep
     /// queue (`phv` and `data` are then empty; see `park`).
-    pub parked: Option<Vec<u8>>,
+    pub parked: Option<park::Parked>,
 }
 
 impl Packet {
@@ -116,15 +116,6 @@ impl Packet {
     #[inline]
     pub fn prefetch(&self) {
         crate::prefetch::prefetch(self, std::mem::size_of::<Packet>());
-    }
-
-    /// Hints the packet's parked bytes into the caches (reading where they
-    /// are: best once the packet itself was hinted).
-    #[inline]
-    pub fn prefetch_parked(&self) {
-        if let Some(b) = &self.parked {
-            crate::prefetch::prefetch(b.as_slice(), 512);
-        }
     }
 
     /// Clears the per-packet registers (simple_switch's `clear_all`).

@@ -9,17 +9,31 @@
 //! buffer go back to the engine for the next packet. Unparking restores
 //! exactly what was parked.
 //!
-//! Layout of the buffer: the count of non-zero fields (u16), then per
-//! field its index (u16, top bit set when the value needs more than 64
-//! bits) and its value (u64, or two for the low and high halves); the
-//! validity bits (a byte per header); a byte saying whether varbit
-//! lengths and stack indexes follow (all zero otherwise); the wide
-//! fields' bytes; the frame's length (u32) and bytes.
+//! Layout of the buffer: the frame's bytes, then the PHV. Its fields in
+//! blocks of 64: per block a bitmap of the non-zero fields and one of
+//! those needing more than 64 bits (u64 each), then the low 64 bits of
+//! each non-zero field and the high 64 bits of each wide one, in field
+//! order. Then the validity bits (a byte per header); a byte saying
+//! whether varbit lengths and stack indexes follow (all zero otherwise);
+//! the wide fields' bytes. The bitmaps make parking a pass of compares and
+//! a copy per non-zero field (no index per field). The frame comes first
+//! so that unparking reads the PHV and keeps the buffer, cut to the
+//! frame, as the packet's bytes: a parked frame is copied once, not twice.
 
 use super::phv::Phv;
 use super::Packet;
 
-const HIGH: u16 = 0x8000;
+/// The fields `bits` marks, lowest first.
+#[inline(always)]
+fn set_bits(mut bits: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let j = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            j
+        })
+    })
+}
 
 impl Phv {
     /// A PHV with no storage, held by a parked packet.
@@ -27,82 +41,79 @@ impl Phv {
         Phv { vals: vec![], wide: vec![], valid: vec![], vl_bits: vec![], stack_next: vec![], ustack_next: vec![] }
     }
 
-    /// The bytes `park_into` writes (so that parking allocates once, of
-    /// the exact size: a buffer grown while parking cost more than the
-    /// rest of the park).
-    fn parked_size(&self) -> usize {
-        let fields: usize = self.vals.iter().map(|v| if *v == 0 { 0 } else if *v >> 64 == 0 { 10 } else { 18 }).sum();
+    /// Writes the compact PHV at the start of `out` (a scratch buffer the
+    /// engine keeps, grown to the most it may take and never cut, so that
+    /// the parked buffer is then allocated once, of the exact size);
+    /// returns its length. Each field is written to where the next one
+    /// goes, which moves on only past a non-zero field: no branch per field
+    /// (only per four, to skip the zeros of a large program's PHV fast).
+    fn park_into(&self, out: &mut Vec<u8>) -> usize {
         let counts = self.vl_bits.iter().chain(&self.stack_next).chain(&self.ustack_next);
-        let counts = if counts.clone().any(|c| *c != 0) { 4 * counts.count() } else { 0 };
+        let any_count = counts.clone().any(|c| *c != 0);
         let wide: usize = self.wide.iter().map(Vec::len).sum();
-        2 + fields + self.valid.len() + 1 + counts + wide
-    }
-
-    fn park_into(&self, out: &mut Vec<u8>) {
-        let at = out.len();
-        out.extend_from_slice(&[0, 0]);
-        let mut n: u16 = 0;
-        let mut put = |i: usize, v: u128| {
-            if v >> 64 == 0 {
-                out.extend_from_slice(&(i as u16).to_le_bytes());
-                out.extend_from_slice(&(v as u64).to_le_bytes());
-            } else {
-                out.extend_from_slice(&(i as u16 | HIGH).to_le_bytes());
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            n += 1;
-        };
-        let chunks = self.vals.chunks_exact(4);
-        let tail = chunks.remainder();
-        for (c, w) in chunks.enumerate() {
-            if w[0] | w[1] | w[2] | w[3] == 0 {
-                continue;
-            }
-            for (j, v) in w.iter().enumerate() {
-                if *v != 0 {
-                    put(c * 4 + j, *v);
+        let most = self.vals.len().div_ceil(64) * 16 + self.vals.len() * 16 + self.valid.len() + 1
+            + if any_count { 4 * counts.clone().count() } else { 0 } + wide;
+        if out.len() < most {
+            out.resize(most, 0);
+        }
+        let mut at = 0;
+        for block in self.vals.chunks(64) {
+            let bits_at = at;
+            at += 16;
+            let (mut nz, mut hi) = (0u64, 0u64);
+            for (q, four) in block.chunks(4).enumerate() {
+                if four.iter().fold(0, |a, v| a | v) == 0 {
+                    continue; // most fields of a large program are zero
+                }
+                for (k, v) in four.iter().enumerate() {
+                    let j = 4 * q + k;
+                    out[at..at + 8].copy_from_slice(&(*v as u64).to_le_bytes());
+                    let (n, h) = (*v != 0, *v >> 64 != 0);
+                    nz |= (n as u64) << j;
+                    hi |= (h as u64) << j;
+                    at += 8 * n as usize;
                 }
             }
-        }
-        let base = self.vals.len() - tail.len();
-        for (j, v) in tail.iter().enumerate() {
-            if *v != 0 {
-                put(base + j, *v);
+            for j in set_bits(hi) {
+                out[at..at + 8].copy_from_slice(&((block[j] >> 64) as u64).to_le_bytes());
+                at += 8;
             }
+            out[bits_at..bits_at + 8].copy_from_slice(&nz.to_le_bytes());
+            out[bits_at + 8..bits_at + 16].copy_from_slice(&hi.to_le_bytes());
         }
-        out[at..at + 2].copy_from_slice(&n.to_le_bytes());
-        out.extend(self.valid.iter().map(|v| *v as u8));
-        let counts = self.vl_bits.iter().chain(&self.stack_next).chain(&self.ustack_next);
-        if counts.clone().any(|c| *c != 0) {
-            out.push(1);
+        for v in &self.valid {
+            out[at] = *v as u8;
+            at += 1;
+        }
+        out[at] = any_count as u8;
+        at += 1;
+        if any_count {
             for c in counts {
-                out.extend_from_slice(&c.to_le_bytes());
+                out[at..at + 4].copy_from_slice(&c.to_le_bytes());
+                at += 4;
             }
-        } else {
-            out.push(0);
         }
         for w in &self.wide {
-            out.extend_from_slice(w);
+            out[at..at + w.len()].copy_from_slice(w);
+            at += w.len();
         }
+        at
     }
 
-    /// Restores what `park_into` wrote into this PHV (of the same program);
-    /// returns the bytes read.
-    fn unpark_from(&mut self, b: &[u8]) -> usize {
-        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+    /// Restores what `park_into` wrote into this PHV (of the same program).
+    fn unpark_from(&mut self, b: &[u8]) {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        self.vals.iter_mut().for_each(|v| *v = 0);
-        let n = u16_at(0);
-        let mut at = 2;
-        for _ in 0..n {
-            let i = u16_at(at);
-            at += 2;
-            let lo = u64_at(at) as u128;
-            at += 8;
-            if i & HIGH == 0 {
-                self.vals[i as usize] = lo;
-            } else {
-                self.vals[(i & !HIGH) as usize] = lo | (u64_at(at) as u128) << 64;
+        let mut at = 0;
+        for block in self.vals.chunks_mut(64) {
+            let (nz, hi) = (u64_at(at), u64_at(at + 8));
+            at += 16;
+            block.iter_mut().for_each(|v| *v = 0);
+            for j in set_bits(nz) {
+                block[j] = u64_at(at) as u128;
+                at += 8;
+            }
+            for j in set_bits(hi) {
+                block[j] |= (u64_at(at) as u128) << 64;
                 at += 8;
             }
         }
@@ -125,48 +136,58 @@ impl Phv {
             w.copy_from_slice(&b[at..at + n]);
             at += n;
         }
-        at
     }
 }
 
-impl Packet {
-    /// Whether packets of program `p` can be parked: field indexes fit
-    /// the layout's 15 bits.
-    pub fn parks(p: &crate::program::Program) -> bool {
-        p.fields.len() <= HIGH as usize
-    }
+/// A parked packet's bytes: the frame, then the compact PHV from `phv_at`.
+#[derive(Clone, Debug)]
+pub struct Parked {
+    bytes: Vec<u8>,
+    phv_at: usize,
+}
 
+impl Packet {
     /// Whether the packet's PHV and bytes are parked.
     #[inline]
     pub fn is_parked(&self) -> bool {
         self.parked.is_some()
     }
 
-    /// Parks the PHV and bytes; returns the PHV and buffer it held (for
-    /// the engine to reuse).
-    pub fn park(&mut self) -> (Phv, Vec<u8>) {
+    /// Hints the parked PHV into the caches (reading where it is: best
+    /// once the packet itself was hinted).
+    #[inline]
+    pub fn prefetch_parked(&self) {
+        if let Some(p) = &self.parked {
+            crate::prefetch::prefetch(&p.bytes[p.phv_at..], 512);
+        }
+    }
+
+    /// Parks the PHV and bytes (`scratch`: any buffer, for the compact
+    /// PHV on its way); returns the PHV and buffer it held (for the engine
+    /// to reuse).
+    pub fn park(&mut self, scratch: &mut Vec<u8>) -> (Phv, Vec<u8>) {
         debug_assert!(!self.is_parked());
-        let mut out = Vec::with_capacity(self.phv.parked_size() + 4 + self.data.len());
-        self.phv.park_into(&mut out);
-        out.extend_from_slice(&(self.data.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.data);
-        self.parked = Some(out);
+        let n = self.phv.park_into(scratch);
+        let phv_at = self.data.len();
+        let mut bytes = Vec::with_capacity(phv_at + n);
+        bytes.extend_from_slice(&self.data);
+        bytes.extend_from_slice(&scratch[..n]);
+        self.parked = Some(Parked { bytes, phv_at });
         let phv = std::mem::replace(&mut self.phv, Phv::empty());
         let mut data = std::mem::take(&mut self.data);
         data.clear();
         (phv, data)
     }
 
-    /// Brings a parked packet back into `phv` (any PHV of the program) and
-    /// `data` (any buffer: it is cleared first); nothing when it is not parked.
-    pub fn unpark(&mut self, mut phv: Phv, mut data: Vec<u8>) {
-        let Some(b) = self.parked.take() else { return };
-        let at = phv.unpark_from(&b);
-        let len = u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
-        data.clear();
-        data.extend_from_slice(&b[at + 4..at + 4 + len]);
+    /// Brings a parked packet back into `phv` (any PHV of the program);
+    /// its bytes are the parked buffer, cut to the frame (the buffer it
+    /// had, empty, is dropped). Nothing when it is not parked.
+    pub fn unpark(&mut self, mut phv: Phv) {
+        let Some(Parked { mut bytes, phv_at }) = self.parked.take() else { return };
+        phv.unpark_from(&bytes[phv_at..]);
+        bytes.truncate(phv_at);
         self.phv = phv;
-        self.data = data;
+        self.data = bytes;
     }
 }
 
@@ -227,25 +248,47 @@ mod tests {
                 _ => (i as u128) << 100 | 7,
             };
         }
-        assert!(nf > 4 && nf % 4 != 0, "the tail after the chunks is exercised");
+        assert!(nf > 4);
         pkt.phv.valid.iter_mut().enumerate().for_each(|(i, v)| *v = i % 2 == 0);
         pkt.phv.wide.iter_mut().for_each(|w| w.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8 ^ 0x5a));
         pkt.phv.vl_bits.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32 * 8);
         pkt.phv.stack_next.iter_mut().for_each(|v| *v = 1);
         let before = pkt.clone();
-        let (phv, data) = pkt.park();
-        let parked = pkt.parked.as_ref().unwrap();
+        let (phv, data) = pkt.park(&mut vec![]);
+        let parked = &pkt.parked.as_ref().unwrap().bytes;
         assert_eq!(parked.capacity(), parked.len(), "allocated once, of the size needed");
         assert!(pkt.is_parked() && pkt.phv.vals.is_empty() && pkt.data.is_empty());
-        // another packet's PHV and buffer, full of other things, take it back
+        // another packet's PHV, full of other things, takes it back
         let mut other = Packet::new(&p);
         other.phv.vals.iter_mut().for_each(|v| *v = u128::MAX);
         other.phv.vl_bits.iter_mut().for_each(|v| *v = 99);
-        other.data.extend_from_slice(&[1; 1000]);
         drop((phv, data));
-        pkt.unpark(other.phv, other.data);
+        pkt.unpark(other.phv);
         assert!(!pkt.is_parked());
         assert_same(&pkt, &before);
+    }
+
+    #[test]
+    fn fields_in_several_blocks_come_back_with_both_halves() {
+        // 150 fields: two full blocks of 64 and a partial one; values
+        // with only a low half, only a high half, both, and zeros
+        let mut rng = crate::fuzzing::Rng::new(7);
+        let mut phv = Packet::new(&program()).phv;
+        phv.vals = (0..150u32)
+            .map(|i| match rng.below(4) {
+                0 => 0,
+                1 => rng.next_u64() as u128 | 1,
+                2 => (rng.next_u64() as u128 | 1) << 64,
+                _ => (rng.next_u64() as u128) << 64 | rng.next_u64() as u128,
+            } * (i % 7 != 3) as u128)
+            .collect();
+        let mut b = vec![0xee; 10];
+        let n = phv.park_into(&mut b);
+        b.truncate(n);
+        let mut back = phv.clone();
+        back.vals.iter_mut().for_each(|v| *v = u128::MAX);
+        back.unpark_from(&b);
+        assert_eq!(back.vals, phv.vals);
     }
 
     #[test]
@@ -254,13 +297,16 @@ mod tests {
         let mut pkt = Packet::new(&p);
         pkt.data.extend_from_slice(&[0xab; 64]);
         let before = pkt.clone();
-        let (phv, data) = pkt.park();
-        let size = pkt.parked.as_ref().unwrap().len();
-        // no field is set: the count, the validity bytes, the flag, the
-        // wide fields, the length and the bytes
+        let (phv, _) = pkt.park(&mut vec![1; 5000]);
+        let size = pkt.parked.as_ref().unwrap().bytes.len();
+        let at = pkt.parked.as_ref().unwrap().bytes.as_ptr();
+        // no field is set: the bytes, two empty bitmaps per 64 fields, the
+        // validity bytes, the flag, the wide fields
         let wide: usize = before.phv.wide.iter().map(Vec::len).sum();
-        assert_eq!(size, 2 + p.headers.len() + 1 + wide + 4 + 64);
-        pkt.unpark(phv, data);
+        let blocks = before.phv.vals.len().div_ceil(64);
+        assert_eq!(size, 64 + 16 * blocks + p.headers.len() + 1 + wide);
+        pkt.unpark(phv);
         assert_same(&pkt, &before);
+        assert!(pkt.data.as_ptr() == at && pkt.data.capacity() == size, "the parked buffer, not a copy");
     }
 }
