@@ -21,7 +21,7 @@ from . import registry
 from . import virtual_cli
 from .fairness import cli as FC
 from .microburst import cli as MC
-from .params import ParamError
+from .params import MAX_JOBS, ParamError, check_int
 from .run_options import PROGRESS, REPORT, RESULTS, RUN_ID, without_panel
 
 run_app = typer.Typer(help="Run an experiment: on the reference DUT in virtual time (the "
@@ -74,16 +74,25 @@ def main_run() -> int:
 
 def report_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<run-id>)."),
                output: Optional[Path] = typer.Option(None, "-o", "--output",
-                                                     help="HTML file (default RUN_DIR/report.html).")) -> None:
+                                                     help="HTML file (default RUN_DIR/report.html)."),
+               jobs: int = typer.Option(os.cpu_count() or 1, "--jobs",
+                                        help=f"Processes drawing the PNGs, 1..{MAX_JOBS} (default: the "
+                                             f"machine's cores); the PNGs are the same for any number.")
+               ) -> None:
     """Render a run's report (HTML + PNGs) from its stored results (every
     experiment of the run, virtual time or Mininet)."""
     from .report import render_stored
 
+    try:
+        check_int(jobs, 1, MAX_JOBS, "--jobs")
+    except ParamError as e:
+        typer.echo(f"p4scope report: error: {e}", err=True)
+        raise typer.Exit(2)
     if not (run_dir / "run.json").is_file():
         typer.echo(f"p4scope report: error: {run_dir} is not a run folder (no run.json)", err=True)
         raise typer.Exit(2)
     try:
-        out = render_stored(run_dir, output)
+        out = render_stored(run_dir, output, jobs)
     except ValueError as e:
         typer.echo(f"p4scope report: error: {e}", err=True)
         raise typer.Exit(2)

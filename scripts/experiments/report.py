@@ -545,11 +545,12 @@ FORMER_RENDERERS = ("p4scope.emulation.report.render",
                     "p4scope.experiments.rfc2544.section.render")
 
 
-def render_stored(run_dir: Path, out: Optional[Path] = None) -> Path:
-    """`p4scope report`: renders a stored run. Raises ValueError when its
-    run.json names a renderer this p4scope does not have."""
+def render_stored(run_dir: Path, out: Optional[Path] = None, jobs: int = 1) -> Path:
+    """`p4scope report`: renders a stored run (`jobs`: processes drawing the
+    PNGs, as in `render`). Raises ValueError when its run.json names a
+    renderer this p4scope does not have."""
     name = load_meta(Path(run_dir)).get("renderer") or RENDERER
     if name != RENDERER and name not in FORMER_RENDERERS:
         raise ValueError(f"run.json names the report renderer {name!r}, which this p4scope "
                          f"does not have ({RENDERER})")
-    return render(run_dir, out)
+    return render(run_dir, out, jobs=jobs)

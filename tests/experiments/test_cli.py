@@ -121,3 +121,24 @@ def test_run_id_is_a_name_not_a_path(tmp_path, command, run_id):
 def test_report_needs_a_run_folder(tmp_path):
     r = runner.invoke(app, ["report", str(tmp_path)])
     assert r.exit_code == 2 and "not a run folder" in r.output
+
+
+def test_report_draws_its_pngs_in_as_many_processes_as_asked(tmp_path):
+    from tests.experiments.fixture_run import make_run
+    from tests.experiments.runner_workers import run_processes
+
+    run = make_run(tmp_path)
+    r = runner.invoke(app, ["report", str(run), "--jobs", "2"])
+    assert r.exit_code == 0, r.output
+    assert (run / "report.html").is_file() and list((run / "figures").glob("*.png"))
+    assert not run_processes()
+
+
+@pytest.mark.parametrize("jobs", ["0", "257", "x"])
+def test_report_jobs_out_of_range_exit_2_naming_the_option(tmp_path, jobs):
+    from tests.experiments.fixture_run import make_run
+
+    run = make_run(tmp_path)
+    r = runner.invoke(app, ["report", str(run), "--jobs", jobs])
+    assert r.exit_code == 2 and "--jobs" in r.output, r.output
+    assert not (run / "report.html").exists()
