@@ -2,17 +2,19 @@
 IPv4; an lpm route table and an exact MAC-rewrite table with a few hundred
 entries each; TTL decrement and IPv4 checksum update), in-process ports.
 
-    .venv/bin/python -m p4scope.bench.engine [--entries 300] [--packets 200000]
+    .venv/bin/python -m p4scope.bench.engine [--entries 300] [--packets 1000000] [--repeats 5]
 
 Prints the rate with packets handed over in batches from Rust (engine
-only) and through Engine.process from Python (with the per-packet
-conversion cost).
+only): the median of --repeats runs of --packets each, with the best and
+the worst (a shared machine's speed moves from run to run); then the rate
+through Engine.process from Python (with the per-packet conversion cost).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 import p4scope_dataplane as dp
@@ -119,9 +121,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=300)
     ap.add_argument("--packets", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=5, help="runs of --packets, 1..100 (default 5)")
     ap.add_argument("--write-json", metavar="FILE",
                     help="write the program's BMv2 JSON (for dataplane/examples/bench_engine.rs) and stop")
     args = ap.parse_args()
+    if not 1 <= args.repeats <= 100:
+        ap.error(f"--repeats {args.repeats}: must be an integer in 1..100")
     if args.write_json:
         with open(args.write_json, "w", encoding="utf-8") as f:
             f.write(l2l3_json())
@@ -134,11 +139,16 @@ def main() -> None:
     # warm up and check that everything is forwarded
     assert e.process_repeat(pkts, 1) == len(pkts)
     reps = max(1, args.packets // len(pkts))
-    t0 = time.perf_counter()
-    n = e.process_repeat(pkts, reps)
-    dt = time.perf_counter() - t0
-    print(f"engine (batches in Rust): {n / dt:,.0f} packets/s, {dt * 1e9 / n:.0f} ns/packet "
-          f"({n} packets, {args.entries} routes, {args.entries} next hops, 1 core)")
+    rates = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        n = e.process_repeat(pkts, reps)
+        rates.append(n / (time.perf_counter() - t0))
+    mid, best, worst = statistics.median(rates), max(rates), min(rates)
+    print(f"engine (batches in Rust): {mid:,.0f} packets/s, {1e9 / mid:.0f} ns/packet, the median "
+          f"of {len(rates)} runs (best {best:,.0f}, {1e9 / best:.0f} ns; worst {worst:,.0f}, "
+          f"{1e9 / worst:.0f} ns; {n} packets a run, {args.entries} routes, {args.entries} next "
+          f"hops, 1 core)")
     batch = [(p, d, 0) for p, d in pkts]
     t0 = time.perf_counter()
     m = 0

@@ -55,3 +55,16 @@ def test_a_benchmark_whose_reader_goes_away_ends_without_a_traceback():
     p.wait(timeout=120)
     p.stderr.close()
     assert p.returncode == -signal.SIGPIPE and err == b""
+
+
+def test_the_engine_benchmark_prints_the_median_of_its_runs_and_checks_repeats():
+    import subprocess
+    import sys
+
+    ok = subprocess.run([sys.executable, "-m", "p4scope.bench.engine", "--packets", "3000",
+                         "--repeats", "3"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "the median of 3 runs (best" in ok.stdout.splitlines()[0]
+    bad = subprocess.run([sys.executable, "-m", "p4scope.bench.engine", "--repeats", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--repeats" in bad.stderr and not bad.stdout
