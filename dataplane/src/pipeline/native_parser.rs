@@ -1,8 +1,10 @@
 //! The parser translated to machine code when the program loads (with
 //! Cranelift), for the parse states whose work is fixed: extractions of
-//! fixed headers whose fields are each one load (a state plan, see
-//! `parser::StatePlan`, of headers outside unions) and a transition on one
-//! field of at most 64 bits, or on nothing. Each such state becomes a block
+//! fixed headers whose fields are each one load (headers with an extract
+//! plan, outside unions), `set`s of a field of at most 64 bits from a
+//! constant or from an unsigned field of at most 64 bits, and a
+//! transition on one field of at most 64 bits, or on nothing. Each such
+//! state becomes a block
 //! of straight-line code with its offsets, shifts, slots and transitions
 //! as constants: no plan is looked up and nothing is dispatched per field.
 //!
@@ -18,7 +20,7 @@
 use super::jit::{self, Code};
 use super::parser::MAX_STATES;
 use super::phv::Phv;
-use crate::program::Program;
+use crate::program::{Expr, HdrX, KeyPart, LValue, NExpr, ParserOp, Program};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -118,8 +120,8 @@ pub fn compile(p: &Program) -> Option<NativeParser> {
 
 /// What a qualifying state does, with its operands resolved.
 struct Shape {
-    /// Per extracted header: its id, its length in bytes and its loads.
-    extracts: Vec<(u32, u32, Vec<Load>)>,
+    /// Its operations in order.
+    steps: Vec<Step>,
     /// Bytes from the state's cursor that its loads touch.
     need: u32,
     /// The key's field, None for no key (the key is then 0).
@@ -132,24 +134,63 @@ struct Shape {
 /// right shift), the value being `(load << l) >> r` of 8 big-endian bytes.
 type Load = (u32, u32, u8, u8);
 
+enum Step {
+    /// A header: its id, its length in bytes and its loads.
+    Extract(u32, u32, Vec<Load>),
+    /// `set`: the field (PHV slot) and what it takes.
+    Set(u32, Src),
+}
+
+enum Src {
+    /// The constant as the field keeps it (truncated to its width).
+    Const(u64),
+    /// A field's value under the destination's width mask.
+    Field(u32, u64),
+}
+
 /// (value, mask), or None for the default; then the next state (None:
 /// accept).
 type Transition = (Option<(u64, u64)>, Option<u32>);
 
 fn shape(p: &Program, s: usize) -> Option<Shape> {
     let st = &p.parser.states[s];
-    let plan = p.state_plans[s].as_ref()?;
-    let mut extracts = Vec::with_capacity(plan.extracts.len());
+    let narrow_field = |f: u32| {
+        let m = p.fmeta[f as usize];
+        (!m.wide && m.width <= 64).then_some(m)
+    };
+    let mut steps = Vec::with_capacity(st.ops.len());
     let (mut off, mut need) = (0u32, 0u32);
-    for &(h, bytes) in &plan.extracts {
-        if p.headers[h as usize].union_of.is_some() {
-            return None;
+    for op in &st.ops {
+        match op {
+            ParserOp::Extract(HdrX::Static(h)) => {
+                let hdr = &p.headers[*h as usize];
+                if hdr.union_of.is_some() {
+                    return None;
+                }
+                let (takes, span) = p.extract_plans[*h as usize].as_ref()?.loads()?;
+                let bytes = hdr.fixed_bits / 8;
+                let loads = takes.iter().map(|t| (t.field, t.byte, t.l, t.r)).collect();
+                steps.push(Step::Extract(*h, bytes, loads));
+                need = need.max(off + bytes.max(span as u32));
+                off += bytes;
+            }
+            ParserOp::Set(LValue::Field(dst), e) => {
+                let width = narrow_field(*dst)?.width as u32;
+                let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+                let src = match e {
+                    Expr::Const(v) => Src::Const(v.trunc_u128(width) as u64),
+                    Expr::Narrow(n) => match **n {
+                        NExpr::Const(c) => Src::Const(c as u64 & mask),
+                        NExpr::Field(f) if narrow_field(f).is_some_and(|m| !m.signed) => Src::Field(f, mask),
+                        _ => return None,
+                    },
+                    Expr::Field(f) if narrow_field(*f).is_some_and(|m| !m.signed) => Src::Field(*f, mask),
+                    _ => return None,
+                };
+                steps.push(Step::Set(*dst, src));
+            }
+            _ => return None,
         }
-        let (takes, span) = p.extract_plans[h as usize].as_ref()?.loads()?;
-        let loads = takes.iter().map(|t| (t.field, t.byte, t.l, t.r)).collect();
-        extracts.push((h, bytes, loads));
-        need = need.max(off + bytes.max(span as u32));
-        off += bytes;
     }
     let narrow = |v: u128| u64::try_from(v).ok();
     let mut transitions = Vec::with_capacity(st.transitions.len());
@@ -165,16 +206,16 @@ fn shape(p: &Program, s: usize) -> Option<Shape> {
             transitions.push((vm, t.next));
         }
     }
-    let key = match (st.key.is_empty(), plan.key_field) {
-        (true, _) => None,
-        (false, Some(f)) if p.fmeta[f as usize].width <= 64 => Some(f),
+    let key = match st.key.as_slice() {
+        [] => None,
+        [(KeyPart::Field(f), _)] if narrow_field(*f).is_some() => Some(*f),
         _ if transitions.is_empty() => None,
         _ => return None,
     };
     if need > i32::MAX as u32 {
         return None; // beyond a 32-bit offset
     }
-    Some(Shape { extracts, need, key, transitions })
+    Some(Shape { steps, need, key, transitions })
 }
 
 /// Builds the function: a block per qualifying state, one for accept, one
@@ -279,7 +320,21 @@ impl<'f, 's> Emitter<'f, 's> {
         let one8 = self.b.ins().iconst(types::I8, 1);
         let zero32 = self.b.ins().iconst(types::I32, 0);
         let mut off = 0u32;
-        for (h, bytes, loads) in &shape.extracts {
+        for step in &shape.steps {
+            let (h, bytes, loads) = match step {
+                Step::Extract(h, bytes, loads) => (h, bytes, loads),
+                Step::Set(dst, src) => {
+                    let v = match *src {
+                        Src::Const(c) => self.b.ins().iconst(types::I64, c as i64),
+                        Src::Field(f, mask) => {
+                            let v = jit::load_slot(&mut self.b, self.vals, f);
+                            self.b.ins().band_imm_u(v, mask as i64)
+                        }
+                    };
+                    jit::store_slot(&mut self.b, self.vals, *dst, v);
+                    continue;
+                }
+            };
             for &(field, byte, l, r) in loads {
                 let w = self.b.ins().load(types::I64, jit::packet_bytes(), at, (off + byte) as i32);
                 let mut w = self.b.ins().bswap(w);
@@ -441,6 +496,48 @@ mod tests {
         assert_eq!(native_run(&native, &data), Outcome::Timeout { cursor: 2 });
         assert_eq!(native_parse_mismatch(&native, &interpreted, &data), None);
         assert_eq!(parse(&native, &data).parser_error, native.errors.parser_timeout);
+    }
+
+    /// `start` extracts h, sets meta.m from h.b (8 into 16 bits) and goes
+    /// on by it; `second` sets meta.m to a constant wider than it, then
+    /// h.a from meta.m (16 into 8 bits), and goes on by h.a.
+    fn setting_program() -> Program {
+        let h_t = json!({"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 8, false]]});
+        let set = |dst: [&str; 2], src: serde_json::Value| json!({"op": "set", "parameters": [
+            {"type": "field", "value": dst}, src]});
+        let states = json!([
+            {"name": "start", "id": 0,
+             "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]},
+                            set(["meta", "m"], json!({"type": "field", "value": ["h", "b"]}))],
+             "transition_key": [{"type": "field", "value": ["meta", "m"]}],
+             "transitions": [
+                 {"type": "hexstr", "value": "0x0005", "mask": "0x000f", "next_state": "second"},
+                 {"type": "default", "value": null, "mask": null, "next_state": null}]},
+            {"name": "second", "id": 1,
+             "parser_ops": [set(["meta", "m"], json!({"type": "hexstr", "value": "0x1abcd"})),
+                            set(["h", "a"], json!({"type": "field", "value": ["meta", "m"]}))],
+             "transition_key": [{"type": "field", "value": ["h", "a"]}],
+             "transitions": [
+                 {"type": "hexstr", "value": "0xcd", "mask": null, "next_state": null},
+                 {"type": "default", "value": null, "mask": null, "next_state": "start"}]}]);
+        json::load_value(&doc_with_parser(h_t, states)).unwrap()
+    }
+
+    #[test]
+    fn sets_from_fields_and_constants_are_native_and_truncate_as_the_interpreter() {
+        let (native, interpreted) = both(setting_program());
+        assert_eq!(native.native_parser.as_ref().unwrap().states, 2, "both states are native");
+        let data = [0x77, 0x15, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(native_run(&native, &data), Outcome::Accept { cursor: 2 });
+        assert_eq!(native_parse_mismatch(&native, &interpreted, &data), None);
+        let pkt = parse(&native, &data);
+        let (a, m) = (native.field_by_name("h", "a").unwrap(), native.field_by_name("meta", "m").unwrap());
+        assert_eq!((pkt.phv.vals[m as usize], pkt.phv.vals[a as usize]), (0xabcd, 0xcd));
+        for f in parser_walk_frames(&native, 9, 3000) {
+            if let Some(d) = native_parse_mismatch(&native, &interpreted, &f) {
+                panic!("{d}");
+            }
+        }
     }
 
     #[test]
