@@ -83,15 +83,10 @@ def report_cmd(run_dir: Path = typer.Argument(..., help="A run folder (results/<
     experiment of the run, virtual time or Mininet)."""
     from .report import render_stored
 
-    try:
+    try:  # ParamError is a ValueError
         check_int(jobs, 1, MAX_JOBS, "--jobs")
-    except ParamError as e:
-        typer.echo(f"p4scope report: error: {e}", err=True)
-        raise typer.Exit(2)
-    if not (run_dir / "run.json").is_file():
-        typer.echo(f"p4scope report: error: {run_dir} is not a run folder (no run.json)", err=True)
-        raise typer.Exit(2)
-    try:
+        if not (run_dir / "run.json").is_file():
+            raise ValueError(f"{run_dir} is not a run folder (no run.json)")
         out = render_stored(run_dir, output, jobs)
     except ValueError as e:
         typer.echo(f"p4scope report: error: {e}", err=True)

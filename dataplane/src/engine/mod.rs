@@ -98,6 +98,15 @@ const POOL_MAX: usize = 4096;
 /// room without growing. Buffers that came back smaller (an unparked
 /// packet keeps its parked bytes, of its frame's size) are not reused.
 const BUFFER: usize = 2048;
+/// Keeps `buf` (emptied) among the spare buffers, unless they are full or
+/// it is smaller than a packet buffer.
+fn keep_spare(spare: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if spare.len() < POOL_MAX && buf.capacity() >= BUFFER {
+        buf.clear();
+        spare.push(buf);
+    }
+}
+
 /// A packet joining a port with at least this many packets queued is
 /// parked (its PHV and bytes kept compact until it leaves, see
 /// `pipeline::park`); shallower queues keep packets whole.
@@ -265,11 +274,8 @@ impl Switch {
     }
 
     /// Gives an output's buffer back for reuse.
-    pub fn recycle(&mut self, mut buf: Vec<u8>) {
-        if self.spare.len() < POOL_MAX && buf.capacity() >= BUFFER {
-            buf.clear();
-            self.spare.push(buf);
-        }
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        keep_spare(&mut self.spare, buf);
     }
 
     /// Queues a packet arriving on `port` at `time_ns` (not before the
@@ -741,9 +747,7 @@ impl Switch {
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
                 }
-                if spare.len() < POOL_MAX {
-                    spare.push(data);
-                }
+                keep_spare(spare, data);
             }
         };
         match self.tm.enqueue_with(now, port, prio, pkt, stamp) {

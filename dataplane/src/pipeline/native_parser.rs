@@ -18,9 +18,9 @@
 #![allow(unsafe_code)]
 
 use super::jit::{self, Code};
-use super::parser::MAX_STATES;
+use super::parser::{narrow_key_field, planned_extract, MAX_STATES};
 use super::phv::Phv;
-use crate::program::{Expr, HdrX, KeyPart, LValue, NExpr, ParserOp, Program};
+use crate::program::{Expr, LValue, NExpr, ParserOp, Program};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -161,19 +161,18 @@ fn shape(p: &Program, s: usize) -> Option<Shape> {
     let mut steps = Vec::with_capacity(st.ops.len());
     let (mut off, mut need) = (0u32, 0u32);
     for op in &st.ops {
-        match op {
-            ParserOp::Extract(HdrX::Static(h)) => {
-                let hdr = &p.headers[*h as usize];
-                if hdr.union_of.is_some() {
-                    return None;
-                }
-                let (takes, span) = p.extract_plans[*h as usize].as_ref()?.loads()?;
-                let bytes = hdr.fixed_bits / 8;
-                let loads = takes.iter().map(|t| (t.field, t.byte, t.l, t.r)).collect();
-                steps.push(Step::Extract(*h, bytes, loads));
-                need = need.max(off + bytes.max(span as u32));
-                off += bytes;
+        if let Some((h, bytes)) = planned_extract(p, op) {
+            if p.headers[h as usize].union_of.is_some() {
+                return None;
             }
+            let (takes, span) = p.extract_plans[h as usize].as_ref()?.loads()?;
+            let loads = takes.iter().map(|t| (t.field, t.byte, t.l, t.r)).collect();
+            steps.push(Step::Extract(h, bytes, loads));
+            need = need.max(off + bytes.max(span as u32));
+            off += bytes;
+            continue;
+        }
+        match op {
             ParserOp::Set(LValue::Field(dst), e) => {
                 let width = narrow_field(*dst)?.width as u32;
                 let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
@@ -206,9 +205,9 @@ fn shape(p: &Program, s: usize) -> Option<Shape> {
             transitions.push((vm, t.next));
         }
     }
-    let key = match st.key.as_slice() {
-        [] => None,
-        [(KeyPart::Field(f), _)] if narrow_field(*f).is_some() => Some(*f),
+    let key = match (st.key.is_empty(), narrow_key_field(p, st)) {
+        (true, _) => None,
+        (false, Some(f)) if p.fmeta[f as usize].width <= 64 => Some(f),
         _ if transitions.is_empty() => None,
         _ => return None,
     };

@@ -387,18 +387,25 @@ pub fn state_plans(p: &Program) -> Vec<Option<StatePlan>> {
 }
 
 fn state_plan(p: &Program, st: &ParseState) -> Option<StatePlan> {
-    let mut extracts = Vec::with_capacity(st.ops.len());
-    for op in &st.ops {
-        match op {
-            ParserOp::Extract(HdrX::Static(id)) if p.extract_plans[*id as usize].is_some() => {
-                extracts.push((*id, p.headers[*id as usize].fixed_bits / 8));
-            }
-            _ => return None,
+    let extracts = st.ops.iter().map(|op| planned_extract(p, op)).collect::<Option<Vec<_>>>()?;
+    Some(StatePlan { extracts, key_field: narrow_key_field(p, st) })
+}
+
+/// The header and its length in bytes when `op` extracts a fixed header
+/// that has an extract plan.
+pub(crate) fn planned_extract(p: &Program, op: &ParserOp) -> Option<(HdrId, u32)> {
+    match op {
+        ParserOp::Extract(HdrX::Static(id)) if p.extract_plans[*id as usize].is_some() => {
+            Some((*id, p.headers[*id as usize].fixed_bits / 8))
         }
+        _ => None,
     }
-    let key_field = match st.key.as_slice() {
+}
+
+/// The state's key field when its key is one field of at most 128 bits.
+pub(crate) fn narrow_key_field(p: &Program, st: &ParseState) -> Option<FieldId> {
+    match st.key.as_slice() {
         [(KeyPart::Field(f), _)] if !p.fmeta[*f as usize].wide => Some(*f),
         _ => None,
-    };
-    Some(StatePlan { extracts, key_field })
+    }
 }
