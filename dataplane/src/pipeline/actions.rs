@@ -13,10 +13,12 @@
 //! externs and log.
 
 use super::narrow::{binary_n, eval_narrow};
+use super::native_actions::{self, NativeWrites, Write, MAX_PARAMS};
 use super::Packet;
 use crate::externs::Externs;
 use crate::program::*;
 use crate::value::{mask_u128, Val};
+use std::sync::Arc;
 
 /// One write of a plan; `mask` is the destination's width mask.
 #[derive(Clone, Debug)]
@@ -30,6 +32,8 @@ enum Op {
     /// decrement (`ttl - 1` is `(ttl + 0xff) & 0xff`), run without a loop.
     AddAnd { dst: u32, mask: u128, field: u32, add: i128, and: i128 },
     Narrow { dst: u32, mask: u128, expr: NExpr },
+    /// A run of the writes above as machine code (`native_actions`).
+    Native(Arc<NativeWrites>),
     /// mark_to_drop: egress_spec to the drop port, mcast_grp to 0.
     Drop,
     /// add_header / remove_header of a header known at load.
@@ -162,6 +166,8 @@ impl<const N: usize> PlanParams for [u128; N] {
 #[derive(Clone, Debug)]
 pub struct ActionPlan {
     ops: Vec<Op>,
+    /// `ops` with runs of writes as machine code, where any translated.
+    native: Option<Vec<Op>>,
 }
 
 impl ActionPlan {
@@ -212,70 +218,145 @@ impl ActionPlan {
             };
             ops.push(op);
         }
-        Some(ActionPlan { ops })
+        let native = if super::jit::enabled() { with_native_writes(p, &ops) } else { None };
+        Some(ActionPlan { ops, native })
     }
 
     /// Runs the plan with the action's parameters `params`.
     #[inline(always)]
     pub fn run<P: PlanParams + ?Sized>(&self, p: &Program, params: &P, pkt: &mut Packet, cx: &mut ActionCtx) {
-        for op in &self.ops {
-            let (dst, v) = match op {
-                Op::Param { dst, mask, idx } => (*dst, params.word(*idx as usize) & mask),
-                Op::Copy { dst, mask, src } => (*dst, pkt.phv.vals[*src as usize] & mask),
-                Op::Const { dst, value } => (*dst, *value),
-                Op::Chain { dst, mask, field, ops } => {
-                    let mut x = pkt.phv.vals[*field as usize] as i128;
-                    for (op, c) in ops {
-                        x = binary_n(*op, x, *c);
-                    }
-                    (*dst, x as u128 & mask)
-                }
-                Op::AddAnd { dst, mask, field, add, and } => {
-                    let x = binary_n(BinOp::Add, pkt.phv.vals[*field as usize] as i128, *add);
-                    (*dst, binary_n(BinOp::BitAnd, x, *and) as u128 & mask)
-                }
-                Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
-                Op::Drop => {
-                    mark_to_drop(p, pkt, cx.drop_port);
-                    continue;
-                }
-                Op::AddHeader(h) => {
-                    add_header(p, pkt, *h);
-                    continue;
-                }
-                Op::RemoveHeader(h) => {
-                    remove_header(p, pkt, *h);
-                    continue;
-                }
-                Op::Count { counter, index } => {
-                    cx.count(p, *counter, index.index(params, pkt), pkt.ingress_len);
-                    continue;
-                }
-                Op::RegRead { dst, mask, reg, index } => match cx.register_read(p, *reg, index.index(params, pkt)) {
-                    Some(v) => (*dst, v.low_u128() & mask),
-                    None => continue,
-                },
-                Op::RegWrite { reg, mask, index, src } => {
-                    let i = index.index(params, pkt);
-                    cx.register_write(p, *reg, i, Val::S((src.value(params, pkt) as u128 & mask) as i128));
-                    continue;
-                }
-                Op::Clone { session, field_list } => {
-                    pkt.clone = Some((session.id(params, pkt), field_list.id(params, pkt)));
-                    continue;
-                }
-                Op::Truncate(n) => {
-                    pkt.truncate_to = pkt.truncate_to.min(n.index(params, pkt));
-                    continue;
-                }
-                Op::Digest(id) => {
-                    pkt.learn_id = id.id(params, pkt);
-                    continue;
-                }
-            };
-            pkt.phv.vals[dst as usize] = v;
-        }
+        run_ops(self.native.as_deref().unwrap_or(&self.ops), p, params, pkt, cx)
     }
+
+    /// Forgets the machine code: the plan then runs interpreted.
+    pub fn drop_native(&mut self) {
+        self.native = None;
+    }
+
+    /// The plan as writes alone, where it is nothing else.
+    pub fn writes(&self) -> Option<Vec<Write>> {
+        self.ops.iter().map(as_write).collect()
+    }
+
+    /// Writes that run as machine code (0 where the plan has none).
+    pub fn native_writes(&self) -> usize {
+        let writes = |op: &Op| match op {
+            Op::Native(n) => n.writes,
+            _ => 0,
+        };
+        self.native.iter().flatten().map(writes).sum()
+    }
+}
+
+/// Runs a plan's operations on the action's parameters `params`.
+#[inline(always)]
+fn run_ops<P: PlanParams + ?Sized>(ops: &[Op], p: &Program, params: &P, pkt: &mut Packet, cx: &mut ActionCtx) {
+    for op in ops {
+        let (dst, v) = match op {
+            Op::Param { dst, mask, idx } => (*dst, params.word(*idx as usize) & mask),
+            Op::Copy { dst, mask, src } => (*dst, pkt.phv.vals[*src as usize] & mask),
+            Op::Const { dst, value } => (*dst, *value),
+            Op::Chain { dst, mask, field, ops } => {
+                let mut x = pkt.phv.vals[*field as usize] as i128;
+                for (op, c) in ops {
+                    x = binary_n(*op, x, *c);
+                }
+                (*dst, x as u128 & mask)
+            }
+            Op::AddAnd { dst, mask, field, add, and } => {
+                let x = binary_n(BinOp::Add, pkt.phv.vals[*field as usize] as i128, *add);
+                (*dst, binary_n(BinOp::BitAnd, x, *and) as u128 & mask)
+            }
+            Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
+            Op::Native(n) => {
+                let mut words = [0u128; MAX_PARAMS];
+                for (i, w) in words.iter_mut().enumerate().take(n.params) {
+                    *w = params.word(i);
+                }
+                n.run(&mut pkt.phv.vals, &pkt.phv.valid, &words);
+                continue;
+            }
+            Op::Drop => {
+                mark_to_drop(p, pkt, cx.drop_port);
+                continue;
+            }
+            Op::AddHeader(h) => {
+                add_header(p, pkt, *h);
+                continue;
+            }
+            Op::RemoveHeader(h) => {
+                remove_header(p, pkt, *h);
+                continue;
+            }
+            Op::Count { counter, index } => {
+                cx.count(p, *counter, index.index(params, pkt), pkt.ingress_len);
+                continue;
+            }
+            Op::RegRead { dst, mask, reg, index } => match cx.register_read(p, *reg, index.index(params, pkt)) {
+                Some(v) => (*dst, v.low_u128() & mask),
+                None => continue,
+            },
+            Op::RegWrite { reg, mask, index, src } => {
+                let i = index.index(params, pkt);
+                cx.register_write(p, *reg, i, Val::S((src.value(params, pkt) as u128 & mask) as i128));
+                continue;
+            }
+            Op::Clone { session, field_list } => {
+                pkt.clone = Some((session.id(params, pkt), field_list.id(params, pkt)));
+                continue;
+            }
+            Op::Truncate(n) => {
+                pkt.truncate_to = pkt.truncate_to.min(n.index(params, pkt));
+                continue;
+            }
+            Op::Digest(id) => {
+                pkt.learn_id = id.id(params, pkt);
+                continue;
+            }
+        };
+        pkt.phv.vals[dst as usize] = v;
+    }
+}
+
+/// The write an operation is, for machine code.
+fn as_write(op: &Op) -> Option<Write> {
+    Some(match op {
+        Op::Param { dst, mask, idx } => Write::Param { dst: *dst, mask: *mask, idx: *idx },
+        Op::Copy { dst, mask, src } => Write::Copy { dst: *dst, mask: *mask, src: *src },
+        Op::Const { dst, value } => Write::Const { dst: *dst, value: *value },
+        Op::Chain { dst, mask, field, ops } => Write::Chain { dst: *dst, mask: *mask, field: *field, ops: ops.clone() },
+        Op::AddAnd { dst, mask, field, add, and } => {
+            Write::Chain { dst: *dst, mask: *mask, field: *field, ops: vec![(BinOp::Add, *add), (BinOp::BitAnd, *and)] }
+        }
+        Op::Narrow { dst, mask, expr } => Write::Narrow { dst: *dst, mask: *mask, expr: expr.clone() },
+        _ => return None,
+    })
+}
+
+/// `ops` with each run of writes worth a call (two writes or more, or one
+/// that computes) as machine code; None where no run translates.
+fn with_native_writes(p: &Program, ops: &[Op]) -> Option<Vec<Op>> {
+    let mut out = Vec::with_capacity(ops.len());
+    let mut translated = false;
+    let mut i = 0;
+    while i < ops.len() {
+        let run: Vec<Write> = ops[i..].iter().map_while(as_write).collect();
+        if run.is_empty() {
+            out.push(ops[i].clone());
+            i += 1;
+            continue;
+        }
+        let computes = run.iter().any(|w| matches!(w, Write::Chain { .. } | Write::Narrow { .. }));
+        match (run.len() >= 2 || computes).then(|| native_actions::translate(p, &run)).flatten() {
+            Some(n) => {
+                out.push(Op::Native(Arc::new(n)));
+                translated = true;
+            }
+            None => out.extend_from_slice(&ops[i..i + run.len()]),
+        }
+        i += run.len();
+    }
+    translated.then_some(out)
 }
 
 /// simple_switch's mark_to_drop: egress_spec to the drop port, mcast_grp 0.
@@ -422,6 +503,9 @@ mod tests {
         let p = json::load_value(&doc).unwrap();
         assert!([0, 1, 2, 3, 5].iter().all(|a| p.action_plans[*a].is_some()));
         assert!(p.action_plans[4].is_none(), "recirculate runs through the primitives");
+        if crate::pipeline::jit::enabled() {
+            assert!(p.action_plans[0].as_ref().unwrap().native_writes() == 8, "the rewrite's writes run as machine code");
+        }
         // the decrement's form runs without the chain's loop; a signed
         // field's subtraction does not take it
         let ops = &p.action_plans[0].as_ref().unwrap().ops;

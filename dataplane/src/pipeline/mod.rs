@@ -15,6 +15,7 @@ mod deparser;
 mod exec;
 pub mod jit;
 pub mod narrow;
+pub mod native_actions;
 pub mod native_deparser;
 pub mod native_parser;
 pub mod park;
