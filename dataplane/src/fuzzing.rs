@@ -192,7 +192,57 @@ pub fn native_and_interpreted() -> (Program, Program) {
 pub fn interpreted(mut p: Program) -> Program {
     p.native_parser = None;
     p.native_deparser = None;
+    p.native_controls.clear();
+    for plan in p.action_plans.iter_mut().flatten() {
+        plan.drop_native();
+    }
     p
+}
+
+/// Parses `data` (with the interpreter), changes the PHV as
+/// [`native_deparse_mismatch`] does (more often, so that conditionals go
+/// both ways), then runs the ingress and the egress pipeline on one copy
+/// with `native`'s native code and on the other with `interpreted`, each
+/// with fresh tables (keyed tables miss): None when both leave the same
+/// PHV, requests and externs, else what differs.
+pub fn native_pipeline_mismatch(native: &Program, interpreted: &Program, data: &[u8], rng: &mut Rng) -> Option<String> {
+    let mut a = parsed(interpreted, data);
+    for _ in 0..rng.below(4) {
+        let h = rng.below(a.phv.valid.len());
+        if !interpreted.headers[h].metadata {
+            a.phv.valid[h] = !a.phv.valid[h];
+        }
+    }
+    for _ in 0..rng.below(24) {
+        let f = rng.below(a.phv.vals.len());
+        let m = interpreted.fmeta[f];
+        if !m.wide {
+            // small values too, so that comparisons with constants vary
+            let v = match rng.below(3) {
+                0 => rng.below(4) as u128,
+                _ => (rng.next_u64() as u128) << 64 | rng.next_u64() as u128,
+            };
+            a.phv.vals[f] = v & crate::value::mask_u128(m.width as u32);
+        }
+    }
+    let mut b = a.clone();
+    let (mut ra, mut rb) = (Runtime::new(native, 0), Runtime::new(interpreted, 0));
+    for (prog, rt, pkt) in [(native, &mut ra, &mut a), (interpreted, &mut rb, &mut b)] {
+        let mut ex = Exec::new(prog, rt);
+        ex.apply_pipeline(pkt, prog.ingress.init);
+        ex.apply_pipeline(pkt, prog.egress.init);
+    }
+    let what = [
+        ("field values", a.phv.vals != b.phv.vals || a.phv.wide != b.phv.wide),
+        ("validity", a.phv.valid != b.phv.valid),
+        ("stack indexes", a.phv.stack_next != b.phv.stack_next),
+        ("length", a.len_reg != b.len_reg),
+        ("requests", (a.clone, a.truncate_to, a.learn_id) != (b.clone, b.truncate_to, b.learn_id)),
+        ("registers", ra.ext.registers != rb.ext.registers),
+        ("log", ra.log != rb.log),
+    ];
+    let differ: Vec<&str> = what.iter().filter(|(_, d)| *d).map(|(n, _)| *n).collect();
+    (!differ.is_empty()).then(|| format!("{} differ after the pipelines for frame {:02x?}", differ.join(", "), data))
 }
 
 /// Parses `data` with `native` (a program with its native parser) and

@@ -629,6 +629,9 @@ pub struct Program {
     /// Derived at load: the in-place deparse as machine code, where every
     /// header qualifies (`pipeline::native_deparser`).
     pub native_deparser: Option<std::sync::Arc<crate::pipeline::native_deparser::NativeDeparser>>,
+    /// The ingress and egress pipelines' control flow as machine code,
+    /// where any node qualifies (`pipeline::native_control`).
+    pub native_controls: Vec<std::sync::Arc<crate::pipeline::native_control::NativeControl>>,
     /// Derived at load: the update checksum the deparser computes as it
     /// writes its header, if one qualifies (`pipeline::csum_fuse`).
     pub fused_csum: Option<crate::pipeline::csum_fuse::FusedCsum>,
@@ -653,6 +656,13 @@ pub struct Names {
 }
 
 impl Program {
+    /// The machine code of the pipeline starting at `init`, if any.
+    #[inline(always)]
+    pub fn native_control(&self, init: Option<NodeRef>) -> Option<&crate::pipeline::native_control::NativeControl> {
+        let init = init?;
+        self.native_controls.iter().find(|c| c.init == init).map(|c| &**c)
+    }
+
     pub fn field_by_name(&self, hdr: &str, field: &str) -> Option<FieldId> {
         let h = *self.names.headers.get(hdr)?;
         let hd = &self.headers[h as usize];

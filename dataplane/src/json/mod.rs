@@ -402,6 +402,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         state_plans: vec![],
         native_parser: None,
         native_deparser: None,
+        native_controls: vec![],
         fused_csum: None,
         valid_init: vec![],
         names,
@@ -419,6 +420,8 @@ pub fn load_value(root: &Value) -> R<Program> {
     if crate::pipeline::jit::enabled() {
         prog.native_parser = crate::pipeline::native_parser::compile(&prog).map(std::sync::Arc::new);
         prog.native_deparser = crate::pipeline::native_deparser::compile(&prog).map(std::sync::Arc::new);
+        let controls = [prog.ingress.init, prog.egress.init].map(|init| crate::pipeline::native_control::compile(&prog, init));
+        prog.native_controls = controls.into_iter().flatten().map(std::sync::Arc::new).collect();
     }
     Ok(prog)
 }

@@ -723,7 +723,7 @@ impl<'a> Exec<'a> {
                     e.last_hit_ns = now;
                     e.idle_notified = false;
                     let a = e.action;
-                    return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
+                    return fixed_next.unwrap_or_else(|| next_of(t, Some(a), true));
                 }
             }
         }
@@ -737,7 +737,7 @@ impl<'a> Exec<'a> {
     fn apply_default(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
         let fixed_next = self.rt.tables[ti as usize].fixed_next;
         match self.run_default_plan(pkt, ti) {
-            Some(a) => fixed_next.unwrap_or_else(|| self.next_node(&self.prog.tables[ti as usize], Some(a), false)),
+            Some(a) => fixed_next.unwrap_or_else(|| next_of(&self.prog.tables[ti as usize], Some(a), false)),
             None => self.apply_table_rest(pkt, ti, None),
         }
     }
@@ -796,7 +796,7 @@ impl<'a> Exec<'a> {
                                     Some(words) => plan.run(prog, words, pkt, &mut action_ctx!(rt)),
                                     None => plan.run(prog, e.data(), pkt, &mut action_ctx!(rt)),
                                 }
-                                return fixed_next.unwrap_or_else(|| self.next_node(t, Some(a), true));
+                                return fixed_next.unwrap_or_else(|| next_of(t, Some(a), true));
                             }
                             (a, e.take_data(), None)
                         }
@@ -825,20 +825,7 @@ impl<'a> Exec<'a> {
                 None => None,
             },
         };
-        fixed_next.unwrap_or_else(|| self.next_node(t, action, hit.is_some()))
-    }
-
-    /// The node after table `t` once `action` ran (None: no action), on a
-    /// hit or a miss.
-    #[inline]
-    fn next_node(&self, t: &TableDef, action: Option<u32>, hit: bool) -> Option<NodeRef> {
-        if let Some((h, m)) = t.next_hit_miss {
-            return if hit { h } else { m };
-        }
-        match action.and_then(|a| t.next_list.iter().find(|x| x.0 == a)) {
-            Some(n) => n.1,
-            None => t.base_default_next,
-        }
+        fixed_next.unwrap_or_else(|| next_of(t, action, hit.is_some()))
     }
 
     /// A table lookup with the key as bytes (keys wider than 16 bytes,
@@ -900,7 +887,11 @@ impl<'a> Exec<'a> {
 
     /// Runs a control graph from `init`; `exit` stops it.
     pub fn apply_pipeline(&mut self, pkt: &mut Packet, init: Option<NodeRef>) {
-        let mut node = init;
+        let prog = self.prog;
+        let mut node = match prog.native_control(init) {
+            Some(native) => native.run(self, pkt),
+            None => init,
+        };
         let mut steps = 0usize;
         while let Some(n) = node {
             steps += 1;
@@ -908,26 +899,32 @@ impl<'a> Exec<'a> {
                 self.rt.log("control graph did not terminate; stopped".into());
                 break;
             }
-            node = match n {
-                NodeRef::Table(t) => self.apply_table(pkt, t),
-                NodeRef::Cond(c) => {
-                    let cd = &self.prog.conds[c as usize];
-                    let yes = match &self.prog.cond_tests[c as usize] {
-                        Some(t) => t.eval(pkt),
-                        None => self.truthy(pkt, &[], &cd.expr),
-                    };
-                    if yes {
-                        cd.true_next
-                    } else {
-                        cd.false_next
-                    }
-                }
-            };
+            node = self.step(pkt, n);
             if pkt.exit {
                 break;
             }
         }
         pkt.exit = false;
+    }
+
+    /// Applies node `n` (a table or a conditional); returns the next.
+    #[inline(always)]
+    pub fn step(&mut self, pkt: &mut Packet, n: NodeRef) -> Option<NodeRef> {
+        match n {
+            NodeRef::Table(t) => self.apply_table(pkt, t),
+            NodeRef::Cond(c) => {
+                let cd = &self.prog.conds[c as usize];
+                let yes = match &self.prog.cond_tests[c as usize] {
+                    Some(t) => t.eval(pkt),
+                    None => self.truthy(pkt, &[], &cd.expr),
+                };
+                if yes {
+                    cd.true_next
+                } else {
+                    cd.false_next
+                }
+            }
+        }
     }
 
     /// Collects the digest requested by `generate_digest`, if any.
@@ -977,4 +974,17 @@ fn format_log(fmt: &str, vals: &[Val]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The node after table `t` once `action` ran (None: no action), on a hit
+/// or a miss.
+#[inline]
+pub(crate) fn next_of(t: &TableDef, action: Option<u32>, hit: bool) -> Option<NodeRef> {
+    if let Some((h, m)) = t.next_hit_miss {
+        return if hit { h } else { m };
+    }
+    match action.and_then(|a| t.next_list.iter().find(|x| x.0 == a)) {
+        Some(n) => n.1,
+        None => t.base_default_next,
+    }
 }

@@ -16,6 +16,7 @@ mod exec;
 pub mod jit;
 pub mod narrow;
 pub mod native_actions;
+pub mod native_control;
 pub mod native_deparser;
 pub mod native_parser;
 pub mod park;

@@ -326,6 +326,12 @@ pub struct TableState {
     max_size: usize,
 }
 
+impl TableState {
+    /// Where a table's count of entries is, for machine code that asks
+    /// whether a table is empty (`pipeline::native_control`).
+    pub const COUNT_OFFSET: usize = std::mem::offset_of!(TableState, count);
+}
+
 /// The node after table `t` when it does not depend on the action or on
 /// hit/miss: hit and miss lead to the same node, or every action's next
 /// node is the base default next (which also follows a miss without an

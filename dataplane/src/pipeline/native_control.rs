@@ -1,0 +1,588 @@
+//! A pipeline's control flow translated to machine code when the program
+//! loads (with Cranelift).
+//!
+//! p4c turns a control's straight-line code into keyless tables (`tbl_*`)
+//! whose constant default action assigns fields, and its `if`s into
+//! conditionals on a field and a constant or a header's validity. The
+//! reference DUT's egress walks a dozen of each per packet; interpreted,
+//! each is a dispatch, a table's state and plan looked up, and a jump
+//! through the plan's operations. Here a pipeline becomes one function
+//! with a block per node: a conditional whose test has one of
+//! `cond::Test`'s shapes is a compare and a branch, and a keyless table
+//! whose constant default action is writes alone (`native_actions`), with
+//! no parameters, is those writes inline, behind a check that the table
+//! holds no entry (a keyless table may be given one; it then goes the
+//! interpreter's way). Every other node is a call back into the
+//! interpreter (`Exec::step`), which applies it exactly as the
+//! interpreted walk does and returns the next node, which the code then
+//! jumps to. So the interpreter stays the one definition of what a node
+//! does.
+//!
+//! Only graphs without cycles are translated (p4c emits none; the
+//! interpreter bounds a cycle's steps instead).
+#![allow(unsafe_code)]
+
+use super::exec::{next_of, Exec};
+use super::jit::{self, Code};
+use super::native_actions::{self, Emit, Write};
+use super::Packet;
+use crate::program::{BinOp, NodeRef, Program};
+use crate::tables::{fixed_next, TableState};
+use super::cond::Test;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Signature, Value};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, Switch};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// What the code returns when the pipeline is done (or the packet exited).
+const DONE: u32 = u32::MAX;
+/// What the call back returns when the node exited the packet (or
+/// panicked): the code returns at once.
+const EXIT: u32 = u32::MAX - 1;
+
+/// (PHV values, validity, the tables' states, call-back context, call
+/// back) -> DONE, or the node the interpreter goes on from.
+type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn) -> u32;
+
+/// (context, node) -> the next node, DONE for none, or EXIT.
+type NodeFn = unsafe extern "C" fn(*mut Ctx, u32) -> u32;
+
+/// A pipeline's control flow as machine code (see the module's comment).
+pub struct NativeControl {
+    entry: Entry,
+    /// Holds the code `entry` points to.
+    _code: Code,
+    /// The pipeline's first node.
+    pub init: NodeRef,
+    /// Conditionals translated to a compare and tables to their writes.
+    pub tests: usize,
+    pub inlined: usize,
+    /// The program's sizes the code indexes within.
+    fields: usize,
+    headers: usize,
+    tables: usize,
+}
+
+impl std::fmt::Debug for NativeControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "NativeControl({:?}: {} tests, {} tables inlined)", self.init, self.tests, self.inlined)
+    }
+}
+
+/// How a node is translated.
+enum Node {
+    Test(Test, Option<NodeRef>, Option<NodeRef>),
+    /// A keyless table's writes and the node after them.
+    Writes(Vec<Write>, Option<NodeRef>),
+    /// A call back, and the nodes it may return.
+    Call(Vec<Option<NodeRef>>),
+}
+
+/// The call back's view of the interpreter: raw, as the native code
+/// writes the same PHV between calls.
+pub struct Ctx {
+    ex: *mut Exec<'static>,
+    pkt: *mut Packet,
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+impl NativeControl {
+    /// Runs the pipeline from its first node; returns None when it is
+    /// done (or the packet exited), else the node the interpreter goes on
+    /// from.
+    pub fn run(&self, ex: &mut Exec, pkt: &mut Packet) -> Option<NodeRef> {
+        assert!(pkt.phv.vals.len() >= self.fields && pkt.phv.valid.len() >= self.headers);
+        assert!(ex.rt.tables.len() >= self.tables);
+        let vals = pkt.phv.vals.as_mut_ptr();
+        let valid = pkt.phv.valid.as_ptr();
+        let tables = ex.rt.tables.as_ptr();
+        let mut ctx = Ctx { ex: ex as *mut Exec as *mut Exec<'static>, pkt, panic: None };
+        // SAFETY: the code reads and writes slots below `fields`, validity
+        // below `headers` and the entry counts of tables below `tables`,
+        // all checked above; the PHV's and the tables' vectors do not grow
+        // or move while it runs (nodes change values, not sizes).
+        let r = unsafe { (self.entry)(vals, valid, tables, &mut ctx, call_node) };
+        if let Some(p) = ctx.panic.take() {
+            std::panic::resume_unwind(p);
+        }
+        decode(self.tables as u32, r)
+    }
+}
+
+/// A node's number: tables first, then conditionals.
+fn encode(tables: u32, n: Option<NodeRef>) -> u32 {
+    match n {
+        None => DONE,
+        Some(NodeRef::Table(t)) => t,
+        Some(NodeRef::Cond(c)) => tables + c,
+    }
+}
+
+fn decode(tables: u32, code: u32) -> Option<NodeRef> {
+    match code {
+        DONE | EXIT => None,
+        t if t < tables => Some(NodeRef::Table(t)),
+        c => Some(NodeRef::Cond(c - tables)),
+    }
+}
+
+/// Applies one node in the interpreter for the native code.
+unsafe extern "C" fn call_node(ctx: *mut Ctx, node: u32) -> u32 {
+    // SAFETY: `ctx` is the context `NativeControl::run` passed, alive for
+    // the call; the native code holds no reference into it.
+    let ctx = unsafe { &mut *ctx };
+    let (ex, pkt) = unsafe { (&mut *ctx.ex, &mut *ctx.pkt) };
+    let tables = ex.prog.tables.len() as u32;
+    match catch_unwind(AssertUnwindSafe(|| ex.step(pkt, decode(tables, node).expect("a node")))) {
+        Ok(_) if pkt.exit => EXIT,
+        Ok(next) => encode(tables, next),
+        Err(p) => {
+            ctx.panic = Some(p);
+            EXIT
+        }
+    }
+}
+
+/// The pipeline starting at `init` as machine code; None where there is
+/// nothing to gain (no node translates), the graph has a cycle, or
+/// Cranelift is not available.
+pub fn compile(p: &Program, init: Option<NodeRef>) -> Option<NativeControl> {
+    let init = init?;
+    let order = topological(p, init)?;
+    let nodes: Vec<(NodeRef, Node)> = order.iter().map(|n| (*n, translate(p, *n))).collect();
+    let tests = nodes.iter().filter(|(_, n)| matches!(n, Node::Test(..))).count();
+    let inlined = nodes.iter().filter(|(_, n)| matches!(n, Node::Writes(..))).count();
+    if tests + inlined == 0 || !jit::slots_addressable(p.fields.len()) {
+        return None;
+    }
+    let code = jit::compile(5, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
+    // SAFETY: the function was built with exactly `Entry`'s signature.
+    let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code.entry) };
+    Some(NativeControl {
+        entry,
+        _code: code,
+        init,
+        tests,
+        inlined,
+        fields: p.fields.len(),
+        headers: p.headers.len(),
+        tables: p.tables.len(),
+    })
+}
+
+/// The nodes reachable from `init`, each before the nodes after it; None
+/// for a graph with a cycle.
+fn topological(p: &Program, init: NodeRef) -> Option<Vec<NodeRef>> {
+    // 0: not seen, 1: on the path, 2: done
+    let index = |n: NodeRef| match n {
+        NodeRef::Table(t) => t as usize,
+        NodeRef::Cond(c) => p.tables.len() + c as usize,
+    };
+    let mut state = vec![0u8; p.tables.len() + p.conds.len()];
+    let mut post = vec![];
+    let mut stack = vec![(init, false)];
+    while let Some((n, leaving)) = stack.pop() {
+        let i = index(n);
+        if leaving {
+            state[i] = 2;
+            post.push(n);
+            continue;
+        }
+        match state[i] {
+            1 => return None,
+            2 => continue,
+            _ => {}
+        }
+        state[i] = 1;
+        stack.push((n, true));
+        for s in successors(p, n).into_iter().flatten() {
+            match state[index(s)] {
+                1 => return None,
+                0 => stack.push((s, false)),
+                _ => {}
+            }
+        }
+    }
+    post.reverse();
+    Some(post)
+}
+
+/// Every node a node may lead to (None: the pipeline's end).
+fn successors(p: &Program, n: NodeRef) -> Vec<Option<NodeRef>> {
+    let mut out = match n {
+        NodeRef::Cond(c) => vec![p.conds[c as usize].true_next, p.conds[c as usize].false_next],
+        NodeRef::Table(t) => {
+            let t = &p.tables[t as usize];
+            let mut v = vec![t.base_default_next];
+            v.extend(t.next_list.iter().map(|(_, n)| *n));
+            if let Some((h, m)) = t.next_hit_miss {
+                v.extend([h, m]);
+            }
+            v
+        }
+    };
+    let mut seen = vec![];
+    out.retain(|n| {
+        let new = !seen.contains(n);
+        seen.push(*n);
+        new
+    });
+    out
+}
+
+fn translate(p: &Program, n: NodeRef) -> Node {
+    match n {
+        NodeRef::Cond(c) => match &p.cond_tests[c as usize] {
+            Some(t) if test_translatable(p, t) => {
+                Node::Test(t.clone(), p.conds[c as usize].true_next, p.conds[c as usize].false_next)
+            }
+            _ => Node::Call(successors(p, n)),
+        },
+        NodeRef::Table(t) => match keyless_writes(p, t) {
+            Some(w) => w,
+            None => Node::Call(successors(p, n)),
+        },
+    }
+}
+
+/// A keyless table whose constant default action has no parameters and
+/// is writes alone that translate: the writes and the node after them.
+fn keyless_writes(p: &Program, ti: u32) -> Option<Node> {
+    let t = &p.tables[ti as usize];
+    let d = t.default.as_ref()?;
+    if !t.keys.is_empty() || !d.action_const || !p.actions.get(d.action as usize)?.params.is_empty() {
+        return None;
+    }
+    let writes = p.action_plans.get(d.action as usize)?.as_ref()?.writes()?;
+    if !native_actions::translatable(p, &writes) || writes.iter().any(|w| matches!(w, Write::Param { .. })) {
+        return None;
+    }
+    let next = fixed_next(t).unwrap_or_else(|| next_of(t, Some(d.action), false));
+    Some(Node::Writes(writes, next))
+}
+
+fn test_translatable(p: &Program, t: &Test) -> bool {
+    let field = |f: &u32| (*f as usize) < p.fields.len();
+    match t {
+        Test::Valid(h) => (*h as usize) < p.headers.len(),
+        Test::FieldConst(_, f, _) | Test::AnyBits(f, _) => field(f),
+        Test::Fields(_, f, g) => field(f) && field(g),
+        Test::Not(a) => test_translatable(p, a),
+        Test::And(a, b) | Test::Or(a, b) => test_translatable(p, a) && test_translatable(p, b),
+    }
+}
+
+/// The function being built.
+struct Emitter<'p, 'b> {
+    p: &'p Program,
+    b: FunctionBuilder<'b>,
+    vals: Value,
+    valid: Value,
+    tables: Value,
+    ctx: Value,
+    call: Value,
+}
+
+impl<'p, 'b> Emitter<'p, 'b> {
+    fn new(p: &'p Program, b: FunctionBuilder<'b>, args: &[Value]) -> Self {
+        Emitter { p, b, vals: args[0], valid: args[1], tables: args[2], ctx: args[3], call: args[4] }
+    }
+
+    fn emit(mut self, nodes: &[(NodeRef, Node)], target: TargetFrontendConfig) {
+        let ntables = self.p.tables.len() as u32;
+        let blocks: Vec<(u32, Block)> = nodes.iter().map(|(n, _)| (encode(ntables, Some(*n)), self.b.create_block())).collect();
+        let done = self.b.create_block();
+        let resume = self.b.create_block();
+        self.b.append_block_param(resume, types::I32);
+        let block_of = |n: Option<NodeRef>| match n {
+            None => done,
+            Some(n) => blocks.iter().find(|(c, _)| *c == encode(ntables, Some(n))).expect("every reachable node has a block").1,
+        };
+        // the call back is an `extern "C"` function: the host's convention
+        let mut sig = Signature::new(target.default_call_conv);
+        sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I32)]);
+        sig.returns.push(AbiParam::new(types::I32));
+        let sig = self.b.import_signature(sig);
+        // the entry block falls into the first node's
+        let first = blocks[0].1;
+        self.b.ins().jump(first, &[]);
+        for ((n, node), (_, block)) in nodes.iter().zip(&blocks) {
+            self.b.switch_to_block(*block);
+            let code = encode(ntables, Some(*n));
+            match node {
+                Node::Test(t, yes, no) => {
+                    let v = self.test(t);
+                    self.b.ins().brif(v, block_of(*yes), &[], block_of(*no), &[]);
+                }
+                Node::Writes(writes, next) => {
+                    let NodeRef::Table(ti) = n else { unreachable!("writes are a table's") };
+                    let count = self.entry_count(*ti);
+                    let inline = self.b.create_block();
+                    let call = self.b.create_block();
+                    self.b.ins().brif(count, call, &[], inline, &[]);
+                    self.b.switch_to_block(inline);
+                    Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.writes(writes, None);
+                    self.b.ins().jump(block_of(*next), &[]);
+                    self.b.switch_to_block(call);
+                    let succ = successors(self.p, *n);
+                    self.call_and_dispatch(sig, code, &succ, &block_of, done, resume);
+                }
+                Node::Call(succ) => self.call_and_dispatch(sig, code, succ, &block_of, done, resume),
+            }
+        }
+        self.b.switch_to_block(done);
+        let r = self.b.ins().iconst(types::I32, DONE as i64);
+        self.b.ins().return_(&[r]);
+        self.b.switch_to_block(resume);
+        let r = self.b.block_params(resume)[0];
+        self.b.ins().return_(&[r]);
+        self.b.seal_all_blocks();
+        self.b.finalize(target);
+    }
+
+    /// Calls the interpreter for node `code` and jumps to the node it
+    /// returns (`done` at the end or on exit; `resume` with any node not
+    /// among `succ`, which cannot happen but is handed over, not assumed).
+    fn call_and_dispatch(
+        &mut self,
+        sig: cranelift_codegen::ir::SigRef,
+        code: u32,
+        succ: &[Option<NodeRef>],
+        block_of: &dyn Fn(Option<NodeRef>) -> Block,
+        done: Block,
+        resume: Block,
+    ) {
+        let ntables = self.p.tables.len() as u32;
+        let node = self.b.ins().iconst(types::I32, code as i64);
+        let call = self.b.ins().call_indirect(sig, self.call, &[self.ctx, node]);
+        let next = self.b.inst_results(call)[0];
+        let other = self.b.create_block();
+        let mut sw = Switch::new();
+        sw.set_entry(EXIT as u128, done);
+        for s in succ {
+            sw.set_entry(encode(ntables, *s) as u128, block_of(*s));
+        }
+        sw.emit(&mut self.b, next, other);
+        self.b.switch_to_block(other);
+        self.b.ins().jump(resume, &[next.into()]);
+    }
+
+    /// Non-zero when table `t` holds entries.
+    fn entry_count(&mut self, t: u32) -> Value {
+        let at = t as usize * std::mem::size_of::<TableState>() + TableState::COUNT_OFFSET;
+        self.b.ins().load(types::I64, MemFlagsData::trusted(), self.tables, at as i32)
+    }
+
+    /// A test's truth as an 8-bit 0 or 1, as `Test::eval` answers.
+    fn test(&mut self, t: &Test) -> Value {
+        match t {
+            Test::Valid(h) => self.b.ins().load(types::I8, MemFlagsData::trusted(), self.valid, *h as i32),
+            Test::FieldConst(op, f, c) => {
+                let x = self.field(*f);
+                let c = self.constant(*c as i128);
+                self.b.ins().icmp(unsigned(*op), x, c)
+            }
+            Test::Fields(op, f, g) => {
+                let (x, y) = (self.field(*f), self.field(*g));
+                self.b.ins().icmp(unsigned(*op), x, y)
+            }
+            Test::AnyBits(f, m) => {
+                let x = self.field(*f);
+                let m = self.constant(*m as i128);
+                let x = self.b.ins().band(x, m);
+                let zero = self.constant(0);
+                self.b.ins().icmp(IntCC::NotEqual, x, zero)
+            }
+            Test::Not(a) => {
+                let v = self.test(a);
+                self.b.ins().bxor_imm_u(v, 1)
+            }
+            Test::And(a, b) => {
+                let (x, y) = (self.test(a), self.test(b));
+                self.b.ins().band(x, y)
+            }
+            Test::Or(a, b) => {
+                let (x, y) = (self.test(a), self.test(b));
+                self.b.ins().bor(x, y)
+            }
+        }
+    }
+
+    fn field(&mut self, f: u32) -> Value {
+        Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.field(f)
+    }
+
+    fn constant(&mut self, c: i128) -> Value {
+        Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.constant(c)
+    }
+}
+
+/// `cond::Test`'s comparison on stored (unsigned) bits.
+fn unsigned(op: BinOp) -> IntCC {
+    match op {
+        BinOp::Eq => IntCC::Equal,
+        BinOp::Ne => IntCC::NotEqual,
+        BinOp::Lt => IntCC::UnsignedLessThan,
+        BinOp::Le => IntCC::UnsignedLessThanOrEqual,
+        BinOp::Gt => IntCC::UnsignedGreaterThan,
+        _ => IntCC::UnsignedGreaterThanOrEqual,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzzing::{interpreted, Rng};
+    use crate::json;
+    use crate::pipeline::Runtime;
+    use crate::program::MatchValue;
+    use crate::value::Val;
+    use serde_json::{json, Value};
+
+    fn fld(h: &str, f: &str) -> Value {
+        json!({"type": "field", "value": [h, f]})
+    }
+
+    fn hex(v: i64) -> Value {
+        json!({"type": "hexstr", "value": format!("{v:#x}")})
+    }
+
+    fn expr(op: &str, l: Value, r: Value) -> Value {
+        json!({"type": "expression", "value": {"op": op, "left": l, "right": r}})
+    }
+
+    fn assign(dst: Value, src: Value) -> Value {
+        json!({"op": "assign", "parameters": [dst, src]})
+    }
+
+    /// A keyless table p4c-style: its constant default action and the node after it.
+    fn keyless(name: &str, id: u32, action: (&str, u32), next: Value) -> Value {
+        json!({"name": name, "id": id, "key": [], "match_type": "exact", "type": "simple", "max_size": 1024,
+               "with_counters": false, "support_timeout": false, "direct_meters": null,
+               "action_ids": [action.1], "actions": [action.0], "base_default_next": next,
+               "next_tables": {action.0: next},
+               "default_entry": {"action_id": action.1, "action_const": true, "action_data": [], "action_entry_const": true}})
+    }
+
+    /// Ingress: `if (h.a == 5) tbl_ab; if (h.isValid() && m.x < 3) t_fwd.apply(); tbl_c;`
+    /// where tbl_ab and tbl_c are keyless tables of writes, and t_fwd
+    /// matches h.b exactly to forward or exit.
+    fn program() -> Program {
+        let doc = json!({
+            "header_types": [
+                {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                    ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
+                {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["b", 16, false], ["c", 32, false]]},
+                {"name": "m_t", "id": 2, "fields": [["x", 8, false], ["y", 16, false]]}],
+            "headers": [
+                {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+                {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
+                {"name": "m", "id": 2, "header_type": "m_t", "metadata": true}],
+            "actions": [
+                {"name": "set_ab", "id": 0, "runtime_data": [], "primitives": [
+                    assign(fld("h", "a"), expr("&", expr("+", fld("h", "a"), hex(0xff)), hex(0xff))),
+                    assign(fld("h", "b"), expr("&", expr("<<", fld("h", "b"), hex(2)), hex(0xffff))),
+                    assign(fld("m", "y"), fld("m", "x"))]},
+                {"name": "set_c", "id": 1, "runtime_data": [], "primitives": [
+                    assign(fld("h", "c"), expr("&", expr(">>", fld("h", "c"), fld("h", "a")), hex(0xffff_ffff)))]},
+                {"name": "fwd", "id": 2, "runtime_data": [{"name": "p", "bitwidth": 9}], "primitives": [
+                    assign(fld("standard_metadata", "egress_spec"), json!({"type": "runtime_data", "value": 0}))]},
+                {"name": "quit", "id": 3, "runtime_data": [], "primitives": [{"op": "exit", "parameters": []}]},
+                {"name": "NoAction", "id": 4, "runtime_data": [], "primitives": []}],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+            "pipelines": [
+                {"name": "ingress", "id": 0, "init_table": "node_a", "conditionals": [
+                    {"name": "node_a", "id": 0, "expression": expr("==", fld("h", "a"), hex(5)),
+                     "true_next": "tbl_ab", "false_next": "node_v"},
+                    {"name": "node_v", "id": 1,
+                     "expression": expr("and", json!({"type": "expression", "value": {"op": "d2b", "left": null,
+                         "right": {"type": "expression", "value": {"op": "valid", "left": null,
+                             "right": {"type": "header", "value": "h"}}}}}),
+                         expr("<", fld("m", "x"), hex(3))),
+                     "true_next": "t_fwd", "false_next": "tbl_c"}],
+                 "tables": [
+                    keyless("tbl_ab", 0, ("set_ab", 0), json!("node_v")),
+                    keyless("tbl_c", 1, ("set_c", 1), Value::Null),
+                    {"name": "t_fwd", "id": 2, "key": [{"match_type": "exact", "target": ["h", "b"], "mask": null}],
+                     "match_type": "exact", "type": "simple", "max_size": 16, "with_counters": false,
+                     "support_timeout": false, "direct_meters": null, "action_ids": [2, 3, 4],
+                     "actions": ["fwd", "quit", "NoAction"], "base_default_next": "tbl_c",
+                     "next_tables": {"fwd": "tbl_c", "quit": "tbl_c", "NoAction": "tbl_c"},
+                     "default_entry": {"action_id": 4, "action_const": false, "action_data": [],
+                                       "action_entry_const": false}}]},
+                {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        });
+        json::load_value(&doc).unwrap()
+    }
+
+    fn runtime(p: &Program) -> Runtime {
+        let mut rt = Runtime::new(p, 1);
+        let t = &p.tables[2];
+        for (b, a, data) in [(1u16, 2u32, vec![Val::from(3u64)]), (2, 3, vec![])] {
+            rt.tables[2].add(t, &[MatchValue::Exact(b.to_be_bytes().to_vec())], 0, a, data).unwrap();
+        }
+        rt
+    }
+
+    /// Random PHVs through the native pipeline and the interpreter; returns
+    /// how often h.c was shifted (tbl_c ran) and how often the packet exited.
+    fn compare(native: &Program, rt_native: &mut Runtime, plain: &Program, rt_plain: &mut Runtime) -> (usize, usize) {
+        let mut rng = Rng::new(7);
+        let (c, b) = (native.field_by_name("h", "c").unwrap() as usize, native.field_by_name("h", "b").unwrap() as usize);
+        let (mut shifted, mut exited) = (0, 0);
+        for round in 0..3000 {
+            let mut pkt = Packet::new(native);
+            for (i, m) in native.fmeta.iter().enumerate() {
+                let v = if rng.below(2) == 0 { rng.below(8) as u128 } else { rng.next_u64() as u128 };
+                pkt.phv.vals[i] = v & crate::value::mask_u128(m.width as u32);
+            }
+            pkt.phv.vals[b] = rng.below(4) as u128;
+            pkt.phv.vals[c] = 0xffff_ffff;
+            pkt.phv.valid[1] = rng.below(4) != 0;
+            let mut by_plain = pkt.clone();
+            Exec::new(native, rt_native).apply_pipeline(&mut pkt, native.ingress.init);
+            Exec::new(plain, rt_plain).apply_pipeline(&mut by_plain, plain.ingress.init);
+            assert_eq!(pkt.phv.vals, by_plain.phv.vals, "round {round}");
+            assert!(!pkt.exit, "exit is cleared at the pipeline's end");
+            shifted += (pkt.phv.vals[c] != 0xffff_ffff) as usize;
+            exited += (pkt.phv.vals[b] == 2 && pkt.phv.vals[c] == 0xffff_ffff) as usize;
+        }
+        (shifted, exited)
+    }
+
+    #[test]
+    fn a_pipeline_runs_as_the_interpreter_walks_it() {
+        let p = program();
+        let native = p.native_control(p.ingress.init).expect("translated");
+        assert_eq!((native.tests, native.inlined), (2, 2), "both conditionals, both keyless tables");
+        let plain = interpreted(p.clone());
+        assert!(plain.native_control(plain.ingress.init).is_none());
+        let (shifted, exited) = compare(&p, &mut runtime(&p), &plain, &mut runtime(&plain));
+        assert!(shifted > 500 && exited > 50, "tbl_c ran {shifted} times, t_fwd exited {exited} times");
+    }
+
+    #[test]
+    fn a_keyless_table_given_an_entry_goes_the_interpreters_way() {
+        let p = program();
+        let plain = interpreted(p.clone());
+        let (mut rt, mut rt_plain) = (runtime(&p), runtime(&plain));
+        for (prog, rt) in [(&p, &mut rt), (&plain, &mut rt_plain)] {
+            // the entry runs NoAction: tbl_c no longer shifts h.c
+            rt.tables[1].add(&prog.tables[1], &[], 0, 4, vec![]).unwrap();
+        }
+        let (shifted, _) = compare(&p, &mut rt, &plain, &mut rt_plain);
+        assert_eq!(shifted, 0, "the entry's action ran, not the inlined default");
+    }
+
+    #[test]
+    fn a_graph_with_a_cycle_is_not_translated() {
+        let mut p = program();
+        assert!(compile(&p, p.ingress.init).is_some());
+        p.tables[1].base_default_next = Some(NodeRef::Cond(0));
+        p.tables[1].next_list = vec![(1, Some(NodeRef::Cond(0)))];
+        assert!(compile(&p, p.ingress.init).is_none());
+    }
+}
