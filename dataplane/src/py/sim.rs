@@ -4,6 +4,7 @@
 use super::conv::array;
 use super::{guard, lock, ConfigError, Core, Engine, EngineError};
 use crate::engine::Switch;
+use crate::sim::capture::Block;
 use crate::sim::frame::{udp_template, FrameBuilder, Vary};
 use crate::sim::stream::{Burst, Rate, Sizes, StreamCfg};
 use crate::sim::Tester;
@@ -421,12 +422,13 @@ impl Engine {
     /// reports.
     fn take_captured_block<'py>(&mut self, py: Python<'py>, port: u32)
         -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
-        let b = match self.lock().tester.captures.ports.get_mut(&port) {
-            Some(c) => c.take_block(),
-            None => Default::default(),
+        let columns = |b: &Block| -> PyResult<_> {
+            Ok((array(py, &b.times)?, array(py, &b.lengths)?, PyBytes::new_bound(py, &b.bytes)))
         };
-        let data = PyBytes::new_bound(py, &b.bytes);
-        Ok((array(py, &b.times)?, array(py, &b.lengths)?, data))
+        match self.lock().tester.captures.ports.get_mut(&port) {
+            Some(c) => c.drain_block(columns),
+            None => columns(&Block::default()),
+        }
     }
 
     /// Stops capturing `port` (what it still held is dropped).

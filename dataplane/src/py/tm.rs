@@ -221,8 +221,9 @@ impl Engine {
     /// q_bytes, in_pkts, in_bytes (the packet's ingress port in that queue),
     /// buffer_bytes; and overflow (records not kept).
     fn tm_trace_take(&mut self, py: Python<'_>) -> PyResult<PyObject> {
-        let t = self.lock().sw.tm.trace_take().ok_or_else(no_trace)?;
-        Ok(trace_columns(py, &t)?.into())
+        let mut g = self.lock();
+        let t = g.sw.tm.trace.as_mut().ok_or_else(no_trace)?;
+        Ok(t.drain(|t| trace_columns(py, t))?.into())
     }
 
     /// Stops recording and returns what was left, as tm_trace_take.

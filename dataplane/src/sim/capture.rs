@@ -83,6 +83,16 @@ impl PortCapture {
     pub fn take_block(&mut self) -> Block {
         std::mem::take(&mut self.held)
     }
+
+    /// Shows the held frames to `f`, then forgets them keeping the block's
+    /// memory (see `Trace::drain`).
+    pub fn drain_block<R>(&mut self, f: impl FnOnce(&Block) -> R) -> R {
+        let r = f(&self.held);
+        self.held.times.clear();
+        self.held.lengths.clear();
+        self.held.bytes.clear();
+        r
+    }
 }
 
 /// The captured ports.
@@ -126,6 +136,19 @@ impl Captures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drained_block_shows_its_frames_then_empties_in_the_same_memory() {
+        let mut c = PortCapture::new(8);
+        c.push(5, b"ab");
+        c.push(7, b"cde");
+        let seen = c.drain_block(|b| b.frames());
+        assert_eq!(seen, vec![(5, b"ab".to_vec()), (7, b"cde".to_vec())]);
+        assert_eq!((c.held(), c.kept), (0, 2));
+        assert!(c.held.bytes.capacity() >= 5 && c.held.times.capacity() >= 2, "the block's memory kept");
+        c.push(9, b"f");
+        assert_eq!(c.take(), vec![(9, b"f".to_vec())]);
+    }
 
     #[test]
     fn keeps_up_to_the_limit_and_counts_the_rest() {

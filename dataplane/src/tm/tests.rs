@@ -250,6 +250,21 @@ fn trace_records_every_change() {
 }
 
 #[test]
+fn a_drained_trace_shows_its_records_then_starts_afresh_in_the_same_memory() {
+    let mut tm = TrafficManager::new(1);
+    tm.trace_start(TraceCfg { max_records: 1, ..Default::default() });
+    tm.enqueue(10, 1, 0, pkt(3, 100)).unwrap();
+    tm.enqueue(11, 1, 0, pkt(3, 100)).unwrap();
+    let t = tm.trace.as_mut().unwrap();
+    let seen = t.drain(|t| (t.time_ns.clone(), t.q_bytes.clone(), t.overflow));
+    assert_eq!(seen, (vec![10], vec![100], 1));
+    assert!(t.is_empty() && t.overflow == 0 && t.cfg.max_records == 1, "settings kept, records and overflow gone");
+    assert!(t.time_ns.capacity() >= 1 && t.buffer_bytes.capacity() >= 1, "the columns' memory kept");
+    tm.dequeue(20, 1).unwrap();
+    assert_eq!(tm.trace_take().unwrap().time_ns, vec![20]);
+}
+
+#[test]
 fn time_weighted_occupancy() {
     let mut tm = TrafficManager::new(1);
     tm.enqueue(0, 1, 0, pkt(0, 100)).unwrap();

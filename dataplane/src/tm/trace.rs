@@ -94,4 +94,24 @@ impl Trace {
         let cfg = self.cfg.clone();
         std::mem::replace(self, Trace::new(cfg))
     }
+
+    /// Shows the records to `f`, then starts afresh keeping the columns'
+    /// memory: a caller that copies them out (as the Python face does)
+    /// does not make the next records grow new columns, page by page.
+    pub fn drain<R>(&mut self, f: impl FnOnce(&Trace) -> R) -> R {
+        let r = f(self);
+        self.time_ns.clear();
+        self.port.clear();
+        self.queue.clear();
+        self.ingress.clear();
+        self.kind.clear();
+        self.len.clear();
+        self.q_pkts.clear();
+        self.q_bytes.clear();
+        self.in_pkts.clear();
+        self.in_bytes.clear();
+        self.buffer_bytes.clear();
+        self.overflow = 0;
+        r
+    }
 }
