@@ -149,20 +149,7 @@ pub fn parsed(p: &Program, data: &[u8]) -> Packet {
 /// both give the same bytes and PHV, else what differs.
 pub fn native_deparse_mismatch(native: &Program, interpreted: &Program, data: &[u8], rng: &mut Rng) -> Option<String> {
     let mut a = parsed(interpreted, data);
-    for _ in 0..rng.below(3) {
-        let h = rng.below(a.phv.valid.len());
-        if !interpreted.headers[h].metadata {
-            a.phv.valid[h] = !a.phv.valid[h];
-        }
-    }
-    for _ in 0..rng.below(4) {
-        let f = rng.below(a.phv.vals.len());
-        let m = interpreted.fmeta[f];
-        if !m.wide {
-            let v = (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
-            a.phv.vals[f] = v & crate::value::mask_u128(m.width as u32);
-        }
-    }
+    perturb(interpreted, &mut a, rng, (3, 4), false);
     let mut b = Packet::new(interpreted);
     b.data = a.data.clone();
     b.payload_off = a.payload_off;
@@ -188,6 +175,30 @@ pub fn native_and_interpreted() -> (Program, Program) {
     (native.clone(), interpreted(native))
 }
 
+/// Flips the validity of fewer than `counts.0` headers (not metadata) and
+/// sets fewer than `counts.1` narrow fields to random values (a third of
+/// them below 4 when `small`, so that comparisons with constants vary).
+fn perturb(p: &Program, pkt: &mut Packet, rng: &mut Rng, counts: (usize, usize), small: bool) {
+    for _ in 0..rng.below(counts.0) {
+        let h = rng.below(pkt.phv.valid.len());
+        if !p.headers[h].metadata {
+            pkt.phv.valid[h] = !pkt.phv.valid[h];
+        }
+    }
+    for _ in 0..rng.below(counts.1) {
+        let f = rng.below(pkt.phv.vals.len());
+        let m = p.fmeta[f];
+        if !m.wide {
+            let v = if small && rng.below(3) == 0 {
+                rng.below(4) as u128
+            } else {
+                (rng.next_u64() as u128) << 64 | rng.next_u64() as u128
+            };
+            pkt.phv.vals[f] = v & crate::value::mask_u128(m.width as u32);
+        }
+    }
+}
+
 /// `p` without its native code: the interpreter alone.
 pub fn interpreted(mut p: Program) -> Program {
     p.native_parser = None;
@@ -207,24 +218,7 @@ pub fn interpreted(mut p: Program) -> Program {
 /// PHV, requests and externs, else what differs.
 pub fn native_pipeline_mismatch(native: &Program, interpreted: &Program, data: &[u8], rng: &mut Rng) -> Option<String> {
     let mut a = parsed(interpreted, data);
-    for _ in 0..rng.below(4) {
-        let h = rng.below(a.phv.valid.len());
-        if !interpreted.headers[h].metadata {
-            a.phv.valid[h] = !a.phv.valid[h];
-        }
-    }
-    for _ in 0..rng.below(24) {
-        let f = rng.below(a.phv.vals.len());
-        let m = interpreted.fmeta[f];
-        if !m.wide {
-            // small values too, so that comparisons with constants vary
-            let v = match rng.below(3) {
-                0 => rng.below(4) as u128,
-                _ => (rng.next_u64() as u128) << 64 | rng.next_u64() as u128,
-            };
-            a.phv.vals[f] = v & crate::value::mask_u128(m.width as u32);
-        }
-    }
+    perturb(interpreted, &mut a, rng, (4, 24), true);
     let mut b = a.clone();
     let (mut ra, mut rb) = (Runtime::new(native, 0), Runtime::new(interpreted, 0));
     for (prog, rt, pkt) in [(native, &mut ra, &mut a), (interpreted, &mut rb, &mut b)] {

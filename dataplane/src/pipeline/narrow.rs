@@ -359,13 +359,15 @@ pub(crate) fn binary_n(op: BinOp, x: i128, y: i128) -> i128 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::json;
     use crate::pipeline::{Packet, Runtime};
     use serde_json::json;
 
-    fn prog() -> Program {
+    /// Header h: a (8 bits), b (16), s (signed, 8), w (32), x (64), y (100),
+    /// z (128), t (signed, 48), pad (4).
+    pub(crate) fn prog() -> Program {
         let doc = json!({
             "header_types": [
                 {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
