@@ -317,8 +317,9 @@ mod tests {
     use crate::pipeline::Packet;
 
     /// A random expression over h's fields that cannot overflow i128 (so
-    /// that `eval_narrow` is defined on it): products have a leaf operand
-    /// and shifts to the left are the outermost operation.
+    /// that `eval_narrow` is defined on it, with overflow checks too):
+    /// products have an 8-bit field as one factor and shifts to the left
+    /// are the outermost operation.
     fn random_expr(rng: &mut Rng, p: &Program, depth: u32) -> NExpr {
         let f = |n: &str| p.field_by_name("h", n).unwrap();
         let leaf = |rng: &mut Rng| match rng.below(5) {
@@ -340,7 +341,8 @@ mod tests {
             0 => NExpr::Unary(unops[rng.below(unops.len())], sub(rng)),
             1 => NExpr::Binary(ops[rng.below(ops.len())], sub(rng), sub(rng)),
             2 => NExpr::BinaryConst(ops[rng.below(ops.len())], sub(rng), rng.below(70000) as i128 - 100),
-            3 => NExpr::Binary(BinOp::Mul, sub(rng), b(leaf(rng))),
+            // a factor of at most 9 bits: three nested products stay far below 2^127
+            3 => NExpr::Binary(BinOp::Mul, sub(rng), b([NExpr::Field(f("a")), NExpr::SField(f("s"), 8)][rng.below(2)].clone())),
             4 => {
                 // a condition comparing its own arms: Cranelift's min and max shape
                 let (x, y) = (sub(rng), sub(rng));

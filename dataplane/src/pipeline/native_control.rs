@@ -22,13 +22,13 @@
 //! interpreter bounds a cycle's steps instead).
 #![allow(unsafe_code)]
 
+use super::cond::Test;
 use super::exec::{next_of, Exec};
 use super::jit::{self, Code};
 use super::native_actions::{self, Emit, Write};
 use super::Packet;
 use crate::program::{BinOp, NodeRef, Program};
 use crate::tables::{fixed_next, TableState};
-use super::cond::Test;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Signature, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -82,7 +82,7 @@ enum Node {
 
 /// The call back's view of the interpreter: raw, as the native code
 /// writes the same PHV between calls.
-pub struct Ctx {
+struct Ctx {
     ex: *mut Exec<'static>,
     pkt: *mut Packet,
     panic: Option<Box<dyn Any + Send>>,
