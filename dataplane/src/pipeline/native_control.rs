@@ -18,8 +18,11 @@
 //! jumps to. So the interpreter stays the one definition of what a node
 //! does.
 //!
-//! Only graphs without cycles are translated (p4c emits none; the
-//! interpreter bounds a cycle's steps instead).
+//! A pipeline is translated when more of its nodes translate than call
+//! back (a call back costs about what a translated node saves: an L2/L3
+//! program of three tables and one `if` stays interpreted), and only
+//! without cycles (p4c emits none; the interpreter bounds a cycle's steps
+//! instead).
 #![allow(unsafe_code)]
 
 use super::cond::Test;
@@ -146,7 +149,8 @@ unsafe extern "C" fn call_node(ctx: *mut Ctx, node: u32) -> u32 {
 }
 
 /// The pipeline starting at `init` as machine code; None where there is
-/// nothing to gain (no node translates), the graph has a cycle, or
+/// nothing to gain (no more nodes translate than call back: a call back
+/// costs about what a translated node saves), the graph has a cycle, or
 /// Cranelift is not available.
 pub fn compile(p: &Program, init: Option<NodeRef>) -> Option<NativeControl> {
     let init = init?;
@@ -154,7 +158,8 @@ pub fn compile(p: &Program, init: Option<NodeRef>) -> Option<NativeControl> {
     let nodes: Vec<(NodeRef, Node)> = order.iter().map(|n| (*n, translate(p, *n))).collect();
     let tests = nodes.iter().filter(|(_, n)| matches!(n, Node::Test(..))).count();
     let inlined = nodes.iter().filter(|(_, n)| matches!(n, Node::Writes(..))).count();
-    if tests + inlined == 0 || !jit::slots_addressable(p.fields.len()) {
+    let calls = nodes.len() - tests - inlined;
+    if tests + inlined <= calls || !jit::slots_addressable(p.fields.len()) {
         return None;
     }
     let code = jit::compile(5, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
