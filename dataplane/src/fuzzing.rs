@@ -233,6 +233,7 @@ pub fn native_pipeline_mismatch(native: &Program, interpreted: &Program, data: &
         ("length", a.len_reg != b.len_reg),
         ("requests", (a.clone, a.truncate_to, a.learn_id) != (b.clone, b.truncate_to, b.learn_id)),
         ("registers", ra.ext.registers != rb.ext.registers),
+        ("counters", ra.ext.counters != rb.ext.counters),
         ("log", ra.log != rb.log),
     ];
     let differ: Vec<&str> = what.iter().filter(|(_, d)| *d).map(|(n, _)| *n).collect();

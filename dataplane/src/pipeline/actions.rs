@@ -163,6 +163,15 @@ impl<const N: usize> PlanParams for [u128; N] {
     }
 }
 
+/// A plan's part, as `ActionPlan::steps` cuts it.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A run of writes.
+    Writes(Vec<Write>),
+    /// Any other operation: its index among the plan's operations.
+    Op(usize),
+}
+
 #[derive(Clone, Debug)]
 pub struct ActionPlan {
     ops: Vec<Op>,
@@ -236,6 +245,26 @@ impl ActionPlan {
     /// The plan as writes alone, where it is nothing else.
     pub fn writes(&self) -> Option<Vec<Write>> {
         self.ops.iter().map(as_write).collect()
+    }
+
+    /// The plan as runs of writes and the other operations between them,
+    /// in order (what machine code inlines, calling `run_op` for the others).
+    pub fn steps(&self) -> Vec<Step> {
+        let mut out = vec![];
+        for (i, op) in self.ops.iter().enumerate() {
+            match (as_write(op), out.last_mut()) {
+                (Some(w), Some(Step::Writes(run))) => run.push(w),
+                (Some(w), _) => out.push(Step::Writes(vec![w])),
+                (None, _) => out.push(Step::Op(i)),
+            }
+        }
+        out
+    }
+
+    /// Runs operation `i` alone (one `Step::Op` of `steps`).
+    #[inline(always)]
+    pub fn run_op<P: PlanParams + ?Sized>(&self, i: usize, p: &Program, params: &P, pkt: &mut Packet, cx: &mut ActionCtx) {
+        run_ops(std::slice::from_ref(&self.ops[i]), p, params, pkt, cx)
     }
 
     /// Writes that run as machine code (0 where the plan has none).

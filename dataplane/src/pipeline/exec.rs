@@ -755,6 +755,17 @@ impl<'a> Exec<'a> {
         Some(a)
     }
 
+    /// Runs operation `op` of table `ti`'s default action's plan (for the
+    /// control flow's machine code, which inlines the plan's writes).
+    pub(crate) fn run_default_op(&mut self, pkt: &mut Packet, ti: u32, op: usize) {
+        let prog = self.prog;
+        let rt = &mut *self.rt;
+        let ts = &rt.tables[ti as usize];
+        let a = ts.default_action.expect("an inlined table has a default action");
+        let plan = prog.action_plans[a as usize].as_ref().expect("an inlined table's action has a plan");
+        plan.run_op(op, prog, &ts.default_data[..], pkt, &mut action_ctx!(rt));
+    }
+
     /// A lookup whose key is not one field: as an integer when it fits,
     /// else as bytes.
     #[inline(never)]

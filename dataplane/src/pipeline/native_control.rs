@@ -9,10 +9,13 @@
 //! through the plan's operations. Here a pipeline becomes one function
 //! with a block per node: a conditional whose test has one of
 //! `cond::Test`'s shapes is a compare and a branch, and a keyless table
-//! whose constant default action is writes alone (`native_actions`), with
-//! no parameters, is those writes inline, behind a check that the table
-//! holds no entry (a keyless table may be given one; it then goes the
-//! interpreter's way). Every other node is a call back into the
+//! whose constant default action has a plan and no parameters is that
+//! plan inline, behind a check that the table holds no entry (a keyless
+//! table may be given one; it then goes the interpreter's way): its writes
+//! as machine code (`native_actions`), each other operation (count, a
+//! register read or write, add_header, a clone...) a call of the
+//! interpreter's code for that operation alone (`Exec::run_default_op`).
+//! Every other node is a call back into the
 //! interpreter (`Exec::step`), which applies it exactly as the
 //! interpreted walk does and returns the next node, which the code then
 //! jumps to. So the interpreter stays the one definition of what a node
@@ -28,6 +31,7 @@
 use super::cond::Test;
 use super::exec::{next_of, Exec};
 use super::jit::{self, Code};
+use super::actions::Step;
 use super::native_actions::{self, Emit, Write};
 use super::Packet;
 use crate::program::{BinOp, NodeRef, Program};
@@ -46,11 +50,15 @@ const DONE: u32 = u32::MAX;
 const EXIT: u32 = u32::MAX - 1;
 
 /// (PHV values, validity, the tables' states, call-back context, call
-/// back) -> DONE, or the node the interpreter goes on from.
-type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn) -> u32;
+/// backs) -> DONE, or the node the interpreter goes on from.
+type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn, OpFn) -> u32;
 
 /// (context, node) -> the next node, DONE for none, or EXIT.
 type NodeFn = unsafe extern "C" fn(*mut Ctx, u32) -> u32;
+
+/// (context, table, operation of its default action's plan) -> 0, or
+/// EXIT when it panicked.
+type OpFn = unsafe extern "C" fn(*mut Ctx, u32, u32) -> u32;
 
 /// A pipeline's control flow as machine code (see the module's comment).
 pub struct NativeControl {
@@ -59,7 +67,7 @@ pub struct NativeControl {
     _code: Code,
     /// The pipeline's first node.
     pub init: NodeRef,
-    /// Conditionals translated to a compare and tables to their writes.
+    /// Conditionals translated to a compare and tables to their plans.
     pub tests: usize,
     pub inlined: usize,
     /// The program's sizes the code indexes within.
@@ -77,8 +85,8 @@ impl std::fmt::Debug for NativeControl {
 /// How a node is translated.
 enum Node {
     Test(Test, Option<NodeRef>, Option<NodeRef>),
-    /// A keyless table's writes and the node after them.
-    Writes(Vec<Write>, Option<NodeRef>),
+    /// A keyless table's default plan and the node after it.
+    Plan(Vec<Step>, Option<NodeRef>),
     /// A call back, and the nodes it may return.
     Call(Vec<Option<NodeRef>>),
 }
@@ -106,7 +114,7 @@ impl NativeControl {
         // below `headers` and the entry counts of tables below `tables`,
         // all checked above; the PHV's and the tables' vectors do not grow
         // or move while it runs (nodes change values, not sizes).
-        let r = unsafe { (self.entry)(vals, valid, tables, &mut ctx, call_node) };
+        let r = unsafe { (self.entry)(vals, valid, tables, &mut ctx, call_node, call_op) };
         if let Some(p) = ctx.panic.take() {
             std::panic::resume_unwind(p);
         }
@@ -148,6 +156,21 @@ unsafe extern "C" fn call_node(ctx: *mut Ctx, node: u32) -> u32 {
     }
 }
 
+/// Runs one operation of a table's default plan in the interpreter for
+/// the native code.
+unsafe extern "C" fn call_op(ctx: *mut Ctx, table: u32, op: u32) -> u32 {
+    // SAFETY: as in `call_node`.
+    let ctx = unsafe { &mut *ctx };
+    let (ex, pkt) = unsafe { (&mut *ctx.ex, &mut *ctx.pkt) };
+    match catch_unwind(AssertUnwindSafe(|| ex.run_default_op(pkt, table, op as usize))) {
+        Ok(()) => 0,
+        Err(p) => {
+            ctx.panic = Some(p);
+            EXIT
+        }
+    }
+}
+
 /// The pipeline starting at `init` as machine code; None where there is
 /// nothing to gain (no more nodes translate than call back: a call back
 /// costs about what a translated node saves), the graph has a cycle, or
@@ -157,12 +180,12 @@ pub fn compile(p: &Program, init: Option<NodeRef>) -> Option<NativeControl> {
     let order = topological(p, init)?;
     let nodes: Vec<(NodeRef, Node)> = order.iter().map(|n| (*n, translate(p, *n))).collect();
     let tests = nodes.iter().filter(|(_, n)| matches!(n, Node::Test(..))).count();
-    let inlined = nodes.iter().filter(|(_, n)| matches!(n, Node::Writes(..))).count();
+    let inlined = nodes.iter().filter(|(_, n)| matches!(n, Node::Plan(..))).count();
     let calls = nodes.len() - tests - inlined;
     if tests + inlined <= calls || !jit::slots_addressable(p.fields.len()) {
         return None;
     }
-    let code = jit::compile(5, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
+    let code = jit::compile(6, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
     // SAFETY: the function was built with exactly `Entry`'s signature.
     let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code.entry) };
     Some(NativeControl {
@@ -245,27 +268,32 @@ fn translate(p: &Program, n: NodeRef) -> Node {
             }
             _ => Node::Call(successors(p, n)),
         },
-        NodeRef::Table(t) => match keyless_writes(p, t) {
+        NodeRef::Table(t) => match keyless_plan(p, t) {
             Some(w) => w,
             None => Node::Call(successors(p, n)),
         },
     }
 }
 
-/// A keyless table whose constant default action has no parameters and
-/// is writes alone that translate: the writes and the node after them.
-fn keyless_writes(p: &Program, ti: u32) -> Option<Node> {
+/// A keyless table whose constant default action has a plan, no
+/// parameters and writes that translate: the plan's steps and the node
+/// after them.
+fn keyless_plan(p: &Program, ti: u32) -> Option<Node> {
     let t = &p.tables[ti as usize];
     let d = t.default.as_ref()?;
     if !t.keys.is_empty() || !d.action_const || !p.actions.get(d.action as usize)?.params.is_empty() {
         return None;
     }
-    let writes = p.action_plans.get(d.action as usize)?.as_ref()?.writes()?;
-    if !native_actions::translatable(p, &writes) || writes.iter().any(|w| matches!(w, Write::Param { .. })) {
+    let steps = p.action_plans.get(d.action as usize)?.as_ref()?.steps();
+    let translates = |s: &Step| match s {
+        Step::Writes(w) => native_actions::translatable(p, w) && !w.iter().any(|w| matches!(w, Write::Param { .. })),
+        Step::Op(_) => true,
+    };
+    if !steps.iter().all(translates) {
         return None;
     }
     let next = fixed_next(t).unwrap_or_else(|| next_of(t, Some(d.action), false));
-    Some(Node::Writes(writes, next))
+    Some(Node::Plan(steps, next))
 }
 
 fn test_translatable(p: &Program, t: &Test) -> bool {
@@ -288,11 +316,12 @@ struct Emitter<'p, 'b> {
     tables: Value,
     ctx: Value,
     call: Value,
+    call_op: Value,
 }
 
 impl<'p, 'b> Emitter<'p, 'b> {
     fn new(p: &'p Program, b: FunctionBuilder<'b>, args: &[Value]) -> Self {
-        Emitter { p, b, vals: args[0], valid: args[1], tables: args[2], ctx: args[3], call: args[4] }
+        Emitter { p, b, vals: args[0], valid: args[1], tables: args[2], ctx: args[3], call: args[4], call_op: args[5] }
     }
 
     fn emit(mut self, nodes: &[(NodeRef, Node)], target: TargetFrontendConfig) {
@@ -310,6 +339,10 @@ impl<'p, 'b> Emitter<'p, 'b> {
         sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I32)]);
         sig.returns.push(AbiParam::new(types::I32));
         let sig = self.b.import_signature(sig);
+        let mut op_sig = Signature::new(target.default_call_conv);
+        op_sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I32), AbiParam::new(types::I32)]);
+        op_sig.returns.push(AbiParam::new(types::I32));
+        let op_sig = self.b.import_signature(op_sig);
         // the entry block falls into the first node's
         let first = blocks[0].1;
         self.b.ins().jump(first, &[]);
@@ -321,14 +354,19 @@ impl<'p, 'b> Emitter<'p, 'b> {
                     let v = self.test(t);
                     self.b.ins().brif(v, block_of(*yes), &[], block_of(*no), &[]);
                 }
-                Node::Writes(writes, next) => {
-                    let NodeRef::Table(ti) = n else { unreachable!("writes are a table's") };
+                Node::Plan(steps, next) => {
+                    let NodeRef::Table(ti) = n else { unreachable!("plans are a table's") };
                     let count = self.entry_count(*ti);
                     let inline = self.b.create_block();
                     let call = self.b.create_block();
                     self.b.ins().brif(count, call, &[], inline, &[]);
                     self.b.switch_to_block(inline);
-                    Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.writes(writes, None);
+                    for step in steps {
+                        match step {
+                            Step::Writes(w) => Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.writes(w, None),
+                            Step::Op(i) => self.call_op(op_sig, *ti, *i, done),
+                        }
+                    }
                     self.b.ins().jump(block_of(*next), &[]);
                     self.b.switch_to_block(call);
                     let succ = successors(self.p, *n);
@@ -372,6 +410,18 @@ impl<'p, 'b> Emitter<'p, 'b> {
         sw.emit(&mut self.b, next, other);
         self.b.switch_to_block(other);
         self.b.ins().jump(resume, &[next.into()]);
+    }
+
+    /// Calls the interpreter for operation `op` of table `t`'s default
+    /// plan, then goes on in a new block (to `done` when it panicked).
+    fn call_op(&mut self, sig: cranelift_codegen::ir::SigRef, t: u32, op: usize, done: Block) {
+        let t = self.b.ins().iconst(types::I32, t as i64);
+        let op = self.b.ins().iconst(types::I32, op as i64);
+        let call = self.b.ins().call_indirect(sig, self.call_op, &[self.ctx, t, op]);
+        let r = self.b.inst_results(call)[0];
+        let on = self.b.create_block();
+        self.b.ins().brif(r, done, &[], on, &[]);
+        self.b.switch_to_block(on);
     }
 
     /// Non-zero when table `t` holds entries.
@@ -471,9 +521,10 @@ mod tests {
                "default_entry": {"action_id": action.1, "action_const": true, "action_data": [], "action_entry_const": true}})
     }
 
-    /// Ingress: `if (h.a == 5) tbl_ab; if (h.isValid() && m.x < 3) t_fwd.apply(); tbl_c;`
-    /// where tbl_ab and tbl_c are keyless tables of writes, and t_fwd
-    /// matches h.b exactly to forward or exit.
+    /// Ingress: `if (h.a == 5) tbl_ab; if (h.isValid() && m.x < 3) t_fwd.apply(); tbl_c; tbl_x;`
+    /// where tbl_ab and tbl_c are keyless tables of writes, tbl_x one of
+    /// writes between externs (count, register write and read, remove_header,
+    /// mark_to_drop), and t_fwd matches h.b exactly to forward or exit.
     fn program() -> Program {
         let doc = json!({
             "header_types": [
@@ -495,7 +546,19 @@ mod tests {
                 {"name": "fwd", "id": 2, "runtime_data": [{"name": "p", "bitwidth": 9}], "primitives": [
                     assign(fld("standard_metadata", "egress_spec"), json!({"type": "runtime_data", "value": 0}))]},
                 {"name": "quit", "id": 3, "runtime_data": [], "primitives": [{"op": "exit", "parameters": []}]},
-                {"name": "NoAction", "id": 4, "runtime_data": [], "primitives": []}],
+                {"name": "NoAction", "id": 4, "runtime_data": [], "primitives": []},
+                {"name": "externs", "id": 5, "runtime_data": [], "primitives": [
+                    json!({"op": "count", "parameters": [{"type": "counter_array", "value": "c0"}, fld("m", "x")]}),
+                    assign(fld("m", "y"), expr("&", expr("+", fld("m", "y"), fld("h", "a")), hex(0xffff))),
+                    json!({"op": "register_write", "parameters": [{"type": "register_array", "value": "r0"},
+                        fld("m", "x"), fld("m", "y")]}),
+                    json!({"op": "register_read", "parameters": [fld("h", "b"), {"type": "register_array", "value": "r0"},
+                        expr("&", expr("+", fld("m", "x"), hex(1)), hex(0xff))]}),
+                    assign(fld("m", "x"), expr("&", expr("+", fld("h", "b"), hex(1)), hex(0xff))),
+                    json!({"op": "remove_header", "parameters": [{"type": "header", "value": "h"}]}),
+                    json!({"op": "mark_to_drop", "parameters": [{"type": "header", "value": "standard_metadata"}]})]}],
+            "counter_arrays": [{"name": "c0", "id": 0, "is_direct": false, "size": 6}],
+            "register_arrays": [{"name": "r0", "id": 0, "bitwidth": 16, "size": 6}],
             "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
             "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
             "pipelines": [
@@ -510,14 +573,15 @@ mod tests {
                      "true_next": "t_fwd", "false_next": "tbl_c"}],
                  "tables": [
                     keyless("tbl_ab", 0, ("set_ab", 0), json!("node_v")),
-                    keyless("tbl_c", 1, ("set_c", 1), Value::Null),
+                    keyless("tbl_c", 1, ("set_c", 1), json!("tbl_x")),
                     {"name": "t_fwd", "id": 2, "key": [{"match_type": "exact", "target": ["h", "b"], "mask": null}],
                      "match_type": "exact", "type": "simple", "max_size": 16, "with_counters": false,
                      "support_timeout": false, "direct_meters": null, "action_ids": [2, 3, 4],
                      "actions": ["fwd", "quit", "NoAction"], "base_default_next": "tbl_c",
                      "next_tables": {"fwd": "tbl_c", "quit": "tbl_c", "NoAction": "tbl_c"},
                      "default_entry": {"action_id": 4, "action_const": false, "action_data": [],
-                                       "action_entry_const": false}}]},
+                                       "action_entry_const": false}},
+                    keyless("tbl_x", 3, ("externs", 5), Value::Null)]},
                 {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
         });
         json::load_value(&doc).unwrap()
@@ -551,10 +615,15 @@ mod tests {
             Exec::new(native, rt_native).apply_pipeline(&mut pkt, native.ingress.init);
             Exec::new(plain, rt_plain).apply_pipeline(&mut by_plain, plain.ingress.init);
             assert_eq!(pkt.phv.vals, by_plain.phv.vals, "round {round}");
+            assert_eq!(pkt.phv.valid, by_plain.phv.valid, "round {round}");
+            assert_eq!(pkt.len_reg, by_plain.len_reg, "round {round}");
             assert!(!pkt.exit, "exit is cleared at the pipeline's end");
             shifted += (pkt.phv.vals[c] != 0xffff_ffff) as usize;
             exited += (pkt.phv.vals[b] == 2 && pkt.phv.vals[c] == 0xffff_ffff) as usize;
         }
+        assert_eq!(rt_native.ext.counters, rt_plain.ext.counters);
+        assert_eq!(rt_native.ext.registers, rt_plain.ext.registers);
+        assert_eq!(rt_native.log, rt_plain.log);
         (shifted, exited)
     }
 
@@ -562,7 +631,7 @@ mod tests {
     fn a_pipeline_runs_as_the_interpreter_walks_it() {
         let p = program();
         let native = p.native_control(p.ingress.init).expect("translated");
-        assert_eq!((native.tests, native.inlined), (2, 2), "both conditionals, both keyless tables");
+        assert_eq!((native.tests, native.inlined), (2, 3), "both conditionals, the three keyless tables");
         let plain = interpreted(p.clone());
         assert!(plain.native_control(plain.ingress.init).is_none());
         let (shifted, exited) = compare(&p, &mut runtime(&p), &plain, &mut runtime(&plain));
