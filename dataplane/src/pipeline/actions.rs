@@ -83,16 +83,13 @@ impl Operand {
         }
     }
 
-    /// The value as an index: 0 when negative, as `Val::to_usize_sat`.
-    #[inline(always)]
-    fn index<P: PlanParams + ?Sized>(&self, params: &P, pkt: &Packet) -> usize {
-        self.value(params, pkt).clamp(0, usize::MAX as i128) as usize
-    }
-
-    /// The low 16 bits, as clone sessions, field lists and digests take them.
-    #[inline(always)]
-    fn id<P: PlanParams + ?Sized>(&self, params: &P, pkt: &Packet) -> u32 {
-        self.value(params, pkt) as u32 & 0xffff
+    /// The operand without parameters, as an expression.
+    fn expr(&self) -> Option<NExpr> {
+        match self {
+            Operand::Const(c) => Some(NExpr::Const(*c)),
+            Operand::Param(_) => None,
+            Operand::Narrow(e) => Some(e.clone()),
+        }
     }
 }
 
@@ -163,13 +160,31 @@ impl<const N: usize> PlanParams for [u128; N] {
     }
 }
 
+/// An operation of a plan other than a write, for machine code that calls
+/// the interpreter's function for it (`count`, `register_read`... below)
+/// with its operands computed (expressions: a plan without parameters).
+#[derive(Clone, Debug)]
+pub enum Call {
+    Drop,
+    Count { counter: u32, index: NExpr },
+    /// Into narrow field `dst`, cut to its width.
+    RegRead { dst: u32, reg: u32, index: NExpr },
+    /// Cut to the register's width.
+    RegWrite { reg: u32, index: NExpr, src: NExpr },
+    AddHeader(HdrId),
+    RemoveHeader(HdrId),
+    Clone { session: NExpr, field_list: NExpr },
+    Truncate(NExpr),
+    Digest(NExpr),
+}
+
 /// A plan's part, as `ActionPlan::steps` cuts it.
 #[derive(Clone, Debug)]
 pub enum Step {
     /// A run of writes.
     Writes(Vec<Write>),
-    /// Any other operation: its index among the plan's operations.
-    Op(usize),
+    /// Any other operation.
+    Call(Call),
 }
 
 #[derive(Clone, Debug)]
@@ -248,23 +263,18 @@ impl ActionPlan {
     }
 
     /// The plan as runs of writes and the other operations between them,
-    /// in order (what machine code inlines, calling `run_op` for the others).
-    pub fn steps(&self) -> Vec<Step> {
+    /// in order, for machine code; None when an operation reads a
+    /// parameter other than by a write.
+    pub fn steps(&self) -> Option<Vec<Step>> {
         let mut out = vec![];
-        for (i, op) in self.ops.iter().enumerate() {
+        for op in &self.ops {
             match (as_write(op), out.last_mut()) {
                 (Some(w), Some(Step::Writes(run))) => run.push(w),
                 (Some(w), _) => out.push(Step::Writes(vec![w])),
-                (None, _) => out.push(Step::Op(i)),
+                (None, _) => out.push(Step::Call(as_call(op)?)),
             }
         }
-        out
-    }
-
-    /// Runs operation `i` alone (one `Step::Op` of `steps`).
-    #[inline(always)]
-    pub fn run_op<P: PlanParams + ?Sized>(&self, i: usize, p: &Program, params: &P, pkt: &mut Packet, cx: &mut ActionCtx) {
-        run_ops(std::slice::from_ref(&self.ops[i]), p, params, pkt, cx)
+        Some(out)
     }
 
     /// Writes that run as machine code (0 where the plan has none).
@@ -318,28 +328,28 @@ fn run_ops<P: PlanParams + ?Sized>(ops: &[Op], p: &Program, params: &P, pkt: &mu
                 continue;
             }
             Op::Count { counter, index } => {
-                cx.count(p, *counter, index.index(params, pkt), pkt.ingress_len);
+                count(p, pkt, cx, *counter, index.value(params, pkt));
                 continue;
             }
-            Op::RegRead { dst, mask, reg, index } => match cx.register_read(p, *reg, index.index(params, pkt)) {
-                Some(v) => (*dst, v.low_u128() & mask),
-                None => continue,
-            },
+            Op::RegRead { dst, mask, reg, index } => {
+                register_read(p, pkt, cx, *dst, *mask, *reg, index.value(params, pkt));
+                continue;
+            }
             Op::RegWrite { reg, mask, index, src } => {
-                let i = index.index(params, pkt);
-                cx.register_write(p, *reg, i, Val::S((src.value(params, pkt) as u128 & mask) as i128));
+                let i = index.value(params, pkt);
+                register_write(p, cx, *reg, *mask, i, src.value(params, pkt));
                 continue;
             }
             Op::Clone { session, field_list } => {
-                pkt.clone = Some((session.id(params, pkt), field_list.id(params, pkt)));
+                clone(pkt, session.value(params, pkt), field_list.value(params, pkt));
                 continue;
             }
             Op::Truncate(n) => {
-                pkt.truncate_to = pkt.truncate_to.min(n.index(params, pkt));
+                truncate(pkt, n.value(params, pkt));
                 continue;
             }
             Op::Digest(id) => {
-                pkt.learn_id = id.id(params, pkt);
+                digest(pkt, id.value(params, pkt));
                 continue;
             }
         };
@@ -358,6 +368,22 @@ fn as_write(op: &Op) -> Option<Write> {
             Write::Chain { dst: *dst, mask: *mask, field: *field, ops: vec![(BinOp::Add, *add), (BinOp::BitAnd, *and)] }
         }
         Op::Narrow { dst, mask, expr } => Write::Narrow { dst: *dst, mask: *mask, expr: expr.clone() },
+        _ => return None,
+    })
+}
+
+/// The call an operation other than a write is (None when it reads a parameter).
+fn as_call(op: &Op) -> Option<Call> {
+    Some(match op {
+        Op::Drop => Call::Drop,
+        Op::Count { counter, index } => Call::Count { counter: *counter, index: index.expr()? },
+        Op::RegRead { dst, reg, index, .. } => Call::RegRead { dst: *dst, reg: *reg, index: index.expr()? },
+        Op::RegWrite { reg, index, src, .. } => Call::RegWrite { reg: *reg, index: index.expr()?, src: src.expr()? },
+        Op::AddHeader(h) => Call::AddHeader(*h),
+        Op::RemoveHeader(h) => Call::RemoveHeader(*h),
+        Op::Clone { session, field_list } => Call::Clone { session: session.expr()?, field_list: field_list.expr()? },
+        Op::Truncate(n) => Call::Truncate(n.expr()?),
+        Op::Digest(id) => Call::Digest(id.expr()?),
         _ => return None,
     })
 }
@@ -386,6 +412,58 @@ fn with_native_writes(p: &Program, ops: &[Op]) -> Option<Vec<Op>> {
         i += run.len();
     }
     translated.then_some(out)
+}
+
+/// An index's value as an index: 0 when negative, as `Val::to_usize_sat`.
+#[inline(always)]
+fn index(v: i128) -> usize {
+    v.clamp(0, usize::MAX as i128) as usize
+}
+
+/// `count`: the cell at `i` of `counter` counts the packet.
+#[inline(always)]
+pub(crate) fn count(p: &Program, pkt: &Packet, cx: &mut ActionCtx, counter: u32, i: i128) {
+    cx.count(p, counter, index(i), pkt.ingress_len);
+}
+
+/// `register_read` of the cell at `i` of `reg` into field `dst` (`mask`:
+/// its width); nothing past the register's end.
+#[inline(always)]
+pub(crate) fn register_read(p: &Program, pkt: &mut Packet, cx: &mut ActionCtx, dst: u32, mask: u128, reg: u32, i: i128) {
+    if let Some(v) = cx.register_read(p, reg, index(i)) {
+        pkt.phv.vals[dst as usize] = v.low_u128() & mask;
+    }
+}
+
+/// `register_write` of `v` (cut to `mask`, the register's width) to the
+/// cell at `i` of `reg`.
+#[inline(always)]
+pub(crate) fn register_write(p: &Program, cx: &mut ActionCtx, reg: u32, mask: u128, i: i128, v: i128) {
+    cx.register_write(p, reg, index(i), Val::S((v as u128 & mask) as i128));
+}
+
+/// The low 16 bits, as clone sessions, field lists and digests take them.
+#[inline(always)]
+fn id(v: i128) -> u32 {
+    v as u32 & 0xffff
+}
+
+/// clone_ingress_pkt_to_egress / clone_egress_pkt_to_egress: the request.
+#[inline(always)]
+pub(crate) fn clone(pkt: &mut Packet, session: i128, field_list: i128) {
+    pkt.clone = Some((id(session), id(field_list)));
+}
+
+/// `truncate` to `n` bytes (the least of the requests).
+#[inline(always)]
+pub(crate) fn truncate(pkt: &mut Packet, n: i128) {
+    pkt.truncate_to = pkt.truncate_to.min(index(n));
+}
+
+/// `generate_digest` of learn list `learn_id`.
+#[inline(always)]
+pub(crate) fn digest(pkt: &mut Packet, learn_id: i128) {
+    pkt.learn_id = id(learn_id);
 }
 
 /// simple_switch's mark_to_drop: egress_spec to the drop port, mcast_grp 0.

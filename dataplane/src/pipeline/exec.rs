@@ -1,5 +1,6 @@
 //! Expression evaluation, action primitives, tables and control graphs.
 
+use super::actions::ActionCtx;
 use super::bits;
 use super::{Digest, Packet, Runtime};
 use crate::externs::MeterArray;
@@ -755,15 +756,12 @@ impl<'a> Exec<'a> {
         Some(a)
     }
 
-    /// Runs operation `op` of table `ti`'s default action's plan (for the
-    /// control flow's machine code, which inlines the plan's writes).
-    pub(crate) fn run_default_op(&mut self, pkt: &mut Packet, ti: u32, op: usize) {
+    /// `f` with what an action's operations use (for the control flow's
+    /// machine code, which calls them one by one).
+    pub(crate) fn with_action_ctx(&mut self, pkt: &mut Packet, f: impl FnOnce(&Program, &mut Packet, &mut ActionCtx)) {
         let prog = self.prog;
         let rt = &mut *self.rt;
-        let ts = &rt.tables[ti as usize];
-        let a = ts.default_action.expect("an inlined table has a default action");
-        let plan = prog.action_plans[a as usize].as_ref().expect("an inlined table's action has a plan");
-        plan.run_op(op, prog, &ts.default_data[..], pkt, &mut action_ctx!(rt));
+        f(prog, pkt, &mut action_ctx!(rt));
     }
 
     /// A lookup whose key is not one field: as an integer when it fits,

@@ -102,6 +102,11 @@ pub fn translatable(p: &Program, writes: &[Write]) -> bool {
     jit::slots_addressable(fields) && writes.iter().all(|w| write_translatable(w, fields, headers))
 }
 
+/// Whether an expression translates (`Emit::expr`).
+pub fn expr_translates(p: &Program, e: &NExpr) -> bool {
+    jit::slots_addressable(p.fields.len()) && expr_translatable(e, p.fields.len(), p.headers.len())
+}
+
 fn write_translatable(w: &Write, fields: usize, headers: usize) -> bool {
     let field = |f: u32| (f as usize) < fields;
     match w {

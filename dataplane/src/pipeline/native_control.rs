@@ -12,9 +12,10 @@
 //! whose constant default action has a plan and no parameters is that
 //! plan inline, behind a check that the table holds no entry (a keyless
 //! table may be given one; it then goes the interpreter's way): its writes
-//! as machine code (`native_actions`), each other operation (count, a
-//! register read or write, add_header, a clone...) a call of the
-//! interpreter's code for that operation alone (`Exec::run_default_op`).
+//! as machine code (`native_actions`), each other operation (a count, a
+//! register read or write, add_header, mark_to_drop, a clone...) a call of
+//! the interpreter's function for it (`actions::count`...) with its
+//! operands computed by the code.
 //! Every other node is a call back into the
 //! interpreter (`Exec::step`), which applies it exactly as the
 //! interpreted walk does and returns the next node, which the code then
@@ -31,7 +32,7 @@
 use super::cond::Test;
 use super::exec::{next_of, Exec};
 use super::jit::{self, Code};
-use super::actions::Step;
+use super::actions::{self, Call, Step};
 use super::native_actions::{self, Emit, Write};
 use super::Packet;
 use crate::program::{BinOp, NodeRef, Program};
@@ -51,14 +52,10 @@ const EXIT: u32 = u32::MAX - 1;
 
 /// (PHV values, validity, the tables' states, call-back context, call
 /// backs) -> DONE, or the node the interpreter goes on from.
-type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn, OpFn) -> u32;
+type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn) -> u32;
 
 /// (context, node) -> the next node, DONE for none, or EXIT.
 type NodeFn = unsafe extern "C" fn(*mut Ctx, u32) -> u32;
-
-/// (context, table, operation of its default action's plan) -> 0, or
-/// EXIT when it panicked.
-type OpFn = unsafe extern "C" fn(*mut Ctx, u32, u32) -> u32;
 
 /// A pipeline's control flow as machine code (see the module's comment).
 pub struct NativeControl {
@@ -114,7 +111,7 @@ impl NativeControl {
         // below `headers` and the entry counts of tables below `tables`,
         // all checked above; the PHV's and the tables' vectors do not grow
         // or move while it runs (nodes change values, not sizes).
-        let r = unsafe { (self.entry)(vals, valid, tables, &mut ctx, call_node, call_op) };
+        let r = unsafe { (self.entry)(vals, valid, tables, &mut ctx, call_node) };
         if let Some(p) = ctx.panic.take() {
             std::panic::resume_unwind(p);
         }
@@ -156,19 +153,66 @@ unsafe extern "C" fn call_node(ctx: *mut Ctx, node: u32) -> u32 {
     }
 }
 
-/// Runs one operation of a table's default plan in the interpreter for
-/// the native code.
-unsafe extern "C" fn call_op(ctx: *mut Ctx, table: u32, op: u32) -> u32 {
+/// `f` on the interpreter's action context for the native code; 0, or
+/// EXIT when it panicked.
+fn guarded(ctx: *mut Ctx, f: impl FnOnce(&Program, &mut Packet, &mut actions::ActionCtx)) -> u32 {
     // SAFETY: as in `call_node`.
     let ctx = unsafe { &mut *ctx };
     let (ex, pkt) = unsafe { (&mut *ctx.ex, &mut *ctx.pkt) };
-    match catch_unwind(AssertUnwindSafe(|| ex.run_default_op(pkt, table, op as usize))) {
+    match catch_unwind(AssertUnwindSafe(|| ex.with_action_ctx(pkt, f))) {
         Ok(()) => 0,
         Err(p) => {
             ctx.panic = Some(p);
             EXIT
         }
     }
+}
+
+/// An i128 passed as its two halves.
+fn join(lo: u64, hi: u64) -> i128 {
+    ((hi as u128) << 64 | lo as u128) as i128
+}
+
+/// The calls of `Call`'s operations: (context, operands...) -> 0, or EXIT.
+unsafe extern "C" fn call_count(ctx: *mut Ctx, counter: u32, lo: u64, hi: u64) -> u32 {
+    guarded(ctx, |p, pkt, cx| actions::count(p, pkt, cx, counter, join(lo, hi)))
+}
+
+unsafe extern "C" fn call_reg_read(ctx: *mut Ctx, reg: u32, dst: u32, lo: u64, hi: u64) -> u32 {
+    guarded(ctx, |p, pkt, cx| {
+        let mask = crate::value::mask_u128(p.fmeta[dst as usize].width as u32);
+        actions::register_read(p, pkt, cx, dst, mask, reg, join(lo, hi))
+    })
+}
+
+unsafe extern "C" fn call_reg_write(ctx: *mut Ctx, reg: u32, lo: u64, hi: u64, vlo: u64, vhi: u64) -> u32 {
+    guarded(ctx, |p, _, cx| {
+        let mask = crate::value::mask_u128(p.registers[reg as usize].width);
+        actions::register_write(p, cx, reg, mask, join(lo, hi), join(vlo, vhi))
+    })
+}
+
+unsafe extern "C" fn call_header(ctx: *mut Ctx, h: u32, add: u32) -> u32 {
+    guarded(ctx, |p, pkt, _| match add {
+        0 => actions::remove_header(p, pkt, h),
+        _ => actions::add_header(p, pkt, h),
+    })
+}
+
+unsafe extern "C" fn call_drop(ctx: *mut Ctx) -> u32 {
+    guarded(ctx, |p, pkt, cx| actions::mark_to_drop(p, pkt, cx.drop_port))
+}
+
+unsafe extern "C" fn call_clone(ctx: *mut Ctx, slo: u64, shi: u64, flo: u64, fhi: u64) -> u32 {
+    guarded(ctx, |_, pkt, _| actions::clone(pkt, join(slo, shi), join(flo, fhi)))
+}
+
+unsafe extern "C" fn call_truncate(ctx: *mut Ctx, lo: u64, hi: u64) -> u32 {
+    guarded(ctx, |_, pkt, _| actions::truncate(pkt, join(lo, hi)))
+}
+
+unsafe extern "C" fn call_digest(ctx: *mut Ctx, lo: u64, hi: u64) -> u32 {
+    guarded(ctx, |_, pkt, _| actions::digest(pkt, join(lo, hi)))
 }
 
 /// The pipeline starting at `init` as machine code; None where there is
@@ -185,7 +229,7 @@ pub fn compile(p: &Program, init: Option<NodeRef>) -> Option<NativeControl> {
     if tests + inlined <= calls || !jit::slots_addressable(p.fields.len()) {
         return None;
     }
-    let code = jit::compile(6, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
+    let code = jit::compile(5, |b, args, target| Emitter::new(p, b, args).emit(&nodes, target))?;
     // SAFETY: the function was built with exactly `Entry`'s signature.
     let entry = unsafe { std::mem::transmute::<*const u8, Entry>(code.entry) };
     Some(NativeControl {
@@ -284,16 +328,32 @@ fn keyless_plan(p: &Program, ti: u32) -> Option<Node> {
     if !t.keys.is_empty() || !d.action_const || !p.actions.get(d.action as usize)?.params.is_empty() {
         return None;
     }
-    let steps = p.action_plans.get(d.action as usize)?.as_ref()?.steps();
+    let steps = p.action_plans.get(d.action as usize)?.as_ref()?.steps()?;
     let translates = |s: &Step| match s {
         Step::Writes(w) => native_actions::translatable(p, w) && !w.iter().any(|w| matches!(w, Write::Param { .. })),
-        Step::Op(_) => true,
+        Step::Call(c) => call_translates(p, c),
     };
     if !steps.iter().all(translates) {
         return None;
     }
     let next = fixed_next(t).unwrap_or_else(|| next_of(t, Some(d.action), false));
     Some(Node::Plan(steps, next))
+}
+
+/// Whether a call's operands translate and its indexes are the program's.
+fn call_translates(p: &Program, c: &Call) -> bool {
+    let e = |x: &crate::program::NExpr| native_actions::expr_translates(p, x);
+    match c {
+        Call::Count { counter, index } => (*counter as usize) < p.counters.len() && e(index),
+        Call::RegRead { dst, reg, index, .. } => {
+            (*dst as usize) < p.fields.len() && (*reg as usize) < p.registers.len() && e(index)
+        }
+        Call::RegWrite { reg, index, src, .. } => (*reg as usize) < p.registers.len() && e(index) && e(src),
+        Call::AddHeader(h) | Call::RemoveHeader(h) => (*h as usize) < p.headers.len(),
+        Call::Drop => true,
+        Call::Clone { session, field_list } => e(session) && e(field_list),
+        Call::Truncate(x) | Call::Digest(x) => e(x),
+    }
 }
 
 fn test_translatable(p: &Program, t: &Test) -> bool {
@@ -316,12 +376,11 @@ struct Emitter<'p, 'b> {
     tables: Value,
     ctx: Value,
     call: Value,
-    call_op: Value,
 }
 
 impl<'p, 'b> Emitter<'p, 'b> {
     fn new(p: &'p Program, b: FunctionBuilder<'b>, args: &[Value]) -> Self {
-        Emitter { p, b, vals: args[0], valid: args[1], tables: args[2], ctx: args[3], call: args[4], call_op: args[5] }
+        Emitter { p, b, vals: args[0], valid: args[1], tables: args[2], ctx: args[3], call: args[4] }
     }
 
     fn emit(mut self, nodes: &[(NodeRef, Node)], target: TargetFrontendConfig) {
@@ -339,10 +398,6 @@ impl<'p, 'b> Emitter<'p, 'b> {
         sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I32)]);
         sig.returns.push(AbiParam::new(types::I32));
         let sig = self.b.import_signature(sig);
-        let mut op_sig = Signature::new(target.default_call_conv);
-        op_sig.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I32), AbiParam::new(types::I32)]);
-        op_sig.returns.push(AbiParam::new(types::I32));
-        let op_sig = self.b.import_signature(op_sig);
         // the entry block falls into the first node's
         let first = blocks[0].1;
         self.b.ins().jump(first, &[]);
@@ -364,7 +419,7 @@ impl<'p, 'b> Emitter<'p, 'b> {
                     for step in steps {
                         match step {
                             Step::Writes(w) => Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.writes(w, None),
-                            Step::Op(i) => self.call_op(op_sig, *ti, *i, done),
+                            Step::Call(c) => self.call(c, done, target),
                         }
                     }
                     self.b.ins().jump(block_of(*next), &[]);
@@ -412,16 +467,63 @@ impl<'p, 'b> Emitter<'p, 'b> {
         self.b.ins().jump(resume, &[next.into()]);
     }
 
-    /// Calls the interpreter for operation `op` of table `t`'s default
-    /// plan, then goes on in a new block (to `done` when it panicked).
-    fn call_op(&mut self, sig: cranelift_codegen::ir::SigRef, t: u32, op: usize, done: Block) {
-        let t = self.b.ins().iconst(types::I32, t as i64);
-        let op = self.b.ins().iconst(types::I32, op as i64);
-        let call = self.b.ins().call_indirect(sig, self.call_op, &[self.ctx, t, op]);
+    /// A `Call`: its operands computed here, the interpreter's function
+    /// for it called (at its address), then on in a new block (to `done`
+    /// when it panicked).
+    fn call(&mut self, c: &Call, done: Block, target: TargetFrontendConfig) {
+        let (f, args): (usize, Vec<Value>) = match c {
+            Call::Count { counter, index } => {
+                let (lo, hi) = self.operand(index);
+                (call_count as *const () as usize, vec![self.u32(*counter), lo, hi])
+            }
+            Call::RegRead { dst, reg, index, .. } => {
+                let (lo, hi) = self.operand(index);
+                (call_reg_read as *const () as usize, vec![self.u32(*reg), self.u32(*dst), lo, hi])
+            }
+            Call::RegWrite { reg, index, src, .. } => {
+                let (lo, hi) = self.operand(index);
+                let (vlo, vhi) = self.operand(src);
+                (call_reg_write as *const () as usize, vec![self.u32(*reg), lo, hi, vlo, vhi])
+            }
+            Call::AddHeader(h) => (call_header as *const () as usize, vec![self.u32(*h), self.u32(1)]),
+            Call::RemoveHeader(h) => (call_header as *const () as usize, vec![self.u32(*h), self.u32(0)]),
+            Call::Drop => (call_drop as *const () as usize, vec![]),
+            Call::Clone { session, field_list } => {
+                let (slo, shi) = self.operand(session);
+                let (flo, fhi) = self.operand(field_list);
+                (call_clone as *const () as usize, vec![slo, shi, flo, fhi])
+            }
+            Call::Truncate(n) => {
+                let (lo, hi) = self.operand(n);
+                (call_truncate as *const () as usize, vec![lo, hi])
+            }
+            Call::Digest(id) => {
+                let (lo, hi) = self.operand(id);
+                (call_digest as *const () as usize, vec![lo, hi])
+            }
+        };
+        let mut sig = Signature::new(target.default_call_conv);
+        sig.params.push(AbiParam::new(types::I64));
+        sig.params.extend(args.iter().map(|a| AbiParam::new(self.b.func.dfg.value_type(*a))));
+        sig.returns.push(AbiParam::new(types::I32));
+        let sig = self.b.import_signature(sig);
+        let f = self.b.ins().iconst(types::I64, f as i64);
+        let call = self.b.ins().call_indirect(sig, f, &[&[self.ctx], &args[..]].concat());
         let r = self.b.inst_results(call)[0];
         let on = self.b.create_block();
         self.b.ins().brif(r, done, &[], on, &[]);
         self.b.switch_to_block(on);
+    }
+
+    /// An operand's value as its two 64-bit halves.
+    fn operand(&mut self, e: &crate::program::NExpr) -> (Value, Value) {
+        let v = Emit { b: &mut self.b, vals: self.vals, valid: self.valid }.expr(e);
+        let (lo, hi) = self.b.ins().isplit(v);
+        (lo, hi)
+    }
+
+    fn u32(&mut self, v: u32) -> Value {
+        self.b.ins().iconst(types::I32, v as i64)
     }
 
     /// Non-zero when table `t` holds entries.
@@ -523,8 +625,8 @@ mod tests {
 
     /// Ingress: `if (h.a == 5) tbl_ab; if (h.isValid() && m.x < 3) t_fwd.apply(); tbl_c; tbl_x;`
     /// where tbl_ab and tbl_c are keyless tables of writes, tbl_x one of
-    /// writes between externs (count, register write and read, remove_header,
-    /// mark_to_drop), and t_fwd matches h.b exactly to forward or exit.
+    /// writes between externs (count, register write and read, clone,
+    /// truncate, digest, remove_header, mark_to_drop), and t_fwd matches h.b exactly to forward or exit.
     fn program() -> Program {
         let doc = json!({
             "header_types": [
@@ -555,6 +657,10 @@ mod tests {
                     json!({"op": "register_read", "parameters": [fld("h", "b"), {"type": "register_array", "value": "r0"},
                         expr("&", expr("+", fld("m", "x"), hex(1)), hex(0xff))]}),
                     assign(fld("m", "x"), expr("&", expr("+", fld("h", "b"), hex(1)), hex(0xff))),
+                    json!({"op": "clone_egress_pkt_to_egress", "parameters": [
+                        expr("&", expr("+", fld("m", "x"), fld("h", "a")), hex(0xffff)), fld("m", "y")]}),
+                    json!({"op": "truncate", "parameters": [fld("h", "c")]}),
+                    json!({"op": "generate_digest", "parameters": [hex(0x400), fld("h", "a")]}),
                     json!({"op": "remove_header", "parameters": [{"type": "header", "value": "h"}]}),
                     json!({"op": "mark_to_drop", "parameters": [{"type": "header", "value": "standard_metadata"}]})]}],
             "counter_arrays": [{"name": "c0", "id": 0, "is_direct": false, "size": 6}],
@@ -617,6 +723,8 @@ mod tests {
             assert_eq!(pkt.phv.vals, by_plain.phv.vals, "round {round}");
             assert_eq!(pkt.phv.valid, by_plain.phv.valid, "round {round}");
             assert_eq!(pkt.len_reg, by_plain.len_reg, "round {round}");
+            let requests = |p: &Packet| (p.clone, p.truncate_to, p.learn_id);
+            assert_eq!(requests(&pkt), requests(&by_plain), "round {round}");
             assert!(!pkt.exit, "exit is cleared at the pipeline's end");
             shifted += (pkt.phv.vals[c] != 0xffff_ffff) as usize;
             exited += (pkt.phv.vals[b] == 2 && pkt.phv.vals[c] == 0xffff_ffff) as usize;
