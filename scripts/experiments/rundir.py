@@ -62,6 +62,18 @@ instrument's series of the README's main job (5.9 M rows): encoded in
 0.61 -> 0.51 s, 70.7 -> 68.3 MB."""
 
 
+def part_options(table: "pa.Table") -> dict[str, Any]:
+    """How a case's part is written: it is read back only when a run was
+    killed before consolidating (the tables are written from the frames),
+    so for speed: LZ4, and no dictionaries but for categorical columns
+    (which keep their categories' order through one). A main-job case's
+    parts encode in 25 ms instead of 34, and are no bigger."""
+    import pyarrow as pa
+
+    categorical = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+    return {"compression": "lz4", "use_dictionary": categorical}
+
+
 def parquet_bytes(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False, **PARQUET_OPTIONS)
@@ -92,7 +104,7 @@ class StoredPart:
 
         table = pa.Table.from_pandas(df, preserve_index=False)
         buf = io.BytesIO()
-        pq.write_table(table, buf, **PARQUET_OPTIONS)
+        pq.write_table(table, buf, **part_options(table))
         return cls(buf.getvalue(), table.to_pandas())
 
 
