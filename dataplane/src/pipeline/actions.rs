@@ -257,11 +257,6 @@ impl ActionPlan {
         self.native = None;
     }
 
-    /// The plan as writes alone, where it is nothing else.
-    pub fn writes(&self) -> Option<Vec<Write>> {
-        self.ops.iter().map(as_write).collect()
-    }
-
     /// The plan as runs of writes and the other operations between them,
     /// in order, for machine code; None when an operation reads a
     /// parameter other than by a write.

@@ -15,12 +15,11 @@
 //! as machine code (`native_actions`), each other operation (a count, a
 //! register read or write, add_header, mark_to_drop, a clone...) a call of
 //! the interpreter's function for it (`actions::count`...) with its
-//! operands computed by the code.
-//! Every other node is a call back into the
-//! interpreter (`Exec::step`), which applies it exactly as the
+//! operands computed by the code. Every other node is a call back into
+//! the interpreter (`Exec::step`), which applies it exactly as the
 //! interpreted walk does and returns the next node, which the code then
 //! jumps to. So the interpreter stays the one definition of what a node
-//! does.
+//! and an operation do.
 //!
 //! A pipeline is translated when more of its nodes translate than call
 //! back (a call back costs about what a translated node saves: an L2/L3
@@ -29,10 +28,10 @@
 //! instead).
 #![allow(unsafe_code)]
 
+use super::actions::{self, Call, Step};
 use super::cond::Test;
 use super::exec::{next_of, Exec};
 use super::jit::{self, Code};
-use super::actions::{self, Call, Step};
 use super::native_actions::{self, Emit, Write};
 use super::Packet;
 use crate::program::{BinOp, NodeRef, Program};
@@ -51,7 +50,7 @@ const DONE: u32 = u32::MAX;
 const EXIT: u32 = u32::MAX - 1;
 
 /// (PHV values, validity, the tables' states, call-back context, call
-/// backs) -> DONE, or the node the interpreter goes on from.
+/// back) -> DONE, or the node the interpreter goes on from.
 type Entry = unsafe extern "C" fn(*mut u128, *const bool, *const TableState, *mut Ctx, NodeFn) -> u32;
 
 /// (context, node) -> the next node, DONE for none, or EXIT.
@@ -345,10 +344,10 @@ fn call_translates(p: &Program, c: &Call) -> bool {
     let e = |x: &crate::program::NExpr| native_actions::expr_translates(p, x);
     match c {
         Call::Count { counter, index } => (*counter as usize) < p.counters.len() && e(index),
-        Call::RegRead { dst, reg, index, .. } => {
+        Call::RegRead { dst, reg, index } => {
             (*dst as usize) < p.fields.len() && (*reg as usize) < p.registers.len() && e(index)
         }
-        Call::RegWrite { reg, index, src, .. } => (*reg as usize) < p.registers.len() && e(index) && e(src),
+        Call::RegWrite { reg, index, src } => (*reg as usize) < p.registers.len() && e(index) && e(src),
         Call::AddHeader(h) | Call::RemoveHeader(h) => (*h as usize) < p.headers.len(),
         Call::Drop => true,
         Call::Clone { session, field_list } => e(session) && e(field_list),
@@ -476,11 +475,11 @@ impl<'p, 'b> Emitter<'p, 'b> {
                 let (lo, hi) = self.operand(index);
                 (call_count as *const () as usize, vec![self.u32(*counter), lo, hi])
             }
-            Call::RegRead { dst, reg, index, .. } => {
+            Call::RegRead { dst, reg, index } => {
                 let (lo, hi) = self.operand(index);
                 (call_reg_read as *const () as usize, vec![self.u32(*reg), self.u32(*dst), lo, hi])
             }
-            Call::RegWrite { reg, index, src, .. } => {
+            Call::RegWrite { reg, index, src } => {
                 let (lo, hi) = self.operand(index);
                 let (vlo, vhi) = self.operand(src);
                 (call_reg_write as *const () as usize, vec![self.u32(*reg), lo, hi, vlo, vhi])
@@ -626,7 +625,8 @@ mod tests {
     /// Ingress: `if (h.a == 5) tbl_ab; if (h.isValid() && m.x < 3) t_fwd.apply(); tbl_c; tbl_x;`
     /// where tbl_ab and tbl_c are keyless tables of writes, tbl_x one of
     /// writes between externs (count, register write and read, clone,
-    /// truncate, digest, remove_header, mark_to_drop), and t_fwd matches h.b exactly to forward or exit.
+    /// truncate, digest, remove_header, mark_to_drop), and t_fwd matches
+    /// h.b exactly to forward or exit.
     fn program() -> Program {
         let doc = json!({
             "header_types": [
