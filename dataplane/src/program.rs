@@ -638,6 +638,8 @@ pub struct Program {
     /// Derived at load: each header's validity when a packet starts
     /// (metadata headers are always valid), copied by `Phv::reset`.
     pub valid_init: Vec<bool>,
+    /// Derived at load: what `Phv::reset_metadata` zeroes.
+    pub metadata: crate::pipeline::phv::MetadataLayout,
     /// Name lookups for the control API (never used per packet).
     pub names: Names,
 }

@@ -405,6 +405,7 @@ pub fn load_value(root: &Value) -> R<Program> {
         native_controls: vec![],
         fused_csum: None,
         valid_init: vec![],
+        metadata: Default::default(),
         names,
     };
     narrow::narrow_program(&mut prog);
@@ -416,6 +417,7 @@ pub fn load_value(root: &Value) -> R<Program> {
     prog.table_key_fields = prog.tables.iter().map(|t| one_field_key(&prog, t)).collect();
     prog.state_plans = crate::pipeline::parser::state_plans(&prog);
     prog.valid_init = prog.headers.iter().map(|h| h.metadata).collect();
+    prog.metadata = crate::pipeline::phv::MetadataLayout::of(&prog);
     prog.fused_csum = crate::pipeline::csum_fuse::fused_csum(&prog);
     if crate::pipeline::jit::enabled() {
         prog.native_parser = crate::pipeline::native_parser::compile(&prog).map(std::sync::Arc::new);

@@ -17,6 +17,35 @@ pub struct Phv {
     pub ustack_next: Vec<u32>,
 }
 
+/// The metadata headers' storage, found once per program: a packet's
+/// clones and recirculations reset it, and a large program has dozens of
+/// metadata headers, most of them adjacent.
+#[derive(Clone, Debug, Default)]
+pub struct MetadataLayout {
+    /// Their field slots, adjacent headers' merged.
+    slots: Vec<std::ops::Range<u32>>,
+    /// Their wide fields' byte vectors.
+    wide: Vec<u32>,
+    headers: Vec<HdrId>,
+}
+
+impl MetadataLayout {
+    pub fn of(p: &Program) -> MetadataLayout {
+        let mut m = MetadataLayout::default();
+        for (i, hd) in p.headers.iter().enumerate().filter(|(_, h)| h.metadata) {
+            let r = hd.first_field..hd.first_field + hd.nfields;
+            match m.slots.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ if r.is_empty() => {}
+                _ => m.slots.push(r.clone()),
+            }
+            m.wide.extend(r.filter_map(|f| p.fields[f as usize].wide));
+            m.headers.push(i as HdrId);
+        }
+        m
+    }
+}
+
 impl Phv {
     pub fn new(p: &Program) -> Phv {
         let mut phv = Phv {
@@ -50,12 +79,18 @@ impl Phv {
         self.ustack_next.iter_mut().for_each(|v| *v = 0);
     }
 
-    /// Zeroes all metadata fields (simple_switch's `reset_metadata`).
+    /// Zeroes all metadata fields (simple_switch's `reset_metadata`), as
+    /// `zero_header` of each metadata header would.
     pub fn reset_metadata(&mut self, p: &Program) {
-        for (i, h) in p.headers.iter().enumerate() {
-            if h.metadata {
-                self.zero_header(p, i as HdrId);
-            }
+        let m = &p.metadata;
+        for r in &m.slots {
+            self.vals[r.start as usize..r.end as usize].fill(0);
+        }
+        for w in &m.wide {
+            self.wide[*w as usize].fill(0);
+        }
+        for h in &m.headers {
+            self.vl_bits[*h as usize] = 0;
         }
     }
 
@@ -255,6 +290,48 @@ mod tests {
         let a = p.field_by_name("h", "a").unwrap();
         phv.set(&p, a, &Val::S(0x1ff));
         assert_eq!(phv.get(&p, a), Val::S(0xff));
+    }
+
+    #[test]
+    fn metadata_is_reset_as_each_metadata_header_would_be_zeroed() {
+        // metadata apart and adjacent, with narrow and wide fields, among headers
+        let p = json::load(
+            r#"{
+            "header_types": [
+              {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+                ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
+              {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["w", 136, false]]}
+            ],
+            "headers": [
+              {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+              {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
+              {"name": "m1", "id": 2, "header_type": "h_t", "metadata": true},
+              {"name": "m2", "id": 3, "header_type": "h_t", "metadata": true},
+              {"name": "g", "id": 4, "header_type": "h_t", "metadata": false},
+              {"name": "m3", "id": 5, "header_type": "h_t", "metadata": true}
+            ],
+            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
+            "deparsers": [{"name": "deparser", "id": 0, "order": []}],
+            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
+                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        }"#,
+        )
+        .unwrap();
+        let mut phv = Phv::new(&p);
+        phv.vals.iter_mut().enumerate().for_each(|(i, v)| *v = i as u128 + 1);
+        phv.wide.iter_mut().for_each(|w| w.fill(0xab));
+        phv.vl_bits.fill(7);
+        let mut expect = phv.clone();
+        for (i, h) in p.headers.iter().enumerate() {
+            if h.metadata {
+                expect.zero_header(&p, i as HdrId);
+            }
+        }
+        phv.reset_metadata(&p);
+        assert_eq!((&phv.vals, &phv.wide, &phv.vl_bits), (&expect.vals, &expect.wide, &expect.vl_bits));
+        let h_a = p.field_by_name("h", "a").unwrap() as usize;
+        assert_ne!(phv.vals[h_a], 0, "headers keep their fields");
+        assert_eq!(p.metadata.slots.len(), 3, "m1 and m2 are adjacent: one run");
     }
 
     #[test]
