@@ -23,19 +23,27 @@ def p4scope(*args: str) -> list[str]:
 
 
 class Served:
-    """A p4scope process serving the dashboard; its stderr is collected."""
+    """A p4scope process serving the dashboard; its stderr and stdout are
+    collected as it writes them (so it never blocks on a full pipe)."""
 
     def __init__(self, args: list[str]):
         self.proc = subprocess.Popen(p4scope(*args), cwd=ROOT, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.err: list[str] = []
-        self.out = ""
-        self._t = threading.Thread(target=self._read, daemon=True)
-        self._t.start()
+        self._out: list[str] = []
+        self._readers = [threading.Thread(target=self._read, args=(f, lines), daemon=True)
+                         for f, lines in ((self.proc.stderr, self.err), (self.proc.stdout, self._out))]
+        for t in self._readers:
+            t.start()
 
-    def _read(self) -> None:
-        for line in self.proc.stderr:
-            self.err.append(line)
+    @staticmethod
+    def _read(f, lines: list[str]) -> None:
+        for line in f:
+            lines.append(line)
+
+    @property
+    def out(self) -> str:
+        return "".join(self._out)
 
     def url(self, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -49,19 +57,24 @@ class Served:
         raise AssertionError("no dashboard URL printed:\n" + "".join(self.err))
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 30) -> int:
+        """Sends `sig` and waits at most `timeout` s for the process to end
+        (then kills it, and the wait raises: a process that ignores `sig`
+        fails the test, never hangs it)."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            self.out = self.proc.stdout.read() if self.proc.stdout else ""
-            return self.proc.wait(timeout=timeout)
+            return self.wait(timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
-            self._t.join(timeout=5)
+            self._join()
 
     def wait(self, timeout: float = 120) -> int:
         rc = self.proc.wait(timeout=timeout)
-        self.out = self.proc.stdout.read() if self.proc.stdout else ""
-        self._t.join(timeout=5)
+        self._join()
         return rc
+
+    def _join(self) -> None:
+        for t in self._readers:
+            t.join(timeout=5)
