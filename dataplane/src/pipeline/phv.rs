@@ -257,9 +257,10 @@ mod tests {
     use super::*;
     use crate::json;
 
-    fn prog() -> Program {
-        json::load(
-            r#"{
+    /// A program of a metadata header, `h_t` (a, signed s, 136-bit w) and
+    /// `headers` (the instances after standard_metadata, as JSON).
+    fn program(headers: &str) -> Program {
+        let doc = r#"{
             "header_types": [
               {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
                 ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
@@ -267,16 +268,21 @@ mod tests {
             ],
             "headers": [
               {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
-              {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
-              {"name": "g", "id": 2, "header_type": "h_t", "metadata": false}
+              HEADERS
             ],
             "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
             "deparsers": [{"name": "deparser", "id": 0, "order": []}],
             "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
                           {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
-        }"#,
+        }"#;
+        json::load(&doc.replace("HEADERS", headers)).unwrap()
+    }
+
+    fn prog() -> Program {
+        program(
+            r#"{"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
+               {"name": "g", "id": 2, "header_type": "h_t", "metadata": false}"#,
         )
-        .unwrap()
     }
 
     #[test]
@@ -295,28 +301,13 @@ mod tests {
     #[test]
     fn metadata_is_reset_as_each_metadata_header_would_be_zeroed() {
         // metadata apart and adjacent, with narrow and wide fields, among headers
-        let p = json::load(
-            r#"{
-            "header_types": [
-              {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
-                ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["_p", 5, false]]},
-              {"name": "h_t", "id": 1, "fields": [["a", 8, false], ["w", 136, false]]}
-            ],
-            "headers": [
-              {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
-              {"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
-              {"name": "m1", "id": 2, "header_type": "h_t", "metadata": true},
-              {"name": "m2", "id": 3, "header_type": "h_t", "metadata": true},
-              {"name": "g", "id": 4, "header_type": "h_t", "metadata": false},
-              {"name": "m3", "id": 5, "header_type": "h_t", "metadata": true}
-            ],
-            "parsers": [{"name": "parser", "id": 0, "init_state": null, "parse_states": []}],
-            "deparsers": [{"name": "deparser", "id": 0, "order": []}],
-            "pipelines": [{"name": "ingress", "id": 0, "init_table": null, "tables": [], "conditionals": []},
-                          {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
-        }"#,
-        )
-        .unwrap();
+        let p = program(
+            r#"{"name": "h", "id": 1, "header_type": "h_t", "metadata": false},
+               {"name": "m1", "id": 2, "header_type": "h_t", "metadata": true},
+               {"name": "m2", "id": 3, "header_type": "h_t", "metadata": true},
+               {"name": "g", "id": 4, "header_type": "h_t", "metadata": false},
+               {"name": "m3", "id": 5, "header_type": "h_t", "metadata": true}"#,
+        );
         let mut phv = Phv::new(&p);
         phv.vals.iter_mut().enumerate().for_each(|(i, v)| *v = i as u128 + 1);
         phv.wide.iter_mut().for_each(|w| w.fill(0xab));
