@@ -55,7 +55,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 PARQUET_OPTIONS = {"dictionary_pagesize_limit": 512 << 10}
-"""How every table and part is written: a column whose dictionary passes
+"""How every table is written (a case's parts: `part_options`): a column whose dictionary passes
 512 KiB (times, depths: tens of thousands of distinct values in a case)
 is written plain from there on instead of at 1 MiB, Arrow's default. The
 instrument's series of the README's main job (5.9 M rows): encoded in
