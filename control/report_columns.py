@@ -143,11 +143,38 @@ def parse_report_frames(frames: "Sequence[bytes] | FrameBlock",
     return out
 
 
+def _key_spans() -> list[tuple[int, int, int]]:
+    """_KEY_BYTES as four little-endian words over the frame (offset,
+    width, mask): bytes outside the key masked out, the IPv4 header length
+    and the report version and type to their nibbles."""
+    nibble = {14: 0x0F, 42: 0xF0, 50: 0xF0}
+    spans = []
+    for off, width in ((12, 8), (20, 4), (36, 8), (50, 8)):
+        mask = bytes(nibble.get(b, 0xFF) if b in _KEY_BYTES else 0 for b in range(off, off + width))
+        spans.append((off, width, int.from_bytes(mask, "little")))
+    assert sorted(b for o, w, _ in spans for b in range(o, o + w) if b in _KEY_BYTES) == _KEY_BYTES
+    return spans
+
+
+_KEY_SPANS = _key_spans()
+
+
+def _fields(block: np.ndarray, fields: dict[str, tuple[int, str]]) -> np.ndarray:
+    """The rows of `block` as records of `fields` (name: (offset, numpy
+    format)): each field at its offset in every row (a view, unless the
+    rows are not contiguous)."""
+    return np.ascontiguousarray(block).view(np.dtype({
+        "names": list(fields), "formats": [f for _, f in fields.values()],
+        "offsets": [o for o, _ in fields.values()], "itemsize": block.shape[1]})).reshape(-1)
+
+
 def _key(block: np.ndarray) -> np.ndarray:
-    k = block[:, _KEY_BYTES].copy()
-    k[:, 2] &= 0xF  # IPv4 header length
-    k[:, 10] >>= 4  # report version
-    k[:, 11] >>= 4  # report type
+    """Per row, the bytes that decide how it parses, as four masked words
+    (equal words: equal keys)."""
+    rec = _fields(block, {f"k{i}": (o, f"<u{w}") for i, (o, w, _) in enumerate(_KEY_SPANS)})
+    k = np.empty((len(rec), len(_KEY_SPANS)), dtype=np.uint64)
+    for i, (_, _, mask) in enumerate(_KEY_SPANS):
+        np.bitwise_and(rec[f"k{i}"], mask, out=k[:, i], casting="unsafe")
     return k
 
 
@@ -157,7 +184,8 @@ def _groups(keys: np.ndarray, most: int = 16) -> tuple[list[np.ndarray], np.ndar
     out: list[np.ndarray] = []
     left = np.arange(len(keys))
     while len(left) and len(out) < most:
-        same = (keys[left] == keys[left[0]]).all(axis=1)
+        rows = keys if len(left) == len(keys) else keys[left]
+        same = (rows == rows[0]).all(axis=1)
         out.append(left[same])
         left = left[~same]
     return out, left
@@ -178,12 +206,6 @@ def _queue_layout(frame: bytes, udp_port: Optional[int]) -> Optional[tuple[dict[
             _OUTER + 12 + r.report_length * 4)
 
 
-def _be(block: np.ndarray, off: int, width: int) -> np.ndarray:
-    """The big-endian unsigned integers at [off, off + width) of each row."""
-    raw = np.ascontiguousarray(block[:, off:off + width])
-    return raw.view(f">u{width}").reshape(-1).astype(np.int64)
-
-
 def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,
                 inner_at: int, inner_end: int) -> dict[str, np.ndarray]:
     """Every field of rows of one layout, read through a structured dtype
@@ -202,9 +224,7 @@ def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,
         fields["egress_ts_ns"] = (md[5], 8)
     for name, (o, w) in zip(QUEUE_BLOCK_COLUMNS, _QUEUE_BLOCK):
         fields[name] = (ds + o, w)
-    rec = np.ascontiguousarray(block).view(np.dtype({
-        "names": list(fields), "formats": [f">u{w}" for _, w in fields.values()],
-        "offsets": [o for o, _ in fields.values()], "itemsize": block.shape[1]})).reshape(-1)
+    rec = _fields(block, {name: (o, f">u{w}") for name, (o, w) in fields.items()})
     zero = np.zeros(n, dtype=np.int64)
     get = lambda name: rec[name].astype(np.int64) if name in fields else zero  # noqa: E731
     w0, q = get("w0"), get("queue")
@@ -215,32 +235,41 @@ def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,
          "ingress_ts_ns": get("ingress_ts_ns"), "egress_ts_ns": get("egress_ts_ns")}
     for name in QUEUE_BLOCK_COLUMNS:
         c[name] = get(name)
-    c.update(_flows(block[:, inner_at:inner_end]))
+    c.update(_flows(block, inner_at, inner_end))
     return c
 
 
-def _flows(inner: np.ndarray) -> dict[str, np.ndarray]:
-    """The five-tuple columns of the inner packets (all one length)."""
-    n, size = inner.shape
+def _flows(block: np.ndarray, start: int, end: int) -> dict[str, np.ndarray]:
+    """The five-tuple columns of the inner packets (at [start, end) of
+    every row)."""
+    n, size = len(block), end - start
     zero = np.zeros(n, dtype=np.int64)
     no = np.zeros(n, dtype=bool)
     if size < 34:  # no IPv4 header in reach: no flow (parse_frame)
         return {"has_flow": no, "ip_src": zero, "ip_dst": zero, "proto": zero,
                 "has_ports": no, "sport": zero, "dport": zero}
-    has_flow = _be(inner, 12, 2) == ETH_IPV4
-    proto = inner[:, 23].astype(np.int64)
-    l4 = 14 + (inner[:, 14] & 0xF).astype(np.int64) * 4
-    unfragmented = (_be(inner, 20, 2) & 0x1FFF) == 0
+    ip = _fields(block, {"type": (start + 12, ">u2"), "ihl": (start + 14, "u1"),
+                         "frag": (start + 20, ">u2"), "proto": (start + 23, "u1"),
+                         "src": (start + 26, ">u4"), "dst": (start + 30, ">u4")})
+    has_flow = ip["type"] == ETH_IPV4
+    proto = ip["proto"].astype(np.int64)
+    l4 = 14 + (ip["ihl"] & 0xF).astype(np.int64) * 4
+    unfragmented = (ip["frag"] & 0x1FFF) == 0
     has_ports = (has_flow & ((proto == PROTO_TCP) | (proto == PROTO_UDP)) & unfragmented
                  & (l4 + 4 <= size))
-    at = np.where(has_ports, l4, 0)[:, None] + np.arange(4)
-    p = np.take_along_axis(inner, at, axis=1).astype(np.int64)
-    sport = np.where(has_ports, (p[:, 0] << 8) | p[:, 1], 0)
-    dport = np.where(has_ports, (p[:, 2] << 8) | p[:, 3], 0)
+    at = int(l4[0])
+    if (l4 == at).all() and at + 4 <= size:  # one IP header length: the ports' offset is fixed
+        p = _fields(block, {"sport": (start + at, ">u2"), "dport": (start + at + 2, ">u2")})
+        sport, dport = p["sport"].astype(np.int64), p["dport"].astype(np.int64)
+    else:
+        b = np.take_along_axis(block[:, start:end], np.where(has_ports, l4, 0)[:, None]
+                               + np.arange(4), axis=1).astype(np.int64)
+        sport, dport = (b[:, 0] << 8) | b[:, 1], (b[:, 2] << 8) | b[:, 3]
     keep = lambda v: np.where(has_flow, v, 0)  # noqa: E731
-    return {"has_flow": has_flow, "ip_src": keep(_be(inner, 26, 4)),
-            "ip_dst": keep(_be(inner, 30, 4)), "proto": keep(proto), "has_ports": has_ports,
-            "sport": sport, "dport": dport}
+    return {"has_flow": has_flow, "ip_src": keep(ip["src"].astype(np.int64)),
+            "ip_dst": keep(ip["dst"].astype(np.int64)), "proto": keep(proto),
+            "has_ports": has_ports, "sport": np.where(has_ports, sport, 0),
+            "dport": np.where(has_ports, dport, 0)}
 
 
 def _columns_of(position: int, r: Report) -> dict[str, np.ndarray]:

@@ -60,11 +60,14 @@ class CapturedReports:
 
     def tables(self) -> dict[str, Any]:
         import pandas as pd
+        import pyarrow as pa
 
         c = self.columns
         s = (c["events"] & ~EVENT_INTERVAL & 0xFF) != 0
         egress = c["egress_ts_ns"][s]
-        names = np.array([None] + [str(f) for f in self._flows], dtype=object)
+        # each report's flow as text, taken from the distinct ones in Arrow
+        # (not a Python string per report)
+        names = pa.array([None] + [str(f) for f in self._flows], pa.large_string())
         samples = pd.DataFrame({
             "node_id": c["node_id"][s], "seq": c["seq"][s],
             "enq_ns": egress - c["queue_time_ns"][s], "egress_ns": egress,
@@ -74,7 +77,7 @@ class CapturedReports:
             "deq_qbytes": c["deq_qbytes"][s], "queue_time_ns": c["queue_time_ns"][s],
             "hop_latency_ns": c["hop_latency_ns"][s], "events": c["events"][s],
             "burst_id": c["burst_id"][s], "frame_bytes": c["frame_bytes"][s],
-            "flow": names[self._flow_code[s] + 1],
+            "flow": pd.array(names.take(self._flow_code[s] + 1), dtype="str"),
             "held_pkts": c["deq_qdepth"][s] + 1,
             "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]}, columns=SAMPLE_COLUMNS)
         i = (c["events"] & EVENT_INTERVAL) != 0
@@ -90,9 +93,11 @@ class CapturedReports:
         rows = np.flatnonzero(ev & (EVENT_BURST_START | EVENT_BURST_PKT | EVENT_BURST_END))
         if not len(rows):
             return []
-        node, port, bid = c["node_id"][rows], c["egress_port"][rows], c["burst_id"][rows]
-        rows = rows[np.lexsort((bid, port, node))]  # stable: capture order within a burst
         key = np.stack([c["node_id"][rows], c["egress_port"][rows], c["burst_id"][rows]], axis=1)
+        if (key == key[0]).all():  # one burst (most captures): in capture order already
+            return [self._burst(rows)]
+        order = np.lexsort(key.T[::-1])  # stable: capture order within a burst
+        rows, key = rows[order], key[order]
         cuts = np.flatnonzero((key[1:] != key[:-1]).any(axis=1)) + 1
         return [self._burst(seg) for seg in np.split(rows, cuts)]
 

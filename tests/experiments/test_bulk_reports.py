@@ -10,7 +10,7 @@ import pytest
 
 from p4scope.control.apps.capture import collect_capture
 from p4scope.control.apps.collector import Collector
-from p4scope.control.report_columns import FrameBlock, parse_report_frames
+from p4scope.control.report_columns import FrameBlock, _queue_layout, parse_report_frames
 from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame
 from p4scope.experiments import measure, traffic
 from p4scope.experiments.microburst import plan as mbx
@@ -60,7 +60,8 @@ def _set(frame: bytes, at: int, value: bytes) -> bytes:
 def _spoiled(frames: list[bytes]) -> list[bytes]:
     """The capture with trouble mixed in: 7 reports missing, two swapped,
     seven malformed frames, a report with IP options, one of another domain,
-    inner packets that are not IPv4 or carry no ports."""
+    inner packets that are not IPv4, carry no ports or carry IP options, a
+    report of another burst."""
     f = list(frames)
     del f[200:205]
     del f[400]
@@ -68,6 +69,7 @@ def _spoiled(frames: list[bytes]) -> list[bytes]:
     f[50], f[51] = f[51], f[50]
     good = f[10]
     inner = 42 + 20 + good[52] * 4  # after the report's metadata
+    burst_id = _queue_layout(good, UDP)[1] + 28  # in the queue block
     odd = [good[:30], good[:60], good[:100],
            _set(good, 42, bytes([0x30 | (good[42] & 0xF)])),  # report version 3
            _set(good, 36, struct.pack("!H", UDP + 1)),  # another UDP port
@@ -77,7 +79,9 @@ def _spoiled(frames: list[bytes]) -> list[bytes]:
            _set(good, 56, struct.pack("!H", DOMAIN_TAP)),
            _set(good, inner + 12, b"\x81\x00"),  # inner: a VLAN tag, no IPv4
            _set(good, inner + 23, bytes([1])),  # inner: ICMP, no ports
-           _set(good, inner + 20, b"\x00\x10")]  # inner: a fragment, no ports
+           _set(good, inner + 20, b"\x00\x10"),  # inner: a fragment, no ports
+           _set(good, inner + 14, b"\x46"),  # inner: IPv4 options, its ports 4 bytes on
+           _set(good, burst_id, struct.pack("!I", 77))]  # a second burst, amid the first
     for i, x in enumerate(odd):
         f.insert(300 + 7 * i, x)
     return f
@@ -132,7 +136,7 @@ def test_captured_reports_give_the_collectors_tables(capture, as_block):
     cap = collect_capture(FrameBlock.of(frames) if as_block else frames, UDP)
     assert cap.errors == col.errors and len(cap.errors) == 7
     assert cap.lost == col.lost and col.lost[1] >= 7
-    assert cap.bursts() == col.bursts() and len(cap.bursts()) == 1
+    assert cap.bursts() == col.bursts() and [b.burst_id for b in cap.bursts()] == [1, 77]
     assert cap.bursts(31) == col.bursts(31) and cap.bursts(2) == []
     assert cap.tap == col.tap and len(cap.tap) == 1
     want, got = col.tables(), cap.tables()
