@@ -96,19 +96,14 @@ pub struct Output {
 const POOL_MAX: usize = 4096;
 /// The capacity of a packet buffer: any frame up to a jumbo's header
 /// room without growing. Buffers that came back smaller (an unparked
-/// packet keeps its parked bytes) are kept apart, for packets to park.
+/// packet keeps its parked bytes, of its frame's size) are not reused.
 const BUFFER: usize = 2048;
-/// Keeps `buf` (emptied) among the spare packet buffers, or among those
-/// for parking when it is smaller, unless they are full.
-fn keep_spare(spare: &mut Vec<Vec<u8>>, for_parking: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
-    let keep = match buf.capacity() {
-        0 => return,
-        c if c < BUFFER => for_parking,
-        _ => spare,
-    };
-    if keep.len() < POOL_MAX {
+/// Keeps `buf` (emptied) among the spare buffers, unless they are full or
+/// it is smaller than a packet buffer.
+fn keep_spare(spare: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if spare.len() < POOL_MAX && buf.capacity() >= BUFFER {
         buf.clear();
-        keep.push(buf);
+        spare.push(buf);
     }
 }
 
@@ -178,9 +173,6 @@ pub struct Switch {
     digests: Vec<Digest>,
     pool: Vec<Box<Packet>>,
     spare: Vec<Vec<u8>>,
-    /// Buffers smaller than a packet's that parked packets left behind,
-    /// for the next ones to park in (see `Packet::park`).
-    spare_parked: Vec<Vec<u8>>,
     /// PHVs parked packets left behind, for new and unparked packets.
     spare_phvs: Vec<Phv>,
     deparse_buf: Vec<u8>,
@@ -226,7 +218,6 @@ impl Switch {
             digests: vec![],
             pool: vec![],
             spare: vec![],
-            spare_parked: vec![],
             spare_phvs: vec![],
             deparse_buf: Vec::with_capacity(BUFFER),
             park_buf: vec![],
@@ -284,7 +275,7 @@ impl Switch {
 
     /// Gives an output's buffer back for reuse.
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        keep_spare(&mut self.spare, &mut self.spare_parked, buf);
+        keep_spare(&mut self.spare, buf);
     }
 
     /// Queues a packet arriving on `port` at `time_ns` (not before the
@@ -530,8 +521,7 @@ impl Switch {
         }
         if self.pool.len() < POOL_MAX {
             if p.data.capacity() < BUFFER {
-                let small = std::mem::replace(&mut p.data, self.spare_buffer());
-                self.recycle(small);
+                p.data = self.spare_buffer();
             }
             self.pool.push(p);
             return;
@@ -742,7 +732,6 @@ impl Switch {
         pkt.tm_len = pkt.len_reg.min(u32::MAX as usize) as u32;
         let (prog, s, now, wq) = (&self.prog, &self.std, self.now, self.with_queueing_metadata);
         let (spare_phvs, spare, scratch) = (&mut self.spare_phvs, &mut self.spare, &mut self.park_buf);
-        let spare_parked = &mut self.spare_parked;
         // the queue's occupancy as the packet found it, written as the
         // traffic manager admits it (one look at the port); behind a deep
         // queue the packet then waits parked
@@ -754,11 +743,11 @@ impl Switch {
             s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
             s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
             if at.port_pkts >= PARK_DEPTH {
-                let (phv, data) = pkt.park(scratch, spare_parked);
+                let (phv, data) = pkt.park(scratch);
                 if spare_phvs.len() < POOL_MAX {
                     spare_phvs.push(phv);
                 }
-                keep_spare(spare, spare_parked, data);
+                keep_spare(spare, data);
             }
         };
         match self.tm.enqueue_with(now, port, prio, pkt, stamp) {

@@ -164,33 +164,18 @@ impl Packet {
 
     /// Parks the PHV and bytes (`scratch`: any buffer, for the compact
     /// PHV on its way); returns the PHV and buffer it held (for the engine
-    /// to reuse). The parked bytes go where they take at most twice their
-    /// size: the packet's own buffer when the frame is that large (it
-    /// stays where it is, the compact PHV after it), else the last of
-    /// `buffers` (those parked packets left behind: a burst parks packets
-    /// as fast as it unparks them, each would otherwise be a malloc at
-    /// one end and a free at the other), else a new one of the exact size.
-    pub fn park(&mut self, scratch: &mut Vec<u8>, buffers: &mut Vec<Vec<u8>>) -> (Phv, Vec<u8>) {
+    /// to reuse).
+    pub fn park(&mut self, scratch: &mut Vec<u8>) -> (Phv, Vec<u8>) {
         debug_assert!(!self.is_parked());
         let n = self.phv.park_into(scratch);
         let phv_at = self.data.len();
-        let need = phv_at + n;
-        let fits = |b: &Vec<u8>| (need..=2 * need).contains(&b.capacity());
-        let (bytes, data) = if fits(&self.data) {
-            let mut bytes = std::mem::take(&mut self.data);
-            bytes.extend_from_slice(&scratch[..n]);
-            (bytes, Vec::new())
-        } else {
-            let mut bytes = buffers.pop_if(|b| fits(b)).unwrap_or_else(|| Vec::with_capacity(need));
-            bytes.clear();
-            bytes.extend_from_slice(&self.data);
-            bytes.extend_from_slice(&scratch[..n]);
-            let mut data = std::mem::take(&mut self.data);
-            data.clear();
-            (bytes, data)
-        };
+        let mut bytes = Vec::with_capacity(phv_at + n);
+        bytes.extend_from_slice(&self.data);
+        bytes.extend_from_slice(&scratch[..n]);
         self.parked = Some(Parked { bytes, phv_at });
         let phv = std::mem::replace(&mut self.phv, Phv::empty());
+        let mut data = std::mem::take(&mut self.data);
+        data.clear();
         (phv, data)
     }
 
@@ -269,7 +254,7 @@ mod tests {
         pkt.phv.vl_bits.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32 * 8);
         pkt.phv.stack_next.iter_mut().for_each(|v| *v = 1);
         let before = pkt.clone();
-        let (phv, data) = pkt.park(&mut vec![], &mut vec![]);
+        let (phv, data) = pkt.park(&mut vec![]);
         let parked = &pkt.parked.as_ref().unwrap().bytes;
         assert_eq!(parked.capacity(), parked.len(), "allocated once, of the size needed");
         assert!(pkt.is_parked() && pkt.phv.vals.is_empty() && pkt.data.is_empty());
@@ -312,7 +297,7 @@ mod tests {
         let mut pkt = Packet::new(&p);
         pkt.data.extend_from_slice(&[0xab; 64]);
         let before = pkt.clone();
-        let (phv, _) = pkt.park(&mut vec![1; 5000], &mut vec![]);
+        let (phv, _) = pkt.park(&mut vec![1; 5000]);
         let size = pkt.parked.as_ref().unwrap().bytes.len();
         let at = pkt.parked.as_ref().unwrap().bytes.as_ptr();
         // no field is set: the bytes, two empty bitmaps per 64 fields, the
@@ -323,52 +308,5 @@ mod tests {
         pkt.unpark(phv);
         assert_same(&pkt, &before);
         assert!(pkt.data.as_ptr() == at && pkt.data.capacity() == size, "the parked buffer, not a copy");
-    }
-
-    #[test]
-    fn a_frame_filling_half_its_buffer_parks_where_it_is() {
-        let p = program();
-        let mut pkt = Packet::new(&p);
-        pkt.data.extend((0..1500).map(|i| i as u8));
-        pkt.phv.vals[3] = 0x1234;
-        let before = pkt.clone();
-        let at = pkt.data.as_ptr();
-        let (phv, data) = pkt.park(&mut vec![], &mut vec![vec![0u8; 1600]]);
-        assert_eq!(data.capacity(), 0, "no buffer to give back: the frame did not move");
-        assert_eq!(pkt.parked.as_ref().unwrap().bytes.as_ptr(), at);
-        pkt.unpark(phv);
-        assert_same(&pkt, &before);
-        assert_eq!(pkt.data.as_ptr(), at);
-    }
-
-    #[test]
-    fn a_small_frame_parks_in_a_spare_buffer_at_most_twice_its_size() {
-        let p = program();
-        let park = |spares: &mut Vec<Vec<u8>>| {
-            let mut pkt = Packet::new(&p);
-            pkt.data.extend_from_slice(&[7; 100]);
-            let before = pkt.clone();
-            let (phv, data) = pkt.park(&mut vec![], spares);
-            assert_eq!(data.capacity(), 2048, "the packet's buffer comes back for the next packet");
-            let bytes = &pkt.parked.as_ref().unwrap().bytes;
-            let (at, cap, len) = (bytes.as_ptr(), bytes.capacity(), bytes.len());
-            pkt.unpark(phv);
-            assert_same(&pkt, &before);
-            (at, cap, len)
-        };
-        let (_, cap, len) = park(&mut vec![]);
-        assert_eq!(cap, len, "no spare: a new buffer of the size needed");
-        // the last spare is taken when it fits, whatever it held
-        let fits = vec![0xff; 2 * len];
-        let ptr = fits.as_ptr();
-        let mut spares = vec![vec![0u8; 4 * len], fits];
-        assert_eq!(park(&mut spares).0, ptr);
-        assert_eq!(spares.len(), 1);
-        // too large (more than twice the size) or too small: left alone
-        for wrong in [2 * len + 1, len - 1] {
-            let mut spares = vec![Vec::with_capacity(wrong)];
-            let (at, cap, len) = park(&mut spares);
-            assert!(at != spares[0].as_ptr() && cap == len && spares.len() == 1);
-        }
     }
 }
