@@ -22,7 +22,9 @@ os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 
 import typer  # noqa: E402
 
-from . import __version__
+from . import __version__, stacks  # noqa: E402
+
+stacks.on_sigusr1()
 
 app = typer.Typer(
     name="p4scope",

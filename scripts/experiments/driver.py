@@ -188,8 +188,10 @@ def _worker_start(program: ShippedDut, profiles: dict[str, Profile], seed: int) 
     Dask worker's switch of an earlier run is stopped first)."""
     from multiprocessing import util
 
+    from .. import stacks
     from . import heap, testbed, traffic
 
+    stacks.on_sigusr1()
     heap.keep_freed_memory()
     dut = program.load()
     stop = _WORKER.pop("stop", None)
