@@ -79,7 +79,8 @@ class CapturedReports:
             "burst_id": c["burst_id"][s], "frame_bytes": c["frame_bytes"][s],
             "flow": pd.array(names.take(self._flow_code[s] + 1), dtype="str"),
             "held_pkts": c["deq_qdepth"][s] + 1,
-            "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]}, columns=SAMPLE_COLUMNS)
+            "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]}, columns=SAMPLE_COLUMNS,
+            copy=False)
         i = (c["events"] & EVENT_INTERVAL) != 0
         intervals = pd.DataFrame({
             "node_id": c["node_id"][i], "port": c["egress_port"][i], "interval": c["interval"][i],
