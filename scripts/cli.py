@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import List, Optional
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """Ctrl-C while the command's modules load: nothing has begun, so the
+    command ends as an interrupted one does (status 130), without the
+    traceback of an import cut short."""
+    raise SystemExit(130)
+
+
+# for this module's imports only (the end of the module puts Python's
+# handler back; a command then handles Ctrl-C itself)
+_SIGINT_BEFORE = (signal.signal(signal.SIGINT, _interrupted_while_starting)
+                  if threading.current_thread() is threading.main_thread() else None)
 
 # Set before numpy and pyarrow load; worker processes inherit them. Cases
 # run one per core: an OpenBLAS thread pool in each worker would only spin
@@ -167,6 +182,10 @@ from .ptf.cmd import ptf_cmd as _ptf_cmd  # noqa: E402
 
 app.command("ptf", context_settings={"allow_extra_args": True,
                                      "ignore_unknown_options": True})(_ptf_cmd)
+
+
+if _SIGINT_BEFORE is not None:
+    signal.signal(signal.SIGINT, _SIGINT_BEFORE)
 
 
 def main() -> None:
