@@ -189,7 +189,12 @@ if _SIGINT_BEFORE is not None:
 
 
 def main() -> None:
-    app(prog_name="p4scope")
+    try:
+        app(prog_name="p4scope")
+    except KeyboardInterrupt:
+        # Ctrl-C while typer built the command, before it ran (once it
+        # runs, typer turns one into exit status 130 itself)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

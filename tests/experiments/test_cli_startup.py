@@ -1,10 +1,12 @@
-"""Ctrl-C while `p4scope` loads its modules ends it as an interrupted
-command (status 130) without a traceback; once loaded, Ctrl-C is Python's
-again (each command handles it)."""
+"""Ctrl-C while `p4scope` loads its modules or typer builds the command
+ends it as an interrupted command (status 130) without a traceback; once
+loaded, Ctrl-C is Python's again (each command handles it)."""
 
 import signal
 import subprocess
 import sys
+
+import pytest
 
 # SIGINT delivered while p4scope.cli imports one of its commands' modules
 INTERRUPTED = """
@@ -42,3 +44,15 @@ def test_once_loaded_ctrl_c_is_pythons_again():
     import p4scope.cli  # noqa: F401
 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_typer_builds_the_command_ends_with_130(monkeypatch):
+    import p4scope.cli as cli
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    assert e.value.code == 130 and e.value.__suppress_context__
