@@ -18,9 +18,11 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 
 
 # for this module's imports only (the end of the module puts Python's
-# handler back; a command then handles Ctrl-C itself)
+# handler back; a command then handles Ctrl-C itself); an ignored SIGINT
+# stays ignored
 _SIGINT_BEFORE = (signal.signal(signal.SIGINT, _interrupted_while_starting)
-                  if threading.current_thread() is threading.main_thread() else None)
+                  if threading.current_thread() is threading.main_thread()
+                  and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else None)
 
 # Set before numpy and pyarrow load; worker processes inherit them. Cases
 # run one per core: an OpenBLAS thread pool in each worker would only spin

@@ -56,3 +56,11 @@ def test_ctrl_c_while_typer_builds_the_command_ends_with_130(monkeypatch):
     with pytest.raises(SystemExit) as e:
         cli.main()
     assert e.value.code == 130 and e.value.__suppress_context__
+
+
+def test_an_ignored_sigint_stays_ignored_while_loading():
+    code = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            + INTERRUPTED.replace("import p4scope.cli", "import p4scope.cli\n"
+                                  "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "loaded", r.stderr
