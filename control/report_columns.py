@@ -243,9 +243,8 @@ def _flows(block: np.ndarray, start: int, end: int) -> dict[str, np.ndarray]:
     """The five-tuple columns of the inner packets (at [start, end) of
     every row)."""
     n, size = len(block), end - start
-    zero = np.zeros(n, dtype=np.int64)
-    no = np.zeros(n, dtype=bool)
     if size < 34:  # no IPv4 header in reach: no flow (parse_frame)
+        zero, no = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
         return {"has_flow": no, "ip_src": zero, "ip_dst": zero, "proto": zero,
                 "has_ports": no, "sport": zero, "dport": zero}
     ip = _fields(block, {"type": (start + 12, ">u2"), "ihl": (start + 14, "u1"),
