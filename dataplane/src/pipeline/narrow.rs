@@ -54,7 +54,7 @@ impl Range {
 }
 
 /// Rewrites the expressions of a program's actions, conditions, checksum
-/// conditions and parser `set` operations into narrow form where the
+/// conditions and parser `set` and `verify` operations into narrow form where the
 /// analysis allows it.
 pub fn narrow_program(p: &mut Program) {
     let fmeta = p.fmeta.clone();
@@ -79,6 +79,10 @@ pub fn narrow_program(p: &mut Program) {
         for op in &mut st.ops {
             match op {
                 ParserOp::Set(_, e) => cx.rewrite(e),
+                ParserOp::Verify { cond, error } => {
+                    cx.rewrite(cond);
+                    cx.rewrite(error);
+                }
                 ParserOp::Primitive(prim @ Prim::Assign(..)) => {
                     if let Prim::Assign(_, e) = prim {
                         cx.rewrite(e);

@@ -2,11 +2,15 @@
 //! Cranelift), for the parse states whose work is fixed: extractions of
 //! fixed headers whose fields are each one load (headers with an extract
 //! plan, outside unions), `set`s of a field of at most 64 bits from a
-//! constant or from an unsigned field of at most 64 bits, and a
-//! transition on one field of at most 64 bits, or on nothing. Each such
-//! state becomes a block
-//! of straight-line code with its offsets, shifts, slots and transitions
-//! as constants: no plan is looked up and nothing is dispatched per field.
+//! constant, an unsigned field of at most 64 bits or a narrow expression
+//! (`native_actions::Emit`, the interpreter's arithmetic to the bit),
+//! `verify`s of a narrow condition with a constant error, and a transition
+//! on fields of at most 8 bytes in all, or on nothing. Each such state
+//! becomes a block of straight-line code with its offsets, shifts, slots
+//! and transitions as constants: no plan is looked up and nothing is
+//! dispatched per field. A failed `verify` ends the parse as the
+//! interpreter's does: the error recorded, the cursor past what the state
+//! extracted before it.
 //!
 //! The code hands over to the interpreter, which then finishes the parse
 //! exactly as it would have from the start, at a state that does not
@@ -18,9 +22,10 @@
 #![allow(unsafe_code)]
 
 use super::jit::{self, Code};
-use super::parser::{narrow_key_field, planned_extract, MAX_STATES};
+use super::native_actions::{expr_translates, Emit};
+use super::parser::{planned_extract, MAX_STATES};
 use super::phv::Phv;
-use crate::program::{Expr, LValue, NExpr, ParserOp, Program};
+use crate::program::{Expr, KeyPart, LValue, NExpr, ParserOp, Program};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
@@ -35,15 +40,18 @@ pub enum Outcome {
     Timeout { cursor: usize },
     /// The interpreter goes on from `state`, nothing of it done yet.
     Resume { state: u32, cursor: usize, steps: usize },
+    /// A `verify` failed with parser error `error`.
+    Reject { cursor: usize, error: u32 },
 }
 
 const ACCEPT: u32 = 0;
 const TIMEOUT: u32 = 1;
 const RESUME: u32 = 2;
+const REJECT: u32 = 3;
 
 /// (packet, its length, PHV values, validity, varbit lengths, out) ->
-/// ACCEPT, TIMEOUT or RESUME; out holds the cursor, then for RESUME the
-/// state and the count of states run.
+/// ACCEPT, TIMEOUT, RESUME or REJECT; out holds the cursor, then for
+/// RESUME the state and the count of states run, for REJECT the error.
 type Entry = unsafe extern "C" fn(*const u8, u64, *mut u128, *mut bool, *mut u32, *mut u64) -> u32;
 
 /// A program's parser as machine code (see the module's comment).
@@ -90,6 +98,7 @@ impl NativeParser {
         match r {
             ACCEPT => Outcome::Accept { cursor },
             TIMEOUT => Outcome::Timeout { cursor },
+            REJECT => Outcome::Reject { cursor, error: out[1] as u32 },
             _ => Outcome::Resume { state: out[1] as u32, cursor, steps: out[2] as usize },
         }
     }
@@ -124,8 +133,9 @@ struct Shape {
     steps: Vec<Step>,
     /// Bytes from the state's cursor that its loads touch.
     need: u32,
-    /// The key's field, None for no key (the key is then 0).
-    key: Option<u32>,
+    /// The key's fields, each with its left shift in the key (the bytes
+    /// of the parts after it); none: the key is 0.
+    key: Vec<(u32, u32)>,
     /// Transitions in order. Empty: the state accepts.
     transitions: Vec<Transition>,
 }
@@ -139,6 +149,8 @@ enum Step {
     Extract(u32, u32, Vec<Load>),
     /// `set`: the field (PHV slot) and what it takes.
     Set(u32, Src),
+    /// `verify`: the condition and the error when it is false.
+    Verify(NExpr, u32),
 }
 
 enum Src {
@@ -146,6 +158,8 @@ enum Src {
     Const(u64),
     /// A field's value under the destination's width mask.
     Field(u32, u64),
+    /// A narrow expression's value under the destination's width mask.
+    Expr(NExpr, u64),
 }
 
 /// (value, mask), or None for the default; then the next state (None:
@@ -181,12 +195,29 @@ fn shape(p: &Program, s: usize) -> Option<Shape> {
                     Expr::Narrow(n) => match **n {
                         NExpr::Const(c) => Src::Const(c as u64 & mask),
                         NExpr::Field(f) if narrow_field(f).is_some_and(|m| !m.signed) => Src::Field(f, mask),
+                        ref e if expr_translates(p, e) => Src::Expr(e.clone(), mask),
                         _ => return None,
                     },
                     Expr::Field(f) if narrow_field(*f).is_some_and(|m| !m.signed) => Src::Field(*f, mask),
                     _ => return None,
                 };
                 steps.push(Step::Set(*dst, src));
+            }
+            ParserOp::Verify { cond, error } => {
+                let cond = match cond {
+                    Expr::Const(v) => NExpr::Const(v.truthy() as i128),
+                    Expr::Narrow(n) if expr_translates(p, n) => (**n).clone(),
+                    _ => return None,
+                };
+                let error = match error {
+                    Expr::Const(v) => v.low_u64() as u32,
+                    Expr::Narrow(n) => match **n {
+                        NExpr::Const(c) => c as u64 as u32,
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                steps.push(Step::Verify(cond, error));
             }
             _ => return None,
         }
@@ -205,16 +236,29 @@ fn shape(p: &Program, s: usize) -> Option<Shape> {
             transitions.push((vm, t.next));
         }
     }
-    let key = match (st.key.is_empty(), narrow_key_field(p, st)) {
-        (true, _) => None,
-        (false, Some(f)) if p.fmeta[f as usize].width <= 64 => Some(f),
-        _ if transitions.is_empty() => None,
-        _ => return None,
-    };
+    let key = if transitions.is_empty() { vec![] } else { key_fields(p, st)? };
     if need > i32::MAX as u32 {
         return None; // beyond a 32-bit offset
     }
     Some(Shape { steps, need, key, transitions })
+}
+
+/// A transition key of narrow fields, 8 bytes or fewer as the interpreter
+/// packs them (each part padded to whole bytes): each field with its
+/// shift. None for any other key.
+fn key_fields(p: &Program, st: &crate::program::ParseState) -> Option<Vec<(u32, u32)>> {
+    let mut fields = Vec::with_capacity(st.key.len());
+    let mut bytes = 0u32;
+    for (part, width) in st.key.iter().rev() {
+        let KeyPart::Field(f) = part else { return None };
+        let m = p.fmeta[*f as usize];
+        if m.wide || m.width > 64 {
+            return None;
+        }
+        fields.push((*f, 8 * bytes));
+        bytes += width.div_ceil(8);
+    }
+    (bytes <= 8).then_some(fields)
 }
 
 /// Builds the function: a block per qualifying state, one for accept, one
@@ -329,8 +373,17 @@ impl<'f, 's> Emitter<'f, 's> {
                             let v = jit::load_slot(&mut self.b, self.vals, f);
                             self.b.ins().band_imm_u(v, mask as i64)
                         }
+                        Src::Expr(ref e, mask) => {
+                            let v = self.exprs().expr(e);
+                            let v = self.b.ins().ireduce(types::I64, v);
+                            self.b.ins().band_imm_u(v, mask as i64)
+                        }
                     };
                     jit::store_slot(&mut self.b, self.vals, *dst, v);
+                    continue;
+                }
+                Step::Verify(cond, error) => {
+                    self.verify(cond, *error, cursor, off);
                     continue;
                 }
             };
@@ -352,10 +405,12 @@ impl<'f, 's> Emitter<'f, 's> {
         let cursor = self.b.ins().iadd_imm_s(cursor, off as i64);
         self.b.def_var(self.cursor, cursor);
 
-        let key = match shape.key {
-            Some(f) => jit::load_slot(&mut self.b, self.vals, f),
-            None => self.b.ins().iconst(types::I64, 0),
-        };
+        let mut key = self.b.ins().iconst(types::I64, 0);
+        for &(f, shift) in &shape.key {
+            let v = jit::load_slot(&mut self.b, self.vals, f);
+            let v = if shift == 0 { v } else { self.b.ins().ishl_imm_u(v, shift as i64) };
+            key = self.b.ins().bor(key, v);
+        }
         for &(vm, next) in &shape.transitions {
             let to = self.target(next);
             let Some((v, m)) = vm else {
@@ -370,6 +425,31 @@ impl<'f, 's> Emitter<'f, 's> {
         }
         // no transition matched, or none at all: BMv2 accepts
         self.b.ins().jump(self.accept, &[]);
+    }
+
+    /// Code for what the PHV's expressions read.
+    fn exprs(&mut self) -> Emit<'_, 'f> {
+        Emit { b: &mut self.b, vals: self.vals, valid: self.valid }
+    }
+
+    /// `verify(cond, error)` of a state entered at `cursor`, `off` bytes
+    /// extracted so far: when the condition is false, returns REJECT with
+    /// the cursor past them; else goes on in a new block.
+    fn verify(&mut self, cond: &NExpr, error: u32, cursor: Value, off: u32) {
+        let c = self.exprs().expr(cond);
+        let zero = self.exprs().constant(0);
+        let holds = self.b.ins().icmp(IntCC::NotEqual, c, zero);
+        let (go, fail) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(holds, go, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        let flags = jit::phv_slot();
+        let at = self.b.ins().iadd_imm_s(cursor, off as i64);
+        self.b.ins().store(flags, at, self.out, 0);
+        let error = self.b.ins().iconst(types::I64, error as i64);
+        self.b.ins().store(flags, error, self.out, 8);
+        let code = self.b.ins().iconst(types::I32, REJECT as i64);
+        self.b.ins().return_(&[code]);
+        self.b.switch_to_block(go);
     }
 
     /// A block that stores the cursor (and for a hand-over the state and
@@ -533,6 +613,63 @@ mod tests {
         let (a, m) = (native.field_by_name("h", "a").unwrap(), native.field_by_name("meta", "m").unwrap());
         assert_eq!((pkt.phv.vals[m as usize], pkt.phv.vals[a as usize]), (0xabcd, 0xcd));
         for f in parser_walk_frames(&native, 9, 3000) {
+            if let Some(d) = native_parse_mismatch(&native, &interpreted, &f) {
+                panic!("{d}");
+            }
+        }
+    }
+
+    /// IPv4's first checks in small: `start` extracts h (v: 4 bits, l: 4,
+    /// p: 8, x: 16), verifies h.v == 4 and, after setting meta.m to
+    /// h.x - 3 (an expression, wrapping in 16 bits), h.l >= 5 (both with
+    /// error `Mine`), then goes on by (h.l, h.p) to `second` (l = 5, p =
+    /// 0x11 under mask 0x1f) or accepts; `second` sets h.x to meta.m >> 2
+    /// and accepts.
+    fn verifying_program() -> Program {
+        let h_t = json!({"name": "h_t", "id": 1, "fields": [["v", 4, false], ["l", 4, false], ["p", 8, false], ["x", 16, false]]});
+        let field = |h: &str, f: &str| json!({"type": "field", "value": [h, f]});
+        let hex = |v: &str| json!({"type": "hexstr", "value": v});
+        let op = |o: &str, l: serde_json::Value, r: serde_json::Value| json!({"type": "expression", "value": {"op": o, "left": l, "right": r}});
+        let verify = |cond: serde_json::Value| json!({"op": "verify", "parameters": [cond, hex("0x7")]});
+        let set = |dst: serde_json::Value, e: serde_json::Value| json!({"op": "set", "parameters": [dst, e]});
+        let states = json!([
+            {"name": "start", "id": 0,
+             "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]},
+                            verify(op("==", field("h", "v"), hex("0x4"))),
+                            set(field("meta", "m"), op("&", op("-", field("h", "x"), hex("0x3")), hex("0xffff"))),
+                            verify(op(">=", field("h", "l"), hex("0x5")))],
+             "transition_key": [field("h", "l"), field("h", "p")],
+             "transitions": [
+                 {"type": "hexstr", "value": "0x0511", "mask": "0xff1f", "next_state": "second"},
+                 {"type": "default", "value": null, "mask": null, "next_state": null}]},
+            {"name": "second", "id": 1,
+             "parser_ops": [set(field("h", "x"), op(">>", field("meta", "m"), hex("0x2")))],
+             "transition_key": [], "transitions": []}]);
+        json::load_value(&doc_with_parser(h_t, states)).unwrap()
+    }
+
+    #[test]
+    fn verifies_expressions_and_keys_of_several_fields_are_native() {
+        let (native, interpreted) = both(verifying_program());
+        assert_eq!(native.native_parser.as_ref().unwrap().states, 2, "both states are native");
+        let (m, x) = (native.field_by_name("meta", "m").unwrap(), native.field_by_name("h", "x").unwrap());
+        let pad = |head: &[u8]| [head, &[0u8; 12][..]].concat();
+        // v = 4, l = 5, p = 0x31 (matches under the mask), x = 1: m wraps
+        let data = pad(&[0x45, 0x31, 0x00, 0x01]);
+        assert_eq!(native_run(&native, &data), Outcome::Accept { cursor: 4 });
+        let pkt = parse(&native, &data);
+        assert_eq!((pkt.phv.vals[m as usize], pkt.phv.vals[x as usize]), (0xfffe, 0x3fff));
+        // v = 6: the first verify fails, after the extract
+        let data = pad(&[0x65, 0x11, 0x00, 0x09]);
+        assert_eq!(native_run(&native, &data), Outcome::Reject { cursor: 4, error: 7 });
+        assert_eq!(parse(&native, &data).parser_error, 7);
+        // l = 4: the second fails, with meta.m set before it
+        let pkt = parse(&native, &pad(&[0x44, 0x11, 0x00, 0x09]));
+        assert_eq!((pkt.parser_error, pkt.phv.vals[m as usize]), (7, 6));
+        for data in [pad(&[0x45, 0x31, 0x00, 0x01]), pad(&[0x65, 0x11, 0, 9]), pad(&[0x44, 0x11, 0, 9]), pad(&[0x45, 0x10, 0, 9])] {
+            assert_eq!(native_parse_mismatch(&native, &interpreted, &data), None);
+        }
+        for f in parser_walk_frames(&native, 13, 3000) {
             if let Some(d) = native_parse_mismatch(&native, &interpreted, &f) {
                 panic!("{d}");
             }

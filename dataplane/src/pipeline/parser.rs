@@ -36,6 +36,11 @@ impl<'a> Exec<'a> {
                     pkt.parser_error = prog.errors.parser_timeout;
                     state = None;
                 }
+                Outcome::Reject { cursor, error } => {
+                    pkt.cursor = cursor;
+                    pkt.parser_error = error;
+                    state = None;
+                }
                 Outcome::Resume { state: s, cursor, steps: n } => {
                     pkt.cursor = cursor;
                     state = Some(s);
