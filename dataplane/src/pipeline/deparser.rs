@@ -26,8 +26,52 @@ impl<'a> Exec<'a> {
                 }
             }
         }
-        let prog = self.prog;
         out.clear();
+        if !self.emit_native(pkt, out) {
+            self.emit_headers(pkt, out);
+        }
+        let payload = pkt.data.get(pkt.payload_off..).unwrap_or(&[]);
+        out.extend_from_slice(payload);
+        if out.len() > pkt.truncate_to {
+            out.truncate(pkt.truncate_to);
+        }
+        std::mem::swap(&mut pkt.data, out);
+        pkt.payload_off = 0;
+        pkt.cursor = 0;
+    }
+
+    /// Writes the valid headers into `out` (empty) with the native
+    /// deparser, which writes exactly the bytes it is given: those of the
+    /// valid headers, when each has a word plan (headers added or removed:
+    /// a report, a tunnel, an INT stack). False when there is no native
+    /// deparser or a valid header has no plan (`out` then left empty).
+    fn emit_native(&self, pkt: &mut Packet, out: &mut Vec<u8>) -> bool {
+        let prog = self.prog;
+        let Some(native) = &prog.native_deparser else { return false };
+        let mut bytes = 0;
+        for &h in &prog.deparser {
+            if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
+                continue;
+            }
+            match &prog.deparse_plans[h as usize] {
+                Some(plan) => bytes += plan.bytes(),
+                None => return false,
+            }
+        }
+        out.resize(bytes, 0);
+        // checksums were updated: none is fused into the writing
+        let written = native.run(out, &mut pkt.phv, false);
+        debug_assert!(written, "the native deparser fills the valid headers' bytes");
+        if !written {
+            out.clear();
+        }
+        written
+    }
+
+    /// Appends the valid headers to `out`, field by field where a header
+    /// has no word plan.
+    fn emit_headers(&self, pkt: &Packet, out: &mut Vec<u8>) {
+        let prog = self.prog;
         for &h in &prog.deparser {
             if !pkt.phv.valid[h as usize] || prog.headers[h as usize].metadata {
                 continue;
@@ -66,14 +110,6 @@ impl<'a> Exec<'a> {
             }
             w.flush();
         }
-        let payload = pkt.data.get(pkt.payload_off..).unwrap_or(&[]);
-        out.extend_from_slice(payload);
-        if out.len() > pkt.truncate_to {
-            out.truncate(pkt.truncate_to);
-        }
-        std::mem::swap(&mut pkt.data, out);
-        pkt.payload_off = 0;
-        pkt.cursor = 0;
     }
 
     /// Deparses over the parsed headers when the headers to emit, all with
