@@ -491,25 +491,39 @@ impl Switch {
                 p.send_ns = 0;
                 p
             }
-            None => match self.spare_phvs.pop() {
-                Some(mut phv) => {
-                    phv.reset(&self.prog);
-                    let data = self.spare_buffer();
-                    Box::new(Packet::with_storage(phv, data))
-                }
-                None => Box::new(Packet::new(&self.prog)),
-            },
+            None => {
+                let mut p = self.unpooled();
+                p.phv.reset(&self.prog);
+                p
+            }
+        }
+    }
+
+    /// A packet of a spare PHV (as it was left) and buffer, or a new one.
+    fn unpooled(&mut self) -> Box<Packet> {
+        match self.spare_phvs.pop() {
+            Some(phv) => {
+                let data = self.spare_buffer();
+                Box::new(Packet::with_storage(phv, data))
+            }
+            None => Box::new(Packet::new(&self.prog)),
         }
     }
 
     /// A copy of `o` in a pooled packet (not reset first: the copy
     /// writes everything a reset would).
     fn alloc_copy(&mut self, o: &Packet) -> Box<Packet> {
-        let mut c = match self.pool.pop() {
-            Some(c) => c,
-            None => self.alloc(),
-        };
+        let mut c = self.pool.pop().unwrap_or_else(|| self.unpooled());
         c.copy_from(o);
+        c
+    }
+
+    /// `alloc_copy` with the metadata zeroed (simple_switch's copy of a
+    /// packet cloned egress to egress): the headers copied, the metadata
+    /// not, in one pass.
+    fn alloc_copy_headers(&mut self, o: &Packet) -> Box<Packet> {
+        let mut c = self.pool.pop().unwrap_or_else(|| self.unpooled());
+        c.copy_headers_from(o, &self.prog);
         c
     }
 
@@ -672,8 +686,7 @@ impl Switch {
         }
         if mgid != 0 {
             self.set_std(&mut pkt, self.std.instance_type, INSTANCE_REPLICATION);
-            self.multicast(&mut pkt, mgid);
-            self.free(pkt);
+            self.multicast(pkt, mgid, false);
             return;
         }
         if egress_spec == self.rt.drop_port {
@@ -697,27 +710,48 @@ impl Switch {
     }
 
     /// Sends a clone to its session's port and/or multicast group.
-    fn emit_copies(&mut self, mut c: Box<Packet>, cfg: MirrorSession) {
-        if let Some(g) = cfg.mgid {
-            self.multicast(&mut c, g);
-        }
-        match cfg.port {
-            Some(port) => self.enqueue(port, c),
-            None => self.free(c),
+    fn emit_copies(&mut self, c: Box<Packet>, cfg: MirrorSession) {
+        let c = match cfg.mgid {
+            Some(g) => self.multicast(c, g, cfg.port.is_some()),
+            None => Some(c),
+        };
+        match (c, cfg.port) {
+            (Some(c), Some(port)) => self.enqueue(port, c),
+            (Some(c), None) => self.free(c),
+            (None, _) => {}
         }
     }
 
-    fn multicast(&mut self, pkt: &mut Packet, mgid: u32) {
+    /// Queues a copy of `pkt` for each replica of group `mgid`, its
+    /// egress_rid set on `pkt` first (as simple_switch does: `pkt` is left
+    /// with the last replica's). Returns `pkt` when `keep`; else `pkt`
+    /// itself is the last replica (the copy would be its equal, and the
+    /// original would be dropped).
+    fn multicast(&mut self, mut pkt: Box<Packet>, mgid: u32, keep: bool) -> Option<Box<Packet>> {
         let mut out = std::mem::take(&mut self.repl_buf);
         self.pre.replicate(mgid, &mut out);
         let rid_f = self.std.egress_rid;
-        for (rid, port) in out.iter().copied() {
-            self.set_std(pkt, rid_f, rid as u64);
-            let mut c = self.alloc_copy(pkt);
+        let last = if keep { None } else { out.pop() };
+        for &(rid, port) in &out {
+            self.set_std(&mut pkt, rid_f, rid as u64);
+            let mut c = self.alloc_copy(&pkt);
             c.clear_registers();
             self.enqueue(port, c);
         }
         self.repl_buf = out;
+        match last {
+            Some((rid, port)) => {
+                self.set_std(&mut pkt, rid_f, rid as u64);
+                pkt.clear_registers();
+                self.enqueue(port, pkt);
+                None
+            }
+            None if keep => Some(pkt),
+            None => {
+                self.free(pkt);
+                None
+            }
+        }
     }
 
     fn enqueue(&mut self, port: u32, mut pkt: Box<Packet>) {
@@ -803,8 +837,7 @@ impl Switch {
         }
         if let Some((session, fl)) = pkt.clone.take() {
             if let Some(cfg) = self.mirror.get(&session).copied() {
-                let mut c = self.alloc_copy(pkt);
-                c.phv.reset_metadata(&self.prog);
+                let mut c = self.alloc_copy_headers(pkt);
                 Exec::new(&self.prog, &mut self.rt).copy_field_list(fl, pkt, &mut c);
                 self.set_std(&mut c, self.std.instance_type, INSTANCE_EGRESS_CLONE);
                 c.clear_registers();

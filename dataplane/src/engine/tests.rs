@@ -147,3 +147,61 @@ fn packets_behind_a_deep_queue_keep_their_headers_metadata_and_bytes() {
         assert_eq!(o.data, want, "packet {i}");
     }
 }
+
+/// A program whose packets are one header h (rid: 16 bits): ingress clones
+/// each to session 4 and multicasts it to group 5; egress writes the
+/// packet's egress_rid into h.rid.
+const REPLICATING: &str = r#"{
+  "header_types": [
+    {"name": "standard_metadata", "id": 0, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false],
+      ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false],
+      ["mcast_grp", 16, false], ["egress_rid", 16, false], ["_p", 5, false]]},
+    {"name": "h_t", "id": 1, "fields": [["rid", 16, false]]}
+  ],
+  "headers": [{"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+              {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}],
+  "field_lists": [{"id": 1, "name": "fl", "elements": []}],
+  "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+      {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+       "transition_key": [], "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]}],
+  "deparsers": [{"name": "deparser", "id": 0, "order": ["h"]}],
+  "actions": [
+    {"name": "out", "id": 0, "runtime_data": [], "primitives": [
+      {"op": "clone_ingress_pkt_to_egress", "parameters": [{"type": "hexstr", "value": "0x4"}, {"type": "hexstr", "value": "0x1"}]},
+      {"op": "assign", "parameters": [{"type": "field", "value": ["standard_metadata", "mcast_grp"]}, {"type": "hexstr", "value": "0x5"}]}]},
+    {"name": "mark", "id": 1, "runtime_data": [], "primitives": [
+      {"op": "assign", "parameters": [{"type": "field", "value": ["h", "rid"]}, {"type": "field", "value": ["standard_metadata", "egress_rid"]}]}]}],
+  "pipelines": [
+    {"name": "ingress", "id": 0, "init_table": "i", "conditionals": [], "tables": [
+      {"name": "i", "id": 0, "key": [], "match_type": "exact", "type": "simple", "max_size": 1,
+       "action_ids": [0], "actions": ["out"], "next_tables": {"out": null},
+       "default_entry": {"action_id": 0, "action_const": true, "action_data": [], "action_entry_const": true}}]},
+    {"name": "egress", "id": 1, "init_table": "e", "conditionals": [], "tables": [
+      {"name": "e", "id": 1, "key": [], "match_type": "exact", "type": "simple", "max_size": 1,
+       "action_ids": [1], "actions": ["mark"], "next_tables": {"mark": null},
+       "default_entry": {"action_id": 1, "action_const": true, "action_data": [], "action_entry_const": true}}]}]
+}"#;
+
+#[test]
+fn replicas_carry_their_rid_and_a_sessions_port_copy_the_last_one() {
+    let mut sw = Switch::from_json(REPLICATING).unwrap();
+    // group 5: rid 7 to ports 1 and 3, rid 9 to port 2; the session:
+    // group 6 (rid 11 to port 4, rid 12 to port 5) and port 8
+    for (mgid, nodes) in [(5, vec![(7, vec![1, 3]), (9, vec![2])]), (6, vec![(11, vec![4]), (12, vec![5])])] {
+        sw.pre.group_create(mgid);
+        for (rid, ports) in nodes {
+            let n = sw.pre.node_create(rid, &ports);
+            assert!(sw.pre.node_associate(mgid, n));
+        }
+    }
+    sw.mirroring_add(4, Some(8), Some(6)).unwrap();
+    sw.inject(0, vec![0xff, 0xff, 0xab], 0);
+    sw.run_until_idle();
+    let mut got: Vec<(u32, Vec<u8>)> = sw.take_outputs().into_iter().map(|o| (o.port, o.data)).collect();
+    got.sort();
+    let rid = |r: u16| [&r.to_be_bytes()[..], &[0xab]].concat();
+    // simple_switch sets each replica's rid on the packet it copies: the
+    // session's port copy is left with the last replica's
+    let want = [(1, rid(7)), (2, rid(9)), (3, rid(7)), (4, rid(11)), (5, rid(12)), (8, rid(12))];
+    assert_eq!(got, want.to_vec());
+}

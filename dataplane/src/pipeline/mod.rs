@@ -133,6 +133,19 @@ impl Packet {
     pub fn copy_from(&mut self, o: &Packet) {
         debug_assert!(!o.is_parked() && !self.is_parked());
         self.phv.copy_from(&o.phv);
+        self.copy_rest_from(o);
+    }
+
+    /// `copy_from` with the metadata zeroed instead of copied (what
+    /// `copy_from` then `Phv::reset_metadata` leave).
+    pub fn copy_headers_from(&mut self, o: &Packet, p: &Program) {
+        debug_assert!(!o.is_parked() && !self.is_parked());
+        self.phv.copy_headers_from(&o.phv, p);
+        self.copy_rest_from(o);
+    }
+
+    /// Copies all but the PHV.
+    fn copy_rest_from(&mut self, o: &Packet) {
         self.data.clear();
         self.data.extend_from_slice(&o.data);
         self.payload_off = o.payload_off;

@@ -24,6 +24,8 @@ pub struct Phv {
 pub struct MetadataLayout {
     /// Their field slots, adjacent headers' merged.
     slots: Vec<std::ops::Range<u32>>,
+    /// The other slots (the headers'), in the same form.
+    header_slots: Vec<std::ops::Range<u32>>,
     /// Their wide fields' byte vectors.
     wide: Vec<u32>,
     headers: Vec<HdrId>,
@@ -41,6 +43,13 @@ impl MetadataLayout {
             }
             m.wide.extend(r.filter_map(|f| p.fields[f as usize].wide));
             m.headers.push(i as HdrId);
+        }
+        let mut at = 0;
+        for r in m.slots.iter().chain(std::iter::once(&(p.fields.len() as u32..p.fields.len() as u32))) {
+            if at < r.start {
+                m.header_slots.push(at..r.start);
+            }
+            at = r.end;
         }
         m
     }
@@ -92,6 +101,33 @@ impl Phv {
         for h in &m.headers {
             self.vl_bits[*h as usize] = 0;
         }
+    }
+
+    /// `copy_from(o)` then `reset_metadata(p)`, without copying the
+    /// metadata first.
+    pub fn copy_headers_from(&mut self, o: &Phv, p: &Program) {
+        let m = &p.metadata;
+        for r in &m.header_slots {
+            let r = r.start as usize..r.end as usize;
+            self.vals[r.clone()].copy_from_slice(&o.vals[r]);
+        }
+        for r in &m.slots {
+            self.vals[r.start as usize..r.end as usize].fill(0);
+        }
+        for (i, (a, b)) in self.wide.iter_mut().zip(&o.wide).enumerate() {
+            if m.wide.contains(&(i as u32)) {
+                a.fill(0);
+            } else {
+                a.copy_from_slice(b);
+            }
+        }
+        self.valid.copy_from_slice(&o.valid);
+        self.vl_bits.copy_from_slice(&o.vl_bits);
+        for h in &m.headers {
+            self.vl_bits[*h as usize] = 0;
+        }
+        self.stack_next.copy_from_slice(&o.stack_next);
+        self.ustack_next.copy_from_slice(&o.ustack_next);
     }
 
     pub fn copy_from(&mut self, o: &Phv) {
@@ -323,6 +359,33 @@ mod tests {
         let h_a = p.field_by_name("h", "a").unwrap() as usize;
         assert_ne!(phv.vals[h_a], 0, "headers keep their fields");
         assert_eq!(p.metadata.slots.len(), 3, "m1 and m2 are adjacent: one run");
+    }
+
+    #[test]
+    fn copying_the_headers_leaves_what_a_copy_then_a_metadata_reset_leave() {
+        // headers first, between metadata and last; metadata last too
+        for last in ["metadata\": false", "metadata\": true"] {
+            let p = program(&format!(
+                r#"{{"name": "h", "id": 1, "header_type": "h_t", "metadata": false}},
+                   {{"name": "m1", "id": 2, "header_type": "h_t", "metadata": true}},
+                   {{"name": "g", "id": 3, "header_type": "h_t", "metadata": false}},
+                   {{"name": "z", "id": 4, "header_type": "h_t", "{last}}}"#
+            ));
+            let mut o = Phv::new(&p);
+            o.vals.iter_mut().enumerate().for_each(|(i, v)| *v = i as u128 + 1);
+            o.wide.iter_mut().enumerate().for_each(|(i, w)| w.fill(i as u8 + 1));
+            o.vl_bits.fill(7);
+            o.valid.fill(true);
+            let mut expect = Phv::new(&p);
+            expect.copy_from(&o);
+            expect.reset_metadata(&p);
+            let mut c = Phv::new(&p);
+            c.vals.fill(0x55);
+            c.wide.iter_mut().for_each(|w| w.fill(0x55));
+            c.copy_headers_from(&o, &p);
+            assert_eq!((&c.vals, &c.wide, &c.vl_bits, &c.valid), (&expect.vals, &expect.wide, &expect.vl_bits, &expect.valid));
+            assert!(c.vals.iter().any(|v| *v == 0) && c.vals.iter().any(|v| *v != 0));
+        }
     }
 
     #[test]
