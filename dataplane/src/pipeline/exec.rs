@@ -765,9 +765,13 @@ impl<'a> Exec<'a> {
     }
 
     /// A lookup whose key is not one field: as an integer when it fits,
-    /// else as bytes.
+    /// else as bytes; a miss without a key when the table is empty (an
+    /// ACL or watch list left empty still costs its key otherwise).
     #[inline(never)]
     fn lookup_key(&mut self, pkt: &Packet, ti: u32) -> Option<u32> {
+        if self.rt.tables[ti as usize].is_empty() {
+            return None;
+        }
         let t = &self.prog.tables[ti as usize];
         match self.rt.tables[ti as usize].small_key.then(|| self.key_u128(pkt, t)).flatten() {
             Some(k) => self.rt.tables[ti as usize].lookup_u128(k),
