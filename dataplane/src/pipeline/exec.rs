@@ -713,7 +713,8 @@ impl<'a> Exec<'a> {
             None if ts.is_empty() && t.keys.is_empty() => return self.apply_default(pkt, ti),
             None => self.lookup_key(pkt, ti),
         };
-        if let (Some(h), None) = (hit, t.direct_meter) {
+        let Some(h) = hit else { return self.apply_default(pkt, ti) };
+        if t.direct_meter.is_none() {
             let now = self.rt.now_ns;
             let len = pkt.ingress_len;
             let rt = &mut *self.rt;
@@ -731,8 +732,7 @@ impl<'a> Exec<'a> {
         self.apply_table_rest(pkt, ti, hit)
     }
 
-    /// A miss that is known without a lookup (a keyless table without
-    /// entries): the default action's plan, in a frame smaller than
+    /// A miss: the default action's plan, in a frame smaller than
     /// `apply_table_rest`'s, which takes any other default action.
     #[inline(never)]
     fn apply_default(&mut self, pkt: &mut Packet, ti: u32) -> Option<NodeRef> {
