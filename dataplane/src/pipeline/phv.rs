@@ -44,8 +44,11 @@ impl MetadataLayout {
             m.wide.extend(r.filter_map(|f| p.fields[f as usize].wide));
             m.headers.push(i as HdrId);
         }
+        let mut runs = m.slots.clone();
+        runs.sort_by_key(|r| r.start);
+        let end = p.fields.len() as u32;
         let mut at = 0;
-        for r in m.slots.iter().chain(std::iter::once(&(p.fields.len() as u32..p.fields.len() as u32))) {
+        for r in runs.iter().chain(std::iter::once(&(end..end))) {
             if at < r.start {
                 m.header_slots.push(at..r.start);
             }
