@@ -709,8 +709,9 @@ impl<'a> Exec<'a> {
         let fixed_next = ts.fixed_next;
         let hit = match prog.table_key_fields[ti as usize] {
             Some(f) => ts.lookup_u128(pkt.phv.vals[f as usize]),
-            // a keyless table without entries (p4c's tbl_* for straight-line code)
-            None if ts.is_empty() && t.keys.is_empty() => return self.apply_default(pkt, ti),
+            // a table without entries misses whatever its key: p4c's keyless
+            // tbl_* for straight-line code, an ACL or watch list left empty
+            None if ts.is_empty() => return self.apply_default(pkt, ti),
             None => self.lookup_key(pkt, ti),
         };
         let Some(h) = hit else { return self.apply_default(pkt, ti) };
@@ -765,13 +766,9 @@ impl<'a> Exec<'a> {
     }
 
     /// A lookup whose key is not one field: as an integer when it fits,
-    /// else as bytes; a miss without a key when the table is empty (an
-    /// ACL or watch list left empty still costs its key otherwise).
+    /// else as bytes.
     #[inline(never)]
     fn lookup_key(&mut self, pkt: &Packet, ti: u32) -> Option<u32> {
-        if self.rt.tables[ti as usize].is_empty() {
-            return None;
-        }
         let t = &self.prog.tables[ti as usize];
         match self.rt.tables[ti as usize].small_key.then(|| self.key_u128(pkt, t)).flatten() {
             Some(k) => self.rt.tables[ti as usize].lookup_u128(k),

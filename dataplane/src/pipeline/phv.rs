@@ -107,34 +107,23 @@ impl Phv {
     }
 
     /// `copy_from(o)` then `reset_metadata(p)`, without copying the
-    /// metadata first.
+    /// metadata's slots first.
     pub fn copy_headers_from(&mut self, o: &Phv, p: &Program) {
-        let m = &p.metadata;
-        for r in &m.header_slots {
+        for r in &p.metadata.header_slots {
             let r = r.start as usize..r.end as usize;
             self.vals[r.clone()].copy_from_slice(&o.vals[r]);
         }
-        for r in &m.slots {
-            self.vals[r.start as usize..r.end as usize].fill(0);
-        }
-        for (i, (a, b)) in self.wide.iter_mut().zip(&o.wide).enumerate() {
-            if m.wide.contains(&(i as u32)) {
-                a.fill(0);
-            } else {
-                a.copy_from_slice(b);
-            }
-        }
-        self.valid.copy_from_slice(&o.valid);
-        self.vl_bits.copy_from_slice(&o.vl_bits);
-        for h in &m.headers {
-            self.vl_bits[*h as usize] = 0;
-        }
-        self.stack_next.copy_from_slice(&o.stack_next);
-        self.ustack_next.copy_from_slice(&o.ustack_next);
+        self.copy_rest_from(o);
+        self.reset_metadata(p);
     }
 
     pub fn copy_from(&mut self, o: &Phv) {
         self.vals.copy_from_slice(&o.vals);
+        self.copy_rest_from(o);
+    }
+
+    /// Copies all but the field slots.
+    fn copy_rest_from(&mut self, o: &Phv) {
         for (a, b) in self.wide.iter_mut().zip(&o.wide) {
             a.copy_from_slice(b);
         }
