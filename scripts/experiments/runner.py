@@ -333,10 +333,9 @@ def _frames(tables: dict[str, Any]) -> Tables:
 
 
 def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
-    from .processes import context
+    from .processes import pool as worker_pool
 
-    pool = context().Pool(
-        min(w.jobs, len(cases)), initializer=_worker_init, initargs=(w.init, w.args))
+    pool = worker_pool(min(w.jobs, len(cases)), _worker_init, (w.init, w.args))
     try:
         given = {i: pool.apply_async(_worker_measure, (w.measure, cases[i]))
                  for i in longest_first(cases)}
