@@ -197,15 +197,29 @@ def reduce_series(times: ArrayLike, values: ArrayLike,
         return t[[0, i]] if i else t[:1], v[[0, i]] if i else v[:1]
     b = np.minimum(((t - t[0]) / span * nbins).astype(np.int64), nbins - 1)
     keep = np.zeros(t.size, dtype=bool)
-    starts = np.flatnonzero(np.append(True, b[1:] != b[:-1]))
-    ends = np.append(starts[1:], t.size)
+    first = np.append(True, b[1:] != b[:-1])
+    starts = np.flatnonzero(first)
     keep[starts] = True
-    for s, e in zip(starts, ends):
-        seg = v[s:e]
-        keep[s + int(np.argmax(seg))] = True
-        keep[s + int(np.argmin(seg))] = True
+    if t.size > 128 * starts.size or np.isnan(v).any():
+        # long runs (a loop of few steps is quicker) or NaN (argmax's rule: the first NaN)
+        for s, e in zip(starts, np.append(starts[1:], t.size)):
+            keep[s + int(np.argmax(v[s:e]))] = True
+            keep[s + int(np.argmin(v[s:e]))] = True
+    else:
+        keep[_first_where_equal(v, np.maximum.reduceat(v, starts), first, starts)] = True
+        keep[_first_where_equal(v, np.minimum.reduceat(v, starts), first, starts)] = True
     keep[-1] = True
     return t[keep], v[keep]
+
+
+def _first_where_equal(v: np.ndarray, per_run: np.ndarray, first: np.ndarray,
+                       starts: np.ndarray) -> np.ndarray:
+    """Per run of v (runs begin where `first` is set, at `starts`), the
+    first index where v equals the run's value in `per_run`: np.argmax /
+    np.argmin of each run at once."""
+    run = np.cumsum(first) - 1
+    at = np.where(v == per_run[run], np.arange(v.size), v.size)
+    return np.minimum.reduceat(at, starts)
 
 
 def step_at(times: ArrayLike, values: ArrayLike, at: ArrayLike) -> np.ndarray:

@@ -127,6 +127,33 @@ def test_reduce_series_keeps_peak_and_troughs():
     assert list(same_v) == [3, 4]
 
 
+def _reduce_bin_by_bin(t, v, max_points):
+    """reduce_series' rule spelt out: per run of samples in one time bin,
+    its first sample and its first maximum and first minimum (argmax)."""
+    nbins = max_points // 3
+    b = np.minimum(((t - t[0]) / (t[-1] - t[0]) * nbins).astype(np.int64), nbins - 1)
+    keep = np.zeros(t.size, dtype=bool)
+    s = 0
+    for e in [*np.flatnonzero(b[1:] != b[:-1]) + 1, t.size]:
+        keep[[s, s + np.argmax(v[s:e]), s + np.argmin(v[s:e])]] = True
+        s = e
+    keep[-1] = True
+    return t[keep], v[keep]
+
+
+@pytest.mark.parametrize("points_per_bin", [2, 40, 1000])
+def test_reduce_series_keeps_each_bins_first_max_and_min(points_per_bin):
+    rng = np.random.default_rng(points_per_bin)
+    for trial in range(60):
+        n = 301 + 100 * points_per_bin + trial  # 100 bins
+        t = np.sort(rng.integers(0, 10 * n, n)).astype(float)
+        v = rng.integers(0, 1 + trial % 9, n).astype(float)  # ties: the first one is kept
+        if trial % 4 == 0:
+            v[rng.integers(0, n, 3)] = np.nan
+        got, want = fg.reduce_series(t, v, 300), _reduce_bin_by_bin(t, v, 300)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1], equal_nan=True)
+
+
 def test_tolly_absorption_example():
     # seed 000: 82,000 frames from each of two ports, 81,863 + 81,845
     # forwarded: buffered 81,708 frames, 4.99 MB at 64 B
