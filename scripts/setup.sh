@@ -60,6 +60,10 @@ if ! .venv/bin/python -c "import p4scope.compiler" 2>/dev/null \
     .venv/bin/pip install -q --disable-pip-version-check --no-deps -e .
     touch .venv/.p4scope-installed
 fi
+# the editable install leaves p4scope's own modules uncompiled: their bytecode
+# now (what pip does for an installed package), so no run compiles them
+# first, in every process it starts (under PYTHONDONTWRITEBYTECODE, in all)
+.venv/bin/python -m compileall -q -j 0 scripts compiler switch control topologies >/dev/null
 
 # ---- Rust engine (dataplane/) -------------------------------------------
 # The Rust crates are one Cargo workspace (Cargo.toml here: dataplane/,
