@@ -58,16 +58,15 @@ class CapturedReports:
     def bursts(self, port: Optional[int] = None) -> list[BurstEvent]:
         return [b for b in self._bursts if port is None or b.port == port]
 
-    def tables(self) -> dict[str, Any]:
+    def tables(self, flows: bool = True) -> dict[str, Any]:
+        """Collector.tables()'s tables; `flows` False leaves queue_samples'
+        flow column out (a string per report, the costliest column)."""
         import pandas as pd
         import pyarrow as pa
 
         c = self.columns
         s = (c["events"] & ~EVENT_INTERVAL & 0xFF) != 0
         egress = c["egress_ts_ns"][s]
-        # each report's flow as text, taken from the distinct ones in Arrow
-        # (not a Python string per report)
-        names = pa.array([None] + [str(f) for f in self._flows], pa.large_string())
         samples = pd.DataFrame({
             "node_id": c["node_id"][s], "seq": c["seq"][s],
             "enq_ns": egress - c["queue_time_ns"][s], "egress_ns": egress,
@@ -77,10 +76,15 @@ class CapturedReports:
             "deq_qbytes": c["deq_qbytes"][s], "queue_time_ns": c["queue_time_ns"][s],
             "hop_latency_ns": c["hop_latency_ns"][s], "events": c["events"][s],
             "burst_id": c["burst_id"][s], "frame_bytes": c["frame_bytes"][s],
-            "flow": pd.array(names.take(self._flow_code[s] + 1), dtype="str"),
             "held_pkts": c["deq_qdepth"][s] + 1,
-            "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]}, columns=SAMPLE_COLUMNS,
-            copy=False)
+            "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]},
+            columns=[n for n in SAMPLE_COLUMNS if n != "flow"], copy=False)
+        if flows:
+            # each report's flow as text, taken from the distinct ones in
+            # Arrow (not a Python string per report)
+            names = pa.array([None] + [str(f) for f in self._flows], pa.large_string())
+            samples.insert(SAMPLE_COLUMNS.index("flow"), "flow",
+                           pd.array(names.take(self._flow_code[s] + 1), dtype="str"))
         i = (c["events"] & EVENT_INTERVAL) != 0
         intervals = pd.DataFrame({
             "node_id": c["node_id"][i], "port": c["egress_port"][i], "interval": c["interval"][i],

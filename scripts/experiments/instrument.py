@@ -26,7 +26,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 
 @dataclass
@@ -48,6 +50,9 @@ class Seen:
         return self.bursts[self.bursts["egress_port"] == egress]
 
 
+_KINDS = pa.array(["burst_pkt", "interval_max"], pa.large_string())
+"""instrument_series' kinds of row: a report of a burst packet, an interval's maximum."""
+
 SERIES_COLUMNS = ["case_id", "t_ns", "egress_port", "queue", "kind", "depth_bytes",
                   "depth_frames", "ingress_port", "hop_latency_ns"]
 
@@ -57,30 +62,47 @@ def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "b
     (collect_capture); read through their tables. `unit`: what the
     instrument measured depth in (bytes or frames); its burst peaks are in
     that unit."""
-    tabs = col.tables()
+    from p4scope.control.apps.capture import CapturedReports
+
+    tabs = col.tables(flows=False) if isinstance(col, CapturedReports) else col.tables()
     s, iv, b = tabs["queue_samples"], tabs["intervals"], tabs["bursts"]
-    span_ns = (1 << interval_log2_us) * 1000
-    parts = [pd.DataFrame({"case_id": case_id, "t_ns": s["egress_ns"].astype("int64"),
-                           "egress_port": s["egress_port"], "queue": s["queue_id"],
-                           "kind": "burst_pkt", "depth_bytes": s["held_bytes"],
-                           "depth_frames": s["held_pkts"], "ingress_port": s["ingress_port"],
-                           "hop_latency_ns": s["hop_latency_ns"]},
-                          columns=SERIES_COLUMNS),
-             pd.DataFrame({"case_id": case_id, "t_ns": iv["interval"].astype("int64") * span_ns,
-                           "egress_port": iv["port"], "queue": 0, "kind": "interval_max",
-                           "depth_bytes": iv["max_bytes"], "depth_frames": iv["max_pkts"],
-                           "ingress_port": -1, "hop_latency_ns": -1}, columns=SERIES_COLUMNS)]
-    parts = [p for p in parts if not p.empty]
-    series = (pd.concat(parts, ignore_index=True) if parts
-              else pd.DataFrame([], columns=SERIES_COLUMNS))
-    if not series.empty:
-        series = series.sort_values(["egress_port", "t_ns"], kind="stable").reset_index(drop=True)
     bursts = pd.DataFrame([{
         "case_id": case_id, "source": "instrument", "egress_port": r.port, "queue": 0,
         "burst_id": r.burst_id, "start_ns": _f(r.start_ns), "end_ns": _f(r.end_ns),
         "peak": r.peak_bytes if unit == "bytes" else r.peak_pkts, "unit": unit,
         "peak_ns": math.nan, "frames": r.packets} for r in b.itertuples()])
-    return Seen(series, bursts, int(sum(col.lost.values())), len(col.errors))
+    return Seen(_series(case_id, s, iv, (1 << interval_log2_us) * 1000), bursts,
+                int(sum(col.lost.values())), len(col.errors))
+
+
+def _series(case_id: str, samples: pd.DataFrame, intervals: pd.DataFrame,
+            span_ns: int) -> pd.DataFrame:
+    """instrument_series of one case: a row per burst packet sample and per
+    interval maximum (placed at the interval's start), by egress port and
+    time (samples first where they tie)."""
+    if samples.empty and intervals.empty:
+        return pd.DataFrame([], columns=SERIES_COLUMNS)
+    n = len(samples)
+    ni = len(intervals)
+
+    def col(sample_col: str, interval_values: Any) -> np.ndarray:
+        a = samples[sample_col].to_numpy(np.int64) if n else np.zeros(0, np.int64)
+        b = np.broadcast_to(np.asarray(interval_values, dtype=np.int64), (ni,))
+        return np.concatenate([a, b])
+
+    t = col("egress_ns", intervals["interval"].to_numpy(np.int64) * span_ns if ni else 0)
+    port = col("egress_port", intervals["port"].to_numpy(np.int64) if ni else 0)
+    order = np.lexsort((t, port))  # stable: samples before intervals at equal keys
+    kind = _KINDS.take(pa.array((order >= n).astype(np.int8)))  # no Python string per row
+    cols = {"case_id": case_id, "t_ns": t[order], "egress_port": port[order],
+            "queue": col("queue_id", 0)[order], "kind": pd.array(kind, dtype="str"),
+            "depth_bytes": col("held_bytes",
+                               intervals["max_bytes"].to_numpy(np.int64) if ni else 0)[order],
+            "depth_frames": col("held_pkts",
+                                intervals["max_pkts"].to_numpy(np.int64) if ni else 0)[order],
+            "ingress_port": col("ingress_port", -1)[order],
+            "hop_latency_ns": col("hop_latency_ns", -1)[order]}
+    return pd.DataFrame(cols, columns=SERIES_COLUMNS)
 
 
 def from_registers(case_id: str, vs: Any, egress: int, unit: str) -> Seen:
