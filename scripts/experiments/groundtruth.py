@@ -79,12 +79,15 @@ def analyse(case_id: str, trace: pd.DataFrame, burst_on: float, burst_off: float
     `burst_on`/`burst_off` are in `unit` (bytes or frames); the time-weighted
     mean occupancy is taken over the trace's span and over `window`."""
     occ_parts, ing_parts, peaks, bursts = [], [], [], []
-    for (port, q), g in trace.groupby(["port", "queue"], sort=True):
-        t_all = g["time_ns"].to_numpy(np.int64).astype(float)
-        pk_b, pk_t = fg.peak(t_all, g["q_bytes"].to_numpy(np.int64))
-        pk_f, pk_ft = fg.peak(t_all, g["q_pkts"].to_numpy(np.int64))
-        t, b, f = _last_per_time(g["time_ns"].to_numpy(np.int64),
-                                 g["q_bytes"].to_numpy(np.int64), g["q_pkts"].to_numpy(np.int64))
+    col = {c: trace[c].to_numpy(np.int64) for c in ("time_ns", "q_bytes", "q_pkts", "ingress",
+                                                     "in_bytes")}
+    # each queue's records in event order (groupby's), as numpy columns
+    for (port, q), rows in sorted(trace.groupby(["port", "queue"]).indices.items()):
+        time_ns, q_bytes, q_pkts = col["time_ns"][rows], col["q_bytes"][rows], col["q_pkts"][rows]
+        t_all = time_ns.astype(float)
+        pk_b, pk_t = fg.peak(t_all, q_bytes)
+        pk_f, pk_ft = fg.peak(t_all, q_pkts)
+        t, b, f = _last_per_time(time_ns, q_bytes, q_pkts)
         tf = t.astype(float)
         peaks.append({"egress_port": int(port), "queue": int(q), "peak_bytes": pk_b,
                       "peak_ns": pk_t, "peak_frames": pk_f, "peak_frames_ns": pk_ft,
@@ -103,14 +106,20 @@ def analyse(case_id: str, trace: pd.DataFrame, burst_on: float, burst_off: float
                                        "occupancy_bytes": rb.astype(np.int64),
                                        "occupancy_frames": rf.astype(np.int64)}))
         if pk_b > 0 and (pk_b if unit == "bytes" else pk_f) >= burst_on:
-            for ing, gi in g.groupby("ingress", sort=True):
-                ti, bi = _last_per_time(gi["time_ns"].to_numpy(np.int64),
-                                        gi["in_bytes"].to_numpy(np.int64))
+            for ing, sub in _by_value(col["ingress"][rows]):
+                ti, bi = _last_per_time(time_ns[sub], col["in_bytes"][rows][sub])
                 ti, bi = fg.reduce_series(ti.astype(float), bi.astype(float), max_points // 4)
                 ing_parts.append(pd.DataFrame({"case_id": case_id, "t_ns": ti.astype(np.int64),
                                                "egress_port": int(port), "ingress_port": int(ing),
                                                "occupancy_bytes": bi.astype(np.int64)}))
     return Truth(_cat(occ_parts), _cat(ing_parts), pd.DataFrame(peaks), pd.DataFrame(bursts))
+
+
+def _by_value(v: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Per distinct value of v, ascending: the positions holding it, in order."""
+    order = np.argsort(v, kind="stable")
+    cuts = np.flatnonzero(v[order][1:] != v[order][:-1]) + 1
+    return [(int(v[seg[0]]), seg) for seg in np.split(order, cuts)] if v.size else []
 
 
 def _cat(parts: list[pd.DataFrame]) -> pd.DataFrame:
