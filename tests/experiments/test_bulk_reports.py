@@ -147,6 +147,10 @@ def test_captured_reports_give_the_collectors_tables(capture, as_block):
     assert len(s) > 1000 and s["flow"].isna().sum() == 1
     assert s["flow"].str.endswith("None, None)").sum() == 2
     assert len(got["intervals"]) > 10
+    lean = cap.tables(flows=False)
+    pd.testing.assert_frame_equal(lean["queue_samples"], s.drop(columns="flow"), check_exact=True)
+    for name in set(want) - {"queue_samples"}:
+        pd.testing.assert_frame_equal(lean[name], want[name], check_exact=True, obj=name)
 
 
 def test_an_empty_or_all_malformed_capture(capture):

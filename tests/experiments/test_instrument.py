@@ -73,3 +73,47 @@ def test_error_row_matches_first_burst():
     assert row["peak_error_rel"] == pytest.approx(-0.01)
     assert row["start_error_ns"] == 20.0 and math.isnan(row["end_error_ns"])
     assert row["bursts_matched"] == 1
+
+
+class _Reports:
+    """A collector's tables (what from_collector reads), without a switch."""
+
+    def __init__(self, samples, intervals):
+        import pandas as pd
+
+        self.lost, self.errors = {1: 2}, ["bad"]
+        self._t = {"queue_samples": pd.DataFrame(samples), "intervals": pd.DataFrame(intervals),
+                   "bursts": pd.DataFrame([], columns=["port", "burst_id", "start_ns", "end_ns",
+                                                       "peak_bytes", "peak_pkts", "packets"])}
+
+    def tables(self):
+        return self._t
+
+
+def test_series_by_port_and_time_samples_before_intervals_that_tie():
+    samples = {"egress_ns": [5_000, 1_000, 2_000, 3_000], "egress_port": [2, 1, 1, 1],
+               "queue_id": [0, 0, 1, 0], "held_bytes": [50, 10, 20, 30], "held_pkts": [5, 1, 2, 3],
+               "ingress_port": [7, 8, 9, 8], "hop_latency_ns": [100, 200, 300, 400]}
+    intervals = {"interval": [2, 0, 1], "port": [1, 1, 2], "max_bytes": [21, 11, 99],
+                 "max_pkts": [2, 1, 9]}
+    seen = instrument.from_collector("c/1", _Reports(samples, intervals), 0)
+    s = seen.series
+    assert list(s.columns) == instrument.SERIES_COLUMNS and list(s.index) == list(range(7))
+    assert s.to_dict("list") == {
+        "case_id": ["c/1"] * 7,
+        "t_ns": [0, 1_000, 2_000, 2_000, 3_000, 1_000, 5_000],
+        "egress_port": [1, 1, 1, 1, 1, 2, 2],
+        "queue": [0, 0, 1, 0, 0, 0, 0],
+        "kind": ["interval_max", "burst_pkt", "burst_pkt", "interval_max", "burst_pkt",
+                 "interval_max", "burst_pkt"],
+        "depth_bytes": [11, 10, 20, 21, 30, 99, 50],
+        "depth_frames": [1, 1, 2, 2, 3, 9, 5],
+        "ingress_port": [-1, 8, 9, -1, 8, -1, 7],
+        "hop_latency_ns": [-1, 200, 300, -1, 400, -1, 100]}
+    assert all(str(t) == "int64" for t in s.dtypes.iloc[1:].drop("kind"))
+    assert (seen.lost_reports, seen.errors) == (2, 1) and seen.bursts.empty
+    only_intervals = instrument.from_collector("c/1", _Reports({k: [] for k in samples}, intervals), 0)
+    assert list(only_intervals.series["kind"]) == ["interval_max"] * 3
+    nothing = instrument.from_collector("c/1", _Reports({k: [] for k in samples},
+                                                        {k: [] for k in intervals}), 0)
+    assert nothing.series.empty and list(nothing.series.columns) == instrument.SERIES_COLUMNS
