@@ -82,24 +82,25 @@ def _series(case_id: str, samples: pd.DataFrame, intervals: pd.DataFrame,
     time (samples first where they tie)."""
     if samples.empty and intervals.empty:
         return pd.DataFrame([], columns=SERIES_COLUMNS)
-    n = len(samples)
-    ni = len(intervals)
+    n, ni = len(samples), len(intervals)
 
     def col(sample_col: str, interval_values: Any) -> np.ndarray:
-        a = samples[sample_col].to_numpy(np.int64) if n else np.zeros(0, np.int64)
-        b = np.broadcast_to(np.asarray(interval_values, dtype=np.int64), (ni,))
-        return np.concatenate([a, b])
+        """A column of the samples followed by the intervals' values (an
+        array, or one value for all)."""
+        return np.concatenate([samples[sample_col].to_numpy(np.int64),
+                               np.broadcast_to(np.asarray(interval_values, np.int64), (ni,))])
 
-    t = col("egress_ns", intervals["interval"].to_numpy(np.int64) * span_ns if ni else 0)
-    port = col("egress_port", intervals["port"].to_numpy(np.int64) if ni else 0)
+    def of_intervals(name: str) -> np.ndarray:
+        return intervals[name].to_numpy(np.int64)
+
+    t = col("egress_ns", of_intervals("interval") * span_ns)
+    port = col("egress_port", of_intervals("port"))
     order = np.lexsort((t, port))  # stable: samples before intervals at equal keys
     kind = _KINDS.take(pa.array((order >= n).astype(np.int8)))  # no Python string per row
     cols = {"case_id": case_id, "t_ns": t[order], "egress_port": port[order],
             "queue": col("queue_id", 0)[order], "kind": pd.array(kind, dtype="str"),
-            "depth_bytes": col("held_bytes",
-                               intervals["max_bytes"].to_numpy(np.int64) if ni else 0)[order],
-            "depth_frames": col("held_pkts",
-                                intervals["max_pkts"].to_numpy(np.int64) if ni else 0)[order],
+            "depth_bytes": col("held_bytes", of_intervals("max_bytes"))[order],
+            "depth_frames": col("held_pkts", of_intervals("max_pkts"))[order],
             "ingress_port": col("ingress_port", -1)[order],
             "hop_latency_ns": col("hop_latency_ns", -1)[order]}
     return pd.DataFrame(cols, columns=SERIES_COLUMNS)
