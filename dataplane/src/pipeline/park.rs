@@ -15,7 +15,10 @@
 //! each non-zero field and the high 64 bits of each wide one, in field
 //! order. Then the validity bits (a byte per header); a byte saying
 //! whether varbit lengths and stack indexes follow (all zero otherwise);
-//! the wide fields' bytes. The bitmaps make parking a pass of compares and
+//! the wide fields' bytes from their first non-zero one (a u32 count, then
+//! the bytes: values are right-aligned, and a varbit field's buffer is as
+//! long as its largest value, the reference DUT's INT stack's 1008 bytes,
+//! nearly always empty). The bitmaps make parking a pass of compares and
 //! a copy per non-zero field (no index per field). The frame comes first
 //! so that unparking reads the PHV and keeps the buffer, cut to the
 //! frame, as the packet's bytes: a parked frame is copied once, not twice.
@@ -52,7 +55,7 @@ impl Phv {
         let any_count = counts.clone().any(|c| *c != 0);
         let wide: usize = self.wide.iter().map(Vec::len).sum();
         let most = self.vals.len().div_ceil(64) * 16 + self.vals.len() * 16 + self.valid.len() + 1
-            + if any_count { 4 * counts.clone().count() } else { 0 } + wide;
+            + if any_count { 4 * counts.clone().count() } else { 0 } + 4 * self.wide.len() + wide;
         if out.len() < most {
             out.resize(most, 0);
         }
@@ -94,8 +97,10 @@ impl Phv {
             }
         }
         for w in &self.wide {
-            out[at..at + w.len()].copy_from_slice(w);
-            at += w.len();
+            let kept = &w[leading_zeros(w)..];
+            out[at..at + 4].copy_from_slice(&(kept.len() as u32).to_le_bytes());
+            out[at + 4..at + 4 + kept.len()].copy_from_slice(kept);
+            at += 4 + kept.len();
         }
         at
     }
@@ -132,11 +137,22 @@ impl Phv {
             counts.for_each(|c| *c = 0);
         }
         for w in &mut self.wide {
-            let n = w.len();
-            w.copy_from_slice(&b[at..at + n]);
-            at += n;
+            let n = u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
+            let zeros = w.len() - n;
+            w[..zeros].fill(0);
+            w[zeros..].copy_from_slice(&b[at + 4..at + 4 + n]);
+            at += 4 + n;
         }
     }
+}
+
+/// The number of zero bytes `w` starts with (64 at a time, as eight
+/// words: a wide field is mostly zeros).
+fn leading_zeros(w: &[u8]) -> usize {
+    let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+    let blocks = w.chunks_exact(64).take_while(|c| c.chunks_exact(8).fold(0, |a, b| a | word(b)) == 0).count();
+    let at = blocks * 64;
+    at + w[at..].iter().take_while(|b| **b == 0).count()
 }
 
 /// A parked packet's bytes: the frame, then the compact PHV from `phv_at`.
@@ -250,7 +266,13 @@ mod tests {
         }
         assert!(nf > 4);
         pkt.phv.valid.iter_mut().enumerate().for_each(|(i, v)| *v = i % 2 == 0);
-        pkt.phv.wide.iter_mut().for_each(|w| w.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8 ^ 0x5a));
+        // wide values right-aligned after leading zeros (a short varbit
+        // value, a 200-bit field's small one), and a full one
+        for (k, w) in pkt.phv.wide.iter_mut().enumerate() {
+            let zeros = [w.len() / 2, 0][k % 2];
+            w.iter_mut().enumerate().for_each(|(i, b)| *b = if i < zeros { 0 } else { i as u8 | 1 });
+        }
+        assert!(pkt.phv.wide.len() >= 2);
         pkt.phv.vl_bits.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32 * 8);
         pkt.phv.stack_next.iter_mut().for_each(|v| *v = 1);
         let before = pkt.clone();
@@ -262,6 +284,7 @@ mod tests {
         let mut other = Packet::new(&p);
         other.phv.vals.iter_mut().for_each(|v| *v = u128::MAX);
         other.phv.vl_bits.iter_mut().for_each(|v| *v = 99);
+        other.phv.wide.iter_mut().for_each(|w| w.fill(0xff));
         drop((phv, data));
         pkt.unpark(other.phv);
         assert!(!pkt.is_parked());
@@ -301,10 +324,9 @@ mod tests {
         let size = pkt.parked.as_ref().unwrap().bytes.len();
         let at = pkt.parked.as_ref().unwrap().bytes.as_ptr();
         // no field is set: the bytes, two empty bitmaps per 64 fields, the
-        // validity bytes, the flag, the wide fields
-        let wide: usize = before.phv.wide.iter().map(Vec::len).sum();
+        // validity bytes, the flag, each wide field's count (of no bytes)
         let blocks = before.phv.vals.len().div_ceil(64);
-        assert_eq!(size, 64 + 16 * blocks + p.headers.len() + 1 + wide);
+        assert_eq!(size, 64 + 16 * blocks + p.headers.len() + 1 + 4 * before.phv.wide.len());
         pkt.unpark(phv);
         assert_same(&pkt, &before);
         assert!(pkt.data.as_ptr() == at && pkt.data.capacity() == size, "the parked buffer, not a copy");
