@@ -32,16 +32,16 @@ _SIGINT_BEFORE = (signal.signal(signal.SIGINT, _interrupted_while_starting)
 # 0.9-1.0 s -> 0.55 s).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+# ... so pyarrow's jemalloc, unused, need not start its background thread
+# either: the forkserver that forks a run's processes (experiments/processes.py)
+# then imports pyarrow without a thread of its own to leave behind at a fork.
+os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 # numpy asks for transparent huge pages for each array of 4 MiB or more;
 # where the kernel compacts memory to find them (THP defrag "madvise", the
 # default), a first touch can wait for that: the main job's system time
 # 3.8-4.8 s -> 2.9-3.1 s without, and the run's 330 MB concatenation of
 # the instrument's series 0.5-1.0 s -> 0.2 s.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-# ... so pyarrow's jemalloc, unused, need not start its background thread
-# either: the forkserver that forks a run's processes (experiments/processes.py)
-# then imports pyarrow without a thread of its own to leave behind at a fork.
-os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 
 
 def _main_job_processes_early() -> None:
