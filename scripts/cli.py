@@ -160,10 +160,7 @@ def main_job() -> None:
     time, both traffic-manager profiles) and say where the report is."""
     from .commands.compile import compile_all
     from .experiments.cli import main_run
-    from .experiments.processes import start_server
 
-    if (os.cpu_count() or 1) > 1:  # the run's worker and drawing processes come from it
-        start_server()
     code = compile_all(Path("p4src"), Path("build"))
     if code != 0:
         raise typer.Exit(code)

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..report_columns import FrameBlock, ReportColumns, parse_report_frames
 from ..reports import EVENT_BURST_END, EVENT_BURST_PKT, EVENT_BURST_START, EVENT_INTERVAL
-from .collector import SAMPLE_COLUMNS, BurstEvent, IntervalMax, TapSample, make_tables
+from .collector import (SAMPLE_COLUMNS, SAMPLE_COLUMNS_NO_FLOW, BurstEvent, IntervalMax, TapSample,
+                        make_tables)
 
 _SEQ_MASK = 0x3FFFFF
 _SEQ_AHEAD = 0x200000
@@ -78,7 +79,7 @@ class CapturedReports:
             "burst_id": c["burst_id"][s], "frame_bytes": c["frame_bytes"][s],
             "held_pkts": c["deq_qdepth"][s] + 1,
             "held_bytes": c["deq_qbytes"][s] + c["frame_bytes"][s]},
-            columns=[n for n in SAMPLE_COLUMNS if n != "flow"], copy=False)
+            columns=SAMPLE_COLUMNS_NO_FLOW, copy=False)
         if flows:
             # each report's flow as text, taken from the distinct ones in
             # Arrow (not a Python string per report)

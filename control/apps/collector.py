@@ -460,8 +460,9 @@ class Collector:
         """(time, bytes held by the DUT behind the tap) from tap samples."""
         return [(t.time_ns, t.occupancy_bytes) for t in sorted(self.tap, key=lambda t: t.time_ns)]
 
-    def tables(self) -> dict[str, Any]:
-        """The time series as pandas DataFrames (pandas must be installed)."""
+    def tables(self, flows: bool = True) -> dict[str, Any]:
+        """The time series as pandas DataFrames (pandas must be installed);
+        `flows` False leaves queue_samples' flow column out."""
         import pandas as pd
 
         with self._lock:
@@ -469,7 +470,8 @@ class Collector:
             tap, counters, digests = list(self.tap), list(self.counters), list(self.digests)
         return make_tables(
             pd.DataFrame([{**_row(s), "held_pkts": s.held_pkts, "held_bytes": s.held_bytes}
-                          for s in samples], columns=SAMPLE_COLUMNS),
+                          for s in samples],
+                         columns=SAMPLE_COLUMNS if flows else SAMPLE_COLUMNS_NO_FLOW),
             self.bursts(), pd.DataFrame([_row(i) for i in intervals], columns=_names(IntervalMax)),
             tap, counters, digests)
 
@@ -481,6 +483,7 @@ class Collector:
 
 
 SAMPLE_COLUMNS = [f.name for f in fields(QueueSample)] + ["held_pkts", "held_bytes"]
+SAMPLE_COLUMNS_NO_FLOW = [n for n in SAMPLE_COLUMNS if n != "flow"]
 INT_MD_HOP_COLUMNS = ["path", "hop", "sink_node", "seq", "flow", "sink_hop"] + HOP_FIELDS
 
 

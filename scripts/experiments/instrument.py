@@ -62,9 +62,7 @@ def from_collector(case_id: str, col: Any, interval_log2_us: int, unit: str = "b
     (collect_capture); read through their tables. `unit`: what the
     instrument measured depth in (bytes or frames); its burst peaks are in
     that unit."""
-    from p4scope.control.apps.capture import CapturedReports
-
-    tabs = col.tables(flows=False) if isinstance(col, CapturedReports) else col.tables()
+    tabs = col.tables(flows=False)  # the series does not read the flows
     s, iv, b = tabs["queue_samples"], tabs["intervals"], tabs["bursts"]
     bursts = pd.DataFrame([{
         "case_id": case_id, "source": "instrument", "egress_port": r.port, "queue": 0,

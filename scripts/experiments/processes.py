@@ -32,8 +32,8 @@ def context() -> BaseContext:
 
 def start_server() -> None:
     """Starts context()'s forkserver now, so it imports PRELOAD while this
-    process goes on (compiles the P4 programs) rather than when the first
-    process is asked of it: 0.7 s of the main job's start on a fresh clone."""
+    process goes on (the main job: imports its commands, compiles the P4
+    programs) rather than when the first process is asked of it."""
     from multiprocessing import forkserver
 
     context()

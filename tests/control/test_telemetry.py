@@ -250,6 +250,8 @@ def test_collector_tables(switch, dut, tel):
     assert list(t["queue_samples"]["held_pkts"]) == [5, 4, 3, 2]
     assert t["counters"]["packets"].tolist() == [5]
     assert t["bursts"]["packets"].tolist() == [3]
+    lean = col.tables(flows=False)["queue_samples"]
+    pd.testing.assert_frame_equal(lean, t["queue_samples"].drop(columns="flow"))
 
 
 # ----- the in-path tap ---------------------------------------------------------------

@@ -86,7 +86,7 @@ class _Reports:
                    "bursts": pd.DataFrame([], columns=["port", "burst_id", "start_ns", "end_ns",
                                                        "peak_bytes", "peak_pkts", "packets"])}
 
-    def tables(self):
+    def tables(self, flows=True):
         return self._t
 
 
