@@ -143,7 +143,8 @@ def run(files: list[Path], include_dirs: list[str], repeat: int) -> int:
 def compile_bench(
     files: List[Path] = typer.Argument(None, help="P4 programs (default: every p4src/*.p4)."),
     include: List[Path] = typer.Option([], "-I", help="Add a directory to the include path."),
-    repeat: int = typer.Option(3, "--repeat", "-r", help="Runs per program; the best is shown."),
+    repeat: int = typer.Option(3, "--repeat", "-r", min=1, max=100,
+                               help="Runs per program; the best is shown."),
 ) -> None:
     """Time compiling each program, with preprocess/parse/frontend/backend stages."""
     raise typer.Exit(run(list(files or []), [str(i) for i in include], repeat))

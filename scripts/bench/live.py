@@ -102,7 +102,7 @@ def _one(mode: str, root: Path) -> tuple[float, float, Optional[float], int]:
     return wall, cpu, rate, int(stats.get("updates", 0))
 
 
-def bench_live(repeats: int = typer.Option(2, help="Runs of each kind, in turns."),
+def bench_live(repeats: int = typer.Option(2, min=1, max=50, help="Runs of each kind, in turns."),
                browser: bool = typer.Option(True, help="Also runs with the page open in "
                                                        "headless Chromium."),
                only: str = typer.Option("", help="Only these kinds, comma-separated: off, "

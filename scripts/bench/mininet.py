@@ -1,9 +1,13 @@
 """Benchmark: TCP throughput through one switch in Mininet (root).
 
     .venv/bin/p4scope bench mininet-tcp [--kinds p4scope,bmv2,bridge] [--programs wire,dut]
-                                        [--seconds 5] [--parallel 1] [--rt-priority N]
+                                        [--seconds 5] [--parallel 1] [--repeats 3]
+                                        [--rt-priority N]
 
-Two hosts, one switch, iperf3 from h1 to h2. Programs: `wire`
+Two hosts, one switch, iperf3 from h1 to h2, each measurement `--repeats`
+times, interleaved (every switch once, then again), so that a neighbour's
+load falls on all of them alike; then each one's median, and its ratio to
+the bridge's median when the bridge was measured. Programs: `wire`
 (topologies/p4/wire.p4: port 1 <-> port 2, no tables) and `dut` (the
 reference DUT, p4src/dut.p4, configured by the controller from the
 topology: flooding, learning by the controller, the instrument's counters
@@ -18,6 +22,7 @@ real-time loop's SCHED_FIFO priority; 0: normal scheduling).
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +41,7 @@ from p4scope.topologies.spec import rename_switches, with_switch_defaults
 
 WIRE = Path(topologies.__file__).parent / "p4" / "wire.p4"
 PROGRAMS = ("wire", "dut")
+KINDS = ("p4scope", "bmv2", "bridge")
 
 
 def _compile(out_dir: Path) -> str:
@@ -75,12 +81,29 @@ def _dut(kind: str, dut, seconds: float, parallel: int, run_dir: Path) -> dict:
         return _iperf(h1, h2, seconds, parallel)
 
 
+def _measure(kind: str, prog: str, wire: Optional[str], dut, seconds: float, parallel: int,
+             run_dir: Path) -> dict:
+    if prog == "dut":
+        return _dut(kind, dut, seconds, parallel, run_dir)
+    return _wire(kind, wire or "", seconds, parallel, run_dir)
+
+
+def _medians(runs: dict[tuple[str, str], list[float]]) -> list[tuple[str, str, float, Optional[float]]]:
+    """(kind, program, median Mbit/s, ratio to the bridge's median or None)
+    per measurement, in the order measured."""
+    med = {k: statistics.median(v) for k, v in runs.items() if v}
+    bridge = med.get(("bridge", "-"))
+    return [(kind, prog, m, m / bridge if bridge else None) for (kind, prog), m in med.items()]
+
+
 def bench_mininet_tcp(
     kinds: str = typer.Option("p4scope,bmv2,bridge", help="Switch kinds to measure, in order."),
     programs: str = typer.Option("wire,dut", help="P4 programs: wire (no tables) and/or dut "
                                                   "(the reference DUT with its controller)."),
-    seconds: float = typer.Option(5.0, help="Seconds of iperf3 per measurement."),
-    parallel: int = typer.Option(1, help="Parallel TCP flows."),
+    seconds: float = typer.Option(5.0, min=0.5, help="Seconds of iperf3 per measurement."),
+    parallel: int = typer.Option(1, min=1, max=128, help="Parallel TCP flows."),
+    repeats: int = typer.Option(3, min=1, max=50, help="Runs of each measurement, interleaved; "
+                                                       "the summary gives their medians."),
     rt_priority: Optional[int] = typer.Option(
         None, min=0, max=99, help="SCHED_FIFO priority of the p4scope switches' real-time loop "
                                   "(0: normal scheduling; default: the switch's own, 1)."),
@@ -96,28 +119,36 @@ def bench_mininet_tcp(
     if bad or not progs:
         typer.echo(f"--programs: give {' and/or '.join(PROGRAMS)}", err=True)
         raise typer.Exit(2)
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
+    bad = [k for k in kind_list if k not in KINDS]
+    if bad or not kind_list:
+        typer.echo(f"--kinds: give one or more of {', '.join(KINDS)}", err=True)
+        raise typer.Exit(2)
     if rt_priority is not None:  # the switch daemons inherit it
         os.environ[RT_PRIORITY_ENV] = str(rt_priority)
-    typer.echo(f"iperf3 h1 -> h2 through one switch, {seconds:g} s, {parallel} flow(s); "
-               f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; p4scope loop priority "
-               f"{rt_priority_now()}")
-    typer.echo(f"{'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12}")
+    typer.echo(f"iperf3 h1 -> h2 through one switch, {seconds:g} s, {parallel} flow(s), "
+               f"{repeats} run(s) each, interleaved; {os.cpu_count()} CPUs, load "
+               f"{os.getloadavg()[0]:.2f}; p4scope loop priority {rt_priority_now()}")
+    plan = [(kind, prog) for kind in kind_list for prog in (["-"] if kind == "bridge" else progs)]
+    for kind, prog in plan:
+        if kind == "bmv2" and bmv2_missing():
+            typer.echo(f"{kind:<10} {prog:<8} skipped: simple_switch_grpc is not installed")
+    plan = [(kind, prog) for kind, prog in plan if not (kind == "bmv2" and bmv2_missing())]
+    runs: dict[tuple[str, str], list[float]] = {m: [] for m in plan}
+    typer.echo(f"{'run':<4} {'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12}")
     with tempfile.TemporaryDirectory(prefix="p4scope-bench-") as tmp:
         wire = _compile(Path(tmp)) if "wire" in progs else None
         dut = build_dut(Path(tmp) / "dut") if "dut" in progs else None
-        for kind in kinds.split(","):
-            for prog in (["-"] if kind == "bridge" else progs):
-                if kind == "bmv2" and bmv2_missing():
-                    typer.echo(f"{kind:<10} {prog:<8} {'-':>10} {'-':>12}  (skipped: "
-                               "simple_switch_grpc is not installed)")
-                    continue
-                d = Path(tmp) / f"{kind}-{prog}"
-                if prog == "dut":
-                    s = _dut(kind, dut, seconds, parallel, d)
-                else:
-                    s = _wire(kind, wire or "", seconds, parallel, d)
+        for r in range(1, repeats + 1):
+            for kind, prog in plan:
+                s = _measure(kind, prog, wire, dut, seconds, parallel, Path(tmp) / f"{kind}-{prog}-{r}")
                 mbps = (s["receiver_bps"] or 0) / 1e6
-                typer.echo(f"{kind:<10} {prog:<8} {mbps:>10.1f} {s['retransmits'] or 0:>12}")
+                runs[(kind, prog)].append(mbps)
+                typer.echo(f"{r:<4} {kind:<10} {prog:<8} {mbps:>10.1f} {s['retransmits'] or 0:>12}")
+    typer.echo(f"medians of {repeats} run(s):")
+    typer.echo(f"{'switch':<10} {'program':<8} {'Mbit/s':>10} {'of bridge':>10}")
+    for kind, prog, m, ratio in _medians(runs):
+        typer.echo(f"{kind:<10} {prog:<8} {m:>10.1f} {'-' if ratio is None else f'{ratio:.2f}':>10}")
 
 
 def main() -> None:

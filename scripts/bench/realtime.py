@@ -52,6 +52,13 @@ def _loop_cpu_ns() -> int:
     return total
 
 
+def _positive_number(text: str) -> bool:
+    try:
+        return 0 < float(text) < float("inf")
+    except ValueError:
+        return False
+
+
 def _child(netns: str, mode: str, size: int, seconds: float, rate: str) -> dict:
     """One run, inside the namespace: engine, loop, traffic, figures."""
     import p4scope_dataplane as dp
@@ -95,12 +102,15 @@ def _child(netns: str, mode: str, size: int, seconds: float, rate: str) -> dict:
 
 
 def bench_realtime(
-    seconds: float = typer.Option(3.0, help="Seconds per run."),
-    size: int = typer.Option(64, help="Frame size (with FCS)."),
+    seconds: float = typer.Option(3.0, min=0.1, max=3600, help="Seconds per run."),
+    size: int = typer.Option(64, min=64, max=1518, help="Frame size (with FCS)."),
     rate: str = typer.Option("max", help='"max" or frames per second.'),
-    repeats: int = typer.Option(3, help="Runs per mode (modes interleaved)."),
+    repeats: int = typer.Option(3, min=1, max=50, help="Runs per mode (modes interleaved)."),
 ) -> None:
     """The real-time loop's rate and CPU per packet, traces off and on (root)."""
+    if rate != "max" and not _positive_number(rate):
+        raise typer.BadParameter(f"{rate!r}: give max or a number of frames per second above 0",
+                                 param_hint="--rate")
     if os.geteuid() != 0:
         typer.echo("bench realtime needs root (a network namespace and raw sockets)", err=True)
         raise typer.Exit(2)

@@ -33,17 +33,30 @@ def _row(label: str, size: int, sent: dict, recv: dict | None) -> str:
             f"{100 * r.loss_ratio:>8.2f}% {drops:>9}")
 
 
+def _sizes(text: str) -> List[int]:
+    """--sizes as integers (the lab's veths carry packets of up to 9500 bytes)."""
+    try:
+        out = [int(s) for s in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or any(not 64 <= s <= 9518 for s in out):
+        raise typer.BadParameter(f"{text!r}: give frame sizes of 64..9518 bytes, comma-separated",
+                                 param_hint="--sizes")
+    return out
+
+
 def bench_trafgen(
-    seconds: float = typer.Option(3.0, help="Seconds per measurement."),
-    sizes: str = typer.Option("64,512,1518", help="Frame sizes (with FCS), comma-separated."),
-    batch: int = typer.Option(64, help="Frames per sendmmsg call."),
+    seconds: float = typer.Option(3.0, min=0.1, max=3600, help="Seconds per measurement."),
+    sizes: str = typer.Option("64,512,1518", help="Frame sizes (with FCS), comma-separated, "
+                                                  "64..9518."),
+    batch: int = typer.Option(64, min=1, max=1024, help="Frames per sendmmsg call."),
     qdisc_bypass: bool = typer.Option(False, help="Send with PACKET_QDISC_BYPASS."),
 ) -> None:
     """Packets/s of the traffic generator across a veth pair (root)."""
     if os.geteuid() != 0:
         typer.echo("bench trafgen needs root (a network namespace and raw sockets)", err=True)
         raise typer.Exit(2)
-    size_list: List[int] = [int(s) for s in sizes.split(",")]
+    size_list = _sizes(sizes)
     typer.echo(f"p4scope-trafgen across a veth pair: {seconds:g} s each, batch {batch}"
                f"{', qdisc bypass' if qdisc_bypass else ''}; {os.cpu_count()} CPUs, "
                f"load {os.getloadavg()[0]:.2f}")

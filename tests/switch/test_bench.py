@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from p4scope.bench.p4runtime import (print_load, print_results, run_bench, run_direct,
@@ -68,3 +69,25 @@ def test_the_engine_benchmark_prints_the_median_of_its_runs_and_checks_repeats()
     bad = subprocess.run([sys.executable, "-m", "p4scope.bench.engine", "--repeats", "0"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--repeats" in bad.stderr and not bad.stdout
+
+
+@pytest.mark.parametrize("args, option", [
+    (["compile", "--repeat", "0"], "--repeat"),
+    (["live", "--repeats", "0"], "--repeats"),
+    (["realtime", "--seconds", "-1"], "--seconds"),
+    (["realtime", "--size", "10"], "--size"),
+    (["realtime", "--rate", "abc"], "--rate"),
+    (["realtime", "--rate", "-5"], "--rate"),
+    (["realtime", "--repeats", "0"], "--repeats"),
+    (["trafgen", "--sizes", "64,abc"], "--sizes"),
+    (["trafgen", "--sizes", "32"], "--sizes"),
+    (["trafgen", "--seconds", "0"], "--seconds"),
+    (["trafgen", "--batch", "0"], "--batch"),
+])
+def test_bad_benchmark_options_are_refused_by_name(args, option):
+    """Exit 2 naming the option, before any namespace or run: these used to
+    end in a traceback (an empty median, a frame size parsed late) or, for
+    a negative --seconds, a run that never ended."""
+    r = CliRunner().invoke(app, ["bench", *args])
+    assert r.exit_code == 2 and option in r.output, r.output
+    assert "Traceback" not in r.output
