@@ -7,7 +7,9 @@
 Two hosts, one switch, iperf3 from h1 to h2, each measurement `--repeats`
 times, interleaved (every switch once, then again), so that a neighbour's
 load falls on all of them alike; then each one's median, and its ratio to
-the bridge's median when the bridge was measured. Programs: `wire`
+the bridge's median when the bridge was measured. Each run also says how
+much of the machine's CPU time was idle meanwhile (/proc/stat): on a small
+machine the switch's share of the CPUs is what bounds it. Programs: `wire`
 (topologies/p4/wire.p4: port 1 <-> port 2, no tables) and `dut` (the
 reference DUT, p4src/dut.p4, configured by the controller from the
 topology: flooding, learning by the controller, the instrument's counters
@@ -54,12 +56,24 @@ def _compile(out_dir: Path) -> str:
     return str(out)
 
 
+def _cpu_jiffies() -> tuple[int, int]:
+    """(idle, total) CPU time of the whole machine so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return v[3] + v[4], sum(v)
+
+
 def _iperf(h1, h2, seconds: float, parallel: int) -> dict:
     server = tcp.Iperf3Server(h2, 5201)
+    before = _cpu_jiffies()
     rep = tcp.Iperf3Client(h1, h2.IP(), 5201, seconds=seconds, parallel=parallel).result(
         timeout=seconds + 60)
+    after = _cpu_jiffies()
     server.result(timeout=10)
-    return tcp.summary(rep)
+    total = after[1] - before[1]
+    # how much of the machine the flow left idle: the bridge's one softirq
+    # chain leaves a CPU part idle, a switch in user space uses every CPU
+    return {**tcp.summary(rep), "idle": (after[0] - before[0]) / total if total else None}
 
 
 def _wire(kind: str, program: str, seconds: float, parallel: int, run_dir: Path) -> dict:
@@ -135,7 +149,8 @@ def bench_mininet_tcp(
             typer.echo(f"{kind:<10} {prog:<8} skipped: simple_switch_grpc is not installed")
     plan = [(kind, prog) for kind, prog in plan if not (kind == "bmv2" and bmv2_missing())]
     runs: dict[tuple[str, str], list[float]] = {m: [] for m in plan}
-    typer.echo(f"{'run':<4} {'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12}")
+    typer.echo(f"{'run':<4} {'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12} "
+               f"{'CPUs idle':>10}")
     with tempfile.TemporaryDirectory(prefix="p4scope-bench-") as tmp:
         wire = _compile(Path(tmp)) if "wire" in progs else None
         dut = build_dut(Path(tmp) / "dut") if "dut" in progs else None
@@ -144,7 +159,9 @@ def bench_mininet_tcp(
                 s = _measure(kind, prog, wire, dut, seconds, parallel, Path(tmp) / f"{kind}-{prog}-{r}")
                 mbps = (s["receiver_bps"] or 0) / 1e6
                 runs[(kind, prog)].append(mbps)
-                typer.echo(f"{r:<4} {kind:<10} {prog:<8} {mbps:>10.1f} {s['retransmits'] or 0:>12}")
+                idle = "-" if s["idle"] is None else f"{100 * s['idle']:.0f}%"
+                typer.echo(f"{r:<4} {kind:<10} {prog:<8} {mbps:>10.1f} {s['retransmits'] or 0:>12} "
+                           f"{idle:>10}")
     typer.echo(f"medians of {repeats} run(s):")
     typer.echo(f"{'switch':<10} {'program':<8} {'Mbit/s':>10} {'of bridge':>10}")
     for kind, prog, m, ratio in _medians(runs):

@@ -47,7 +47,8 @@ def test_two_interleaved_runs_give_medians_and_leave_nothing_behind():
     r = CliRunner().invoke(app, ["bench", "mininet-tcp", "--kinds", "p4scope,bridge",
                                  "--programs", "wire", "--seconds", "1", "--repeats", "2"])
     assert r.exit_code == 0, r.output
-    runs = re.findall(r"^([12])\s+(p4scope|bridge)\s+(wire|-)\s+([\d.]+)\s+\d+$", r.output, re.M)
+    runs = re.findall(r"^([12])\s+(p4scope|bridge)\s+(wire|-)\s+([\d.]+)\s+\d+\s+\d+%$", r.output,
+                      re.M)
     # every switch once, then again
     assert [(n, k) for n, k, _, _ in runs] == [("1", "p4scope"), ("1", "bridge"),
                                                ("2", "p4scope"), ("2", "bridge")]
