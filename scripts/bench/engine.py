@@ -118,15 +118,20 @@ def packet(dst_ip: int) -> bytes:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--entries", type=int, default=300)
-    ap.add_argument("--packets", type=int, default=1_000_000)
+    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.engine", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, default=300,
+                    help="routes and next hops, 1..4096 (default 300; the packets cycle over them)")
+    ap.add_argument("--packets", type=int, default=1_000_000, help="packets a run (default 1000000)")
     ap.add_argument("--repeats", type=int, default=5, help="runs of --packets, 1..100 (default 5)")
     ap.add_argument("--write-json", metavar="FILE",
                     help="write the program's BMv2 JSON (for dataplane/examples/bench_engine.rs) and stop")
     args = ap.parse_args()
     if not 1 <= args.repeats <= 100:
         ap.error(f"--repeats {args.repeats}: must be an integer in 1..100")
+    if not 1 <= args.entries <= 4096:  # the tables' size
+        ap.error(f"--entries {args.entries}: must be an integer in 1..4096")
+    if args.packets < 1:
+        ap.error(f"--packets {args.packets}: at least 1")
     if args.write_json:
         with open(args.write_json, "w", encoding="utf-8") as f:
             f.write(l2l3_json())

@@ -46,6 +46,21 @@ def build(n_ports: int, seed: int, arbitration: str, first_port: int = 9):
     return e
 
 
+def check(n_ports: int, ms: float, first_port: int) -> str | None:
+    """What is wrong with the options, if anything."""
+    if n_ports < 1:
+        return f"--ports {n_ports}: at least 1"
+    if not 0 < ms <= 10_000:
+        return f"--ms {ms:g}: give more than 0 and at most 10000 ms of virtual time"
+    last = first_port + n_ports - 1
+    if first_port < 0 or last > 510:
+        return f"--first-port {first_port}, --ports {n_ports}: the ingress ports must lie in 0..510"
+    if first_port <= EGRESS <= last:
+        return f"--first-port {first_port}, --ports {n_ports}: the ingress ports {first_port}-{last} " \
+               f"include the congested egress port {EGRESS}"
+    return None
+
+
 def run_once(n_ports: int, ms: float, seed: int, arbitration: str, first_port: int):
     e = build(n_ports, seed, arbitration, first_port)
     t0 = time.perf_counter()
@@ -60,7 +75,7 @@ def jain(xs):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.incast", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ports", type=int, default=16)
     ap.add_argument("--ms", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -70,6 +85,9 @@ def main() -> None:
     ap.add_argument("--first-port", type=int, default=9,
                     help="the ingress ports are FIRST..FIRST+N-1 (Tolly used 9-24, 8-23, ...)")
     args = ap.parse_args()
+    bad = check(args.ports, args.ms, args.first_port)
+    if bad:
+        ap.error(bad)
     runs = [run_once(args.ports, args.ms, args.seed, args.arbitration, args.first_port)
             for _ in range(2)]
     e, wall, events = runs[0]

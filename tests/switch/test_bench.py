@@ -91,3 +91,23 @@ def test_bad_benchmark_options_are_refused_by_name(args, option):
     r = CliRunner().invoke(app, ["bench", *args])
     assert r.exit_code == 2 and option in r.output, r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("module, args, option", [
+    ("engine", ["--entries", "0"], "--entries"),
+    ("engine", ["--packets", "0"], "--packets"),
+    ("incast", ["--ms", "-1"], "--ms"),
+    ("incast", ["--ports", "0"], "--ports"),
+    ("incast", ["--first-port", "20"], "egress port 31"),
+])
+def test_the_module_benchmarks_refuse_bad_options_by_name(module, args, option):
+    """`python -m p4scope.bench.engine --entries 0` divided by zero and
+    `bench.incast --ms -1` overflowed, each with a traceback; an incast
+    whose ingress ports took in the congested port ran regardless."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", f"p4scope.bench.{module}", *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and option in r.stderr and not r.stdout, r.stderr
+    assert "Traceback" not in r.stderr
