@@ -118,7 +118,8 @@ def packet(dst_ip: int) -> bytes:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.engine", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.engine",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=300,
                     help="routes and next hops, 1..4096 (default 300; the packets cycle over them)")
     ap.add_argument("--packets", type=int, default=1_000_000, help="packets a run (default 1000000)")

@@ -75,7 +75,8 @@ def jain(xs):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.incast", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m p4scope.bench.incast",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--ports", type=int, default=16)
     ap.add_argument("--ms", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)

@@ -144,10 +144,10 @@ def bench_mininet_tcp(
                f"{repeats} run(s) each, interleaved; {os.cpu_count()} CPUs, load "
                f"{os.getloadavg()[0]:.2f}; p4scope loop priority {rt_priority_now()}")
     plan = [(kind, prog) for kind in kind_list for prog in (["-"] if kind == "bridge" else progs)]
-    for kind, prog in plan:
-        if kind == "bmv2" and bmv2_missing():
-            typer.echo(f"{kind:<10} {prog:<8} skipped: simple_switch_grpc is not installed")
-    plan = [(kind, prog) for kind, prog in plan if not (kind == "bmv2" and bmv2_missing())]
+    if "bmv2" in kind_list and bmv2_missing():
+        for prog in progs:
+            typer.echo(f"{'bmv2':<10} {prog:<8} skipped: simple_switch_grpc is not installed")
+        plan = [(kind, prog) for kind, prog in plan if kind != "bmv2"]
     runs: dict[tuple[str, str], list[float]] = {m: [] for m in plan}
     typer.echo(f"{'run':<4} {'switch':<10} {'program':<8} {'Mbit/s':>10} {'retransmits':>12} "
                f"{'CPUs idle':>10}")
