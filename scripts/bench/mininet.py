@@ -39,11 +39,10 @@ from p4scope.switch.ports import RT_PRIORITY_ENV
 from p4scope.switch.ports import rt_priority as rt_priority_now
 from p4scope.topologies import builders, tcp
 from p4scope.topologies.run import Network
-from p4scope.topologies.spec import rename_switches, with_switch_defaults
+from p4scope.topologies.spec import SWITCH_KINDS, rename_switches, with_switch_defaults
 
 WIRE = Path(topologies.__file__).parent / "p4" / "wire.p4"
 PROGRAMS = ("wire", "dut")
-KINDS = ("p4scope", "bmv2", "bridge")
 
 
 def _compile(out_dir: Path) -> str:
@@ -134,9 +133,9 @@ def bench_mininet_tcp(
         typer.echo(f"--programs: give {' and/or '.join(PROGRAMS)}", err=True)
         raise typer.Exit(2)
     kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
-    bad = [k for k in kind_list if k not in KINDS]
+    bad = [k for k in kind_list if k not in SWITCH_KINDS]
     if bad or not kind_list:
-        typer.echo(f"--kinds: give one or more of {', '.join(KINDS)}", err=True)
+        typer.echo(f"--kinds: give one or more of {', '.join(SWITCH_KINDS)}", err=True)
         raise typer.Exit(2)
     if rt_priority is not None:  # the switch daemons inherit it
         os.environ[RT_PRIORITY_ENV] = str(rt_priority)

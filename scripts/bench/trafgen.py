@@ -35,11 +35,13 @@ def _row(label: str, size: int, sent: dict, recv: dict | None) -> str:
 
 def _sizes(text: str) -> List[int]:
     """--sizes as integers (the lab's veths carry packets of up to 9500 bytes)."""
+    from p4scope.experiments.params import ParamError, parse_int_list
+
     try:
-        out = [int(s) for s in text.split(",")]
-    except ValueError:
-        out = []
-    if not out or any(not 64 <= s <= 9518 for s in out):
+        out = list(parse_int_list(text, "--sizes"))
+    except ParamError as e:
+        raise typer.BadParameter(str(e)) from None  # it names --sizes
+    if any(not 64 <= s <= 9518 for s in out):
         raise typer.BadParameter(f"{text!r}: give frame sizes of 64..9518 bytes, comma-separated",
                                  param_hint="--sizes")
     return out
