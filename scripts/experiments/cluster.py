@@ -17,6 +17,7 @@ import asyncio
 import importlib
 import logging
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -132,6 +133,8 @@ def _client(address: ClusterAddress, timeout: float) -> Iterator[Any]:
                                    processes=True, host="127.0.0.1", dashboard_address=None,
                                    memory_limit=0, silence_logs=logging.ERROR)
     try:
+        if address.scheduler:
+            _check_scheduler(address, timeout)
         try:
             client = Client(cluster if cluster is not None else address.scheduler,
                             timeout=timeout, set_as_default=False)
@@ -152,6 +155,41 @@ def _client(address: ClusterAddress, timeout: float) -> Iterator[Any]:
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _check_scheduler(address: ClusterAddress, timeout: float) -> None:
+    """Raises ClusterUnreachable unless a Dask scheduler at `address` takes
+    a connection and completes Dask's handshake within `timeout` seconds.
+    A Client would wait forever on a server that accepts and stays silent,
+    and fail with a traceback (and its cleanup with another, 20 s later)
+    on one that speaks another protocol: a dashboard's port, a web server."""
+    from distributed.comm import connect
+
+    u = urlsplit(address.scheduler or "")
+    deadline = time.monotonic() + timeout
+    while True:  # a scheduler starting meanwhile is waited for, as Client does
+        try:
+            socket.create_connection((u.hostname, u.port),
+                                     timeout=max(deadline - time.monotonic(), 0.1)).close()
+            break
+        except OSError as e:
+            if time.monotonic() + 0.2 >= deadline:
+                why = "" if isinstance(e, TimeoutError) else f" ({e.strerror or e})"
+                raise ClusterUnreachable(f"no Dask scheduler answered at {address} within "
+                                         f"{timeout:g} s{why}") from None
+            time.sleep(0.2)
+
+    async def handshake() -> None:
+        comm = await connect(address.scheduler, timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(handshake(), max(deadline - time.monotonic(), 1.0)))
+    except Exception as e:  # noqa: BLE001 - whatever the bytes made of Dask's reader
+        what = ("did not answer Dask's handshake within " f"{timeout:g} s"
+                if isinstance(e, TimeoutError) else "answered in another protocol")
+        raise ClusterUnreachable(f"{address} is not a Dask scheduler: it took the connection and "
+                                 f"{what}") from None
 
 
 def worker_count(client: Any) -> int:

@@ -2,7 +2,8 @@
 come back into the run folder as a run in this process stores them (same
 tables), in plan order; a failure or Ctrl-C ends the run partial with the
 cluster's pending cases cancelled; a bad address exits 2, a scheduler that
-does not answer exits 1; no worker process is left behind."""
+does not answer (or is not a Dask scheduler) exits 1; no worker process is
+left behind."""
 
 from __future__ import annotations
 
@@ -79,6 +80,63 @@ def test_no_scheduler_exits_1_without_a_run_folder(tmp_path, monkeypatch):
     assert time.monotonic() - t0 < 30
     assert (f"--cluster: no Dask scheduler answered at tcp://127.0.0.1:{port} within 1 s"
             in r.output)
+    assert "Traceback" not in r.output and not isinstance(r.exception, Exception)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _NotDask:
+    """A TCP server on 127.0.0.1 that is not a Dask scheduler: `silent`
+    takes connections and never writes; `http` answers like a web server
+    (a dashboard's port given by mistake)."""
+
+    def __init__(self, kind: str):
+        self.kind, self.conns = kind, []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            if self.kind == "http":
+                c.recv(65536)
+                c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize("kind, why", [
+    ("silent", "did not answer Dask's handshake within 1 s"),
+    ("http", "answered in another protocol"),
+])
+def test_a_server_that_is_not_a_scheduler_exits_1(tmp_path, monkeypatch, kind, why):
+    """Something else listens at the address: exit 1 within the timeout,
+    a line saying what it is not, no traceback, no run folder (a Client
+    would wait forever on the silent one and fail with a traceback on the
+    web server)."""
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
+    server = _NotDask(kind)
+    try:
+        t0 = time.monotonic()
+        r = CliRunner().invoke(app, ["run", "microburst", "--quick", "--profiles", "fair",
+                                     "--cluster", f"tcp://127.0.0.1:{server.port}",
+                                     "--no-progress", "--results", str(tmp_path)])
+        took = time.monotonic() - t0
+    finally:
+        server.close()
+    assert r.exit_code == 1, r.output
+    assert took < 10
+    assert (f"--cluster: tcp://127.0.0.1:{server.port} is not a Dask scheduler: it took the "
+            f"connection and {why}") in r.output
     assert "Traceback" not in r.output and not isinstance(r.exception, Exception)
     assert list(tmp_path.iterdir()) == []
 
