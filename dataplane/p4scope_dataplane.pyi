@@ -5,6 +5,7 @@ tests/dataplane/test_engine_stub.py holds it to the built module."""
 from typing import Any
 
 __version__: str
+SOURCE_HASH: str  # the sources the module was built from, hashed
 
 class EngineError(Exception): ...
 class ConfigError(EngineError): ...

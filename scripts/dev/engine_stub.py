@@ -154,7 +154,8 @@ def stub() -> str:
     lines = ['"""Type stub of p4scope_dataplane, the Rust engine\'s Python module',
              "(dataplane/src/py/). Written by `python -m p4scope.dev.engine_stub`;",
              'tests/dataplane/test_engine_stub.py holds it to the built module."""', "",
-             "from typing import Any", "", "__version__: str", ""]
+             "from typing import Any", "", "__version__: str",
+             "SOURCE_HASH: str  # the sources the module was built from, hashed", ""]
     errors = sorted((n for n in dir(dp) if isinstance(getattr(dp, n), type)
                      and issubclass(getattr(dp, n), Exception)),
                     key=lambda n: len(getattr(dp, n).__mro__))

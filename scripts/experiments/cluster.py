@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 from urllib.parse import urlsplit
 
+from . import sources
 from .params import MAX_JOBS
 from .runner import Case, Measured, _start_worker, _worker_measure
 
@@ -41,7 +42,9 @@ EXAMPLE = "tcp://HOST:PORT (a Dask scheduler, e.g. tcp://10.0.0.5:8786) or local
 
 
 class ClusterUnreachable(Exception):
-    """No scheduler answered at the address, or it has no worker."""
+    """The cluster cannot measure the run: no scheduler answered at the
+    address, it has no worker, or its workers run other code than this
+    machine."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ def _client(address: ClusterAddress, timeout: float) -> Iterator[Any]:
                 raise ClusterUnreachable(
                     f"the Dask scheduler at {address} has no worker (start some with "
                     f"`dask worker {address} --nthreads 1`)") from None
+            _check_code(client, address)
             yield client
         finally:
             client.close()
@@ -192,6 +196,25 @@ def _check_scheduler(address: ClusterAddress, timeout: float) -> None:
                                  f"{what}") from None
 
 
+def _check_code(client: Any, address: ClusterAddress) -> None:
+    """Raises ClusterUnreachable when a worker's code (sources.fingerprint:
+    the engine's sources and the package's) differs from this machine's,
+    or the worker cannot say (a p4scope without the question)."""
+    mine = sources.fingerprint()
+    theirs = client.run(sources.fingerprint, on_error="return")
+    bad = {}
+    for worker, fp in sorted(theirs.items()):
+        d = sources.differences(mine, fp) if isinstance(fp, dict) else [f"{type(fp).__name__}: {fp}"]
+        if d:
+            bad[worker] = d
+    if bad:
+        worker, d = next(iter(bad.items()))
+        raise ClusterUnreachable(
+            f"{len(bad)} of {len(theirs)} workers at {address} run other p4scope code than this "
+            f"machine (the first, {worker}: {'; '.join(d)}): set every machine up at the same "
+            f"commit with scripts/setup.sh")
+
+
 def worker_count(client: Any) -> int:
     return len(client.scheduler_info().get("workers", {}))
 
@@ -208,12 +231,19 @@ _ONE_CASE_AT_A_TIME = threading.Lock()
 _RUN_ON_THIS_WORKER: list[Optional[str]] = [None]
 
 
-def _measure_on_worker(run: str, init: Any, args: tuple, measure: Any, case: Case) -> Measured:
+def _measure_on_worker(run: str, code: dict[str, str], init: Any, args: tuple, measure: Any,
+                       case: Case) -> Measured:
     """In a Dask worker process: the worker's engine started for `run`
     (anew when the worker measured another run before), then the case
-    measured as a --jobs worker measures it."""
+    measured as a --jobs worker measures it. A worker that joined after
+    the run's check, with other code than `code`, fails the case."""
     with _ONE_CASE_AT_A_TIME:
         if _RUN_ON_THIS_WORKER[0] != run:
+            d = sources.differences(sources.fingerprint(), code)
+            if d:
+                raise RuntimeError(f"this worker runs other p4scope code than the machine that "
+                                   f"runs the run ({'; '.join(d)}): set it up at the same commit "
+                                   f"with scripts/setup.sh")
             _RUN_ON_THIS_WORKER[0] = run
             _start_worker(init, args)
         return _worker_measure(measure, case)
@@ -249,7 +279,8 @@ def measure_on_cluster(cases: Sequence[Case], w: "Workers", bar: "_Progress") ->
     ends (Ctrl-C, a failure)."""
     client = w.client
     run = uuid.uuid4().hex
-    futures = [client.submit(_measure_on_worker, run, w.init, w.args, w.measure, c,
+    code = sources.fingerprint()
+    futures = [client.submit(_measure_on_worker, run, code, w.init, w.args, w.measure, c,
                              key=f"p4scope-{run}-{i}", pure=False)
                for i, c in enumerate(cases)]
     try:

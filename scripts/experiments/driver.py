@@ -74,10 +74,11 @@ def versions() -> dict[str, str]:
     import pandas
     import pyarrow
 
-    from . import testbed
+    from . import sources, testbed
     from .. import __version__
 
     return {"p4scope": __version__, "p4scope_dataplane": testbed.engine_version(),
+            **sources.fingerprint(),
             "python": platform.python_version(), "pandas": pandas.__version__,
             "pyarrow": pyarrow.__version__, "numpy": numpy.__version__,
             "platform": platform.platform()}

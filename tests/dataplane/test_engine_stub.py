@@ -46,9 +46,11 @@ def public(names) -> set[str]:
     return {n for n in names if not n.startswith("_")}
 
 
-def test_the_stub_lists_every_class_and_function_of_the_module():
+def test_the_stub_lists_every_class_function_and_constant_of_the_module():
     tree = stub_tree()
     stubbed = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    stubbed |= public(n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)
+                      and isinstance(n.target, ast.Name))
     offered = {n for n in public(dir(p4scope_dataplane))
                if not inspect.ismodule(getattr(p4scope_dataplane, n))}
     assert stubbed == offered

@@ -8,6 +8,7 @@ left behind."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import threading
@@ -22,7 +23,7 @@ from typer.testing import CliRunner
 pytest.importorskip("distributed")
 
 from p4scope.cli import app  # noqa: E402
-from p4scope.experiments import cluster  # noqa: E402
+from p4scope.experiments import cluster, sources  # noqa: E402
 from p4scope.experiments.rundir import RunDir, load_table  # noqa: E402
 from p4scope.experiments.runner import Case, Workers, run_cases  # noqa: E402
 from tests.experiments import runner_workers  # noqa: E402
@@ -230,6 +231,43 @@ def test_ctrl_c_cancels_the_pending_cases_and_ends_partial(tmp_path):
         assert not any(client.processing().values()), "the pending cases were cancelled"
     for t in timers:
         t.join()
+    _none_left(before)
+
+
+OTHER = "0123456789abcdef"
+
+
+def test_workers_with_other_code_are_refused_before_the_run(monkeypatch):
+    """Workers whose code differs from this machine's (here: this
+    machine's Python sources pretend to differ) are refused when the
+    cluster is reached, naming what differs; the workers are stopped."""
+    before = {c.pid for c in _children()}
+    real = sources.python_sources()
+    monkeypatch.setattr(sources, "python_sources", lambda: OTHER)
+    with pytest.raises(cluster.ClusterUnreachable) as e:
+        with cluster.connected(cluster.parse_address("local:2")):
+            pytest.fail("connected to workers with other code")
+    assert re.fullmatch(
+        r"2 of 2 workers at local:2 run other p4scope code than this machine \(the first, "
+        rf"tcp://127\.0\.0\.1:\d+: p4scope_sources: {OTHER} here, {real} there\): set every "
+        r"machine up at the same commit with scripts/setup\.sh", str(e.value)), str(e.value)
+    _none_left(before)
+
+
+def test_a_worker_with_other_code_fails_its_cases(tmp_path, monkeypatch):
+    """A worker that joined after the check, with other code (here: the
+    run's code pretends to differ once the cluster was reached), fails the
+    case it is given, saying why, and the run ends partial."""
+    before = {c.pid for c in _children()}
+    real = sources.python_sources()
+    with cluster.connected(cluster.parse_address("local:1")) as client:
+        monkeypatch.setattr(sources, "python_sources", lambda: OTHER)
+        run, out = _run_on(client, tmp_path, _cases(), "other")
+    assert not out.complete and out.done == 0
+    assert out.reason == (
+        "case c0 failed: on the Dask cluster: RuntimeError: this worker runs other p4scope "
+        f"code than the machine that runs the run (p4scope_sources: {real} here, {OTHER} "
+        "there): set it up at the same commit with scripts/setup.sh")
     _none_left(before)
 
 

@@ -10,10 +10,10 @@ import threading
 import time
 from pathlib import Path
 
+import p4scope_dataplane
 import pytest
 
-
-from p4scope.experiments import driver  # noqa: E402
+from p4scope.experiments import driver, sources  # noqa: E402
 from p4scope.experiments.fairness.params import FairnessParams  # noqa: E402
 from p4scope.experiments.microburst.params import MicroburstParams  # noqa: E402
 from p4scope.experiments.params import ParamError, default_profiles  # noqa: E402
@@ -56,6 +56,8 @@ def test_driver_writes_run_folder_and_report(tmp_path):
     assert meta["parameters"]["microburst"]["sizes_2to1"] == [64, 1518]
     assert any(t["what"].startswith("2:1 burst: what 2 VOQs") for t in meta["theory"])
     assert "p4scope_dataplane" in meta["versions"]
+    assert meta["versions"]["p4scope_dataplane_sources"] == p4scope_dataplane.SOURCE_HASH
+    assert meta["versions"]["p4scope_sources"] == sources.python_sources()
     assert res.report == res.path / "report.html" and res.report.is_file()
 
 

@@ -164,5 +164,6 @@ fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LoadError", m.py().get_type_bound::<LoadError>())?;
     m.add("TableError", m.py().get_type_bound::<TableError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SOURCE_HASH", env!("P4SCOPE_SOURCE_HASH"))?;
     Ok(())
 }

@@ -73,8 +73,9 @@ def check_host() -> None:
 
 def versions() -> dict[str, str]:
     from ... import __version__
+    from .. import sources
 
-    return {"p4scope": __version__, "python": platform.python_version(),
+    return {"p4scope": __version__, **sources.fingerprint(), "python": platform.python_version(),
             "platform": platform.platform(), "cpus": str(os.cpu_count()),
             "load_1min": f"{os.getloadavg()[0]:.2f}"}
 

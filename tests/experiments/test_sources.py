@@ -1,0 +1,67 @@
+"""sources.fingerprint: which code measures a run. The Python half
+changes with any byte or name of the package's .py files and not with
+where the package lies; the engine half is the module's SOURCE_HASH,
+16 hex digits made from the sources it was built from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import p4scope_dataplane
+import pytest
+
+from p4scope.experiments import sources
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    root = tmp_path / "a" / "scripts"
+    (root / "experiments").mkdir(parents=True)
+    (root / "__init__.py").write_text("x = 1\n")
+    (root / "experiments" / "run.py").write_text("def run():\n    return 2\n")
+    (root / "notes.txt").write_text("not code\n")
+    (root / "sw").mkdir()
+    (root / "sw" / "daemon.py").write_text("PORT = 9559\n")
+
+    def hashed(at=root):
+        monkeypatch.setattr(sources, "package_folders", lambda: [("", at), ("switch/", at / "sw")])
+        sources.python_sources.cache_clear()
+        return sources.python_sources()
+
+    yield root, hashed
+    sources.python_sources.cache_clear()
+
+
+def test_python_sources_follow_the_code_not_its_place(package, tmp_path):
+    root, hashed = package
+    first = hashed()
+    assert re.fullmatch(r"[0-9a-f]{16}", first)
+    copy = tmp_path / "elsewhere" / "scripts"
+    shutil.copytree(root, copy)
+    assert hashed(copy) == first
+    (root / "notes.txt").write_text("changed, but not code\n")
+    assert hashed() == first
+    (root / "experiments" / "run.py").write_text("def run():\n    return 3\n")
+    assert hashed() != first
+    (root / "experiments" / "run.py").write_text("def run():\n    return 2\n")
+    assert hashed() == first
+    (root / "experiments" / "run.py").rename(root / "experiments" / "go.py")
+    assert hashed() != first
+    (root / "experiments" / "go.py").rename(root / "experiments" / "run.py")
+    (root / "sw" / "daemon.py").write_text("PORT = 9560\n")  # a subpackage's folder counts too
+    assert hashed() != first
+
+
+def test_the_engine_half_is_the_modules_source_hash():
+    assert re.fullmatch(r"[0-9a-f]{16}", p4scope_dataplane.SOURCE_HASH)
+    assert sources.fingerprint()["p4scope_dataplane_sources"] == p4scope_dataplane.SOURCE_HASH
+
+
+def test_differences_name_each_half_that_differs():
+    here = {"p4scope_sources": "aa", "p4scope_dataplane_sources": "bb"}
+    assert sources.differences(here, dict(here)) == []
+    assert sources.differences(here, {"p4scope_sources": "aa", "p4scope_dataplane_sources": "cc"}) \
+        == ["p4scope_dataplane_sources: bb here, cc there"]
+    assert sources.differences(here, {}) == ["p4scope_sources: aa here, none there",
+                                             "p4scope_dataplane_sources: bb here, none there"]
