@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+from urllib.parse import urlsplit
 
 import typer
 
@@ -65,6 +66,8 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
 KINDS = ("exact", "lpm", "ternary")
+CONNECT_TIMEOUT_S = 10.0
+"""How long a switch at --address may take to accept the gRPC connection."""
 CHANNEL_OPTIONS = [("grpc.max_metadata_size", 8 << 20),
                    ("grpc.max_receive_message_length", 256 << 20),
                    ("grpc.max_send_message_length", 256 << 20)]
@@ -211,6 +214,10 @@ def _prefix_request(p4r, t, start: int, stop: int):
     return w
 
 
+class Unreachable(Exception):
+    """No P4Runtime server answered at the address."""
+
+
 class _Session:
     """A primary P4Runtime client of a switch (started here when no address
     is given) with the pipeline set."""
@@ -228,12 +235,22 @@ class _Session:
             address = f"127.0.0.1:{port}"
         self.address = address
         self.channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
-        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._q: queue.Queue = queue.Queue()
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=CONNECT_TIMEOUT_S)
+        except grpc.FutureTimeoutError:
+            self.close()
+            raise Unreachable(f"no gRPC server answered at {address} within "
+                              f"{CONNECT_TIMEOUT_S:g} s") from None
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
         self._q.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
             device_id=0, election_id=p4r.Uint128(low=1))))
-        stream = self.stub.StreamChannel(iter(self._q.get, None))
-        next(stream)  # arbitration answer
+        try:
+            stream = self.stub.StreamChannel(iter(self._q.get, None))
+            next(stream)  # arbitration answer
+        except BaseException:
+            self.close()
+            raise
 
         def drain():
             try:
@@ -426,6 +443,34 @@ def print_load(r: LoadResult, echo=print) -> None:
              "(switch and engine; the client holds one batch)")
 
 
+def _check_address(text: str) -> str:
+    """HOST:PORT (a [v6] host in brackets); BadParameter naming --address."""
+    u = urlsplit("//" + text)
+    try:
+        port = u.port
+    except ValueError:
+        port = None
+    if not u.hostname or port is None or not 1 <= port <= 65535 or u.path or u.query \
+            or u.fragment or u.username:
+        raise typer.BadParameter(f"{text!r}: expected HOST:PORT (e.g. 127.0.0.1:9559)",
+                                 param_hint="--address")
+    return text
+
+
+def _check_sizes(p4info, kind: str, entries: int, load: int) -> None:
+    """The entries fit the tables the P4Info declares (BadParameter naming
+    the option that asks for more)."""
+    for option, n, k in (("--entries", entries, kind), ("--load", load, "lpm")):
+        if n:
+            try:
+                size = _table(p4info, k).size
+            except SystemExit as e:
+                raise typer.BadParameter(str(e), param_hint=option) from None
+            if size and n > size:
+                raise typer.BadParameter(f"{n:,} entries: the {k} table holds {size:,}",
+                                         param_hint=option)
+
+
 def bench_p4runtime(
     entries: int = typer.Option(20000, "--entries", "-n", min=1,
                                 help="Entries written in batches."),
@@ -442,19 +487,46 @@ def bench_p4runtime(
     json_file: Optional[Path] = typer.Option(None, "--json", help="With --address: its JSON."),
 ) -> None:
     """Table-write and read throughput over P4Runtime (entries/s), and a large LPM load."""
+    import grpc
+
     if kind not in KINDS:
         raise typer.BadParameter("exact, lpm or ternary", param_hint="--kind")
-    if address and not p4info:
-        raise typer.BadParameter("--address needs --p4info (and --json)", param_hint="--p4info")
+    if address is None:
+        for option, given in (("--p4info", p4info), ("--json", json_file)):
+            if given is not None:
+                raise typer.BadParameter("only with --address (the switch started here runs "
+                                         "the built-in program)", param_hint=option)
+    else:
+        _check_address(address)
+        if not p4info:
+            raise typer.BadParameter("--address needs --p4info (and --json)",
+                                     param_hint="--p4info")
+    if json_file is not None and not json_file.is_file():
+        raise typer.BadParameter(f"{json_file}: no such file", param_hint="--json")
+    from google.protobuf import json_format, message, text_format
+
+    try:
+        program, _ = _program(p4info, None)
+    except (OSError, ValueError, message.Error, json_format.Error, text_format.Error) as e:
+        raise typer.BadParameter(f"{p4info}: {e}", param_hint="--p4info") from None
+    _check_sizes(program, kind, entries, load)
     where = address or "p4scope switch (in-process, loopback)"
     typer.echo(f"P4Runtime benchmark: {where}, {kind} table, {entries} entries, "
                f"batches of {batch}, best of {repeat}")
-    results = run_bench(address, entries, batch, single, kind, repeat, p4info, json_file)
-    if address is None:
-        results += run_direct(entries, batch, kind, repeat)
-    print_results(results, typer.echo)
-    if load:
-        print_load(run_lpm_load(address, load, batch, p4info, json_file), typer.echo)
+    try:
+        results = run_bench(address, entries, batch, single, kind, repeat, p4info, json_file)
+        if address is None:
+            results += run_direct(entries, batch, kind, repeat)
+        print_results(results, typer.echo)
+        if load:
+            print_load(run_lpm_load(address, load, batch, p4info, json_file), typer.echo)
+    except Unreachable as e:
+        typer.echo(f"p4scope bench p4runtime: --address: {e}", err=True)
+        raise typer.Exit(1) from None
+    except grpc.RpcError as e:
+        typer.echo(f"p4scope bench p4runtime: the switch at {where} answered "
+                   f"{e.code().name}: {e.details()}", err=True)
+        raise typer.Exit(1) from None
 
 
 if __name__ == "__main__":

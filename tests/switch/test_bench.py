@@ -41,6 +41,89 @@ def test_bench_options_are_checked():
     assert r.exit_code == 2 and "--kind" in r.output
 
 
+@pytest.fixture(scope="module")
+def program_files(tmp_path_factory):
+    """The benchmark's built-in program as P4Info (text) and BMv2 JSON files,
+    and a file that is no P4Info."""
+    from p4scope.bench.p4runtime import _compile
+    from p4scope.compiler.p4info_io import write_p4info
+
+    d = tmp_path_factory.mktemp("bench_program")
+    p4info, device_json = _compile()
+    write_p4info(p4info, d / "p.txt")
+    (d / "p.json").write_bytes(device_json)
+    (d / "bad.bin").write_bytes(b"\x08\xff\xff\xff not a P4Info")
+    return d
+
+
+@pytest.mark.parametrize("args, option, says", [
+    (["--p4info", "{d}/p.txt"], "--p4info", "only with --address"),
+    (["--json", "{d}/p.json"], "--json", "only with --address"),
+    (["--address", "nohost", "--p4info", "{d}/p.txt"], "--address", "expected HOST:PORT"),
+    (["--address", "127.0.0.1:99999", "--p4info", "{d}/p.txt"], "--address", "expected HOST:PORT"),
+    (["--address", "127.0.0.1:1"], "--p4info", "--address needs --p4info"),
+    (["--address", "127.0.0.1:1", "--p4info", "{d}/none.txt"], "--p4info", "No such file"),
+    (["--address", "127.0.0.1:1", "--p4info", "{d}/bad.bin"], "--p4info", "Error parsing"),
+    (["--address", "127.0.0.1:1", "--p4info", "{d}/p.txt", "--json", "{d}/none.json"],
+     "--json", "no such file"),
+    (["--entries", "2000000"], "--entries", "the exact table holds 1,048,576"),
+    (["--load", "1048577"], "--load", "the lpm table holds 1,048,576"),
+])
+def test_bad_program_options_exit_2_naming_the_option(program_files, args, option, says):
+    args = [a.format(d=program_files) for a in args]
+    r = CliRunner().invoke(app, ["bench", "p4runtime", *args])
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.replace("│", " ").split())
+    assert f"Invalid value for {option}" in text and says in text, text
+    assert "Traceback" not in r.output and "P4Runtime benchmark:" not in r.output
+
+
+def _remote_args(port: int, d, *more: str) -> list[str]:
+    return ["bench", "p4runtime", "--address", f"127.0.0.1:{port}", "--p4info", f"{d}/p.txt",
+            "--entries", "100", "--single", "10", "--repeat", "1", "--load", "0", *more]
+
+
+def test_a_switch_that_is_not_there_exits_1(program_files, monkeypatch):
+    import socket
+
+    from p4scope.bench import p4runtime
+
+    monkeypatch.setattr(p4runtime, "CONNECT_TIMEOUT_S", 1.0)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = CliRunner().invoke(app, _remote_args(port, program_files, "--json",
+                                             f"{program_files}/p.json"))
+    assert r.exit_code == 1, r.output
+    assert f"--address: no gRPC server answered at 127.0.0.1:{port} within 1 s" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_a_running_switch_is_measured_and_its_refusals_reported(program_files, tmp_path):
+    """--address: a p4scope switch (a gRPC server in this process) measured
+    like any other; a JSON that is no BMv2 program is refused by the switch
+    with the P4Runtime status, printed without a traceback."""
+    from p4scope.switch.device import Device, DeviceOptions
+    from p4scope.switch.p4runtime.server import make_server
+
+    server, port = make_server(Device(DeviceOptions()), "127.0.0.1:0")
+    try:
+        r = CliRunner().invoke(app, _remote_args(port, program_files, "--json",
+                                                 f"{program_files}/p.json"))
+        assert r.exit_code == 0, r.output
+        assert f"P4Runtime benchmark: 127.0.0.1:{port}, exact table, 100 entries" in r.output
+        assert "INSERT, one entry per Write" in r.output
+        (tmp_path / "not.json").write_text('{"not": "a BMv2 program"}')
+        r = CliRunner().invoke(app, _remote_args(port, program_files, "--json",
+                                                 str(tmp_path / "not.json")))
+        assert r.exit_code == 1, r.output
+        assert f"p4scope bench p4runtime: the switch at 127.0.0.1:{port} answered " \
+               "INVALID_ARGUMENT: " in r.output
+        assert "Traceback" not in r.output
+    finally:
+        server.stop(None)
+
+
 def test_a_benchmark_whose_reader_goes_away_ends_without_a_traceback():
     """`python -m p4scope.bench.engine | head -1`: the benchmark ends as a
     Unix tool does when its reader is gone (SIGPIPE), with nothing on
