@@ -21,6 +21,7 @@ import socket
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
@@ -187,13 +188,16 @@ def _check_scheduler(address: ClusterAddress, timeout: float) -> None:
         comm = await connect(address.scheduler, timeout=timeout)
         await comm.close()
 
-    try:
-        asyncio.run(asyncio.wait_for(handshake(), max(deadline - time.monotonic(), 1.0)))
-    except Exception as e:  # noqa: BLE001 - whatever the bytes made of Dask's reader
-        what = ("did not answer Dask's handshake within " f"{timeout:g} s"
-                if isinstance(e, TimeoutError) else "answered in another protocol")
-        raise ClusterUnreachable(f"{address} is not a Dask scheduler: it took the connection and "
-                                 f"{what}") from None
+    left = max(deadline - time.monotonic(), 1.0)
+    # on a thread of its own: the caller may run in an event loop (a notebook)
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            pool.submit(asyncio.run, asyncio.wait_for(handshake(), left)).result()
+        except Exception as e:  # noqa: BLE001 - whatever the bytes made of Dask's reader
+            what = (f"did not answer Dask's handshake within {timeout:g} s"
+                    if isinstance(e, TimeoutError) else "answered in another protocol")
+            raise ClusterUnreachable(f"{address} is not a Dask scheduler: it took the connection "
+                                     f"and {what}") from None
 
 
 def _check_code(client: Any, address: ClusterAddress) -> None:

@@ -142,6 +142,29 @@ def test_a_server_that_is_not_a_scheduler_exits_1(tmp_path, monkeypatch, kind, w
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_check_works_from_inside_an_event_loop():
+    """A caller already in an event loop (a notebook) reaches a scheduler
+    as any other caller does, and is told the same about a web server."""
+    import asyncio
+
+    from distributed import LocalCluster
+
+    lc = LocalCluster(n_workers=0, processes=False, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=None)
+    server = _NotDask("http")
+
+    async def inside(address: str) -> None:
+        cluster._check_scheduler(cluster.parse_address(address), 5.0)
+
+    try:
+        asyncio.run(inside(lc.scheduler_address))
+        with pytest.raises(cluster.ClusterUnreachable, match="answered in another protocol"):
+            asyncio.run(inside(f"tcp://127.0.0.1:{server.port}"))
+    finally:
+        server.close()
+        lc.close()
+
+
 def _cases(extra: dict[int, dict] = {}) -> list[Case]:  # noqa: B006 (read only)
     # the first case is the slowest: later ones finish before it
     return [Case(f"c{i}", "probe", f"case {i}", {"sleep": 0.6 if i == 0 else 0.0,
