@@ -1,19 +1,37 @@
 //! Packets per second of the engine on one core, without Python: the
-//! L2/L3 program of `p4scope.bench_engine` (its JSON in the file given, or
+//! L2/L3 program of `p4scope.bench.engine` (its JSON in the file given, or
 //! /tmp/l2l3.json), a few hundred routes and next hops, packets delivered
 //! in batches of 256 and their outputs recycled.
 //!
+//!     .venv/bin/python -m p4scope.bench.engine --write-json /tmp/l2l3.json
 //!     cargo run --release --example bench_engine -- [JSON] [PACKETS]
 use p4scope_dataplane::program::MatchValue;
 use p4scope_dataplane::value::Val;
 use p4scope_dataplane::Switch;
 
+/// Says what is wrong with the command line and exits 2, as a bad option does.
+fn usage_error(what: String) -> ! {
+    eprintln!("bench_engine: {what}");
+    eprintln!("usage: cargo run --release --example bench_engine -- [JSON] [PACKETS]");
+    std::process::exit(2)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args.get(1).cloned().unwrap_or_else(|| "/tmp/l2l3.json".into());
-    let total: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
-    let text = std::fs::read_to_string(&path).expect("the program's JSON (python -m p4scope.bench_engine --write-json FILE)");
-    let mut sw = Switch::from_json(&text).unwrap();
+    let total: usize = match args.get(2) {
+        None => 2_000_000,
+        Some(s) => match s.parse() {
+            Ok(n) if n > 0 => n,
+            _ => usage_error(format!("PACKETS {s:?}: give a positive whole number")),
+        },
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        usage_error(format!(
+            "JSON {path}: {e} (write the program's with `.venv/bin/python -m p4scope.bench.engine --write-json {path}`)"
+        ))
+    });
+    let mut sw = Switch::from_json(&text).unwrap_or_else(|e| usage_error(format!("JSON {path}: {e}")));
     let n = 300u32;
     for i in 0..n {
         let k = (10u32 << 24) | (i << 8);
