@@ -180,6 +180,14 @@ impl Switch {
     /// them, dropped before the parser.
     pub fn deliver_frame(&mut self, port: u32, time_ns: u64, fcs_ok: bool, fill: impl FnOnce(&mut Vec<u8>)) {
         self.run_before(time_ns);
+        self.deliver_frame_now(port, time_ns, fcs_ok, fill);
+    }
+
+    /// As `deliver_frame`, for a caller that just saw no event due before
+    /// `time_ns` (`next_event`).
+    #[inline]
+    pub(crate) fn deliver_frame_now(&mut self, port: u32, time_ns: u64, fcs_ok: bool, fill: impl FnOnce(&mut Vec<u8>)) {
+        debug_assert!(self.next_event_at().is_none_or(|t| t >= time_ns), "an event is due before the frame");
         self.now = self.now.max(time_ns);
         let mut p = self.alloc();
         fill(&mut p.data);

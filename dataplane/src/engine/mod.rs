@@ -9,8 +9,9 @@
 //!
 //! Time is the caller's: `inject` queues a packet with its arrival time,
 //! `deliver` runs one at once at a given time (drivers that keep their own
-//! event order: the simulator, the real-time loop); `next_event_at` and
-//! `advance` let a driver interleave its events with the switch's. Egress
+//! event order: the simulator, the real-time loop); `next_event_at` (or
+//! `next_event` and `run_event`) and `advance` let a driver interleave its
+//! events with the switch's. Egress
 //! services are scheduled per port when the traffic manager says a packet
 //! may leave (at once without a line rate, as simple_switch; when the wire
 //! is free with one).
@@ -139,6 +140,13 @@ struct Svc {
 
 /// An event key: time, then arrival order.
 type Key = Reverse<(u64, u64)>;
+
+/// The switch's next event: its time, and where it waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextEvent {
+    pub at: u64,
+    due: Due,
+}
 
 /// Which of the switch's event sources holds its next event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -430,6 +438,19 @@ impl Switch {
             s.at = None;
             self.service(port);
         }
+    }
+
+    /// The next pending event, for `run_event` (a driver that compares its
+    /// time with events of its own looks once, not twice).
+    #[inline]
+    pub fn next_event(&self) -> Option<NextEvent> {
+        self.next_due().map(|(at, due)| NextEvent { at, due })
+    }
+
+    /// Runs the event `next_event` returned, the switch unchanged since.
+    #[inline]
+    pub fn run_event(&mut self, e: NextEvent) {
+        self.run_due(e.due);
     }
 
     /// Processes the next pending event, if any (for drivers).

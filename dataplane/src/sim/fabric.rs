@@ -29,7 +29,7 @@
 use super::frame::FCS;
 use super::stream::StreamCfg;
 use super::{hash_bytes, mix, Tester};
-use crate::engine::{Output, Switch};
+use crate::engine::{NextEvent, Output, Switch};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -136,9 +136,9 @@ pub struct Fabric {
     outs: Vec<Output>,
     /// The exact first-bit times (ps) of `outs`, by index (the egress's).
     tx_ps: Vec<(usize, u64)>,
-    /// Each switch's next event time while `run` goes (a step changes
+    /// Each switch's next event while `run` goes (a step changes
     /// one switch only: the one it delivered to or stepped).
-    due: Vec<Option<u64>>,
+    due: Vec<Option<NextEvent>>,
 }
 
 impl Fabric {
@@ -284,7 +284,7 @@ impl Fabric {
         self.check_switches(sws)?;
         let mut outs = std::mem::take(&mut self.outs);
         // the switches may have changed since the last run (tables, rates)
-        self.due = sws.iter().map(|s| s.next_event_at()).collect();
+        self.due = sws.iter().map(|s| s.next_event()).collect();
         while let Some((t, what)) = self.next(sws, true) {
             if t > until_ns {
                 break;
@@ -313,7 +313,7 @@ impl Fabric {
     /// The earliest pending event (ties: link arrivals, sources, switches
     /// by index).
     fn next(&self, sws: &[&mut Switch], sources: bool) -> Option<(u64, Next)> {
-        debug_assert!(sws.iter().zip(&self.due).all(|(s, d)| s.next_event_at() == *d));
+        debug_assert!(sws.iter().zip(&self.due).all(|(s, d)| s.next_event() == *d));
         let mut best = self.wire.peek().map(|Reverse(f)| (f.at, Next::Wire));
         let mut consider = |t: u64, what: Next| {
             if best.map_or(true, |(b, _)| t < b) {
@@ -326,8 +326,8 @@ impl Fabric {
             }
         }
         for (i, due) in self.due.iter().enumerate() {
-            if let Some(t) = *due {
-                consider(t, Next::Switch(i));
+            if let Some(e) = *due {
+                consider(e.at, Next::Switch(i));
             }
         }
         best
@@ -348,11 +348,14 @@ impl Fabric {
                 let Some((_, id)) = self.tester.next_source() else { return };
                 let edge = self.tester.sources[id as usize].cfg.port;
                 let (j, port) = self.edge_ports[edge as usize];
-                self.tester.send_next(sws[j], port);
+                // a source comes before every switch's event at its time
+                self.tester.send_next_now(sws[j], port);
                 j
             }
             Next::Switch(j) => {
-                sws[j].step_once();
+                if let Some(e) = self.due[j] {
+                    sws[j].run_event(e);
+                }
                 j
             }
         };
@@ -360,7 +363,7 @@ impl Fabric {
             sws[i].drain_outputs_timed(outs, &mut self.tx_ps);
             self.dispatch(i, sws[i], outs);
         }
-        self.due[i] = sws[i].next_event_at();
+        self.due[i] = sws[i].next_event();
     }
 
     /// Frames that left switch `i`: onto their link, or to the sinks.

@@ -132,24 +132,25 @@ impl Tester {
         let mut buf_out = std::mem::take(&mut self.outs);
         loop {
             let ts = self.queue.first().map(|(t, _)| t);
-            let te = sw.next_event_at();
-            let source_first = match (ts, te) {
-                (Some(a), Some(b)) => a <= b,
+            let next = sw.next_event();
+            let source_first = match (ts, next) {
+                (Some(a), Some(e)) => a <= e.at,
                 (Some(_), None) => true,
                 (None, _) => false,
             };
-            let t = if source_first { ts } else { te };
+            let t = if source_first { ts } else { next.map(|e| e.at) };
             let Some(t) = t else { break };
             if t > until_ns {
                 break;
             }
             self.events += 1;
-            if source_first {
-                let Some((_, id)) = self.next_source() else { break };
-                let port = self.sources[id as usize].cfg.port;
-                self.send_next(sw, port);
-            } else {
-                sw.step_once();
+            match next {
+                Some(e) if !source_first => sw.run_event(e),
+                _ => {
+                    let Some((_, id)) = self.next_source() else { break };
+                    let port = self.sources[id as usize].cfg.port;
+                    self.send_next_now(sw, port);
+                }
             }
             if !sw.outputs().is_empty() {
                 sw.drain_outputs_timed(&mut buf_out, &mut self.tx_ps);
@@ -183,12 +184,29 @@ impl Tester {
     /// stream's next frame.
     #[inline]
     pub(crate) fn send_next(&mut self, sw: &mut Switch, port: u32) {
+        self.send(sw, port, false);
+    }
+
+    /// As `send_next`, for a caller that just saw that no event of `sw`
+    /// comes before the frame (`Switch::next_event`).
+    #[inline]
+    pub(crate) fn send_next_now(&mut self, sw: &mut Switch, port: u32) {
+        self.send(sw, port, true);
+    }
+
+    #[inline]
+    fn send(&mut self, sw: &mut Switch, port: u32, nothing_due_before: bool) {
         let Some((t, id)) = self.queue.first() else { return };
         let src = &mut self.sources[id as usize];
         let (seq, shape, tx_ns) = src.take_shape();
         let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
         let src = &*src;
-        sw.deliver_frame(port, t, !src.wire.bad_fcs, |buf| src.write_frame(buf, shape, seq, tag));
+        let fill = |buf: &mut Vec<u8>| src.write_frame(buf, shape, seq, tag);
+        if nothing_due_before {
+            sw.deliver_frame_now(port, t, !src.wire.bad_fcs, fill);
+        } else {
+            sw.deliver_frame(port, t, !src.wire.bad_fcs, fill);
+        }
         self.queue.set(id, src.next_arrival_ns());
     }
 
