@@ -349,7 +349,7 @@ impl Fabric {
                 let edge = self.tester.sources[id as usize].cfg.port;
                 let (j, port) = self.edge_ports[edge as usize];
                 // a source comes before every switch's event at its time
-                self.tester.send_next_now(sws[j], port);
+                self.tester.send_next(sws[j], port);
                 j
             }
             Next::Switch(j) => {

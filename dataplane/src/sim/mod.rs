@@ -149,7 +149,7 @@ impl Tester {
                 _ => {
                     let Some((_, id)) = self.next_source() else { break };
                     let port = self.sources[id as usize].cfg.port;
-                    self.send_next_now(sw, port);
+                    self.send_next(sw, port);
                 }
             }
             if !sw.outputs().is_empty() {
@@ -181,32 +181,16 @@ impl Tester {
 
     /// Delivers the frame `next_source` names to `sw` on `port` (the
     /// stream's own port, or where a fabric attached it) and schedules the
-    /// stream's next frame.
+    /// stream's next frame. The caller just saw that no event of `sw` comes
+    /// before the frame (`Switch::next_event`; arrivals first on a tie).
     #[inline]
     pub(crate) fn send_next(&mut self, sw: &mut Switch, port: u32) {
-        self.send(sw, port, false);
-    }
-
-    /// As `send_next`, for a caller that just saw that no event of `sw`
-    /// comes before the frame (`Switch::next_event`).
-    #[inline]
-    pub(crate) fn send_next_now(&mut self, sw: &mut Switch, port: u32) {
-        self.send(sw, port, true);
-    }
-
-    #[inline]
-    fn send(&mut self, sw: &mut Switch, port: u32, nothing_due_before: bool) {
         let Some((t, id)) = self.queue.first() else { return };
         let src = &mut self.sources[id as usize];
         let (seq, shape, tx_ns) = src.take_shape();
         let tag = frame::Tag { stream: id, seq: seq as u32, tx_ns };
         let src = &*src;
-        let fill = |buf: &mut Vec<u8>| src.write_frame(buf, shape, seq, tag);
-        if nothing_due_before {
-            sw.deliver_frame_now(port, t, !src.wire.bad_fcs, fill);
-        } else {
-            sw.deliver_frame(port, t, !src.wire.bad_fcs, fill);
-        }
+        sw.deliver_frame_now(port, t, !src.wire.bad_fcs, |buf| src.write_frame(buf, shape, seq, tag));
         self.queue.set(id, src.next_arrival_ns());
     }
 
