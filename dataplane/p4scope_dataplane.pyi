@@ -343,6 +343,10 @@ def pcap_write(path: str, packets: list[tuple[int, bytes]]) -> None:
     """Writes [(time_ns, bytes)] as a pcap file (nanosecond timestamps)."""
     ...
 
+def source_hash(crate_dir: str) -> str:
+    """`SOURCE_HASH` of the engine's sources in `crate_dir` (the folder of dataplane/Cargo.toml) as they are now."""
+    ...
+
 def tm_config_check(config: Any) -> None:
     """Checks a traffic-manager configuration (dict, JSON or YAML text) without an engine; raises ConfigError naming what is wrong and where. The engine's queues are not known here: any of the 8 may be named."""
     ...

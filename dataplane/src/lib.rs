@@ -41,6 +41,7 @@ pub mod pipeline;
 mod prefetch;
 pub mod program;
 pub mod sim;
+pub mod source_hash;
 pub mod tables;
 pub mod tm;
 pub mod value;

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import cluster, drawing, registry, theory
+from . import cluster, drawing, registry, sources, theory
 from .params import MAX_JOBS, Profile, as_dict, check_int, check_seed
 from .report import RENDERER
 from .rundir import RunDir
@@ -74,7 +74,7 @@ def versions() -> dict[str, str]:
     import pandas
     import pyarrow
 
-    from . import sources, testbed
+    from . import testbed
     from .. import __version__
 
     return {"p4scope": __version__, "p4scope_dataplane": testbed.engine_version(),
@@ -224,6 +224,9 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     cases = req.plan()
     if not cases:
         raise ValueError("nothing to measure: no cases")
+    stale = sources.stale_engine()
+    if stale:
+        echo(f"p4scope run: {stale}")
     if measure_factory is None:
         measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile

@@ -2,7 +2,9 @@
 the module was built: SOURCE_HASH) and one of this package's Python
 sources. run.json records both; a Dask worker whose pair differs from the
 machine that runs `p4scope run` is refused (cluster.py), since its tables
-could differ from the ones this machine would measure."""
+could differ from the ones this machine would measure; and a run from a
+checkout whose engine sources moved on since setup built the engine says
+so (`stale_engine`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import hashlib
 import importlib.util
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 SUBPACKAGES = ("compiler", "switch", "control", "topologies")
 """p4scope's subpackages that an editable install maps from folders of
@@ -22,6 +25,34 @@ def engine_sources() -> str:
     except ImportError:
         return "not installed"
     return str(getattr(p4scope_dataplane, "SOURCE_HASH", "unknown"))
+
+
+def checkout_engine() -> Optional[Path]:
+    """The dataplane/ folder of the checkout this package runs from (an
+    editable install, as setup.sh makes), if any."""
+    import p4scope
+
+    d = Path(next(iter(p4scope.__path__))).parent / "dataplane"
+    return d if (d / "Cargo.toml").is_file() else None
+
+
+def stale_engine() -> Optional[str]:
+    """A warning when the installed engine was built from other sources
+    than the checkout's dataplane/ holds now (a pull, an edit, without
+    setup.sh since): its results are the old code's."""
+    d = checkout_engine()
+    try:
+        import p4scope_dataplane
+    except ImportError:
+        return None
+    if d is None or not hasattr(p4scope_dataplane, "source_hash"):
+        return None
+    now = p4scope_dataplane.source_hash(str(d))
+    if now == p4scope_dataplane.SOURCE_HASH:
+        return None
+    return (f"warning: the installed engine was built from other sources than {d} holds now "
+            f"({p4scope_dataplane.SOURCE_HASH} then, {now} now), so it measures the old code: "
+            "run `bash scripts/setup.sh` to rebuild it")
 
 
 def package_folders() -> list[tuple[str, Path]]:

@@ -61,6 +61,18 @@ def test_driver_writes_run_folder_and_report(tmp_path):
     assert res.report == res.path / "report.html" and res.report.is_file()
 
 
+def test_a_stale_engine_is_told_before_the_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(sources, "stale_engine", lambda: "warning: the engine is old")
+    lines = []
+
+    def factory(vs, profiles):
+        return lambda case, tick: {}
+
+    res = driver.execute(_req(tmp_path, report=False), measure_factory=factory, echo=lines.append)
+    assert res.outcome.complete
+    assert lines[0] == "p4scope run: warning: the engine is old"
+
+
 def test_no_cases_is_an_error(tmp_path):
     req = driver.RunRequest("microburst", default_profiles(), {}, results=tmp_path,
                             progress=False)

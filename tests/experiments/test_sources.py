@@ -1,12 +1,15 @@
 """sources.fingerprint: which code measures a run. The Python half
 changes with any byte or name of the package's .py files and not with
 where the package lies; the engine half is the module's SOURCE_HASH,
-16 hex digits made from the sources it was built from."""
+16 hex digits made from the sources it was built from, which the module
+computes again for sources on disk, so a run from a checkout whose engine
+sources moved on since setup built it says so."""
 
 from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import p4scope_dataplane
 import pytest
@@ -65,3 +68,43 @@ def test_differences_name_each_half_that_differs():
         == ["p4scope_dataplane_sources: bb here, cc there"]
     assert sources.differences(here, {}) == ["p4scope_sources: aa here, none there",
                                              "p4scope_dataplane_sources: bb here, none there"]
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_installed_engine_was_built_from_the_checkouts_sources():
+    """setup.sh built the module from dataplane/ as it is (a failure here
+    means the sources changed since: run scripts/setup.sh)."""
+    assert sources.checkout_engine() == REPO / "dataplane"
+    assert p4scope_dataplane.source_hash(str(REPO / "dataplane")) == p4scope_dataplane.SOURCE_HASH
+    assert sources.stale_engine() is None
+
+
+def test_an_engine_source_changed_since_the_build_is_told(tmp_path, monkeypatch):
+    tree = tmp_path / "checkout"
+    shutil.copytree(REPO / "dataplane" / "src", tree / "dataplane" / "src")
+    shutil.copy(REPO / "dataplane" / "Cargo.toml", tree / "dataplane")
+    shutil.copytree(REPO / "crates" / "afpacket" / "src", tree / "crates" / "afpacket" / "src")
+    shutil.copy(REPO / "crates" / "afpacket" / "Cargo.toml", tree / "crates" / "afpacket")
+    shutil.copy(REPO / "Cargo.lock", tree)
+    (tree / "dataplane" / "README.md").write_text("not a source\n")
+    engine = tree / "dataplane"
+    assert p4scope_dataplane.source_hash(str(engine)) == p4scope_dataplane.SOURCE_HASH
+    monkeypatch.setattr(sources, "checkout_engine", lambda: engine)
+    assert sources.stale_engine() is None
+    lib = engine / "src" / "lib.rs"
+    lib.write_text(lib.read_text() + "// changed\n")
+    now = p4scope_dataplane.source_hash(str(engine))
+    assert now != p4scope_dataplane.SOURCE_HASH
+    assert sources.stale_engine() == (
+        f"warning: the installed engine was built from other sources than {engine} holds now "
+        f"({p4scope_dataplane.SOURCE_HASH} then, {now} now), so it measures the old code: "
+        "run `bash scripts/setup.sh` to rebuild it")
+    (tree / "Cargo.lock").write_text("")
+    assert p4scope_dataplane.source_hash(str(engine)) not in (now, p4scope_dataplane.SOURCE_HASH)
+
+
+def test_without_a_checkout_nothing_is_told(monkeypatch):
+    monkeypatch.setattr(sources, "checkout_engine", lambda: None)
+    assert sources.stale_engine() is None

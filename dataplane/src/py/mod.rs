@@ -150,6 +150,13 @@ fn check_json(json: &str) -> PyResult<()> {
     guard(|| crate::json::load(json).map(|_| ()).map_err(|e| to_py(CoreError::Load(e))))
 }
 
+/// `SOURCE_HASH` of the engine's sources in `crate_dir` (the folder of
+/// dataplane/Cargo.toml) as they are now.
+#[pyfunction]
+fn source_hash(crate_dir: &str) -> String {
+    crate::source_hash::source_hash(std::path::Path::new(crate_dir))
+}
+
 #[pymodule]
 fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
@@ -159,6 +166,7 @@ fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_read, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_write, m)?)?;
+    m.add_function(wrap_pyfunction!(source_hash, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("EngineError", m.py().get_type_bound::<EngineError>())?;
     m.add("LoadError", m.py().get_type_bound::<LoadError>())?;

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from .. import sources
 from ..report import RENDERER
 from ..rundir import RunDir
 from ..runner import Case, Outcome, abandon, run_cases
@@ -73,7 +74,6 @@ def check_host() -> None:
 
 def versions() -> dict[str, str]:
     from ... import __version__
-    from .. import sources
 
     return {"p4scope": __version__, **sources.fingerprint(), "python": platform.python_version(),
             "platform": platform.platform(), "cpus": str(os.cpu_count()),
@@ -139,6 +139,9 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     run folder; see the module docstring."""
     if not cases:
         raise ValueError("nothing to measure: no cases (every switch kind was skipped)")
+    stale = sources.stale_engine()
+    if stale:
+        echo(f"p4scope run: {stale}")
     run = RunDir.create(results, experiment, run_id)
     meta = {**meta, "experiment": experiment, "versions": versions(),
             "command": " ".join(sys.argv), "mode": "mininet",
