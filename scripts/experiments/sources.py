@@ -27,12 +27,17 @@ def engine_sources() -> str:
     return str(getattr(p4scope_dataplane, "SOURCE_HASH", "unknown"))
 
 
+def _package() -> Path:
+    """The folder of the p4scope package itself (scripts/ in a checkout)."""
+    import p4scope
+
+    return Path(next(iter(p4scope.__path__)))
+
+
 def checkout_engine() -> Optional[Path]:
     """The dataplane/ folder of the checkout this package runs from (an
     editable install, as setup.sh makes), if any."""
-    import p4scope
-
-    d = Path(next(iter(p4scope.__path__))).parent / "dataplane"
+    d = _package().parent / "dataplane"
     return d if (d / "Cargo.toml").is_file() else None
 
 
@@ -57,9 +62,7 @@ def stale_engine() -> Optional[str]:
 
 def package_folders() -> list[tuple[str, Path]]:
     """(name prefix, folder) of each part of the package's code."""
-    import p4scope
-
-    out = [("", Path(next(iter(p4scope.__path__))))]
+    out = [("", _package())]
     for sub in SUBPACKAGES:
         spec = importlib.util.find_spec(f"p4scope.{sub}")
         if spec is not None and spec.submodule_search_locations:
