@@ -224,9 +224,7 @@ def execute(req: RunRequest, measure_factory: Optional[Callable] = None,
     cases = req.plan()
     if not cases:
         raise ValueError("nothing to measure: no cases")
-    stale = sources.stale_engine()
-    if stale:
-        echo(f"p4scope run: {stale}")
+    sources.tell_if_stale(echo)
     if measure_factory is None:
         measure_factory = measure_case
         apply_profile = apply_profile or traffic.apply_profile

@@ -60,6 +60,13 @@ def stale_engine() -> Optional[str]:
             "run `bash scripts/setup.sh` to rebuild it")
 
 
+def tell_if_stale(echo) -> None:
+    """`stale_engine`'s warning, if any, as a run's first line."""
+    stale = stale_engine()
+    if stale:
+        echo(f"p4scope run: {stale}")
+
+
 def package_folders() -> list[tuple[str, Path]]:
     """(name prefix, folder) of each part of the package's code."""
     out = [("", _package())]

@@ -108,3 +108,16 @@ def test_an_engine_source_changed_since_the_build_is_told(tmp_path, monkeypatch)
 def test_without_a_checkout_nothing_is_told(monkeypatch):
     monkeypatch.setattr(sources, "checkout_engine", lambda: None)
     assert sources.stale_engine() is None
+
+
+def test_a_tester_run_starts_with_the_warning(tmp_path, monkeypatch):
+    """The RFC suites' runs (tester.run.begin) say it too, before the run folder's line."""
+    from p4scope.experiments.runner import Case
+    from p4scope.experiments.tester import run
+
+    monkeypatch.setattr(sources, "stale_engine", lambda: "warning: the engine is old")
+    lines = []
+    run.begin("rfc2544", "virtual", tmp_path, "r", [Case("c", "rfc2544", "c", {})], {},
+              lines.append)
+    assert lines[0] == "p4scope run: warning: the engine is old"
+    assert lines[1].startswith("p4scope run: 1 cases into ")

@@ -139,9 +139,7 @@ def execute(experiment: str, cases: list[Case], meta: dict[str, Any], results: P
     run folder; see the module docstring."""
     if not cases:
         raise ValueError("nothing to measure: no cases (every switch kind was skipped)")
-    stale = sources.stale_engine()
-    if stale:
-        echo(f"p4scope run: {stale}")
+    sources.tell_if_stale(echo)
     run = RunDir.create(results, experiment, run_id)
     meta = {**meta, "experiment": experiment, "versions": versions(),
             "command": " ".join(sys.argv), "mode": "mininet",

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from .. import testbed, traffic
+from .. import sources, testbed, traffic
 from ..driver import RunResult, versions
 from ..params import Profile
 from ..report import RENDERER
@@ -35,6 +35,7 @@ MakeMeasure = Callable[[Any, Store], Callable]
 
 def begin(experiment: str, mode: str, results: Path, run_id: Optional[str], cases: list[Case],
           meta: dict[str, Any], echo: Echo) -> RunDir:
+    sources.tell_if_stale(echo)
     run = RunDir.create(results, experiment, run_id)
     run.start({"experiment": experiment, "mode": mode, "renderer": RENDERER, **meta,
                "versions": versions(), "command": " ".join(sys.argv),
