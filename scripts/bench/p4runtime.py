@@ -33,6 +33,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 from urllib.parse import urlsplit
@@ -132,7 +133,10 @@ class LoadResult:
         return (self.rss_after - self.rss_before) / self.entries
 
 
+@lru_cache(maxsize=1)
 def _compile():
+    """The built-in program's P4Info and JSON, compiled once for the
+    option checks and every figure (its users only read them)."""
     from p4scope.compiler import compile_text
 
     r = compile_text(PROGRAM, "bench_p4runtime.p4")

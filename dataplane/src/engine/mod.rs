@@ -11,10 +11,9 @@
 //! `deliver` runs one at once at a given time (drivers that keep their own
 //! event order: the simulator, the real-time loop); `next_event_at` (or
 //! `next_event` and `run_event`) and `advance` let a driver interleave its
-//! events with the switch's. Egress
-//! services are scheduled per port when the traffic manager says a packet
-//! may leave (at once without a line rate, as simple_switch; when the wire
-//! is free with one).
+//! events with the switch's. Egress services are scheduled per port when
+//! the traffic manager says a packet may leave (at once without a line
+//! rate, as simple_switch; when the wire is free with one).
 
 mod control;
 mod link;
