@@ -154,6 +154,26 @@ def test_the_engine_benchmark_prints_the_median_of_its_runs_and_checks_repeats()
     assert bad.returncode == 2 and "--repeats" in bad.stderr and not bad.stdout
 
 
+def test_the_incast_benchmark_holds_every_run_to_the_first_and_gives_their_median():
+    """Several runs of a short incast: each line, the median of the walls,
+    and every run's output and statistics the first's (a digest that
+    differed would exit 1 and say NOT identical)."""
+    import re
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "p4scope.bench.incast", "--ms", "0.05", "--ports", "4",
+                        "--repeats", "3"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    walls = [float(w) for w in re.findall(r"run \d: ([0-9.]+) s wall", out)]
+    assert len(walls) == 3
+    median = float(re.search(r"wall: median ([0-9.]+) s of 3 runs", out).group(1))
+    assert median == pytest.approx(sorted(walls)[1], abs=0.006)
+    assert re.search(r"determinism: digest [0-9a-f]{16}, every run's output and statistics "
+                     r"identical to the first's", out)
+
+
 @pytest.mark.parametrize("args, option", [
     (["compile", "--repeat", "0"], "--repeat"),
     (["live", "--repeats", "0"], "--repeats"),
@@ -182,6 +202,7 @@ def test_bad_benchmark_options_are_refused_by_name(args, option):
     ("incast", ["--ms", "-1"], "--ms"),
     ("incast", ["--ports", "0"], "--ports"),
     ("incast", ["--first-port", "20"], "egress port 31"),
+    ("incast", ["--repeats", "1"], "--repeats"),
 ])
 def test_the_module_benchmarks_refuse_bad_options_by_name(module, args, option):
     """`python -m p4scope.bench.engine --entries 0` divided by zero and
