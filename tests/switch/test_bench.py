@@ -156,8 +156,7 @@ def test_the_engine_benchmark_prints_the_median_of_its_runs_and_checks_repeats()
 
 def test_the_incast_benchmark_holds_every_run_to_the_first_and_gives_their_median():
     """Several runs of a short incast: each line, the median of the walls,
-    and every run's output and statistics the first's (a digest that
-    differed would exit 1 and say NOT identical)."""
+    and every run's output and statistics the first's."""
     import re
     import subprocess
     import sys
@@ -172,6 +171,20 @@ def test_the_incast_benchmark_holds_every_run_to_the_first_and_gives_their_media
     assert median == pytest.approx(sorted(walls)[1], abs=0.006)
     assert re.search(r"determinism: digest [0-9a-f]{16}, every run's output and statistics "
                      r"identical to the first's", out)
+
+
+def test_an_incast_run_that_differs_from_the_first_fails_the_benchmark(monkeypatch, capsys):
+    """The third run's statistics made to differ: exit 1, and the summary
+    says so (the check covers every run, not only the first two)."""
+    from p4scope.bench import incast
+
+    outcomes = iter([("d", 1), ("d", 1), ("d", 2)])
+    monkeypatch.setattr(incast, "outcome_of", lambda e: next(outcomes))
+    monkeypatch.setattr("sys.argv", ["incast", "--ms", "0.01", "--ports", "2", "--repeats", "3"])
+    with pytest.raises(SystemExit) as end:
+        incast.main()
+    assert end.value.code == 1
+    assert "every run's output and statistics NOT identical to the first's" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args, option", [
