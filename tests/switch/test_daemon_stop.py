@@ -8,6 +8,7 @@ the other stream's worker: only SIGKILL ended it."""
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import subprocess
@@ -86,6 +87,29 @@ class _Stream:
         self.channel.close()
 
 
+def _cpu_ticks(pid: int) -> int:
+    """The process's user and system time so far, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _wait_until_idle(pid: int, timeout: float = 60.0) -> None:
+    """Waits until the process has had nothing left to do for a second
+    (at most 2 % of a CPU in each of two half-second windows), so that a
+    slow machine is waited for as long as it needs (a fixed sleep of 2 s
+    was not always enough for the 12,000 packet-outs)."""
+    deadline, quiet, last = time.monotonic() + timeout, 0, _cpu_ticks(pid)
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    while quiet < 2:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the switch was still busy after {timeout:.0f} s")
+        time.sleep(0.5)
+        now = _cpu_ticks(pid)
+        quiet = quiet + 1 if now - last <= 0.01 * ticks_per_s else 0
+        last = now
+
+
 def _packet_out_to_the_cpu_port(payload: bytes) -> p4r.PacketOut:
     # basic.p4 loops a packet-out to the CPU port back as a packet-in
     return p4r.PacketOut(payload=payload, metadata=[
@@ -109,7 +133,7 @@ def test_sigterm_ends_the_daemon_after_a_slow_controller_left_beside_an_open_str
             timeout=10)
         for i in range(PACKET_OUTS):
             slow.send(packet=_packet_out_to_the_cpu_port(i.to_bytes(4, "big") * 32))
-        time.sleep(2.0)  # the switch takes them all; its queue for the slow stream fills up
+        _wait_until_idle(proc.pid)  # it took them all; its queue for the slow stream is full
         slow.close()
         slow = None
         time.sleep(0.5)
