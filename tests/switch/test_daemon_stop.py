@@ -8,7 +8,6 @@ the other stream's worker: only SIGKILL ended it."""
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import sys
 import time
 
 import grpc
+import psutil
 from finsy.proto import p4r, p4r_grpc
 
 from tests.switch import sw_program as program
@@ -87,26 +87,24 @@ class _Stream:
         self.channel.close()
 
 
-def _cpu_ticks(pid: int) -> int:
-    """The process's user and system time so far, in clock ticks."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def _wait_until_idle(pid: int, timeout: float = 60.0) -> None:
     """Waits until the process has had nothing left to do for a second
     (at most 2 % of a CPU in each of two half-second windows), so that a
     slow machine is waited for as long as it needs (a fixed sleep of 2 s
     was not always enough for the 12,000 packet-outs)."""
-    deadline, quiet, last = time.monotonic() + timeout, 0, _cpu_ticks(pid)
-    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    proc = psutil.Process(pid)
+
+    def cpu_s() -> float:
+        t = proc.cpu_times()
+        return t.user + t.system
+
+    deadline, quiet, last = time.monotonic() + timeout, 0, cpu_s()
     while quiet < 2:
         if time.monotonic() > deadline:
             raise AssertionError(f"the switch was still busy after {timeout:.0f} s")
         time.sleep(0.5)
-        now = _cpu_ticks(pid)
-        quiet = quiet + 1 if now - last <= 0.01 * ticks_per_s else 0
+        now = cpu_s()
+        quiet = quiet + 1 if now - last <= 0.01 else 0
         last = now
 
 
