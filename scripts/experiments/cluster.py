@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from . import sources
 from .params import MAX_JOBS
-from .runner import Case, Measured, _start_worker, _worker_measure
+from .runner import Case, Measured, _start_worker, worker_measure_chain, worker_tasks
 
 if TYPE_CHECKING:
     from .runner import Workers, _Progress
@@ -236,11 +236,12 @@ _RUN_ON_THIS_WORKER: list[Optional[str]] = [None]
 
 
 def _measure_on_worker(run: str, code: dict[str, str], init: Any, args: tuple, measure: Any,
-                       case: Case) -> Measured:
+                       cases: list[Case]) -> list[Measured]:
     """In a Dask worker process: the worker's engine started for `run`
-    (anew when the worker measured another run before), then the case
-    measured as a --jobs worker measures it. A worker that joined after
-    the run's check, with other code than `code`, fails the case."""
+    (anew when the worker measured another run before), then the cases (a
+    runner.worker_tasks task) measured as a --jobs worker measures them. A
+    worker that joined after the run's check, with other code than `code`,
+    fails them."""
     with _ONE_CASE_AT_A_TIME:
         if _RUN_ON_THIS_WORKER[0] != run:
             d = sources.differences(sources.fingerprint(), code)
@@ -250,16 +251,16 @@ def _measure_on_worker(run: str, code: dict[str, str], init: Any, args: tuple, m
                                    f"with scripts/setup.sh")
             _RUN_ON_THIS_WORKER[0] = run
             _start_worker(init, args)
-        return _worker_measure(measure, case)
+        return worker_measure_chain(measure, cases)
 
 
 def _failed(text: str) -> Measured:
     text = " ".join(text.split())  # one line (Dask's messages may have several)
-    return "failed", {}, RuntimeError(text), text, 0.0
+    return "failed", {}, RuntimeError(text), text, 0.0, []
 
 
-def _result(client: Any, future: Any) -> Measured:
-    """The case's outcome; a failure when the task was lost (its workers
+def _result(client: Any, future: Any) -> "list[Measured] | Measured":
+    """The task's outcomes; one failure when the task was lost (its workers
     died, the scheduler went away) or the cluster stayed without a worker
     for LOST_AFTER_S."""
     lost_since: Optional[float] = None
@@ -284,12 +285,17 @@ def measure_on_cluster(cases: Sequence[Case], w: "Workers", bar: "_Progress") ->
     client = w.client
     run = uuid.uuid4().hex
     code = sources.fingerprint()
-    futures = [client.submit(_measure_on_worker, run, code, w.init, w.args, w.measure, c,
-                             key=f"p4scope-{run}-{i}", pure=False)
-               for i, c in enumerate(cases)]
+    futures, given = [], {}
+    for n, task in enumerate(worker_tasks(cases)):
+        futures.append(client.submit(_measure_on_worker, run, code, w.init, w.args, w.measure,
+                                     [cases[i] for i in task], key=f"p4scope-{run}-{n}",
+                                     priority=-n, pure=False))
+        given.update((i, (futures[-1], k)) for k, i in enumerate(task))
     try:
-        for i, (case, fut) in enumerate(zip(cases, futures)):
+        for i, case in enumerate(cases):
             bar.begin(case, i)
-            yield _result(client, fut)
+            fut, k = given[i]
+            got = _result(client, fut)
+            yield got[k] if isinstance(got, list) else got
     finally:
         client.cancel(futures)

@@ -185,27 +185,39 @@ class ShippedDut:
 
 
 def _worker_start(program: ShippedDut, profiles: dict[str, Profile], seed: int) -> None:
-    """A worker's own embedded switch, as the sequential run starts it (a
-    Dask worker's switch of an earlier run is stopped first)."""
-    from multiprocessing import util
-
+    """A worker's own embedded switch, as the sequential run starts it."""
     from .. import stacks
     from . import heap, testbed, traffic
 
     stacks.on_sigusr1()
     heap.keep_freed_memory()
     dut = program.load()
-    stop = _WORKER.pop("stop", None)
-    if stop is not None:
-        stop()
+    stop_worker_switch()
     vs = testbed.VirtualSwitch(dut, next(iter(profiles.values())), seed,
                                apply_profile=traffic.apply_profile)
     vs.start()
+    keep_worker_switch(vs, measure_case(vs, profiles))
+
+
+def stop_worker_switch() -> None:
+    """Stops the switch this worker kept for an earlier run (a Dask worker
+    measures run after run), before the next one is made."""
+    stop = _WORKER.pop("stop", None)
+    if stop is not None:
+        stop()
+
+
+def keep_worker_switch(vs: Any, measure: Callable[[Case, Any], Any]) -> None:
+    """`vs` (started) and its measure function are this worker's until the
+    next run's start, or the process's end."""
+    from multiprocessing import util
+
     _WORKER["stop"] = util.Finalize(vs, vs.close, exitpriority=10)
-    _WORKER["measure"] = measure_case(vs, profiles)
+    _WORKER["measure"] = measure
 
 
-def _worker_measure(case: Case) -> dict:
+def measure_in_worker(case: Case) -> dict:
+    """Workers.measure: the case measured by the worker's kept measure."""
     return _WORKER["measure"](case, lambda fraction: None)
 
 
@@ -275,13 +287,13 @@ def _measure(req: RunRequest, cases: list[Case], program: Any, measure_factory: 
             outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
                                 workers=Workers(0, _worker_start,
                                                 (ShippedDut.of(program), req.profiles, req.seed),
-                                                _worker_measure, client=client),
+                                                measure_in_worker, client=client),
                                 on_event=req.on_event)
         elif req.jobs > 1 and len(cases) > 1 and measure_factory is measure_case:
             outcome = run_cases(run, cases, None, derive=derive_csvs, progress=req.progress,
                                 workers=Workers(req.jobs, _worker_start,
                                                 (ShippedDut.of(program), req.profiles, req.seed),
-                                                _worker_measure),
+                                                measure_in_worker),
                                 on_event=req.on_event)
         else:
             with testbed.VirtualSwitch(program, first, req.seed,

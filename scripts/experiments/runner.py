@@ -50,6 +50,11 @@ class Case:
     label: str  # one line for the progress bar
     params: dict[str, Any]
     weight: float = 1.0  # relative cost (e.g. packets to process)
+    chain: Optional[str] = None
+    """Cases of one chain use what an earlier one of them measured (RFC
+    2544's latency runs at the throughput found for its size): in worker
+    processes they are measured one after another, in plan order, by one
+    worker. None: the case stands alone."""
 
 
 @dataclass
@@ -253,8 +258,11 @@ class Workers:
     workers instead (cluster.py; `jobs` is not used)."""
 
 
-Measured = tuple[str, Tables, Optional[BaseException], Optional[str], float]
-"""status (complete, failed, interrupted), tables, the error and its text, wall seconds."""
+Measured = tuple[str, Tables, Optional[BaseException], Optional[str], float, list]
+"""status (complete, failed, interrupted), tables, the error and its text,
+wall seconds, and the rows a worker's case stored as it went (`worker_store`:
+(table, part) pairs, stored before its tables; in this process `store_part`
+stores them at once)."""
 
 
 def _measure_here(cases: Sequence[Case], measure: Callable[[Case, Tick], Tables],
@@ -267,9 +275,9 @@ def _measure_here(cases: Sequence[Case], measure: Callable[[Case, Tick], Tables]
         except KeyboardInterrupt:
             raise
         except Exception as e:  # noqa: BLE001 - recorded, then raised again by the caller
-            yield "failed", {}, e, f"{type(e).__name__}: {e}", time.perf_counter() - t0
+            yield "failed", {}, e, f"{type(e).__name__}: {e}", time.perf_counter() - t0, []
             continue
-        yield "complete", tables, None, None, time.perf_counter() - t0
+        yield "complete", tables, None, None, time.perf_counter() - t0, []
 
 
 _WORKER_FAILED: list[str] = []
@@ -278,8 +286,11 @@ initializer raises, for ever; so the failure is kept and every case it is
 given fails with it)."""
 
 
-def _worker_init(init: Callable[..., None], args: tuple) -> None:
+def _worker_init(init: Callable[..., None], args: tuple, rows: Any = None) -> None:
+    """A --jobs worker's start; `rows`: the queue its cases' stored rows
+    go back on as they are stored (see worker_store)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    _ROWS[:] = [rows]
     _start_worker(init, args)
 
 
@@ -293,28 +304,79 @@ def _start_worker(init: Callable[..., None], args: tuple) -> None:
         _WORKER_FAILED.append(f"{type(e).__name__}: {e}")
 
 
+_ROWS: list[Any] = []
+"""In a --jobs worker: the queue stored rows go back on at once."""
+_STORED: list[tuple[str, Any]] = []
+"""In a Dask worker: the rows the case being measured stored so far."""
+_CASE: list[str] = [""]
+"""In a worker: the id of the case being measured."""
+
+
+def worker_store(table: str, df: pd.DataFrame) -> None:
+    """`store_part` in a worker: the rows go to the run's process at once
+    (a --jobs worker's; stored there as its case is waited for, so Ctrl-C
+    keeps them) or with the case's outcome (a Dask worker's), and are
+    stored before the case's tables."""
+    if df is None or df.empty:
+        return
+    part = _stored({table: df})[table]
+    if _ROWS and _ROWS[0] is not None:
+        _ROWS[0].put((_CASE[0], table, part))
+    else:
+        _STORED.append((table, part))
+
+
 def _worker_measure(measure: Callable[[Case], Tables], case: Case) -> Measured:
     """In a worker: the case's outcome, its tables as stored (encoded and
     read back here, not in the run's process: see rundir.StoredPart), its
     error as text (an engine's exception need not pickle)."""
+    _STORED.clear()
+    _CASE[0] = case.case_id
     t0 = time.perf_counter()
     try:
         if _WORKER_FAILED:
             raise RuntimeError(f"the worker could not start: {_WORKER_FAILED[0]}")
         tables = measure(case)
         wall = time.perf_counter() - t0
-        return "complete", _stored(tables), None, None, wall
+        return "complete", _stored(tables), None, None, wall, _take_stored()
     except Exception as e:  # noqa: BLE001 - reported to the parent
         text = f"{type(e).__name__}: {e}"
-        return "failed", {}, RuntimeError(text), text, time.perf_counter() - t0
+        return "failed", {}, RuntimeError(text), text, time.perf_counter() - t0, _take_stored()
 
 
-def longest_first(cases: Sequence[Case]) -> list[int]:
-    """The order workers take the cases in: the costliest (weight) first,
-    ties in plan order, so the last cases to end are short ones and no
-    worker idles while another measures a long case alone."""
-    cost = [-c.weight for c in cases]
-    return sorted(range(len(cases)), key=cost.__getitem__)
+def _take_stored() -> list[tuple[str, Any]]:
+    out = list(_STORED)
+    _STORED.clear()
+    return out
+
+
+def worker_measure_chain(measure: Callable[[Case], Tables], cases: Sequence[Case]) -> list[Measured]:
+    """In a worker: `cases` (a chain, see Case.chain) one after another,
+    up to the first that fails (the run ends there)."""
+    out = []
+    for case in cases:
+        out.append(_worker_measure(measure, case))
+        if out[-1][0] != "complete":
+            break
+    return out
+
+
+def worker_tasks(cases: Sequence[Case]) -> list[list[int]]:
+    """What workers are given, as plan indexes: each chain's cases together
+    in plan order, every other case alone; the costliest (weight) first,
+    ties in plan order, so the last to end are short ones and no worker
+    idles while another measures a long one alone."""
+    tasks: list[list[int]] = []
+    chain_of: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        if c.chain is None:
+            tasks.append([i])
+        elif c.chain in chain_of:
+            chain_of[c.chain].append(i)
+        else:
+            chain_of[c.chain] = [i]
+            tasks.append(chain_of[c.chain])
+    return sorted(tasks, key=lambda t: -sum(cases[i].weight for i in t))
 
 
 def _stored(tables: Tables) -> dict[str, Any]:
@@ -332,21 +394,47 @@ def _frames(tables: dict[str, Any]) -> Tables:
     return {n: t.frame if isinstance(t, StoredPart) else t for n, t in tables.items()}
 
 
-def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
-    from .processes import pool as worker_pool
+def _measure_in_workers(cases: Sequence[Case], w: Workers, bar: "_Progress",
+                        store: Callable[[list], None]) -> Iterator[Measured]:
+    """The outcomes in plan order; the rows a case stores as it goes are
+    handed to `store` while it is waited for (those of cases further on
+    are held until then, so the tables keep plan order), and all that came
+    when the run is interrupted."""
+    from .processes import context, pool as worker_pool
 
-    pool = worker_pool(min(w.jobs, len(cases)), _worker_init, (w.init, w.args))
+    rows = context().SimpleQueue()
+    held: dict[str, list] = {}  # case id -> (table, part) not stored yet
+
+    def take(case_id: str) -> None:
+        while not rows.empty():
+            cid, table, part = rows.get()
+            held.setdefault(cid, []).append((table, part))
+        store(held.pop(case_id, []))
+
+    pool = worker_pool(min(w.jobs, len(cases)), _worker_init, (w.init, w.args, rows))
     try:
-        given = {i: pool.apply_async(_worker_measure, (w.measure, cases[i]))
-                 for i in longest_first(cases)}
-        pending = [given[i] for i in range(len(cases))]
-        for i, (case, res) in enumerate(zip(cases, pending)):
+        given: dict[int, tuple[Any, int]] = {}
+        for task in worker_tasks(cases):
+            res = pool.apply_async(worker_measure_chain, (w.measure, [cases[i] for i in task]))
+            given.update((i, (res, k)) for k, i in enumerate(task))
+        for i, case in enumerate(cases):
             bar.begin(case, i)
-            yield res.get()
+            res, k = given[i]
+            try:
+                while not res.ready():
+                    take(case.case_id)
+                    res.wait(0.05)
+                take(case.case_id)  # a worker puts a case's rows before its outcome
+            except KeyboardInterrupt:
+                for c in cases[i:]:
+                    take(c.case_id)
+                raise
+            yield res.get()[k]
         pool.close()
         pool.join()
     finally:
         pool.terminate()  # cases still running when the run ends (Ctrl-C, a failure)
+        rows.close()
 
 
 def _measure_on_cluster(cases: Sequence[Case], w: Workers, bar: "_Progress") -> Iterator[Measured]:
@@ -371,23 +459,33 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
     total = sum(c.weight for c in cases)
     emit = _observer(on_event, rundir, planned)
     emit("start")
+
+    def store_rows(stored: list) -> None:
+        """Rows a worker's case stored as it went (see store_part)."""
+        if stored:
+            with _hold_sigint():
+                for name, part in stored:
+                    rundir.add_part(name, part)
     try:
         with _Progress(progress, total, planned, emit) as bar:
             outcomes = (_measure_here(cases, measure, bar) if workers is None
-                        else _measure_in_workers(cases, workers, bar) if workers.client is None
+                        else _measure_in_workers(cases, workers, bar, store_rows)
+                        if workers.client is None
                         else _measure_on_cluster(cases, workers, bar))
             for i, case in enumerate(cases):
                 try:
-                    status, tables, exc, err_text, wall = next(outcomes)
+                    status, tables, exc, err_text, wall, stored = next(outcomes)
                 except KeyboardInterrupt as e:
                     stopped_by = interrupt_signal(e)
-                    status, reason, tables, exc, err_text, wall = (
-                        "interrupted", interrupt_reason(stopped_by), {}, None, None, 0.0)
+                    status, reason, tables, exc, err_text, wall, stored = (
+                        "interrupted", interrupt_reason(stopped_by), {}, None, None, 0.0, [])
                 if status == "failed":
                     reason = f"case {case.case_id} failed: {err_text}"
                     error = exc
                 with _hold_sigint():
                     # a case's parts synced together, then counted in run.json
+                    for name, part in stored:
+                        rundir.add_part(name, part, durable=False)
                     for name, df in tables.items():
                         rundir.add_part(name, df, durable=False)
                     rundir.add_part("cases", _case_row(case, status, wall, err_text), durable=False)

@@ -43,3 +43,19 @@ def measure_in_turn(case) -> dict:
     """The case's turn in its worker (0: the first it measured)."""
     turn = STATE["turns"] = STATE.get("turns", -1) + 1
     return {"rows": pd.DataFrame([{"case_id": case.case_id, "turn": turn}])}
+
+
+def measure_chained(case) -> dict:
+    """Stores two trial rows as it goes (runner.worker_store), then its row:
+    the case its worker measured before it in its chain ("" for none)."""
+    from p4scope.experiments.runner import worker_store
+
+    key = ("chain", case.chain)
+    before = STATE.get(key, "") if case.chain is not None else ""
+    STATE[key] = case.case_id
+    time.sleep(case.params.get("sleep", 0.0))
+    worker_store("trials", pd.DataFrame([{"case_id": case.case_id, "trial": k} for k in range(2)]))
+    if case.params.get("fail"):
+        raise RuntimeError(f"boom in {case.case_id}")
+    return {"rows": pd.DataFrame([{"case_id": case.case_id, "before": before,
+                                   "pid": os.getpid()}])}

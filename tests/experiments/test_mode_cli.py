@@ -25,8 +25,9 @@ def _command(name: str) -> Any:
 
 
 def _given(param: Any) -> list[str]:
-    """The option on a command line, with a value every option's type takes."""
-    return [param.opts[0]] if param.is_flag else [param.opts[0], "1"]
+    """The option on a command line, with a value its type takes."""
+    value = {"--cluster": "local:1"}.get(param.opts[0], "1")
+    return [param.opts[0]] if param.is_flag else [param.opts[0], value]
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -72,3 +72,52 @@ def test_workers_take_the_costliest_cases_first_and_store_them_in_plan_order(tmp
     assert list(rows["case_id"]) == ["c0", "c1", "c2", "c3", "c4"]
     assert list(rows["turn"]) == [4, 1, 3, 2, 0], "heaviest first, ties in plan order"
     assert not workers_alive()
+
+
+def _chained(tmp_path, extra: dict[int, dict] = {}) -> tuple:  # noqa: B006 (read only)
+    # c0, c2, c4 one chain (what a later one measures uses an earlier one's
+    # result), the others alone and slow, so both workers have work
+    cases = [Case(f"c{i}", "probe", f"case {i}",
+                  {"sleep": 0.0 if i % 2 == 0 else 0.3, **extra.get(i, {})},
+                  weight=1.0, chain="a" if i % 2 == 0 else None) for i in range(6)]
+    run = RunDir.create(tmp_path, "probe", "r")
+    run.start({})
+    out = run_cases(run, cases, None, progress=False,
+                    workers=Workers(2, runner_workers.start, ("w",), runner_workers.measure_chained))
+    return run, out
+
+
+def test_a_chains_cases_are_measured_in_plan_order_by_one_worker(tmp_path):
+    run, out = _chained(tmp_path)
+    assert out.complete and out.done == 6
+    rows = load_table(run.path, "rows")
+    assert list(rows["case_id"]) == [f"c{i}" for i in range(6)]
+    chain = rows[rows["case_id"].isin(["c0", "c2", "c4"])]
+    assert list(chain["before"]) == ["", "c0", "c2"], "each saw the one before it"
+    assert chain["pid"].nunique() == 1
+    assert rows["pid"].nunique() == 2, "the other worker measured the others"
+    # rows a case stored as it went (worker_store) are kept, in plan order
+    trials = load_table(run.path, "trials")
+    assert list(trials["case_id"]) == [f"c{i}" for i in range(6) for _ in range(2)]
+    assert not workers_alive()
+
+
+def test_a_failure_in_a_chain_ends_the_run_there_keeping_what_the_case_stored(tmp_path):
+    run, out = _chained(tmp_path, {2: {"fail": True}})
+    assert not out.complete and out.done == 2
+    assert out.reason == "case c2 failed: RuntimeError: boom in c2"
+    assert list(load_table(run.path, "cases")["status"]) == ["complete", "complete", "failed"]
+    assert list(load_table(run.path, "rows")["case_id"]) == ["c0", "c1"]
+    # as in one process (store_part): the failed case's trials stay
+    assert list(load_table(run.path, "trials")["case_id"]) == ["c0", "c0", "c1", "c1", "c2", "c2"]
+    assert not workers_alive()
+
+
+def test_worker_tasks_keep_chains_together_costliest_first():
+    from p4scope.experiments.runner import worker_tasks
+
+    cases = [Case("a", "p", "a", {}, weight=1.0, chain="x"),
+             Case("b", "p", "b", {}, weight=3.0),
+             Case("c", "p", "c", {}, weight=2.5, chain="x"),
+             Case("d", "p", "d", {}, weight=3.0)]
+    assert worker_tasks(cases) == [[0, 2], [1], [3]]

@@ -69,7 +69,9 @@ def command(
                                       help="Seconds each trial lasts (fairness's too), "
                                            "0.05..60."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
-        report: bool = REPORT) -> None:
+        report: bool = REPORT,
+        jobs: int = virtual_cli.JOBS,
+        cluster: Optional[str] = virtual_cli.CLUSTER) -> None:
     """Throughput and latency with and without 24 ACL rules (seed 001, ESG Figure 11) on
     six port pairs at 64, 82, 97 B, and their difference; fairness N:1, rules on (Fig. 12, 13);
     --mode virtual|mininet."""
@@ -98,4 +100,4 @@ def command(
                                                        echo=virtual_cli.echo))
         return
     virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
-                                           report, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)

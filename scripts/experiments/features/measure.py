@@ -53,7 +53,8 @@ def plan(p: FeaturesParams) -> list[Case]:
                                   f"features {test} {size} B, rules {rules}",
                                   {"test": test, "rules": rules, "size": size},
                                   weight=len(p.pairs) * (p.latency_trials if test == "latency"
-                                                         else 2.0)))
+                                                         else 2.0),
+                                  chain=f"{rules} {size}"))
     if "fairness" in p.tests:
         for n, size in p.fairness:
             cases.append(Case(f"{EXPERIMENT}/fairness/{n}to1/{size}", EXPERIMENT,

@@ -4,6 +4,7 @@ tester's run (tester/run.py)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -30,13 +31,14 @@ def _meta(p: FeaturesParams) -> dict[str, Any]:
 
 def execute(p: FeaturesParams, profile: Profile, seed: int, results: Path,
             run_id: Optional[str], program: Path, progress: bool = True, report: bool = True,
-            echo: Echo = print) -> RunResult:
-    """A virtual-time run against the embedded reference DUT."""
+            echo: Echo = print, jobs: int = 1,
+            cluster: Optional[str] = None) -> RunResult:
+    """A virtual-time run against the embedded reference DUT, its cases
+    measured in `jobs` processes or on the Dask `cluster`."""
     p.check()
     return tester_run.virtual(
         EXPERIMENT, plan(p), _meta(p), profile, seed, program, p.rate_bps,
-        lambda bed, store: FeaturesMeasure(bed, p, store), results, run_id, progress, report,
-        echo)
+        partial(FeaturesMeasure, p=p), results, run_id, progress, report, echo, jobs=jobs, cluster=cluster)
 
 
 def execute_mininet(p: FeaturesParams, results: Path, run_id: Optional[str],
@@ -47,5 +49,5 @@ def execute_mininet(p: FeaturesParams, results: Path, run_id: Optional[str],
     size = p.largest_frame
     return tester_run.mininet(
         EXPERIMENT, plan(p), _meta(p), p.dut, p.ports, p.rate_bps,
-        lambda bed, store: FeaturesMeasure(bed, p, store), results, run_id,
+        partial(FeaturesMeasure, p=p), results, run_id,
         mtu=size - 18 if size > 1518 else None, progress=progress, report=report, echo=echo)

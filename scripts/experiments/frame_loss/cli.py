@@ -30,7 +30,9 @@ def command(
         alpha: float = without_panel(virtual_cli.ALPHA), cell_bytes: int = without_panel(virtual_cli.CELL),
         seed: int = without_panel(virtual_cli.SEED), program: Path = without_panel(virtual_cli.PROGRAM),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
-        report: bool = REPORT) -> None:
+        report: bool = REPORT,
+        jobs: int = without_panel(virtual_cli.JOBS),
+        cluster: Optional[str] = without_panel(virtual_cli.CLUSTER)) -> None:
     """Frame loss at 100 % of line rate per frame size (seed 000, Tolly Tables 1 and 2):
     32 ports in port pairs and in a full mesh, 6 ports in pairs, 19 sizes 64..9216 B."""
     from .run import execute
@@ -45,4 +47,4 @@ def command(
     except ParamError as e:
         virtual_cli.fail(str(e))
     virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
-                                 progress, report, echo=lambda s: typer.echo(s, err=True)))
+                                 progress, report, jobs=jobs, cluster=cluster, echo=lambda s: typer.echo(s, err=True)))

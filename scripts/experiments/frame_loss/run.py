@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -16,9 +17,12 @@ from .params import FrameLossParams
 
 def execute(p: FrameLossParams, profile: Profile, seed: int, results: Path,
             run_id: Optional[str], program: Path, progress: bool = True, report: bool = True,
-            echo: Callable[[str], None] = print) -> RunResult:
+            echo: Callable[[str], None] = print, jobs: int = 1,
+            cluster: Optional[str] = None) -> RunResult:
+    """A virtual-time run against the embedded reference DUT, its cases
+    measured in `jobs` processes or on the Dask `cluster`."""
     p.check()
     return tester_run.virtual(
         EXPERIMENT, plan(p), {"parameters": {"frame_loss": asdict(p)}}, profile, seed, program,
-        p.rate_bps, lambda bed, store: FrameLossMeasure(bed, p, store), results, run_id,
-        progress, report, echo)
+        p.rate_bps, partial(FrameLossMeasure, p=p), results, run_id,
+        progress, report, echo, jobs=jobs, cluster=cluster)

@@ -100,7 +100,9 @@ def command(
                                        rich_help_panel=MININET_PANEL,
                                        help="Packets each shaped DUT link queues, 10..100000."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
-        report: bool = REPORT) -> None:
+        report: bool = REPORT,
+        jobs: int = virtual_cli.JOBS,
+        cluster: Optional[str] = virtual_cli.CLUSTER) -> None:
     """Link aggregation (seed 004): a 2-member trunk's throughput with 2 and 3 clients per
     policy, and the outage and recovery when a member is pulled and restored under load, with
     failover by the controller and in the data plane (watch ports); --mode virtual|mininet."""
@@ -136,4 +138,4 @@ def command(
             m, seed, program, results, run_id, progress, report, echo=virtual_cli.echo), program)
         return
     virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
-                                           report, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)

@@ -39,13 +39,25 @@ SERVER_MAC, SERVER_IP = 0x02_00_00_00_01_00, 0x0A_00_01_00
 """The server behind the trunk (10.0.1.0, 02:00:00:00:01:00)."""
 
 
+def policy_programs(p: LagFailoverParams, source: Any) -> dict[str, Any]:
+    """The DUT compiled once for each of the run's policies that needs -D
+    macros (policies.py), as workers get it (driver.ShippedDut): no worker
+    compiles it again or needs the source."""
+    from ..driver import ShippedDut
+
+    return {name: ShippedDut.of(compile_dut(source, POLICIES[name].defines))
+            for name in p.policies if POLICIES[name].defines}
+
+
 class LagFailoverMeasure(TrunkMeasure[LagFailoverParams]):
     """measure(case, tick) -> tables, on `bed` (the virtual testbed)."""
 
-    def __init__(self, bed: Any, p: LagFailoverParams, seed: int, program: Any, store: Store):
+    def __init__(self, bed: Any, p: LagFailoverParams, seed: int, programs: dict[str, Any],
+                 store: Store):
+        """`programs`: policy -> its DUT as the run compiled it (policy_programs)."""
         super().__init__(bed, p, seed, store)
         self.vs = bed.vs
-        self.source = program
+        self.shipped = programs
         self.programs = {"l2-l4": bed.vs.program}
         """policy -> the DUT compiled for it (the shipped DUT is the run's own)."""
 
@@ -53,7 +65,7 @@ class LagFailoverMeasure(TrunkMeasure[LagFailoverParams]):
 
     def _program(self, policy: str) -> Any:
         if policy not in self.programs:
-            self.programs[policy] = compile_dut(self.source, POLICIES[policy].defines)
+            self.programs[policy] = self.shipped[policy].load()
         return self.programs[policy]
 
     def _reset(self, policy: str, n: int, watch: bool) -> Any:

@@ -46,7 +46,9 @@ def command(
         alpha: float = without_panel(virtual_cli.ALPHA), cell_bytes: int = without_panel(virtual_cli.CELL),
         seed: int = without_panel(virtual_cli.SEED), program: Path = without_panel(virtual_cli.PROGRAM),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
-        report: bool = REPORT) -> None:
+        report: bool = REPORT,
+        jobs: int = without_panel(virtual_cli.JOBS),
+        cluster: Optional[str] = without_panel(virtual_cli.CLUSTER)) -> None:
     """LAG hashing (seed 002): 1..12 fixed-rate streams, 15 runs each with new L4 ports, out
     of one 100G port and out of a 4x25G LAG: per-stream rate, its spread, the sum vs the
     target, per-member load, beside what a uniform hash predicts."""
@@ -64,5 +66,5 @@ def command(
     except ParamError as e:
         virtual_cli.fail(str(e))
     virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
-                                 progress, report, echo=lambda s: typer.echo(s, err=True)),
+                                 progress, report, jobs=jobs, cluster=cluster, echo=lambda s: typer.echo(s, err=True)),
                  program)

@@ -4,6 +4,7 @@ on the reference DUT compiled with the chosen LAG hash."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -17,7 +18,8 @@ from .params import FIELDS, SENDER_BPS, SENDER_PORT, LagHashParams, streams_text
 
 def execute(p: LagHashParams, profile: Profile, seed: int, results: Path,
             run_id: Optional[str], program: Path, progress: bool = True, report: bool = True,
-            echo: Callable[[str], None] = print) -> RunResult:
+            echo: Callable[[str], None] = print, jobs: int = 1,
+            cluster: Optional[str] = None) -> RunResult:
     p.check()
     meta = {"parameters": {"lag_hash": {
         **asdict(p), "streams_text": streams_text(p.streams), "fields_text": FIELDS[p.fields],
@@ -25,5 +27,5 @@ def execute(p: LagHashParams, profile: Profile, seed: int, results: Path,
         "egress": {s: p.egress(s) for s in p.setups}}}}
     return tester_run.virtual(
         EXPERIMENT, plan(p), meta, profile, seed, program, SENDER_BPS,
-        lambda bed, store: LagHashMeasure(bed, p, seed, store), results, run_id, progress,
-        report, echo, defines=p.defines)
+        partial(LagHashMeasure, p=p, seed=seed), results, run_id, progress,
+        report, echo, defines=p.defines, jobs=jobs, cluster=cluster)

@@ -59,7 +59,9 @@ def command(
         buffer_mb: float = without_panel(virtual_cli.BUFFER), alpha: float = without_panel(virtual_cli.ALPHA),
         cell_bytes: int = without_panel(virtual_cli.CELL), seed: int = without_panel(virtual_cli.SEED),
         program: Path = without_panel(virtual_cli.PROGRAM), results: Path = RESULTS,
-        run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT) -> None:
+        run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS, report: bool = REPORT,
+        jobs: int = without_panel(virtual_cli.JOBS),
+        cluster: Optional[str] = without_panel(virtual_cli.CLUSTER)) -> None:
     """A lossless class beside a lossy one (seed 001, TCP + RoCEv2): N senders each with a
     lossy TCP-like and a lossless RoCEv2-like flow into one egress, PFC off and on; loss per
     class, completion times, pause time per port."""
@@ -78,4 +80,4 @@ def command(
     except ParamError as e:
         virtual_cli.fail(str(e))
     virtual_cli.run_to_end(lambda: execute(p, base, seed, results, run_id, program, progress, report,
-                                 echo=lambda s: typer.echo(s, err=True)), program)
+                                 jobs=jobs, cluster=cluster, echo=lambda s: typer.echo(s, err=True)), program)

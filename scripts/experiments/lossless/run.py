@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -16,7 +17,8 @@ from .params import LosslessParams
 
 def execute(p: LosslessParams, base: Profile, seed: int, results: Path, run_id: Optional[str],
             program: Path, progress: bool = True, report: bool = True,
-            echo: Callable[[str], None] = print) -> RunResult:
+            echo: Callable[[str], None] = print, jobs: int = 1,
+            cluster: Optional[str] = None) -> RunResult:
     """The cases on the reference DUT under `base` with this run's classes
     (the PFC-on profile is the run's; PFC off is the same without `pfc`)."""
     p.check()
@@ -25,5 +27,5 @@ def execute(p: LosslessParams, base: Profile, seed: int, results: Path, run_id: 
                                         p.profile(base, False).tm_config(p.rate_bps)}}}
     return tester_run.virtual(
         EXPERIMENT, plan(p), meta, p.profile(base, True), seed, program, p.rate_bps,
-        lambda bed, store: LosslessMeasure(bed, p, store, base), results, run_id, progress, report,
-        echo)
+        partial(LosslessMeasure, p=p, base=base), results, run_id, progress, report,
+        echo, jobs=jobs, cluster=cluster)

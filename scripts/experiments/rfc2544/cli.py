@@ -86,7 +86,9 @@ def run_rfc2544(
         trial_s: float = typer.Option(_M["trial_s"], "--trial-s", rich_help_panel=MININET_PANEL,
                                       help="Seconds a trial lasts, 0.05..60."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID,
-        progress: bool = PROGRESS, report: bool = REPORT) -> None:
+        progress: bool = PROGRESS, report: bool = REPORT,
+        jobs: int = virtual_cli.JOBS,
+        cluster: Optional[str] = virtual_cli.CLUSTER) -> None:
     """RFC 2544 throughput, latency (FIFO and LIFO), frame loss rate,
     back-to-back frames and system recovery per frame size; --mode virtual|mininet.
 
@@ -128,4 +130,4 @@ def run_rfc2544(
                                                        echo=virtual_cli.echo, skipped=skipped))
         return
     virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
-                                           report, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)

@@ -4,6 +4,7 @@ tester's run (tester/run.py)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -19,13 +20,15 @@ Echo = Callable[[str], None]
 
 def execute(p: Rfc2544Params, profile: Profile, seed: int, results: Path,
             run_id: Optional[str], program: Path, progress: bool = True, report: bool = True,
-            echo: Echo = print) -> RunResult:
-    """A virtual-time run against the embedded reference DUT."""
+            echo: Echo = print, jobs: int = 1,
+            cluster: Optional[str] = None) -> RunResult:
+    """A virtual-time run against the embedded reference DUT, its cases
+    measured in `jobs` processes or on the Dask `cluster`."""
     p.check()
     return tester_run.virtual(
         EXPERIMENT, plan(p, profile.name), {"parameters": {"rfc2544": asdict(p)}}, profile, seed,
-        program, p.rate_bps, lambda bed, store: Rfc2544Measure(bed, p, profile, store), results,
-        run_id, progress, report, echo)
+        program, p.rate_bps, partial(Rfc2544Measure, p=p, profile=profile), results,
+        run_id, progress, report, echo, jobs=jobs, cluster=cluster)
 
 
 def execute_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str],
@@ -41,6 +44,6 @@ def execute_mininet(p: Rfc2544Params, results: Path, run_id: Optional[str],
     mtu = max(p.sizes) - 18 if max(p.sizes) > 1518 else None
     return tester_run.mininet(
         EXPERIMENT, plan_duts(p, duts), {"parameters": {"rfc2544": asdict(p)}}, duts, p.ports,
-        p.rate_bps, lambda bed, store: Rfc2544Measure(bed, p, None, store), results, run_id,
+        p.rate_bps, partial(Rfc2544Measure, p=p, profile=None), results, run_id,
         skipped=skipped, link_bw_bps=p.link_bw_bps, link_queue=p.link_queue, mtu=mtu,
         progress=progress, report=report, echo=echo)

@@ -40,8 +40,8 @@ Store = Callable[[str, pd.DataFrame], None]
 
 
 def plan(p: Rfc2544Params, profile: str, dut: Optional[str] = None) -> list[Case]:
-    """Per size, the tests in RFC order (throughput first: latency and
-    recovery use it). Weights follow the frames a case sends. `profile`
+    """Per size, the tests in RFC order (throughput first: latency,
+    back-to-back and recovery use it, in one chain). Weights follow the frames a case sends. `profile`
     names what the DUT is configured as (the TM profile; in Mininet the
     DUT); `dut`, in Mininet, goes into the case's id and params."""
     cases = []
@@ -56,7 +56,10 @@ def plan(p: Rfc2544Params, profile: str, dut: Optional[str] = None) -> list[Case
                               {"test": test, "size": size, "profile": profile,
                                **({"dut": dut} if dut else {})},
                               weight={"throughput": 6.0, "latency": 10.0, "frame_loss": 3.0,
-                                      "back_to_back": 4.0, "recovery": 4.0}[test]))
+                                      "back_to_back": 4.0, "recovery": 4.0}[test],
+                              # each but frame loss uses the throughput of its size
+                              chain=None if test == "frame_loss"
+                              else f"{size}" + (f" {dut}" if dut else "")))
     return cases
 
 

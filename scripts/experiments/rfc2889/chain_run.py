@@ -6,6 +6,7 @@ virtual run (tester/run.py) does for one switch."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,7 +41,7 @@ def execute_chain(p: Rfc2889Params, profile: Profile, seed: int, results: Path,
         bed.start()
         try:
             outcome = tester_run.measure(run, cases, bed,
-                                         lambda b, store: Rfc2889Measure(b, p, store), progress)
+                                         partial(Rfc2889Measure, p=p), progress)
         finally:
             bed.close()
     except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits

@@ -115,7 +115,9 @@ def command(
             None, "--trial-s", show_default=False, rich_help_panel=MININET_PANEL,
             help=f"Seconds a forwarding trial lasts, 0.05..60 (default {_M['trial_s']:g})."),
         results: Path = RESULTS, run_id: Optional[str] = RUN_ID, progress: bool = PROGRESS,
-        report: bool = REPORT) -> None:
+        report: bool = REPORT,
+        jobs: int = virtual_cli.JOBS,
+        cluster: Optional[str] = virtual_cli.CLUSTER) -> None:
     """RFC 2889 (seed 003): forwarding in a full mesh and partial meshes 1:N and N:N,
     congestion control, maximum forwarding rate, address caching capacity and learning
     rate, broadcast forwarding rate and latency, with Xena-style Pass/Fail.
@@ -150,7 +152,7 @@ def command(
                                                        echo=virtual_cli.echo))
         return
     virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
-                                           report, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)
 
 
 def _float(x: Optional[int]) -> Optional[float]:

@@ -24,8 +24,10 @@ Store = Callable[[str, pd.DataFrame], None]
 
 def _case(test: str, size: int, label: str, weight: float, **extra: Any) -> Case:
     tail = "".join(f"/{v}" for v in extra.values())
+    # the maximum forwarding rate reads the full mesh's trials of its size
+    chain = f"mesh {size}" if test in ("full_mesh", "max_forwarding_rate") else None
     return Case(f"{EXPERIMENT}/{test}/{size}{tail}", EXPERIMENT, label,
-                {"test": test, "size": size, **extra}, weight=weight)
+                {"test": test, "size": size, **extra}, weight=weight, chain=chain)
 
 
 def plan(p: Rfc2889Params) -> list[Case]:

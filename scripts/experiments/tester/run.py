@@ -3,10 +3,15 @@ plan its cases, start its testbed (the embedded switch in virtual time, or
 a DUT in Mininet), measure into a new run folder with every trial stored
 as it ends, derive the seed tables, render the report.
 
-The experiment gives its cases and a measure maker: `make(bed, store)`
+The experiment gives its cases and a measure maker: `make(bed=, store=)`
 returns `measure(case, tick) -> tables`, where `store(table, rows)` keeps
 rows at once (a search's trials). Parameters are checked and the DUT
-compiled before the run folder is made. In Mininet a run may measure
+compiled before the run folder is made. In virtual time the cases may be
+measured in `jobs` worker processes, each with its own switch and its own
+measure (so `make` must pickle: a functools.partial of a class, not a
+lambda); cases that use what an earlier case measured name a chain
+(runner.Case.chain) and are measured in one worker, in plan order. The
+tables are the same for any number of workers. In Mininet a run may measure
 several DUTs one after another (a comparison), each on its own testbed;
 a DUT not installed here is skipped, saying why (available_duts).
 """
@@ -15,16 +20,18 @@ from __future__ import annotations
 
 import re
 import sys
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .. import sources, testbed, traffic
-from ..driver import RunResult, versions
-from ..params import Profile
+from ..driver import (RunResult, ShippedDut, keep_worker_switch, measure_in_worker,
+                      stop_worker_switch, versions)
+from ..params import MAX_JOBS, Profile, check_int
 from ..report import RENDERER
 from ..rundir import RunDir
-from ..runner import Case, abandon, run_cases, store_part
+from ..runner import Case, Workers, abandon, run_cases, store_part, worker_store
 from ..seedcsv import derive_csvs
 from .virtual import VirtualTestbed
 
@@ -45,43 +52,75 @@ def begin(experiment: str, mode: str, results: Path, run_id: Optional[str], case
 
 
 def measure(run: RunDir, cases: list[Case], bed: Any, make: MakeMeasure, progress: bool):
-    return run_cases(run, cases, make(bed, lambda table, df: store_part(run, table, df)),
+    return run_cases(run, cases, make(bed=bed, store=lambda table, df: store_part(run, table, df)),
                      derive=derive_csvs, progress=progress)
 
 
-def finish(run: RunDir, outcome, report: bool) -> RunResult:
+def finish(run: RunDir, outcome, report: bool, jobs: int = 1) -> RunResult:
+    """The run's result, its report rendered (`jobs`: processes drawing the PNGs)."""
     rep = None
     if report:
         from ..report import render
 
-        rep = render(run.path)
+        rep = render(run.path, jobs=jobs)
     return RunResult(run.path, outcome, rep)
+
+
+def _worker_start(dut: Any, profile: Profile, seed: int, rate_bps: float,
+                  make: MakeMeasure) -> None:
+    """A worker's own embedded switch and measure, as `virtual` makes them
+    in the run's process (`dut`: driver.ShippedDut)."""
+    stop_worker_switch()
+    vs = testbed.VirtualSwitch(dut.load(), profile, seed, apply_profile=traffic.apply_profile)
+    vs.start()
+    keep_worker_switch(vs, make(bed=VirtualTestbed(vs, rate_bps, profile), store=worker_store))
 
 
 def virtual(experiment: str, cases: list[Case], meta: dict[str, Any], profile: Profile,
             seed: int, program: Path, rate_bps: float, make: MakeMeasure, results: Path,
             run_id: Optional[str], progress: bool = True, report: bool = True,
-            echo: Echo = print, defines: Optional[dict[str, str]] = None) -> RunResult:
+            echo: Echo = print, defines: Optional[dict[str, str]] = None,
+            jobs: int = 1, cluster: Optional[str] = None) -> RunResult:
     """The run against the reference DUT in the embedded switch, in virtual
     time, under `profile`; `meta` has the experiment's parameters;
-    `defines`: -D macros the DUT is compiled with."""
+    `defines`: -D macros the DUT is compiled with; `jobs`: worker
+    processes measuring the cases (1: this process), or `cluster` the
+    address of a Dask scheduler whose workers measure them."""
+    from .. import cluster as dask_cluster
+
     profile.check()
+    check_int(jobs, 1, MAX_JOBS, "--jobs")
+    address = dask_cluster.parse_address(cluster) if cluster is not None else None
     dut = testbed.compile_dut(program, defines)
     meta = {**meta, "seed": seed, "program": dut.info, "testbed": "virtual",
             "dut": {"name": "p4scope", "label": "the reference DUT in the embedded switch"},
             "clock": "virtual time (the engine's event clock; no wall-clock dependence)"}
     meta["parameters"] = {**meta.get("parameters", {}), "profiles": {
         profile.name: {**asdict(profile), "tm_config": profile.tm_config(rate_bps)}}}
-    run = begin(experiment, "virtual", results, run_id, cases, meta, echo)
-    outcome = None
-    try:
-        with testbed.VirtualSwitch(dut, profile, seed, apply_profile=traffic.apply_profile) as vs:
-            outcome = measure(run, cases, VirtualTestbed(vs, rate_bps, profile), make, progress)
-    except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
-        if outcome is None:
-            return RunResult(run.path, abandon(run, len(cases), e, "before the first case"), None)
-        echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")
-    return finish(run, outcome, report)
+    start = (ShippedDut.of(dut), profile, seed, rate_bps, make)
+    # ClusterUnreachable before the run folder is made
+    with dask_cluster.connected(address) if address is not None else nullcontext() as client:
+        if client is not None:
+            meta["cluster"] = {"scheduler": str(address),
+                               "workers": dask_cluster.worker_count(client)}
+        run = begin(experiment, "virtual", results, run_id, cases, meta, echo)
+        outcome = None
+        try:
+            if client is not None or (jobs > 1 and len(cases) > 1):
+                outcome = run_cases(run, cases, None, derive=derive_csvs, progress=progress,
+                                    workers=Workers(jobs, _worker_start, start, measure_in_worker,
+                                                    client=client))
+            else:
+                with testbed.VirtualSwitch(dut, profile, seed,
+                                           apply_profile=traffic.apply_profile) as vs:
+                    outcome = measure(run, cases, VirtualTestbed(vs, rate_bps, profile), make,
+                                      progress)
+        except BaseException as e:  # noqa: BLE001 - the run folder says why; the caller exits
+            if outcome is None:
+                return RunResult(run.path, abandon(run, len(cases), e, "before the first case"),
+                                 None)
+            echo(f"p4scope run: stopping the embedded switch failed: {type(e).__name__}: {e}")
+    return finish(run, outcome, report, jobs)
 
 
 def available_duts(duts: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
@@ -124,7 +163,7 @@ class _DutByDut:
         if name != self.name or self.fn is None:
             self.close()
             self.bed = self.new_bed(self.duts[name])
-            self.name, self.fn = name, self.make(self.bed, self.store)
+            self.name, self.fn = name, self.make(bed=self.bed, store=self.store)
         return self.fn(case, tick)
 
     def close(self) -> None:
