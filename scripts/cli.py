@@ -44,24 +44,38 @@ os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
-def _main_job_processes_early() -> None:
-    """The main job's case workers and drawing processes come from a
-    forkserver (experiments/processes.py) that imports pandas, the engine
-    and matplotlib first: started before this module imports the
-    commands, its imports (0.7 s) run beside these (0.6 s) instead of
-    after them, on the other core. (Its children run the `p4scope` script
-    again as multiprocessing's spawn does, with the same arguments: they
-    must not start one of their own.)"""
+def _measures_in_processes(argv: list[str]) -> bool:
+    """The main job, or a virtual-time run that will measure in worker
+    processes: not `--jobs 1`, not in Mininet, not on a Dask cluster, not
+    only its help."""
+    if argv[1:2] == ["main"]:
+        return True
+    if argv[1:2] != ["run"] or argv[2:3] in (["tcp-incast"], []):
+        return False
+    args = " ".join(argv[3:]).replace("=", " ").split()
+    pairs = set(zip(args, args[1:]))
+    return not ({("--jobs", "1"), ("--mode", "mininet")} & pairs
+                or {"--help", "--cluster", "--chain"} & set(args))
+
+
+def _processes_early() -> None:
+    """A run's case workers and drawing processes come from a forkserver
+    (experiments/processes.py) that imports pandas, the engine and
+    matplotlib first: started before this module imports the commands,
+    its imports (0.7 s) run beside these (0.6 s) and the DUT's compile
+    instead of after them, on the other core. (Its children run the
+    `p4scope` script again as multiprocessing's spawn does, with the same
+    arguments: they must not start one of their own.)"""
     import multiprocessing
 
-    if (sys.argv[1:2] == ["main"] and (os.cpu_count() or 1) > 1
+    if (_measures_in_processes(sys.argv) and (os.cpu_count() or 1) > 1
             and multiprocessing.current_process().name == "MainProcess"):
         from .experiments.processes import start_server
 
         start_server()
 
 
-_main_job_processes_early()
+_processes_early()
 
 import typer  # noqa: E402
 

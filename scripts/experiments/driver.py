@@ -186,22 +186,25 @@ class ShippedDut:
 
 def _worker_start(program: ShippedDut, profiles: dict[str, Profile], seed: int) -> None:
     """A worker's own embedded switch, as the sequential run starts it."""
-    from .. import stacks
-    from . import heap, testbed, traffic
+    from . import testbed, traffic
 
-    stacks.on_sigusr1()
-    heap.keep_freed_memory()
     dut = program.load()
-    stop_worker_switch()
+    begin_worker()
     vs = testbed.VirtualSwitch(dut, next(iter(profiles.values())), seed,
                                apply_profile=traffic.apply_profile)
     vs.start()
     keep_worker_switch(vs, measure_case(vs, profiles))
 
 
-def stop_worker_switch() -> None:
-    """Stops the switch this worker kept for an earlier run (a Dask worker
-    measures run after run), before the next one is made."""
+def begin_worker() -> None:
+    """A worker's start for a run: its stacks printed on SIGUSR1, freed
+    memory kept for the next case, and the switch it kept for an earlier
+    run (a Dask worker measures run after run) stopped."""
+    from .. import stacks
+    from . import heap
+
+    stacks.on_sigusr1()
+    heap.keep_freed_memory()
     stop = _WORKER.pop("stop", None)
     if stop is not None:
         stop()

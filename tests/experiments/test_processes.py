@@ -18,7 +18,7 @@ MAIN_JOB = textwrap.dedent("""
 
     def in_a_run_process():
         # what a run's process does when it loads the `p4scope` script again
-        cli._main_job_processes_early()
+        cli._processes_early()
         return forkserver._forkserver._forkserver_pid is None
 
 
@@ -41,3 +41,21 @@ def test_the_main_job_starts_its_forkserver_once_and_its_processes_none(tmp_path
                          timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_the_runs_that_measure_in_processes_start_the_forkserver_early():
+    from p4scope.cli import _measures_in_processes as early
+
+    assert early(["p4scope", "main"])
+    assert early(["p4scope", "run", "rfc2544", "--sizes", "64"])
+    assert early(["p4scope", "run", "microburst", "--jobs", "2"])
+    for argv in (["p4scope", "run", "rfc2544", "--jobs", "1"],
+                 ["p4scope", "run", "rfc2544", "--jobs=1"],
+                 ["p4scope", "run", "features", "--mode", "mininet"],
+                 ["p4scope", "run", "features", "--mode=mininet"],
+                 ["p4scope", "run", "all", "--cluster", "local:2"],
+                 ["p4scope", "run", "rfc2889", "--chain", "3"],
+                 ["p4scope", "run", "rfc2544", "--help"],
+                 ["p4scope", "run", "tcp-incast"], ["p4scope", "run"],
+                 ["p4scope", "compile", "x.p4"], ["p4scope"]):
+        assert not early(argv), argv

@@ -96,23 +96,3 @@ def test_cluster_is_refused_through_a_chain_of_switches(tmp_path):
     assert r.exit_code == 2, r.output
     assert "--cluster" in r.output and "--chain" in r.output
 
-
-def test_ctrl_c_keeps_the_trials_a_worker_finished(tmp_path, ctrl_c_run):
-    """Two searches at once in two workers: Ctrl-C in the middle keeps
-    every trial they had stored, as one process keeps them."""
-    import json
-
-    rc, out = ctrl_c_run(["run", "rfc2544", "--sizes", "64,128", "--tests", "throughput",
-                          "--dut-rate-pct", "30", "--resolution-pct", "0.01",
-                          "--trial-frames", "400000", "--jobs", "2", "--program", DUT,
-                          "--results", str(tmp_path), "--run-id", "stopped", "--no-progress",
-                          "--no-report"],
-                         tmp_path / "stopped" / "parts" / "rfc2544_trials", timeout=120)
-    assert rc == 130, out
-    run = tmp_path / "stopped"
-    meta = json.loads((run / "run.json").read_text())
-    assert meta["status"] == "partial" and "Ctrl-C" in meta["partial_reason"]
-    trials = pd.read_parquet(run / "rfc2544_trials.parquet")
-    first = trials[trials["case_id"] == "rfc2544/throughput/64"]
-    assert len(first) >= 2
-    assert first["value"].iloc[0] == 100.0 and not first["passed"].iloc[0]

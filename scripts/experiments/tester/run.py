@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .. import sources, testbed, traffic
-from ..driver import (RunResult, ShippedDut, keep_worker_switch, measure_in_worker,
-                      stop_worker_switch, versions)
+from ..driver import (RunResult, ShippedDut, begin_worker, keep_worker_switch,
+                      measure_in_worker, versions)
 from ..params import MAX_JOBS, Profile, check_int
 from ..report import RENDERER
 from ..rundir import RunDir
@@ -70,7 +70,7 @@ def _worker_start(dut: Any, profile: Profile, seed: int, rate_bps: float,
                   make: MakeMeasure) -> None:
     """A worker's own embedded switch and measure, as `virtual` makes them
     in the run's process (`dut`: driver.ShippedDut)."""
-    stop_worker_switch()
+    begin_worker()
     vs = testbed.VirtualSwitch(dut.load(), profile, seed, apply_profile=traffic.apply_profile)
     vs.start()
     keep_worker_switch(vs, make(bed=VirtualTestbed(vs, rate_bps, profile), store=worker_store))
