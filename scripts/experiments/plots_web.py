@@ -4,7 +4,7 @@ data as the PNGs (plotdata)."""
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,24 +19,34 @@ LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
               font=dict(size=11), legend=dict(font=dict(size=10)))
 
 
-def subplot_lines(fig: go.Figure, lines: list[tuple[str, float, int, int, dict]]) -> None:
+def subplot_lines(fig: go.Figure, lines: list[tuple[str, float, int, int, dict]],
+                  labels: Sequence[tuple[float, int, int, str]] = ()) -> None:
     """Straight lines on subplots of a make_subplots figure, each (axis,
     value, row, col, line style): axis "x" a vertical line at x = value
-    over the subplot's height, "y" a horizontal one over its width; all
-    added in one layout update, where add_vline/add_hline look through
-    every subplot for each line (~20 ms a line: a second for a report's
-    fifty)."""
+    over the subplot's height, "y" a horizontal one over its width; and
+    `labels` (x, row, col, text) at the top of their subplot, right of x.
+    All added in one layout update, where add_vline/add_hline look
+    through every subplot for each line (~20 ms a line: a second for a
+    report's fifty; 13 s for a lag-failover run's 64 labelled events)."""
+    def refs(row: int, col: int) -> tuple[str, str]:
+        sp = fig.get_subplot(row, col)
+        return "x" + sp.xaxis.plotly_name[5:], "y" + sp.yaxis.plotly_name[5:]
+
     shapes = list(fig.layout.shapes)
     for axis, value, row, col, style in lines:
-        sp = fig.get_subplot(row, col)
-        xref, yref = "x" + sp.xaxis.plotly_name[5:], "y" + sp.yaxis.plotly_name[5:]
+        xref, yref = refs(row, col)
         if axis == "x":
             shapes.append(dict(type="line", xref=xref, yref=f"{yref} domain", x0=value, x1=value,
                                y0=0, y1=1, line=style))
         else:
             shapes.append(dict(type="line", xref=f"{xref} domain", yref=yref, x0=0, x1=1,
                                y0=value, y1=value, line=style))
-    fig.update_layout(shapes=shapes)
+    notes = list(fig.layout.annotations)
+    for x, row, col, text in labels:
+        xref, yref = refs(row, col)
+        notes.append(dict(x=x, y=1, xref=xref, yref=f"{yref} domain", text=text,
+                          showarrow=False, xanchor="left", yanchor="top", font=dict(size=9)))
+    fig.update_layout(shapes=shapes, annotations=notes)
 
 
 def _size_color(size: float, lo: float, hi: float) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import report
+from ..plots_web import subplot_lines
 from . import tables as lag_failover_tables
 from .policies import POLICIES, ROUND_ROBIN_WHY
 
@@ -31,6 +32,8 @@ def _over_time(series: pd.DataFrame, outage: pd.DataFrame, mininet: bool = False
     web = make_subplots(rows=rows, cols=cols, subplot_titles=titles, shared_xaxes=True)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 2.1 * rows), squeeze=False,
                              sharex=True)
+    events: list = []  # the link events' lines and labels, added to `web` at once
+    labels: list = []
     for i, (policy, n) in enumerate(rows_k):
         for j, mode in enumerate(modes):
             ax = axes[i][j]
@@ -58,8 +61,8 @@ def _over_time(series: pd.DataFrame, outage: pd.DataFrame, mininet: bool = False
                 x = float(e.event_ns) / scale
                 ax.axvline(x, color="#888", ls="--", lw=0.8)
                 ax.text(x, ax.get_ylim()[1] * 0.95, f" {e.event}", fontsize=6, va="top")
-                web.add_vline(x=x, line_dash="dash", line_color="#888", row=i + 1, col=j + 1,
-                              annotation_text=e.event, annotation_font_size=9)
+                events.append(("x", x, i + 1, j + 1, dict(dash="dash", color="#888")))
+                labels.append((x, i + 1, j + 1, e.event))
             ax.set_title(titles[i * cols + j], fontsize=8)
             ax.set_ylabel("Gbit/s", fontsize=7)
             ax.tick_params(labelsize=6)
@@ -67,6 +70,7 @@ def _over_time(series: pd.DataFrame, outage: pd.DataFrame, mininet: bool = False
         axes[rows - 1][0].set_xlabel(axis, fontsize=7)
     axes[0][0].legend(fontsize=6, loc="lower left")
     fig.tight_layout()
+    subplot_lines(web, events, labels)
     web.update_layout(template="plotly_white", height=230 * rows + 60,
                       margin=dict(l=60, r=20, t=60, b=40),
                       title="Trunk throughput over time, link events marked (seed 004)")
