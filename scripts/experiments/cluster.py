@@ -285,7 +285,8 @@ def measure_on_cluster(cases: Sequence[Case], w: "Workers", bar: "_Progress") ->
     client = w.client
     run = uuid.uuid4().hex
     code = sources.fingerprint()
-    futures, given = [], {}
+    futures: list[Any] = []
+    given: dict[int, tuple[Any, int]] = {}
     for n, task in enumerate(worker_tasks(cases)):
         futures.append(client.submit(_measure_on_worker, run, code, w.init, w.args, w.measure,
                                      [cases[i] for i in task], key=f"p4scope-{run}-{n}",

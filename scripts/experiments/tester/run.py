@@ -23,7 +23,7 @@ import sys
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 from .. import sources, testbed, traffic
 from ..driver import (RunResult, ShippedDut, begin_worker, keep_worker_switch,
@@ -37,7 +37,12 @@ from .virtual import VirtualTestbed
 
 Echo = Callable[[str], None]
 Store = Callable[[str, Any], None]
-MakeMeasure = Callable[[Any, Store], Callable]
+
+
+class MakeMeasure(Protocol):
+    """`make(bed=, store=)`: the experiment's measure on a testbed."""
+
+    def __call__(self, *, bed: Any, store: Store) -> Callable: ...
 
 
 def begin(experiment: str, mode: str, results: Path, run_id: Optional[str], cases: list[Case],
