@@ -82,6 +82,7 @@ def test_a_dask_cluster_measures_the_same_tables(tmp_path):
                             "--cluster", "local:2", "--results", str(tmp_path),
                             "--run-id", "dask", "--no-progress", "--no-report"])
     assert r.exit_code == 0, r.output
+    assert "on 2 Dask workers (local:2)" in r.output
     dask = tmp_path / "dask"
     for name in ("rfc2544_results.parquet", "rfc2544_trials.parquet"):
         pd.testing.assert_frame_equal(pd.read_parquet(one / name), pd.read_parquet(dask / name),

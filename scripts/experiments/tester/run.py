@@ -52,7 +52,9 @@ def begin(experiment: str, mode: str, results: Path, run_id: Optional[str], case
     run.start({"experiment": experiment, "mode": mode, "renderer": RENDERER, **meta,
                "versions": versions(), "command": " ".join(sys.argv),
                "cases": {"planned": len(cases), "done": 0}})
-    echo(f"p4scope run: {len(cases)} cases into {run.path}")
+    on = meta.get("cluster")
+    echo(f"p4scope run: {len(cases)} cases into {run.path}"
+         + (f" on {on['workers']} Dask workers ({on['scheduler']})" if on else ""))
     return run
 
 
