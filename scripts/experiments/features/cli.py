@@ -100,4 +100,5 @@ def command(
                                                        echo=virtual_cli.echo))
         return
     virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
-                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster,
+                                           echo=virtual_cli.echo), program)

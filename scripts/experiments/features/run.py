@@ -38,7 +38,8 @@ def execute(p: FeaturesParams, profile: Profile, seed: int, results: Path,
     p.check()
     return tester_run.virtual(
         EXPERIMENT, plan(p), _meta(p), profile, seed, program, p.rate_bps,
-        partial(FeaturesMeasure, p=p), results, run_id, progress, report, echo, jobs=jobs, cluster=cluster)
+        partial(FeaturesMeasure, p=p), results, run_id, progress, report, echo, jobs=jobs,
+        cluster=cluster)
 
 
 def execute_mininet(p: FeaturesParams, results: Path, run_id: Optional[str],

@@ -138,4 +138,5 @@ def command(
             m, seed, program, results, run_id, progress, report, echo=virtual_cli.echo), program)
         return
     virtual_cli.run_to_end(lambda: execute(p, prof, seed, results, run_id, program, progress,
-                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster,
+                                           echo=virtual_cli.echo), program)

@@ -66,5 +66,6 @@ def command(
     except ParamError as e:
         virtual_cli.fail(str(e))
     virtual_cli.run_to_end(lambda: execute(p, next(iter(profs.values())), seed, results, run_id, program,
-                                 progress, report, jobs=jobs, cluster=cluster, echo=lambda s: typer.echo(s, err=True)),
+                                 progress, report, jobs=jobs, cluster=cluster,
+                                 echo=lambda s: typer.echo(s, err=True)),
                  program)

@@ -80,4 +80,5 @@ def command(
     except ParamError as e:
         virtual_cli.fail(str(e))
     virtual_cli.run_to_end(lambda: execute(p, base, seed, results, run_id, program, progress, report,
-                                 jobs=jobs, cluster=cluster, echo=lambda s: typer.echo(s, err=True)), program)
+                                 jobs=jobs, cluster=cluster,
+                                 echo=lambda s: typer.echo(s, err=True)), program)

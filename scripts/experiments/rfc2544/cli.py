@@ -130,4 +130,5 @@ def run_rfc2544(
                                                        echo=virtual_cli.echo, skipped=skipped))
         return
     virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
-                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster,
+                                           echo=virtual_cli.echo), program)

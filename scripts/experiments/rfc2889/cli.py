@@ -152,7 +152,8 @@ def command(
                                                        echo=virtual_cli.echo))
         return
     virtual_cli.run_to_end(lambda: execute(p, profile, seed, results, run_id, program, progress,
-                                           report, jobs=jobs, cluster=cluster, echo=virtual_cli.echo), program)
+                                           report, jobs=jobs, cluster=cluster,
+                                           echo=virtual_cli.echo), program)
 
 
 def _float(x: Optional[int]) -> Optional[float]:
