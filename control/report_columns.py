@@ -6,6 +6,8 @@ counterpart of reports.parse_report_frame, for thousands of report frames.
     cols.queue["position"]          # where the report was in `frames`
     cols.others                     # [(position, Report)]: valid reports of other domains
     cols.errors                     # [(position, message)]: frames parse_report_frame rejects
+    tap = parse_tap_frames(frames, udp_port)  # DOMAIN_TAP reports: tap.columns, tap.inner,
+                                              # tap.slow (positions left to parse one by one)
 
 Frames are grouped by length and by every header field that decides how a
 report parses (ether type, IP header length, protocol and total length, UDP
@@ -25,12 +27,13 @@ also carries TCP/UDP ports (sport, dport) in an unfragmented datagram.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .packets import ETH_IPV4, PROTO_TCP, PROTO_UDP, parse_frame
-from .reports import DOMAIN_QUEUE, Report, ReportError, baseline_offsets, parse_report_frame
+from .reports import (DOMAIN_QUEUE, IN_TYPE_IPV4, Report, ReportError, baseline_offsets,
+                      parse_report_frame)
 
 _OUTER = 42  # Ethernet, IPv4 without options, UDP
 _HEADERS = 20  # group, individual and main report headers
@@ -108,26 +111,8 @@ def parse_report_frames(frames: "Sequence[bytes] | FrameBlock",
                         udp_port: Optional[int] = None) -> ReportColumns:
     """Parses every frame as parse_report_frame(frame, udp_port) would."""
     frames = FrameBlock.of(frames)
-    parts: list[dict[str, np.ndarray]] = []
-    slow: list[int] = []
-    lengths = frames.lengths
-    for length in np.unique(lengths).tolist():
-        pos = np.flatnonzero(lengths == length)
-        if length < _OUTER + _HEADERS:
-            slow.extend(pos.tolist())
-            continue
-        block = frames.rows(pos, length)
-        groups, rest = _groups(_key(block))
-        slow.extend(pos[rest].tolist())
-        for rows in groups:
-            layout = (_queue_layout(bytes(frames[pos[rows[0]]]), udp_port)
-                      if block[rows[0], 14] & 0xF == 5 else None)  # no IP options
-            if layout is None:
-                slow.extend(pos[rows].tolist())
-            else:
-                whole = len(rows) == len(block)
-                parts.append(_read_group(block if whole else block[rows],
-                                         pos if whole else pos[rows], *layout))
+    groups, slow = _grouped(frames, lambda frame: _queue_layout(frame, udp_port))
+    parts = [_read_group(block, pos, *layout) for block, pos, layout in groups]
     out = ReportColumns({})
     for i in sorted(slow):
         try:
@@ -141,6 +126,98 @@ def parse_report_frames(frames: "Sequence[bytes] | FrameBlock",
             out.others.append((i, r))
     out.queue = _concat(parts)
     return out
+
+
+TAP_COLUMNS = ("position", "time_ns", "seq", "direction", "tap_port", "frame_bytes",
+               "bytes_to_dut", "bytes_from_dut", "pkts_to_dut", "pkts_from_dut", "node_id")
+# TapBlock.FORMAT "!BBHQQIII": offset and width of the fields read
+_TAP_BLOCK = {"direction": (1, 1), "bytes_to_dut": (4, 8), "bytes_from_dut": (12, 8),
+              "pkts_to_dut": (20, 4), "pkts_from_dut": (24, 4), "frame_bytes": (28, 4)}
+
+
+@dataclass
+class TapReportColumns:
+    """A tap's capture, the DOMAIN_TAP reports read in bulk: `columns`
+    (TAP_COLUMNS, one entry per report, `position` (int64) where it was in
+    the frames, the fields uint64 as the report holds them) and each one's
+    inner frame (`inner`); `slow`: the positions of the frames left for
+    parse_report_frame one by one (other domains, IP options, an inner
+    IPv4 packet whose INT-MD needs parsing, frames it rejects)."""
+
+    columns: dict[str, np.ndarray]
+    inner: list[bytes]
+    slow: list[int]
+
+
+def parse_tap_frames(frames: "Sequence[bytes] | FrameBlock",
+                     udp_port: Optional[int] = None) -> TapReportColumns:
+    """The DOMAIN_TAP reports among `frames` as parse_report_frame would
+    read them (the fields the tap inference uses: reports.TapBlock's, the
+    tap's ingress timestamp and port, seq, node id, the inner frame), a
+    baseline field the RepMdBits leave out as 0."""
+    frames = FrameBlock.of(frames)
+    groups, slow = _grouped(frames, lambda frame: _tap_layout(frame, udp_port))
+    parts: list[dict[str, np.ndarray]] = []
+    inner: list[bytes] = []
+    for block, pos, (md, ds, inner_at, inner_end) in groups:
+        ipv4_inner = (block[:, 50] & 0x0F) == IN_TYPE_IPV4  # INT-MD: parsed one by one
+        if ipv4_inner.any() and inner_end > inner_at:
+            slow.extend(pos[ipv4_inner].tolist())
+            block, pos = block[~ipv4_inner], pos[~ipv4_inner]
+            if not len(pos):
+                continue
+        fields = {"w0": (_OUTER, 4), "node_id": (_OUTER + 4, 4)}
+        if 1 in md:
+            fields["tap_port"] = (md[1], 2)
+        if 4 in md:
+            fields["time_ns"] = (md[4], 8)
+        fields.update({name: (ds + o, w) for name, (o, w) in _TAP_BLOCK.items()})
+        rec = _fields(block, {name: (o, f">u{w}") for name, (o, w) in fields.items()})
+        zero = np.zeros(len(pos), dtype=np.uint64)
+        cols: dict[str, np.ndarray] = {name: rec[name].astype(np.uint64) if name in fields
+                                       else zero for name in TAP_COLUMNS[1:]}
+        cols["seq"] = rec["w0"].astype(np.uint64) & 0x3FFFFF
+        cols["position"] = pos
+        parts.append(cols)
+        width = inner_end - inner_at
+        if width:
+            raw = np.ascontiguousarray(block[:, inner_at:inner_end]).tobytes()
+            inner.extend(raw[i:i + width] for i in range(0, len(raw), width))
+        else:
+            inner.extend([b""] * len(pos))
+    columns = {name: np.concatenate([p[name] for p in parts]) if parts
+               else np.zeros(0, dtype=np.int64 if name == "position" else np.uint64)
+               for name in TAP_COLUMNS}
+    return TapReportColumns(columns, inner, sorted(slow))
+
+
+def _grouped(frames: FrameBlock, layout_of: Callable[[bytes], Optional[Any]]
+             ) -> tuple[list[tuple[np.ndarray, np.ndarray, Any]], list[int]]:
+    """The frames in groups of one length and one key (see the module's
+    docstring), each with the layout `layout_of` finds in its first frame
+    (block, positions, layout), and the positions of the frames left to
+    parse one by one (too short, IP options, a group without a layout)."""
+    groups: list[tuple[np.ndarray, np.ndarray, Any]] = []
+    slow: list[int] = []
+    lengths = frames.lengths
+    for length in np.unique(lengths).tolist():
+        pos = np.flatnonzero(lengths == length)
+        if length < _OUTER + _HEADERS:
+            slow.extend(pos.tolist())
+            continue
+        block = frames.rows(pos, length)
+        keyed, rest = _groups(_key(block))
+        slow.extend(pos[rest].tolist())
+        for rows in keyed:
+            layout = (layout_of(bytes(frames[pos[rows[0]]]))
+                      if block[rows[0], 14] & 0xF == 5 else None)  # no IP options
+            if layout is None:
+                slow.extend(pos[rows].tolist())
+            else:
+                whole = len(rows) == len(block)
+                groups.append((block if whole else block[rows], pos if whole else pos[rows],
+                               layout))
+    return groups, slow
 
 
 def _key_spans() -> list[tuple[int, int, int]]:
@@ -200,10 +277,26 @@ def _queue_layout(frame: bytes, udp_port: Optional[int]) -> Optional[tuple[dict[
         return None
     if r.queue is None or r.domain_id != DOMAIN_QUEUE:
         return None
+    return _layout(r)
+
+
+def _layout(r: Report) -> tuple[dict[int, int], int, int, int]:
+    """Where a report's fields sit in its frame (see `_queue_layout`)."""
     md, ds = baseline_offsets(r.rep_md_bits)
     at = _OUTER + _HEADERS
     return ({b: at + o for b, o in md.items()}, at + ds, _OUTER + 20 + r.md_length * 4,
             _OUTER + 12 + r.report_length * 4)
+
+
+def _tap_layout(frame: bytes, udp_port: Optional[int]) -> Optional[tuple[dict[int, int], int, int, int]]:
+    """`_queue_layout` for a DOMAIN_TAP report."""
+    try:
+        r = parse_report_frame(frame, udp_port)
+    except ReportError:
+        return None
+    if r.tap is None:
+        return None
+    return _layout(r)
 
 
 def _read_group(block: np.ndarray, pos: np.ndarray, md: dict[int, int], ds: int,

@@ -10,7 +10,8 @@ import pytest
 
 from p4scope.control.apps.capture import collect_capture
 from p4scope.control.apps.collector import Collector
-from p4scope.control.report_columns import FrameBlock, _queue_layout, parse_report_frames
+from p4scope.control.report_columns import (FrameBlock, _queue_layout, parse_report_frames,
+                                            parse_tap_frames)
 from p4scope.control.reports import DOMAIN_TAP, ReportError, parse_report_frame
 from p4scope.experiments import measure, traffic
 from p4scope.experiments.microburst import plan as mbx
@@ -164,3 +165,68 @@ def test_an_empty_or_all_malformed_capture(capture):
             pd.testing.assert_frame_equal(got[name], want[name], check_exact=True, obj=name,
                                           check_dtype=False, check_index_type=False)
             assert got[name].empty
+
+
+# ----- a tap's capture ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tap_capture():
+    """What the taps captured of a 2:1 burst of 64 B frames through the
+    reference DUT (a report per frame each tap passes), as (time, frame)."""
+    pytest.importorskip("p4scope_dataplane")
+    from p4scope.experiments.microburst import tap_virtual as mtv
+    from p4scope.experiments.params import EngineOptions
+    from p4scope.experiments.tap import virtual as tv
+    from p4scope.experiments.tap import virtual_run as vr
+
+    prof = EngineOptions(0.25, 1.0, 256, 1).profiles("fair")["fair"]
+    case = mbx.plan(MicroburstParams(sizes_2to1=(64,), sizes_4to1=(),
+                                     combos_2to1=(("Test 1", (1, 2)),)).check(),
+                    {prof.name: prof})[0]
+    bp = mbx.plan_of(case)
+    ports, flows = vr.fabric_ports([case])
+    with tv.TappedDut(tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE), prof, ports, flows,
+                      seed=1, apply_profile=traffic.apply_profile) as td:
+        td.reset(prof)
+        for p in bp.ingress:
+            td.add_source(p, bp.egress, size=bp.frame_size, frames=bp.burst_frames,
+                          rate_pct=100.0, line_rate_bps=bp.rate_bps,
+                          vary=mtv.numbering(bp.frame_size))
+        with td.vf.locked() as f:
+            f.run(until_ns=2**62, drain=True)
+        captured = td.take_reports()
+    assert len(captured) > 1000
+    return captured
+
+
+def test_a_taps_capture_read_in_bulk_is_what_the_reports_one_by_one_give(tap_capture):
+    """tap_frames against tap_reports then frames_from_reports, on the
+    capture with trouble mixed in: reports missing and swapped, malformed
+    frames, IP options, a report of another domain, one of another UDP
+    port, one whose inner packet is said to be IPv4 (its INT-MD parsed)."""
+    from p4scope.experiments.tap import placement as pl
+    from p4scope.experiments.tap import virtual_run as vr
+    from p4scope.experiments.tap.inference import frames_from_reports
+
+    cap = list(tap_capture)
+    del cap[100:104]
+    cap[20], cap[21] = cap[21], cap[20]
+    t, good = cap[10]
+    odd = [good[:30], good[:70], _with_options(good),
+           _set(good, 42, bytes([0x30 | (good[42] & 0xF)])),  # report version 3
+           _set(good, 36, struct.pack("!H", pl.REPORT_UDP_PORT + 1)),
+           _set(good, 56, struct.pack("!H", 0x5151)),  # another domain
+           _set(good, 50, bytes([(good[50] & 0xF0) | 4])),  # inner said to be IPv4
+           _set(good, 52, bytes([60]))]  # MD Length past the report
+    for i, x in enumerate(odd):
+        cap.insert(200 + 5 * i, (t + i, x))
+    reports, stamps, bad = vr.tap_reports(cap)
+    frames, got_stamps, got_bad = vr.tap_frames(cap)
+    assert frames == frames_from_reports(reports) and got_stamps == stamps and got_bad == bad
+    # rejected: the two short ones, version 3, the other port, the MD Length;
+    # not a tap's: the other domain
+    assert bad == 5 and len(frames) == len(cap) - 6
+    parsed = parse_tap_frames([f for _, f in cap], pl.REPORT_UDP_PORT)
+    # the odd ones (the IPv4 inner one too) one by one, every other in bulk
+    assert parsed.slow == list(range(200, 200 + 5 * len(odd), 5))
+    assert len(parsed.columns["position"]) == len(parsed.inner) == len(cap) - len(odd)

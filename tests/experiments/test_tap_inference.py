@@ -190,3 +190,31 @@ def test_occupancy_in_frames_counts_each_frame_once(size):
     inf = infer(tap.frames, WIRING)
     assert inf.port_series(3)["occupancy_frames"].tolist() == [1, 0]
     assert inf.peak(3, "frames") == (1.0, 1.0)
+
+
+def test_a_frame_moved_in_time_is_replace_of_its_time():
+    import dataclasses
+
+    f = TapFrame(5, 7, FROM, 259, 1514, b"key", 10, 20, 1, 2, 0x103)
+    assert f.at(42) == dataclasses.replace(f, time_ns=42) and f.at(42).time_ns == 42
+    assert f.time_ns == 5
+
+
+def test_the_flow_text_is_the_headers_and_only_the_headers():
+    """Frames alike up to their ports have one flow text whatever follows
+    (the tester's frame numbers); other ports, IP options, short frames
+    and other protocols read as they parse."""
+    from p4scope.experiments.tap.inference import _flow, _flow_of_headers
+
+    def frame(sport: int = 1000, payload: bytes = b"x" * 30) -> bytes:
+        return udp_frame(H3, "02:00:00:00:00:01", "10.0.0.1", "10.0.0.3", sport, 2000, payload)
+
+    a, b = frame(payload=b"\x00" * 30), frame(payload=b"\x01" * 30)
+    assert _flow(a) == _flow(b) == "10.0.0.1>10.0.0.3 17 1000>2000 from 02:00:00:00:00:01"
+    assert _flow(frame(sport=1001)) == "10.0.0.1>10.0.0.3 17 1001>2000 from 02:00:00:00:00:01"
+    options = a[:14] + bytes([0x46]) + a[15:34] + b"\x01\x01\x01\x00" + bytes([0x03, 0xE9]) + a[36:]
+    assert _flow(options) == "10.0.0.1>10.0.0.3 17 1001>2000 from 02:00:00:00:00:01"
+    for key in (a[:10], a[:14], a[:30], a[:36]):  # short of the IPv4 header or the ports
+        assert _flow(key) == _flow_of_headers.__wrapped__(key)
+    assert _flow(a[:30]) is None and _flow(a[:36]) == "10.0.0.1>10.0.0.3 17 - from 02:00:00:00:00:01"
+    assert _flow(a[:12] + b"\x86\xdd" + a[14:]) is None

@@ -53,7 +53,7 @@ from ..tap import shares as sh
 from ..tap import truth as tt
 from ..tap import virtual as tv
 from ..tap import virtual_run as vr
-from ..tap.inference import Inference, find_gaps, frames_from_reports, infer
+from ..tap.inference import Inference, find_gaps, infer
 from ..traffic import _weights as engine_weights
 from . import plan as fx
 from .virtual import delta
@@ -89,8 +89,7 @@ def measure(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
     tick(0.65)
     with td.dut.locked() as e:
         cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-    reports, stamps, bad = vr.tap_reports(td.take_reports())
-    seen = frames_from_reports(reports)
+    seen, stamps, bad = vr.tap_frames(td.take_reports())
     if not seen:
         raise RuntimeError("the taps sent no reports: are they in the path?")
     tick(0.75)

@@ -43,6 +43,7 @@ dequeues it, exactly as the trace does.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 from .. import collector_port
@@ -119,9 +120,9 @@ def on_dut_clock(frames: Sequence[TapFrame], rate_bps: float, delay_ns: int = 0)
     going in to when the tap sent it (tap_sent_ns) plus its link time, one
     coming out earlier by its link time."""
     sent = tap_sent_ns(frames, rate_bps)
-    return [replace(f, time_ns=sent[i] + link_ns(f.frame_bytes, rate_bps, delay_ns)
-                    if f.direction == TOWARDS
-                    else f.time_ns - link_ns(f.frame_bytes, rate_bps, delay_ns))
+    link = lru_cache(maxsize=None)(lambda frame_bytes: link_ns(frame_bytes, rate_bps, delay_ns))
+    return [f.at(sent[i] + link(f.frame_bytes) if f.direction == TOWARDS
+                 else f.time_ns - link(f.frame_bytes))
             for i, f in enumerate(frames)]
 
 
