@@ -200,13 +200,13 @@ def tap_capture():
 
 
 def test_a_taps_capture_read_in_bulk_is_what_the_reports_one_by_one_give(tap_capture):
-    """tap_frames against tap_reports then frames_from_reports, on the
-    capture with trouble mixed in: reports missing and swapped, malformed
-    frames, IP options, a report of another domain, one of another UDP
-    port, one whose inner packet is said to be IPv4 (its INT-MD parsed)."""
+    """tap_frames against each frame parsed one by one, then
+    frames_from_reports, on the capture with trouble mixed in: reports
+    missing and swapped, malformed frames, IP options, a report of another
+    domain, one of another UDP port, one whose inner packet is said to be
+    IPv4 (its INT-MD parsed)."""
     from p4scope.experiments.tap import placement as pl
-    from p4scope.experiments.tap import virtual_run as vr
-    from p4scope.experiments.tap.inference import frames_from_reports
+    from p4scope.experiments.tap.inference import frames_from_reports, tap_frames
 
     cap = list(tap_capture)
     del cap[100:104]
@@ -220,8 +220,17 @@ def test_a_taps_capture_read_in_bulk_is_what_the_reports_one_by_one_give(tap_cap
            _set(good, 52, bytes([60]))]  # MD Length past the report
     for i, x in enumerate(odd):
         cap.insert(200 + 5 * i, (t + i, x))
-    reports, stamps, bad = vr.tap_reports(cap)
-    frames, got_stamps, got_bad = vr.tap_frames(cap)
+    reports, stamps, bad = [], [], 0
+    for ts, f in cap:
+        try:
+            r = parse_report_frame(f, pl.REPORT_UDP_PORT)
+        except ReportError:
+            bad += 1
+            continue
+        if r.tap is not None:
+            reports.append(r)
+            stamps.append(ts)
+    frames, got_stamps, got_bad = tap_frames(cap, pl.REPORT_UDP_PORT)
     assert frames == frames_from_reports(reports) and got_stamps == stamps and got_bad == bad
     # rejected: the two short ones, version 3, the other port, the MD Length;
     # not a tap's: the other domain

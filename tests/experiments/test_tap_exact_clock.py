@@ -52,7 +52,8 @@ def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame
     from p4scope.experiments.microburst import tap_virtual as mtv
     from p4scope.experiments.microburst.params import MicroburstParams
     from p4scope.experiments.params import EngineOptions
-    from p4scope.experiments.tap.inference import frames_from_reports
+    from p4scope.experiments.tap import placement as pl
+    from p4scope.experiments.tap.inference import tap_frames
 
     prof = EngineOptions(1.0, 1.0, 256, 1).profiles("fair")["fair"]
     mb = MicroburstParams(sizes_2to1=(frame_size,), sizes_4to1=(),
@@ -74,8 +75,7 @@ def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame
             f.run(until_ns=2**62, drain=True)
         with td.dut.locked() as e:
             cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-        reports, _, _ = vr.tap_reports(td.take_reports())
-    seen = frames_from_reports(reports)
+        seen, _, _ = tap_frames(td.take_reports(), pl.REPORT_UDP_PORT)
     on_dut = tv.on_dut_clock(seen, bp.rate_bps)
     mine = cols["port"] == bp.egress
     kind = cols["kind"]

@@ -53,7 +53,7 @@ from ..tap import shares as sh
 from ..tap import truth as tt
 from ..tap import virtual as tv
 from ..tap import virtual_run as vr
-from ..tap.inference import Inference, find_gaps, infer
+from ..tap.inference import Inference, find_gaps, infer, tap_frames
 from ..traffic import _weights as engine_weights
 from . import plan as fx
 from .virtual import delta
@@ -89,7 +89,7 @@ def measure(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
     tick(0.65)
     with td.dut.locked() as e:
         cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-    seen, stamps, bad = vr.tap_frames(td.take_reports())
+    seen, stamps, bad = tap_frames(td.take_reports(), pl.REPORT_UDP_PORT)
     if not seen:
         raise RuntimeError("the taps sent no reports: are they in the path?")
     tick(0.75)

@@ -28,7 +28,6 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from ...control.reports import ReportError, parse_report_frame
 from ..mininet import cli as mininet_cli
 from ..mininet.driver import EmuResult, TestbedPool, execute
 from ..mininet.shape import ping_receiver
@@ -38,7 +37,7 @@ from ..runner import Case
 from ..seedcsv import derive_csvs
 from ..tap import placement as pl
 from ..tap import scoring
-from ..tap.inference import frames_from_reports, infer
+from ..tap.inference import infer, tap_frames
 from ..tap.testbed import TapTestbed
 from . import mininet as mm
 from . import plan as mbx
@@ -52,30 +51,13 @@ def dut_title(dut: str) -> str:
     return DUT_TITLES.get(dut, dut)
 
 
-def seen_reports(frames: list[tuple[int, bytes]]) -> tuple[list, list[int], int]:
-    """The parsed tap reports of a capture, the capture's kernel time of
-    each, and how many frames were not reports."""
-    reports, stamps, bad = [], [], 0
-    for ts, f in frames:
-        try:
-            r = parse_report_frame(f, pl.REPORT_UDP_PORT)
-        except ReportError:
-            bad += 1
-            continue
-        if r.tap is not None:
-            reports.append(r)
-            stamps.append(ts)
-    return reports, stamps, bad
-
-
 def measure(p: mm.MnBurstParams, dut: str, case: Case, tick: Callable[[float], None],
             tb: TapTestbed) -> dict[str, pd.DataFrame]:
     bp = mbx.plan_of(case)
     with tb.reports() as got:
         sinks, samples = mm.burst_through(tb, bp, [tb.dut_ifname(bp.egress)], tick,
                                           REFERENCE_PERIOD_S)
-    reports, stamps, bad = seen_reports(got.frames)
-    frames = frames_from_reports(reports)
+    frames, stamps, bad = tap_frames(got.frames, pl.REPORT_UDP_PORT)
     if not frames:
         raise RuntimeError("the tap sent no reports: is it in the path?")
     # the tap's clock onto the wall clock: the report that reached the collector port fastest

@@ -42,8 +42,8 @@ from ..tap import placement as pl
 from ..tap import truth as tt
 from ..tap import virtual as tv
 from ..tap import virtual_run as vr
-from ..tap.inference import Inference, infer
-from ..tap.virtual_run import TAP_SOURCE, dut_label, dut_title, reports_lost, tap_frames
+from ..tap.inference import Inference, infer, tap_frames
+from ..tap.virtual_run import TAP_SOURCE, dut_label, dut_title, reports_lost
 from . import plan as mbx
 
 FRAME_NUMBER = {"offset": 42, "width": 4, "start": 0, "step": 1, "count": 2**32}
@@ -78,7 +78,7 @@ def measure(td: tv.TappedDut, prof: Profile, case: Case, tick: Tick) -> Tables:
         cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
     sinks = vr.sinks(rows, streams, bp.egress)
     mbx.sent_check(bp, sinks)
-    seen, stamps, bad = tap_frames(td.take_reports())
+    seen, stamps, bad = tap_frames(td.take_reports(), pl.REPORT_UDP_PORT)
     if not seen:
         raise RuntimeError("the taps sent no reports: are they in the path?")
     wiring = tv.wiring(td.ports)

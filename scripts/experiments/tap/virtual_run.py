@@ -19,14 +19,12 @@ from typing import Any, Callable, Optional
 
 import pandas as pd
 
-from ...control.report_columns import parse_tap_frames
-from ...control.reports import ReportError, parse_report_frame
 from ..params import Profile
 from ..runner import Case, Tables, Tick
 from ..testbed import DutProgram, Flow
 from . import placement as pl
 from . import virtual as tv
-from .inference import Inference, TapFrame, frames_from_reports
+from .inference import Inference
 
 TAP_SOURCE = Path("p4src/tap.p4")
 MeasureCase = Callable[[tv.TappedDut, Profile, Case, Tick], Tables]
@@ -55,48 +53,6 @@ def reports_lost(inf: Inference) -> int:
     dropped before the tap numbered it) or the numbers skipped, whichever
     is more (every frame reported)."""
     return sum(max(g.lost_reports, g.lost_to_frames + g.lost_from_frames) for g in inf.gaps)
-
-
-def tap_reports(frames: list[tuple[int, bytes]]) -> tuple[list, list[int], int]:
-    """The parsed reports of the taps' captures, the time each left its
-    collector port, and how many frames were not reports."""
-    reports, stamps, bad = [], [], 0
-    for ts, f in frames:
-        try:
-            r = parse_report_frame(f, pl.REPORT_UDP_PORT)
-        except ReportError:
-            bad += 1
-            continue
-        if r.tap is not None:
-            reports.append(r)
-            stamps.append(ts)
-    return reports, stamps, bad
-
-
-def tap_frames(captured: list[tuple[int, bytes]]) -> tuple[list[TapFrame], list[int], int]:
-    """What `tap_reports` then `frames_from_reports` give (the tap frames,
-    the time each report left its collector port, how many frames were
-    not reports), with the reports read in bulk (a case captures a report
-    per frame the DUT passes: 10^5 and more)."""
-    parsed = parse_tap_frames([f for _, f in captured], pl.REPORT_UDP_PORT)
-    c = parsed.columns
-    found = dict(zip(c["position"].tolist(), map(
-        TapFrame, c["time_ns"].tolist(), c["seq"].tolist(), (c["direction"] & 1).tolist(),
-        c["tap_port"].tolist(), c["frame_bytes"].tolist(), parsed.inner,
-        c["bytes_to_dut"].tolist(), c["bytes_from_dut"].tolist(), c["pkts_to_dut"].tolist(),
-        c["pkts_from_dut"].tolist(), c["node_id"].tolist())))
-    reports, bad = [], 0
-    for i in parsed.slow:
-        try:
-            r = parse_report_frame(captured[i][1], pl.REPORT_UDP_PORT)
-        except ReportError:
-            bad += 1
-            continue
-        reports.append((i, r))
-    found.update(zip((i for i, r in reports if r.tap is not None),
-                     frames_from_reports(r for _, r in reports)))
-    order = sorted(found)
-    return [found[i] for i in order], [captured[i][0] for i in order], bad
 
 
 def run_fabric(td: tv.TappedDut, until_ns: float, tick: Tick, done: float = 0.0,
