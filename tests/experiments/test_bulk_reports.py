@@ -174,27 +174,10 @@ def tap_capture():
     """What the taps captured of a 2:1 burst of 64 B frames through the
     reference DUT (a report per frame each tap passes), as (time, frame)."""
     pytest.importorskip("p4scope_dataplane")
-    from p4scope.experiments.microburst import tap_virtual as mtv
-    from p4scope.experiments.params import EngineOptions
-    from p4scope.experiments.tap import virtual as tv
     from p4scope.experiments.tap import virtual_run as vr
+    from tests.experiments.tap_burst import burst_through_taps
 
-    prof = EngineOptions(0.25, 1.0, 256, 1).profiles("fair")["fair"]
-    case = mbx.plan(MicroburstParams(sizes_2to1=(64,), sizes_4to1=(),
-                                     combos_2to1=(("Test 1", (1, 2)),)).check(),
-                    {prof.name: prof})[0]
-    bp = mbx.plan_of(case)
-    ports, flows = vr.fabric_ports([case])
-    with tv.TappedDut(tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE), prof, ports, flows,
-                      seed=1, apply_profile=traffic.apply_profile) as td:
-        td.reset(prof)
-        for p in bp.ingress:
-            td.add_source(p, bp.egress, size=bp.frame_size, frames=bp.burst_frames,
-                          rate_pct=100.0, line_rate_bps=bp.rate_bps,
-                          vary=mtv.numbering(bp.frame_size))
-        with td.vf.locked() as f:
-            f.run(until_ns=2**62, drain=True)
-        captured = td.take_reports()
+    captured = burst_through_taps(tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE), 64, 0.25).captured
     assert len(captured) > 1000
     return captured
 

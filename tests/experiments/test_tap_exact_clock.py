@@ -14,6 +14,7 @@ from p4scope.experiments.tap import truth as tt
 from p4scope.experiments.tap import virtual as tv
 from p4scope.experiments.tap import virtual_run as vr
 from p4scope.experiments.tap.inference import FROM, TOWARDS, TapFrame
+from tests.experiments.tap_burst import burst_through_taps
 
 
 def frame(t: int, direction: int = TOWARDS, node: int = 0x101, size: int = 1514) -> TapFrame:
@@ -46,36 +47,13 @@ def programs():
 
 @pytest.mark.parametrize("frame_size", [64, 1518, 9216])
 def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame_size):
-    from p4scope.experiments import traffic
     from p4scope.experiments.linerate import frame_time_ns
-    from p4scope.experiments.microburst import plan as mbx
-    from p4scope.experiments.microburst import tap_virtual as mtv
-    from p4scope.experiments.microburst.params import MicroburstParams
-    from p4scope.experiments.params import EngineOptions
     from p4scope.experiments.tap import placement as pl
     from p4scope.experiments.tap.inference import tap_frames
 
-    prof = EngineOptions(1.0, 1.0, 256, 1).profiles("fair")["fair"]
-    mb = MicroburstParams(sizes_2to1=(frame_size,), sizes_4to1=(),
-                          combos_2to1=(("Test 1", (1, 2)),)).check()
-    case = mbx.plan(mb, {prof.name: prof})[0]
-    bp = mbx.plan_of(case)
-    dut, tap = programs
-    ports, flows = vr.fabric_ports([case])
-    with tv.TappedDut(dut, tap, prof, ports, flows, seed=1,
-                      apply_profile=traffic.apply_profile) as td:
-        td.reset(prof)
-        with td.dut.locked() as e:
-            e.tm_trace_start(True, [bp.egress], 0)
-        for p in bp.ingress:
-            td.add_source(p, bp.egress, size=bp.frame_size, frames=bp.burst_frames,
-                          rate_pct=100.0, line_rate_bps=bp.rate_bps,
-                          vary=mtv.numbering(bp.frame_size))
-        with td.vf.locked() as f:
-            f.run(until_ns=2**62, drain=True)
-        with td.dut.locked() as e:
-            cols = {k: np.asarray(v) for k, v in e.tm_trace_stop().items() if k != "overflow"}
-        seen, _, _ = tap_frames(td.take_reports(), pl.REPORT_UDP_PORT)
+    burst = burst_through_taps(*programs, frame_size)
+    case, bp, cols, ports = burst.case, burst.plan, burst.trace, burst.ports
+    seen, _, _ = tap_frames(burst.captured, pl.REPORT_UDP_PORT)
     on_dut = tv.on_dut_clock(seen, bp.rate_bps)
     mine = cols["port"] == bp.egress
     kind = cols["kind"]

@@ -7,8 +7,8 @@ tick)`, a module-level function so the workers can be handed it) and
 what run.json's `tap` says of the set-up.
 
 Also the pieces every such measure uses: the DUT ports to tap and the
-DUT's flows, the reports the taps captured, the tester's sinks and the
-run of the Fabric with progress.
+DUT's flows, the tester's sinks and the run of the Fabric with progress
+(the reports the taps captured: tap.inference.tap_frames).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import pandas as pd
 from ..params import Profile
 from ..runner import Case, Tables, Tick
 from ..testbed import DutProgram, Flow
-from . import placement as pl
 from . import virtual as tv
 from .inference import Inference
 
