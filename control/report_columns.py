@@ -288,7 +288,8 @@ def _layout(r: Report) -> tuple[dict[int, int], int, int, int]:
             _OUTER + 12 + r.report_length * 4)
 
 
-def _tap_layout(frame: bytes, udp_port: Optional[int]) -> Optional[tuple[dict[int, int], int, int, int]]:
+def _tap_layout(frame: bytes,
+                udp_port: Optional[int]) -> Optional[tuple[dict[int, int], int, int, int]]:
     """`_queue_layout` for a DOMAIN_TAP report."""
     try:
         r = parse_report_frame(frame, udp_port)

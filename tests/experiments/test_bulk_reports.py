@@ -177,7 +177,8 @@ def tap_capture():
     from p4scope.experiments.tap import virtual_run as vr
     from tests.experiments.tap_burst import burst_through_taps
 
-    captured = burst_through_taps(tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE), 64, 0.25).captured
+    burst = burst_through_taps(tb.compile_dut(), tb.compile_dut(vr.TAP_SOURCE), 64, 0.25)
+    captured = burst.captured
     assert len(captured) > 1000
     return captured
 
