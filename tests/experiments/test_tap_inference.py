@@ -218,3 +218,27 @@ def test_the_flow_text_is_the_headers_and_only_the_headers():
         assert _flow(key) == _flow_of_headers.__wrapped__(key)
     assert _flow(a[:30]) is None and _flow(a[:36]) == "10.0.0.1>10.0.0.3 17 - from 02:00:00:00:00:01"
     assert _flow(a[:12] + b"\x86\xdd" + a[14:]) is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_keys_seen_once_match_in_bulk_as_one_by_one(seed: int):
+    """The matching in bulk (keys that arrived once: the tester's frames)
+    pairs exactly what the one-by-one rule pairs: per (port, key) first
+    in, first out, never a frame with the port it came in by, nor with an
+    arrival after the departure; keys arriving more than once, departures
+    of keys never seen arriving, ports unknown (-1) and equal times
+    mixed in."""
+    from p4scope.experiments.tap.inference import _match, _match_each, _Side
+
+    rng = np.random.default_rng(seed)
+
+    def side(n: int, nkeys: int) -> _Side:
+        t = np.sort(rng.integers(0, 50, n))
+        return _Side(rng.integers(0, nkeys, n), t, rng.choice([64, 1500], n), rng.integers(-1, 4, n))
+
+    nkeys = int(rng.choice([5, 40, 400]))
+    arrivals, departures = side(int(rng.integers(0, 200)), nkeys), side(int(rng.integers(0, 200)), nkeys)
+    d, a = _match(arrivals, departures, nkeys)
+    d_ref, a_ref = _match_each(arrivals, departures, np.arange(len(departures.key)))
+    assert d.tolist() == d_ref.tolist() and a.tolist() == a_ref.tolist()
+    assert (arrivals.key[a] == departures.key[d]).all() and (arrivals.port[a] != departures.port[d]).all()

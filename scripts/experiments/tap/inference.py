@@ -315,89 +315,156 @@ class Inference:
         return pd.DataFrame(rows, columns=BURST_COLUMNS)
 
 
+@dataclass
+class _Side:
+    """One direction's frames in time order, as columns: their key ids,
+    times, sizes and DUT ports (where a frame came in on, or left by)."""
+
+    key: np.ndarray
+    time_ns: np.ndarray
+    frame_bytes: np.ndarray
+    port: np.ndarray
+
+    def take(self, i: np.ndarray) -> "_Side":
+        return _Side(self.key[i], self.time_ns[i], self.frame_bytes[i], self.port[i])
+
+
 def infer(frames: Sequence[TapFrame], wiring: Wiring) -> Inference:
     """See the module docstring. `frames` in capture order (frames_from_reports)."""
     gaps = find_gaps(frames)
-    order = sorted(range(len(frames)), key=lambda i: (frames[i].time_ns, i))
-    arrivals = [frames[i] for i in order if frames[i].direction == TOWARDS]
-    departures = [frames[i] for i in order if frames[i].direction == FROM]
-    by_key: defaultdict[bytes, list[int]] = defaultdict(list)
-    for i, a in enumerate(arrivals):
-        by_key[a.key].append(i)
-    taken: dict[tuple[int, bytes], int] = {}
-    left: dict[int, tuple[int, int]] = {}  # arrival -> (first departure time, its port)
-    pairs: list[tuple[TapFrame, TapFrame, int]] = []
-    unknown: list[tuple[int, int]] = [(g.start_ns, g.end_ns) for g in gaps]
-    strays = unmatched = 0
-    lost_to = [g for g in gaps if g.lost_to_frames or g.lost_to_bytes]
-    lost_from = [g for g in gaps if g.lost_from_frames or g.lost_from_bytes]
+    n = len(frames)
     port_of = {p: wiring.port_of(p) for p in {f.tap_port for f in frames}}
-    for d in departures:
-        port = port_of[d.tap_port]
-        cand = by_key.get(d.key, [])
-        k = taken.get((port, d.key), 0)
-        while k < len(cand) and port_of[arrivals[cand[k]].tap_port] == port:
-            k += 1  # a frame does not leave by the port it came in on
-        if k < len(cand) and arrivals[cand[k]].time_ns <= d.time_ns:
-            a = arrivals[cand[k]]
-            taken[(port, d.key)] = k + 1
-            pairs.append((a, d, port))
-            left.setdefault(cand[k], (d.time_ns, port))
-            continue
-        before = [g for g in lost_to if g.start_ns < d.time_ns]
-        if before:  # its arrival's report may be among the lost ones
-            unmatched += 1
-            unknown.append((min(g.start_ns for g in before), d.time_ns))
-        else:
-            strays += 1
-    rows = []
-    for i, a in enumerate(arrivals):
-        ing = port_of[a.tap_port]
-        if i in left:
-            t_left, port = left[i]
-            rows.append((a.time_ns, ing, port, a.frame_bytes, "left", t_left, _flow(a.key)))
-            continue
-        after = [g for g in lost_from if g.end_ns > a.time_ns]
-        fate = "unresolved" if after else "dropped"
-        if after:
-            unknown.append((a.time_ns, max(g.end_ns for g in after)))
-        rows.append((a.time_ns, ing, wiring.destination(a.key), a.frame_bytes, fate, math.nan,
-                     _flow(a.key)))
+    ids: dict[bytes, int] = {}
+    keys = [f.key for f in frames]
+    every = _Side(np.fromiter((ids.setdefault(k, len(ids)) for k in keys), np.int64, n),
+                  np.fromiter((f.time_ns for f in frames), np.int64, n),
+                  np.fromiter((f.frame_bytes for f in frames), np.int64, n),
+                  np.fromiter((port_of[f.tap_port] for f in frames), np.int64, n))
+    order = np.argsort(every.time_ns, kind="stable")
+    towards = np.fromiter((f.direction == TOWARDS for f in frames), bool, n)[order]
+    arrival_of = order[towards]
+    arrivals, departures = every.take(arrival_of), every.take(order[~towards])
+    d_pos, a_pos = _match(arrivals, departures, len(ids))
+    unknown: list[tuple[int, int]] = [(g.start_ns, g.end_ns) for g in gaps]
+    lost_to = [g.start_ns for g in gaps if g.lost_to_frames or g.lost_to_bytes]
+    lost_from = [g.end_ns for g in gaps if g.lost_from_frames or g.lost_from_bytes]
+    alone = np.ones(len(departures.key), dtype=bool)
+    alone[d_pos] = False
+    # a departure without an arrival: its arrival's report may be among the
+    # lost ones (after the first gap in the arrivals), or it is the DUT's own
+    late = alone & (departures.time_ns > min(lost_to)) if lost_to else np.zeros_like(alone)
+    unknown += [(min(lost_to), t) for t in departures.time_ns[late].tolist()]
+    unmatched = int(late.sum())
+    strays = int(alone.sum()) - unmatched
+    # each arrival's first departure (in time order) is when it left
+    first, at = np.unique(a_pos, return_index=True)
+    has_left = np.zeros(len(arrivals.key), dtype=bool)
+    has_left[first] = True
+    left_ns = np.full(len(arrivals.key), math.nan)
+    left_ns[first] = departures.time_ns[d_pos[at]]
+    egress = np.zeros(len(arrivals.key), dtype=np.int64)
+    egress[first] = departures.port[d_pos[at]]
+    # an arrival that never left with reports of departures lost after it
+    # may have left unseen
+    unresolved = (~has_left & (arrivals.time_ns < max(lost_from)) if lost_from
+                  else np.zeros_like(has_left))
+    unknown += [(t, max(lost_from)) for t in arrivals.time_ns[unresolved].tolist()]
+    arrival_keys = [keys[i] for i in arrival_of.tolist()]
+    for i in np.flatnonzero(~has_left).tolist():
+        egress[i] = wiring.destination(arrival_keys[i])
+    fate = np.where(has_left, "left", np.where(unresolved, "unresolved", "dropped"))
+    table = pd.DataFrame([], columns=FRAME_COLUMNS) if not has_left.size else pd.DataFrame({
+        "t_ns": arrivals.time_ns, "ingress_port": arrivals.port, "egress_port": egress,
+        "frame_bytes": arrivals.frame_bytes, "fate": fate.tolist(),
+        "left_ns": left_ns.astype(np.int64) if has_left.all() else left_ns,  # whole ns when no NaN
+        "flow": [_flow(k) for k in arrival_keys]}, columns=FRAME_COLUMNS)
     unknown = merge_intervals(unknown)
-    series, by_ingress = _series(pairs, port_of, unknown)
-    return Inference(series, by_ingress, pd.DataFrame(rows, columns=FRAME_COLUMNS), gaps,
-                     unknown, strays, unmatched)
+    pairs = arrivals.take(a_pos), departures.take(d_pos)
+    series, by_ingress = _series(*pairs, unknown)
+    return Inference(series, by_ingress, table, gaps, unknown, strays, unmatched)
 
 
-def _series(pairs: list[tuple[TapFrame, TapFrame, int]], port_of: Mapping[int, int],
+def _match(arrivals: _Side, departures: _Side, nkeys: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each departure matched to an arrival of the same key, first in, first
+    out per (egress port, key), never to one that came in by the port it
+    left by nor to one seen after it: (departure, arrival) positions of the
+    matches, in departure order. A key that arrived once (each frame of
+    the tester's streams) is matched in bulk, the others one by one."""
+    count = np.bincount(arrivals.key, minlength=nkeys)
+    first = np.zeros(nkeys, dtype=np.int64)
+    seen, at = np.unique(arrivals.key, return_index=True)
+    first[seen] = at
+    once = np.flatnonzero(count[departures.key] == 1)
+    cand = first[departures.key[once]]
+    okpos = once[(arrivals.port[cand] != departures.port[once])
+                 & (arrivals.time_ns[cand] <= departures.time_ns[once])]
+    # per (port, key) the first departure that may take its arrival takes it
+    lo = int(departures.port.min()) if departures.port.size else 0
+    group = departures.key[okpos] * (int(departures.port.max(initial=lo)) - lo + 1) + \
+        (departures.port[okpos] - lo)
+    _, firsts = np.unique(group, return_index=True)
+    d_pos, a_pos = [okpos[firsts]], [first[departures.key[okpos[firsts]]]]
+    many = np.flatnonzero(count[departures.key] > 1)
+    if many.size:
+        d_more, a_more = _match_each(arrivals, departures, many)
+        d_pos.append(d_more)
+        a_pos.append(a_more)
+    d, a = np.concatenate(d_pos), np.concatenate(a_pos)
+    by_departure = np.argsort(d, kind="stable")
+    return d[by_departure], a[by_departure]
+
+
+def _match_each(arrivals: _Side, departures: _Side, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_match` for the departures `which` (positions, in order), one by one."""
+    keys = set(departures.key[which].tolist())
+    by_key: defaultdict[int, list[int]] = defaultdict(list)
+    for i, k in enumerate(arrivals.key.tolist()):
+        if k in keys:
+            by_key[k].append(i)
+    a_port, a_time = arrivals.port.tolist(), arrivals.time_ns.tolist()
+    taken: dict[tuple[int, int], int] = {}
+    d_out, a_out = [], []
+    for j in which.tolist():
+        key, port, t = int(departures.key[j]), int(departures.port[j]), int(departures.time_ns[j])
+        cand = by_key[key]
+        k = taken.get((port, key), 0)
+        while k < len(cand) and a_port[cand[k]] == port:
+            k += 1  # a frame does not leave by the port it came in on
+        if k < len(cand) and a_time[cand[k]] <= t:
+            taken[(port, key)] = k + 1
+            d_out.append(j)
+            a_out.append(cand[k])
+    return np.array(d_out, dtype=np.int64), np.array(a_out, dtype=np.int64)
+
+
+def _series(arrivals: _Side, departures: _Side,
             unknown: list[tuple[int, int]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The occupancy series of each egress port the pairs (arrival,
-    departure, egress port) went through, and split by ingress port
-    (`port_of`: tap port -> DUT port)."""
+    """The occupancy series of each egress port matched frames (arrival
+    and departure, side by side) went through, and split by the DUT port
+    they came in on."""
     occ, ing_parts = [], []
-    ports = sorted({p for _, _, p in pairs})
-    for port in ports:
-        mine = [(a, d) for a, d, p in pairs if p == port]
-        t = np.array([a.time_ns for a, _ in mine] + [d.time_ns for _, d in mine], dtype=float)
-        nb = np.array([a.frame_bytes for a, _ in mine], dtype=float)
-        ones = np.ones(len(mine))
+    spans = np.array(unknown, dtype=float).reshape(-1, 2)
+    for port in sorted(set(departures.port.tolist())):
+        mine = departures.port == port
+        t = np.concatenate([arrivals.time_ns[mine], departures.time_ns[mine]]).astype(float)
+        nb = arrivals.frame_bytes[mine].astype(float)
+        ones = np.ones(nb.size)
         tb, vb = fg.step_from_deltas(t, np.concatenate([nb, -nb]))
         _, vf = fg.step_from_deltas(t, np.concatenate([ones, -ones]))
-        edges = np.array([x for s, e in unknown for x in (s, e)], dtype=float)
-        at = np.unique(np.concatenate([tb, edges]))
+        at = np.unique(np.concatenate([tb, spans.ravel()]))
         b, f = fg.step_at(tb, vb, at), fg.step_at(tb, vf, at)
-        valid = np.ones(at.size, dtype=bool)
-        for s, e in unknown:
-            valid[(at >= s) & (at < e)] = False
+        # the spans are merged (apart and in order): the one starting last
+        # before a time is the only one that may hold it
+        i = np.searchsorted(spans[:, 0], at, side="right") - 1
+        valid = ~((i >= 0) & (at < spans[np.clip(i, 0, None), 1])) if spans.size else np.ones(at.size, bool)
         occ.append(pd.DataFrame({"t_ns": at.astype(np.int64), "egress_port": port,
                                  "occupancy_bytes": np.where(valid, b, np.nan),
                                  "occupancy_frames": np.where(valid, f, np.nan), "valid": valid}))
-        ins = np.array([port_of[a.tap_port] for a, _ in mine])
+        ins = arrivals.port[mine]
         for ing in sorted(set(ins.tolist())):
             sel = ins == ing
-            ti, vi = fg.step_from_deltas(
-                np.concatenate([t[:len(mine)][sel], t[len(mine):][sel]]),
-                np.concatenate([nb[sel], -nb[sel]]))
+            ti, vi = fg.step_from_deltas(np.concatenate([t[:nb.size][sel], t[nb.size:][sel]]),
+                                         np.concatenate([nb[sel], -nb[sel]]))
             ing_parts.append(pd.DataFrame({"t_ns": ti.astype(np.int64), "egress_port": port,
                                            "ingress_port": int(ing), "occupancy_bytes": vi}))
     series = pd.concat(occ, ignore_index=True) if occ else pd.DataFrame(columns=SERIES_COLUMNS)
