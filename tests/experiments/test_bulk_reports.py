@@ -215,7 +215,7 @@ def test_a_taps_capture_read_in_bulk_is_what_the_reports_one_by_one_give(tap_cap
             reports.append(r)
             stamps.append(ts)
     frames, got_stamps, got_bad = tap_frames(cap, pl.REPORT_UDP_PORT)
-    assert frames == frames_from_reports(reports) and got_stamps == stamps and got_bad == bad
+    assert list(frames) == frames_from_reports(reports) and got_stamps == stamps and got_bad == bad
     # rejected: the two short ones, version 3, the other port, the MD Length;
     # not a tap's: the other domain
     assert bad == 5 and len(frames) == len(cap) - 6

@@ -242,3 +242,69 @@ def test_keys_seen_once_match_in_bulk_as_one_by_one(seed: int):
     d_ref, a_ref = _match_each(arrivals, departures, np.arange(len(departures.key)))
     assert d.tolist() == d_ref.tolist() and a.tolist() == a_ref.tolist()
     assert (arrivals.key[a] == departures.key[d]).all() and (arrivals.port[a] != departures.port[d]).all()
+
+
+def test_frames_as_columns_are_the_frames():
+    """TapFrames holds what the TapFrames it was made of hold, as a
+    sequence (indexing from either end, slices, iteration) and moved in
+    time; a 64-bit counter past int64 is kept exactly."""
+    from p4scope.experiments.tap.inference import TapFrames
+
+    fs = [TapFrame(5, 7, FROM, 259, 1514, b"a", 10, 20, 1, 2, 0x103),
+          TapFrame(9, 8, TOWARDS, 1, 64, b"b", 2**64 - 1, 20, 2**32 - 1, 2, 0x101),
+          TapFrame(3, 9, TOWARDS, 2, 100, b"c", 30, 0, 3, 0)]
+    cols = TapFrames.of(fs)
+    assert list(cols) == fs and len(cols) == 3 and cols[-1] == fs[2] and cols[1] == fs[1]
+    assert list(cols[1:]) == fs[1:] and TapFrames.of(cols) is cols
+    assert cols.columns["bytes_to_dut"].dtype == object and cols.columns["time_ns"].dtype == np.int64
+    assert list(cols.at(np.array([1, 2, 3]))) == [f.at(t) for f, t in zip(fs, [1, 2, 3])]
+    with pytest.raises(IndexError):
+        cols[3]
+
+
+def _gaps_one_pair_at_a_time(frames: list[TapFrame]) -> list[tuple]:
+    """find_gaps' rule, pair by pair: each report against the node's one
+    before it (the reference the columns are checked against)."""
+    out, last = [], {}
+    for b in frames:
+        a, last[b.node_id] = last.get(b.node_id), b
+        if a is None:
+            continue
+        seq = (b.seq - a.seq - 1) & 0x3FFFFF
+        seq = seq if seq < 0x200000 else 0
+        to = b.direction == TOWARDS
+        to_f = ((b.pkts_to_dut - a.pkts_to_dut) & 0xFFFFFFFF) - to
+        to_b = b.bytes_to_dut - a.bytes_to_dut - (b.frame_bytes if to else 0)
+        fr_f = ((b.pkts_from_dut - a.pkts_from_dut) & 0xFFFFFFFF) - (not to)
+        fr_b = b.bytes_from_dut - a.bytes_from_dut - (0 if to else b.frame_bytes)
+        if seq or to_f > 0 or to_b > 0 or fr_f > 0 or fr_b > 0:
+            out.append((min(a.time_ns, b.time_ns), max(a.time_ns, b.time_ns), seq, max(0, to_f),
+                        max(0, to_b), max(0, fr_f), max(0, fr_b)))
+    return out
+
+
+@pytest.mark.parametrize("huge", [0, 2**64 - 3000])
+@pytest.mark.parametrize("seed", range(10))
+def test_gaps_in_columns_are_the_pairs_rule(seed: int, huge: int):
+    """Two taps' reports interleaved, some lost, some swapped, the sequence
+    numbers and the 32-bit frame counts wrapping, byte counts from 0 or
+    near 2^64: find_gaps gives the pair-by-pair rule's gaps, in capture
+    order."""
+    import random
+
+    r = random.Random(seed)
+    taps = {node: FakeTap() for node in (0x101, 0x102)}
+    for node, tap in taps.items():
+        tap.seq, tap.bytes, tap.pkts = 0x3FFFF0, [huge, huge], [2**32 - 5, 2**32 - 5]
+        for i in range(300):
+            tap.frame(i * 10 + r.randrange(10), r.choice([TOWARDS, FROM]), 1, b"k",
+                      r.choice([64, 1500]), lose=r.random() < 0.03)
+        for f in tap.frames:
+            f.node_id = node
+    frames = sorted(taps[0x101].frames + taps[0x102].frames, key=lambda f: f.time_ns)
+    for _ in range(10):
+        i = r.randrange(len(frames) - 1)
+        frames[i], frames[i + 1] = frames[i + 1], frames[i]
+    got = [(g.start_ns, g.end_ns, g.lost_reports, g.lost_to_frames, g.lost_to_bytes,
+            g.lost_from_frames, g.lost_from_bytes) for g in find_gaps(frames)]
+    assert got == _gaps_one_pair_at_a_time(frames) and got

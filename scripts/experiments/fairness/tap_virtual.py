@@ -53,7 +53,8 @@ from ..tap import shares as sh
 from ..tap import truth as tt
 from ..tap import virtual as tv
 from ..tap import virtual_run as vr
-from ..tap.inference import Inference, find_gaps, infer, tap_frames
+from ..tap.frames import tap_frames
+from ..tap.inference import Inference, find_gaps, infer
 from ..traffic import _weights as engine_weights
 from . import plan as fx
 from .virtual import delta

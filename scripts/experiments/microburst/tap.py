@@ -37,7 +37,8 @@ from ..runner import Case
 from ..seedcsv import derive_csvs
 from ..tap import placement as pl
 from ..tap import scoring
-from ..tap.inference import infer, tap_frames
+from ..tap.frames import tap_frames
+from ..tap.inference import infer
 from ..tap.testbed import TapTestbed
 from . import mininet as mm
 from . import plan as mbx

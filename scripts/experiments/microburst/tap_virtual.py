@@ -42,7 +42,8 @@ from ..tap import placement as pl
 from ..tap import truth as tt
 from ..tap import virtual as tv
 from ..tap import virtual_run as vr
-from ..tap.inference import Inference, infer, tap_frames
+from ..tap.frames import TapFrames, tap_frames
+from ..tap.inference import Inference, infer
 from ..tap.virtual_run import TAP_SOURCE, dut_label, dut_title, reports_lost
 from . import plan as mbx
 
@@ -126,7 +127,7 @@ def _frames_series(cols: dict[str, np.ndarray], port: int) -> tuple[np.ndarray, 
     return (cols["time_ns"][sel].astype(float), cols["q_pkts"][sel].astype(float))
 
 
-def _summary(td: tv.TappedDut, inf: Inference, seen: list, stamps: list[int], bad: int,
+def _summary(td: tv.TappedDut, inf: Inference, seen: TapFrames, stamps: list[int], bad: int,
              truth: tt.PortTruth, row: dict, rate_bps: float, fbytes: int, ftime: float,
              on: float, off: float) -> dict[str, Any]:
     """Per case: what sets the tap's figures apart from the truth's."""
@@ -135,7 +136,7 @@ def _summary(td: tv.TappedDut, inf: Inference, seen: list, stamps: list[int], ba
     coll = [s for s in q if s["port"] == pl.COLLECTOR_PORT]
     left = inf.frames[inf.frames["fate"] == "left"]
     transit = (left["left_ns"] - left["t_ns"]).to_numpy(float)
-    delay = np.array(stamps, float) - np.array([f.time_ns for f in seen], float)
+    delay = np.array(stamps, float) - seen.columns["time_ns"].astype(float)
     drops = inf.drops
     return {
         "reports": len(seen), "reports_lost": reports_lost(inf), "not_reports": bad,

@@ -35,22 +35,21 @@ without having been seen entering.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...control.packets import parse_frame
-from ...control.report_columns import parse_tap_frames
-from ...control.reports import ReportError, parse_report_frame
 from .. import figures as fg
+from .frames import FROM, TOWARDS, TapFrame, TapFrames, frames_from_reports, tap_frames, whole
 
-TOWARDS, FROM = 0, 1
+__all__ = ["FROM", "TOWARDS", "TapFrame", "TapFrames", "frames_from_reports", "tap_frames",
+           "Wiring", "Gap", "find_gaps", "merge_intervals", "Inference", "infer"]
 _SEQ_MASK = 0x3FFFFF
 _SEQ_AHEAD = 0x200000
 _PKT_MASK = 0xFFFFFFFF
@@ -61,75 +60,6 @@ FRAME_COLUMNS = ["t_ns", "ingress_port", "egress_port", "frame_bytes", "fate", "
 BURST_COLUMNS = ["egress_port", "burst_id", "start_ns", "peak_ns", "end_ns", "peak_bytes",
                  "peak_frames", "bytes_in", "frames_in", "dropped_frames", "dropped_bytes",
                  "by_ingress", "held_at_peak", "culprits", "flows", "complete", "lost_reports"]
-
-
-@dataclass
-class TapFrame:
-    """One frame the tap passed, as its report tells it. A value, not to
-    be changed (`at` makes a moved copy); not a frozen dataclass only
-    because a case makes 10^5 and more of them, at twice the cost each."""
-
-    time_ns: int
-    """The tap's ingress timestamp (its own clock)."""
-    seq: int
-    direction: int
-    """TOWARDS (0) the DUT or FROM (1) it."""
-    tap_port: int
-    frame_bytes: int
-    key: bytes
-    """The frame's first bytes (the report's inner frame): its identity."""
-    bytes_to_dut: int
-    bytes_from_dut: int
-    pkts_to_dut: int
-    pkts_from_dut: int
-    node_id: int = 0
-
-    def at(self, time_ns: int) -> "TapFrame":
-        """The same frame at another time (what dataclasses.replace gives,
-        at a third of its cost: a capture has 10^5 frames and more)."""
-        return TapFrame(time_ns, *itertools.islice(self.__dict__.values(), 1, None))
-
-
-def frames_from_reports(reports: Iterable[Any]) -> list[TapFrame]:
-    """The tap frames of parsed reports (control.reports.Report), in the
-    order given (capture order); reports without a DOMAIN_TAP block are
-    skipped."""
-    out = []
-    for r in reports:
-        t = r.tap
-        if t is None:
-            continue
-        out.append(TapFrame(int(r.md.ingress_ts_ns or 0), int(r.seq), int(t.direction) & 1,
-                            int(r.md.ingress_port or 0), int(t.frame_bytes), bytes(r.inner),
-                            int(t.bytes_to_dut), int(t.bytes_from_dut), int(t.pkts_to_dut),
-                            int(t.pkts_from_dut), int(r.node_id)))
-    return out
-
-
-def tap_frames(captured: Sequence[tuple[int, bytes]],
-               udp_port: int) -> tuple[list[TapFrame], list[int], int]:
-    """The tap frames of a capture of (time, frame) in capture order, the
-    time of each one's report, and how many frames were no report (those
-    parse_report_frame rejects): what each frame parsed one by one and
-    frames_from_reports give, with the reports read in bulk (a case
-    captures a report per frame the DUT passes: 10^5 and more)."""
-    parsed = parse_tap_frames([f for _, f in captured], udp_port)
-    c = parsed.columns
-    found = dict(zip(c["position"].tolist(), map(
-        TapFrame, c["time_ns"].tolist(), c["seq"].tolist(), (c["direction"] & 1).tolist(),
-        c["tap_port"].tolist(), c["frame_bytes"].tolist(), parsed.inner,
-        c["bytes_to_dut"].tolist(), c["bytes_from_dut"].tolist(), c["pkts_to_dut"].tolist(),
-        c["pkts_from_dut"].tolist(), c["node_id"].tolist())))
-    reports, bad = [], 0
-    for i in parsed.slow:
-        try:
-            reports.append((i, parse_report_frame(captured[i][1], udp_port)))
-        except ReportError:
-            bad += 1
-    found.update(zip((i for i, r in reports if r.tap is not None),
-                     frames_from_reports(r for _, r in reports)))
-    order = sorted(found)
-    return [found[i] for i in order], [captured[i][0] for i in order], bad
 
 
 @dataclass(frozen=True)
@@ -171,23 +101,24 @@ def find_gaps(frames: Sequence[TapFrame]) -> list[Gap]:
     """Gaps between consecutive reports of each node (capture order): by the
     sequence numbers, and by both directions' cumulative counts against the
     frames reported."""
-    out = []
-    last: dict[int, TapFrame] = {}
-    for b in frames:
-        a = last.get(b.node_id)
-        last[b.node_id] = b
-        if a is None:
-            continue
-        seq_gap = (b.seq - a.seq - 1) & _SEQ_MASK
-        seq_gap = seq_gap if seq_gap < _SEQ_AHEAD else 0
-        to_b = b.bytes_to_dut - a.bytes_to_dut - (b.frame_bytes if b.direction == TOWARDS else 0)
-        to_f = ((b.pkts_to_dut - a.pkts_to_dut) & _PKT_MASK) - (b.direction == TOWARDS)
-        fr_b = b.bytes_from_dut - a.bytes_from_dut - (b.frame_bytes if b.direction == FROM else 0)
-        fr_f = ((b.pkts_from_dut - a.pkts_from_dut) & _PKT_MASK) - (b.direction == FROM)
-        if seq_gap or to_f > 0 or fr_f > 0 or to_b > 0 or fr_b > 0:  # most pairs: none
-            out.append(Gap(min(a.time_ns, b.time_ns), max(a.time_ns, b.time_ns), seq_gap,
-                           max(0, to_f), max(0, to_b), max(0, fr_f), max(0, fr_b)))
-    return out
+    c = TapFrames.of(frames).columns
+    by_node = np.argsort(c["node_id"], kind="stable")
+    same = c["node_id"][by_node][1:] == c["node_id"][by_node][:-1]
+    a, b = by_node[:-1][same], by_node[1:][same]  # each report and the one before it
+    to = c["direction"][b] == TOWARDS
+    to_1, from_1 = to.astype(np.int64), (~to).astype(np.int64)
+    seq_gap = (c["seq"][b] - c["seq"][a] - 1) & _SEQ_MASK
+    seq_gap = np.where(seq_gap < _SEQ_AHEAD, seq_gap, 0)
+    to_b = c["bytes_to_dut"][b] - c["bytes_to_dut"][a] - np.where(to, c["frame_bytes"][b], 0)
+    to_f = ((c["pkts_to_dut"][b] - c["pkts_to_dut"][a]) & _PKT_MASK) - to_1
+    fr_b = c["bytes_from_dut"][b] - c["bytes_from_dut"][a] - np.where(to, 0, c["frame_bytes"][b])
+    fr_f = ((c["pkts_from_dut"][b] - c["pkts_from_dut"][a]) & _PKT_MASK) - from_1
+    gap = np.flatnonzero((seq_gap != 0) | (to_f > 0) | (fr_f > 0) | (to_b > 0) | (fr_b > 0))
+    gap = gap[np.argsort(b[gap], kind="stable")]  # in capture order
+    ta, tb = c["time_ns"][a[gap]], c["time_ns"][b[gap]]
+    return [Gap(*row) for row in zip(
+        np.minimum(ta, tb).tolist(), np.maximum(ta, tb).tolist(), seq_gap[gap].tolist(),
+        *(np.maximum(x[gap], 0).tolist() for x in (to_f, to_b, fr_f, fr_b)))]
 
 
 def merge_intervals(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -331,17 +262,17 @@ class _Side:
 
 def infer(frames: Sequence[TapFrame], wiring: Wiring) -> Inference:
     """See the module docstring. `frames` in capture order (frames_from_reports)."""
+    frames = TapFrames.of(frames)
+    c = frames.columns
     gaps = find_gaps(frames)
-    n = len(frames)
-    port_of = {p: wiring.port_of(p) for p in {f.tap_port for f in frames}}
+    tap_ports, tap_port_at = np.unique(c["tap_port"], return_inverse=True)
+    ports = np.array([wiring.port_of(int(p)) for p in tap_ports.tolist()], dtype=np.int64)
     ids: dict[bytes, int] = {}
-    keys = [f.key for f in frames]
-    every = _Side(np.fromiter((ids.setdefault(k, len(ids)) for k in keys), np.int64, n),
-                  np.fromiter((f.time_ns for f in frames), np.int64, n),
-                  np.fromiter((f.frame_bytes for f in frames), np.int64, n),
-                  np.fromiter((port_of[f.tap_port] for f in frames), np.int64, n))
+    keys = frames.keys
+    every = _Side(np.fromiter((ids.setdefault(k, len(ids)) for k in keys), np.int64, len(keys)),
+                  whole(c["time_ns"]), whole(c["frame_bytes"]), ports[tap_port_at])
     order = np.argsort(every.time_ns, kind="stable")
-    towards = np.fromiter((f.direction == TOWARDS for f in frames), bool, n)[order]
+    towards = (c["direction"] == TOWARDS)[order]
     arrival_of = order[towards]
     arrivals, departures = every.take(arrival_of), every.take(order[~towards])
     d_pos, a_pos = _match(arrivals, departures, len(ids))

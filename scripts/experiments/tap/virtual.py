@@ -43,8 +43,9 @@ dequeues it, exactly as the trace does.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from .. import collector_port
 from ..fabric import Link, VirtualFabric
@@ -52,7 +53,8 @@ from ..linerate import GBPS_100
 from ..params import Profile
 from ..testbed import DutProgram, Flow, host_mac
 from . import placement as pl
-from .inference import TOWARDS, TapFrame, Wiring
+from .frames import TOWARDS, TapFrame, TapFrames
+from .inference import Wiring
 
 NODE_BASE = 0x100
 TAP_PROFILE = Profile("tap", 4 * 1024 * 1024, 1.0, {"mode": "fifo"}, 1,
@@ -93,37 +95,50 @@ def tap_sent_ns(frames: Sequence[TapFrame], rate_bps: float) -> dict[int, int]:
     Exact while the tap reports every frame; a frame it did not report
     (sampling, lost reports) is missing from the port's history, which
     can leave a later frame a nanosecond early."""
+    index, sent = _sent_ns(TapFrames.of(frames), rate_bps)
+    return dict(zip(index.tolist(), sent.tolist()))
+
+
+def _sent_ns(frames: TapFrames, rate_bps: float) -> tuple[np.ndarray, np.ndarray]:
+    """tap_sent_ns as (indices, nanoseconds), in the order of (node, stamp)."""
+    c = frames.columns
+    going_in = np.flatnonzero(c["direction"] == TOWARDS)
+    order = going_in[np.lexsort((c["time_ns"][going_in], c["node_id"][going_in]))]
     rate = int(rate_bps)
-    order = sorted((i for i, f in enumerate(frames) if f.direction == TOWARDS),
-                   key=lambda i: (frames[i].node_id, frames[i].time_ns, i))
-    out: dict[int, int] = {}
+    out = []
     node, busy_ps, rem = None, -1, 0
-    for i in order:
-        f = frames[i]
-        if f.node_id != node:
-            node, busy_ps, rem = f.node_id, -1, 0
-        now = max(f.time_ns, -(-busy_ps // 1000))
+    for n, t, size in zip(c["node_id"][order].tolist(), c["time_ns"][order].tolist(),
+                          c["frame_bytes"][order].tolist()):
+        if n != node:
+            node, busy_ps, rem = n, -1, 0
+        now = max(t, -(-busy_ps // 1000))
         start = busy_ps if busy_ps > (now - 1) * 1000 else now * 1000
-        dur, rem = divmod((f.frame_bytes + WIRE_OVERHEAD) * 8 * 10**12 + rem, rate)
+        dur, rem = divmod((size + WIRE_OVERHEAD) * 8 * 10**12 + rem, rate)
         busy_ps = start + dur
-        out[i] = now
-    return out
+        out.append(now)
+    return order, np.array(out, dtype=np.int64)
 
 
 def tap_held(frames: Sequence[TapFrame], rate_bps: float) -> int:
     """How many frames going in the taps' ports sent later than stamped."""
-    return sum(1 for i, t in tap_sent_ns(frames, rate_bps).items() if t > frames[i].time_ns)
+    frames = TapFrames.of(frames)
+    index, sent = _sent_ns(frames, rate_bps)
+    return int((sent > frames.columns["time_ns"][index]).sum())
 
 
-def on_dut_clock(frames: Sequence[TapFrame], rate_bps: float, delay_ns: int = 0) -> list[TapFrame]:
+def on_dut_clock(frames: Sequence[TapFrame], rate_bps: float, delay_ns: int = 0) -> TapFrames:
     """Each report's time moved to the DUT's side of its link: a frame
     going in to when the tap sent it (tap_sent_ns) plus its link time, one
     coming out earlier by its link time."""
-    sent = tap_sent_ns(frames, rate_bps)
-    link = lru_cache(maxsize=None)(lambda frame_bytes: link_ns(frame_bytes, rate_bps, delay_ns))
-    return [f.at(sent[i] + link(f.frame_bytes) if f.direction == TOWARDS
-                 else f.time_ns - link(f.frame_bytes))
-            for i, f in enumerate(frames)]
+    frames = TapFrames.of(frames)
+    c = frames.columns
+    sizes, size_at = np.unique(c["frame_bytes"], return_inverse=True)
+    link = np.array([link_ns(int(s), rate_bps, delay_ns) for s in sizes.tolist()],
+                    dtype=np.int64)[size_at]
+    index, sent = _sent_ns(frames, rate_bps)
+    t = c["time_ns"] - link
+    t[index] = sent + link[index]
+    return frames.at(t)
 
 
 def wiring(ports: Sequence[int]) -> Wiring:

@@ -8,7 +8,7 @@ what run.json's `tap` says of the set-up.
 
 Also the pieces every such measure uses: the DUT ports to tap and the
 DUT's flows, the tester's sinks and the run of the Fabric with progress
-(the reports the taps captured: tap.inference.tap_frames).
+(the reports the taps captured: tap.frames.tap_frames).
 """
 
 from __future__ import annotations
