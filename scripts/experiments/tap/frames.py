@@ -69,12 +69,15 @@ def whole(values: Any) -> np.ndarray:
         return np.array(values, dtype=object)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class TapFrames(Sequence[TapFrame]):
     """Tap frames as columns: FIELDS (whole), their keys apart."""
 
     columns: Mapping[str, np.ndarray]
     keys: list[bytes]
+
+    def __repr__(self) -> str:
+        return f"TapFrames({len(self)} frames)"
 
     @classmethod
     def of(cls, frames: Sequence[TapFrame]) -> "TapFrames":
