@@ -62,7 +62,7 @@ def measure(p: mm.MnBurstParams, dut: str, case: Case, tick: Callable[[float], N
     if not frames:
         raise RuntimeError("the tap sent no reports: is it in the path?")
     # the tap's clock onto the wall clock: the report that reached the collector port fastest
-    offset = min(ts - f.time_ns for ts, f in zip(stamps, frames))
+    offset = int((np.array(stamps, dtype=np.int64) - frames.columns["time_ns"]).min())
     inf = infer(frames, pl.wiring(tb.plan))
     on, off = bp.burst_on("bytes"), bp.burst_off("bytes")
     bursts = inf.bursts(on, off)
