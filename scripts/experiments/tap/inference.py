@@ -277,14 +277,16 @@ def infer(frames: Sequence[TapFrame], wiring: Wiring) -> Inference:
     arrivals, departures = every.take(arrival_of), every.take(order[~towards])
     d_pos, a_pos = _match(arrivals, departures, len(ids))
     unknown: list[tuple[int, int]] = [(g.start_ns, g.end_ns) for g in gaps]
-    lost_to = [g.start_ns for g in gaps if g.lost_to_frames or g.lost_to_bytes]
-    lost_from = [g.end_ns for g in gaps if g.lost_from_frames or g.lost_from_bytes]
+    # the first gap in the arrivals' reports, the last in the departures'
+    lost_to = min((g.start_ns for g in gaps if g.lost_to_frames or g.lost_to_bytes), default=None)
+    lost_from = max((g.end_ns for g in gaps if g.lost_from_frames or g.lost_from_bytes),
+                    default=None)
     alone = np.ones(len(departures.key), dtype=bool)
     alone[d_pos] = False
     # a departure without an arrival: its arrival's report may be among the
     # lost ones (after the first gap in the arrivals), or it is the DUT's own
-    late = alone & (departures.time_ns > min(lost_to)) if lost_to else np.zeros_like(alone)
-    unknown += [(min(lost_to), t) for t in departures.time_ns[late].tolist()]
+    late = alone & (departures.time_ns > lost_to) if lost_to is not None else np.zeros_like(alone)
+    unknown += [(lost_to, t) for t in departures.time_ns[late].tolist()]
     unmatched = int(late.sum())
     strays = int(alone.sum()) - unmatched
     # each arrival's first departure (in time order) is when it left
@@ -297,9 +299,9 @@ def infer(frames: Sequence[TapFrame], wiring: Wiring) -> Inference:
     egress[first] = departures.port[d_pos[at]]
     # an arrival that never left with reports of departures lost after it
     # may have left unseen
-    unresolved = (~has_left & (arrivals.time_ns < max(lost_from)) if lost_from
+    unresolved = (~has_left & (arrivals.time_ns < lost_from) if lost_from is not None
                   else np.zeros_like(has_left))
-    unknown += [(t, max(lost_from)) for t in arrivals.time_ns[unresolved].tolist()]
+    unknown += [(t, lost_from) for t in arrivals.time_ns[unresolved].tolist()]
     arrival_keys = [keys[i] for i in arrival_of.tolist()]
     for i in np.flatnonzero(~has_left).tolist():
         egress[i] = wiring.destination(arrival_keys[i])
