@@ -190,7 +190,7 @@ def test_a_taps_capture_read_in_bulk_is_what_the_reports_one_by_one_give(tap_cap
     domain, one of another UDP port, one whose inner packet is said to be
     IPv4 (its INT-MD parsed)."""
     from p4scope.experiments.tap import placement as pl
-    from p4scope.experiments.tap.inference import frames_from_reports, tap_frames
+    from p4scope.experiments.tap.frames import frames_from_reports, tap_frames
 
     cap = list(tap_capture)
     del cap[100:104]

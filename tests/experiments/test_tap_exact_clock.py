@@ -49,7 +49,7 @@ def programs():
 def test_every_report_lands_on_the_nanosecond_of_the_duts_record(programs, frame_size):
     from p4scope.experiments.linerate import frame_time_ns
     from p4scope.experiments.tap import placement as pl
-    from p4scope.experiments.tap.inference import tap_frames
+    from p4scope.experiments.tap.frames import tap_frames
 
     burst = burst_through_taps(*programs, frame_size)
     case, bp, cols, ports = burst.case, burst.plan, burst.trace, burst.ports

@@ -145,8 +145,6 @@ def tap_frames(captured: Sequence[tuple[int, bytes]],
     frames_from_reports give, with the reports read in bulk."""
     parsed = parse_tap_frames([f for _, f in captured], udp_port)
     c = parsed.columns
-    bulk = TapFrames({k: whole(c[k] & 1 if k == "direction" else c[k]) for k in FIELDS},
-                     parsed.inner)
     slow, bad = [], 0
     for i in parsed.slow:
         try:
@@ -158,7 +156,10 @@ def tap_frames(captured: Sequence[tuple[int, bytes]],
             slow.append((i, frames_from_reports([r])[0]))
     one_by_one = TapFrames.of([f for _, f in slow])
     position = np.concatenate([c["position"], np.array([i for i, _ in slow], dtype=np.int64)])
-    both = TapFrames({k: whole(np.concatenate([bulk.columns[k], one_by_one.columns[k]]))
-                      for k in FIELDS}, bulk.keys + one_by_one.keys)
+    # each part whole first (the parser's columns are uint64: mixed with
+    # int64, numpy would make floats of them)
+    both = TapFrames({k: whole(np.concatenate([whole(c[k] & 1 if k == "direction" else c[k]),
+                                               one_by_one.columns[k]])) for k in FIELDS},
+                     parsed.inner + one_by_one.keys)
     order = np.argsort(position, kind="stable")
     return both.take(order), [captured[i][0] for i in position[order].tolist()], bad

@@ -46,10 +46,10 @@ import pandas as pd
 
 from ...control.packets import parse_frame
 from .. import figures as fg
-from .frames import FROM, TOWARDS, TapFrame, TapFrames, frames_from_reports, tap_frames, whole
+from .frames import FROM, TOWARDS, TapFrame, TapFrames
 
-__all__ = ["FROM", "TOWARDS", "TapFrame", "TapFrames", "frames_from_reports", "tap_frames",
-           "Wiring", "Gap", "find_gaps", "merge_intervals", "Inference", "infer"]
+__all__ = ["FROM", "TOWARDS", "TapFrame", "TapFrames", "Wiring", "Gap", "find_gaps",
+           "merge_intervals", "Inference", "infer"]
 _SEQ_MASK = 0x3FFFFF
 _SEQ_AHEAD = 0x200000
 _PKT_MASK = 0xFFFFFFFF
@@ -270,7 +270,7 @@ def infer(frames: Sequence[TapFrame], wiring: Wiring) -> Inference:
     ids: dict[bytes, int] = {}
     keys = frames.keys
     every = _Side(np.fromiter((ids.setdefault(k, len(ids)) for k in keys), np.int64, len(keys)),
-                  whole(c["time_ns"]), whole(c["frame_bytes"]), ports[tap_port_at])
+                  c["time_ns"], c["frame_bytes"], ports[tap_port_at])
     order = np.argsort(every.time_ns, kind="stable")
     towards = (c["direction"] == TOWARDS)[order]
     arrival_of = order[towards]
@@ -323,10 +323,9 @@ def _match(arrivals: _Side, departures: _Side, nkeys: int) -> tuple[np.ndarray, 
     left by nor to one seen after it: (departure, arrival) positions of the
     matches, in departure order. A key that arrived once (each frame of
     the tester's streams) is matched in bulk, the others one by one."""
-    count = np.bincount(arrivals.key, minlength=nkeys)
-    first = np.zeros(nkeys, dtype=np.int64)
-    seen, at = np.unique(arrivals.key, return_index=True)
-    first[seen] = at
+    seen, at, n = np.unique(arrivals.key, return_index=True, return_counts=True)
+    count, first = np.zeros(nkeys, dtype=np.int64), np.zeros(nkeys, dtype=np.int64)
+    count[seen], first[seen] = n, at
     once = np.flatnonzero(count[departures.key] == 1)
     cand = first[departures.key[once]]
     okpos = once[(arrivals.port[cand] != departures.port[once])
