@@ -2,78 +2,72 @@
 //! sources, each node the earliest (arrival time, source) below it, each
 //! leaf one source's next arrival. The earliest is read at the root; a
 //! source's new time replays its path to the root: log2 of the number of
-//! sources in compares that pick a child (no branch to mispredict), no
-//! allocation, nothing boxed, where a binary heap would pop and push. Ties
-//! go to the lower source id, as they did in the heap of (time, id) it
-//! replaces.
+//! sources in minimums, no allocation, nothing boxed, where a binary heap
+//! would pop and push. A node holds its (time, source) as one u128, the
+//! time above the source id, so that the smaller of two is the earlier
+//! and, on a tie in time, the lower source id, as in the heap of
+//! (time, id) it replaces: one compare a level, no branch.
 
 /// A leaf with nothing due (no arrival time is this late: they are ps / 1000).
 const IDLE: u64 = u64::MAX;
 
+/// (time, source) as one ordered key.
+#[inline(always)]
+fn key(at: u64, id: u16) -> u128 {
+    (at as u128) << 16 | id as u128
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SourceQueue {
-    /// Each node's earliest arrival (ns) and its source: node i's children
-    /// are 2i and 2i + 1, the root is 1, source k's leaf is `leaves + k`
-    /// (the leaves past the sources are idle). Empty until a source joins.
-    at: Vec<u64>,
-    id: Vec<u16>,
+    /// Each node's earliest (arrival time (ns), source) as a `key`: node
+    /// i's children are 2i and 2i + 1, the root is 1, source k's leaf is
+    /// `leaves + k` (the leaves past the sources are idle). Empty until a
+    /// source joins.
+    keys: Vec<u128>,
 }
 
 impl SourceQueue {
     /// The earliest (arrival time, source), if any source has one.
     #[inline]
     pub fn first(&self) -> Option<(u64, u16)> {
-        match self.at.get(1) {
-            Some(&t) if t != IDLE => Some((t, self.id[1])),
-            _ => None,
-        }
+        let k = *self.keys.get(1)?;
+        let at = (k >> 16) as u64;
+        (at != IDLE).then_some((at, k as u16))
     }
 
     /// Source `id`'s next arrival is `at` (None: it has none); a source
     /// not seen before joins.
     #[inline]
     pub fn set(&mut self, id: u16, at: Option<u64>) {
-        if id as usize >= self.at.len() / 2 {
+        if id as usize >= self.keys.len() / 2 {
             self.grow(id as usize + 1);
         }
-        let n = self.at.len();
-        let (times, ids) = (&mut self.at[..n], &mut self.id[..n]);
-        let mut i = n / 2 + id as usize;
-        let (mut t, mut who) = (at.unwrap_or(IDLE), id as u64);
-        times[i] = t;
+        let keys = &mut self.keys[..];
+        let mut i = keys.len() / 2 + id as usize;
+        let mut k = key(at.unwrap_or(IDLE), id);
+        keys[i] = k;
         while i > 1 {
-            let (st, sid) = (times[i ^ 1], ids[i ^ 1] as u64);
-            // the sibling's if earlier, or as early and on the left (lower ids);
-            // chosen by masks: a branch here is mispredicted half the time
-            let take = (st < t) as u64 | ((st == t) as u64 & (i & 1) as u64);
-            let mask = take.wrapping_neg();
-            t = (st & mask) | (t & !mask);
-            who = (sid & mask) | (who & !mask);
+            k = k.min(keys[i ^ 1]);
             i /= 2;
-            times[i] = t;
-            ids[i] = who as u16;
+            keys[i] = k;
         }
     }
 
     /// Forgets every source.
     pub fn clear(&mut self) {
-        self.at.clear();
-        self.id.clear();
+        self.keys.clear();
     }
 
     /// Room for `n` sources (leaves a power of two), the tree rebuilt.
     fn grow(&mut self, n: usize) {
-        let old = self.at.len() / 2;
+        let old = self.keys.len() / 2;
         let leaves = n.next_power_of_two().max(2);
-        let mut at = vec![IDLE; 2 * leaves];
-        at[leaves..leaves + old].copy_from_slice(&self.at[old..]);
-        let mut id: Vec<u16> = (0..2 * leaves).map(|i| i.saturating_sub(leaves) as u16).collect();
+        let mut keys: Vec<u128> = (0..2 * leaves).map(|i| key(IDLE, i.saturating_sub(leaves) as u16)).collect();
+        keys[leaves..leaves + old].copy_from_slice(&self.keys[old..]);
         for i in (1..leaves).rev() {
-            let first = 2 * i + (at[2 * i + 1] < at[2 * i]) as usize;
-            (at[i], id[i]) = (at[first], id[first]);
+            keys[i] = keys[2 * i].min(keys[2 * i + 1]);
         }
-        self.at = at;
-        self.id = id;
+        self.keys = keys;
     }
 }
 
@@ -127,5 +121,22 @@ mod tests {
             n += 1;
         }
         assert_eq!((n, q.first()), (37 * 40, None));
+    }
+
+    #[test]
+    fn times_up_to_the_last_before_idle_keep_their_order() {
+        // arrival times past 2^48 ns and up to IDLE - 1: the source id
+        // below the time must not spill into it
+        let mut q = SourceQueue::default();
+        let top = IDLE - 1;
+        for (id, t) in [(0u16, top), (1, 1 << 50), (2, top - 1), (3, (1 << 50) + 1), (4, 1 << 50)] {
+            q.set(id, Some(t));
+        }
+        let mut order = vec![];
+        while let Some((t, id)) = q.first() {
+            order.push((t, id));
+            q.set(id, None);
+        }
+        assert_eq!(order, [(1 << 50, 1), (1 << 50, 4), ((1 << 50) + 1, 3), (top - 1, 2), (top, 0)]);
     }
 }
