@@ -201,9 +201,11 @@ _bench_app.command("realtime")(_bench_realtime)
 _bench_app.command("mininet-tcp")(_bench_mininet_tcp)
 from .bench.live import bench_live as _bench_live  # noqa: E402
 from .bench.fabric import bench_fabric as _bench_fabric  # noqa: E402
+from .bench.instructions import bench_instructions as _bench_instructions  # noqa: E402
 
 _bench_app.command("live")(_bench_live)
 _bench_app.command("fabric")(_bench_fabric)
+_bench_app.command("instructions")(_bench_instructions)
 app.command("clean")(_clean_cmd)
 app.add_typer(_topo_app, name="topo")
 

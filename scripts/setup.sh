@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 # chromium + chromium-driver: the live dashboard's browser test (selenium, headless);
 # prometheus: the --metrics-port test scrapes a run with Debian's server (its own, on loopback)
+# valgrind: `p4scope bench instructions` counts the engine's instructions a packet with callgrind
 APT_PACKAGES=(python3 python3-venv python3-pip python3-dev build-essential chromium chromium-driver
-              prometheus)
+              prometheus valgrind)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

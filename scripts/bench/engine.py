@@ -117,6 +117,19 @@ def packet(dst_ip: int) -> bytes:
     return eth + ip + bytes(26)
 
 
+def l2l3_engine(entries: int) -> tuple[dp.Engine, list[tuple[int, bytes]]]:
+    """The program with `entries` routes and next hops, warmed up, and the
+    packets that cycle over them: (engine, [(port, bytes)])."""
+    e = dp.Engine(l2l3_json())
+    for i in range(entries):
+        e.table_add("ingress.ipv4_lpm", "ingress.set_nhop", [("lpm", (10 << 24) | (i << 8), 24)], [i, 1 + i % 8])
+        e.table_add("ingress.forward", "ingress.set_dmac", [i], [0x020000000000 + i])
+    pkts = [(0, packet((10 << 24) | (i << 8) | 5)) for i in range(entries)]
+    # warm up and check that everything is forwarded
+    assert e.process_repeat(pkts, 1) == len(pkts)
+    return e, pkts
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m p4scope.bench.engine",
                                  description=__doc__.split("\n\n")[0])
@@ -137,13 +150,7 @@ def main() -> None:
         with open(args.write_json, "w", encoding="utf-8") as f:
             f.write(l2l3_json())
         return
-    e = dp.Engine(l2l3_json())
-    for i in range(args.entries):
-        e.table_add("ingress.ipv4_lpm", "ingress.set_nhop", [("lpm", (10 << 24) | (i << 8), 24)], [i, 1 + i % 8])
-        e.table_add("ingress.forward", "ingress.set_dmac", [i], [0x020000000000 + i])
-    pkts = [(0, packet((10 << 24) | (i << 8) | 5)) for i in range(args.entries)]
-    # warm up and check that everything is forwarded
-    assert e.process_repeat(pkts, 1) == len(pkts)
+    e, pkts = l2l3_engine(args.entries)
     reps = max(1, args.packets // len(pkts))
     rates = []
     for _ in range(args.repeats):
