@@ -199,6 +199,9 @@ def test_an_incast_run_that_differs_from_the_first_fails_the_benchmark(monkeypat
     (["trafgen", "--sizes", "32"], "--sizes"),
     (["trafgen", "--seconds", "0"], "--seconds"),
     (["trafgen", "--batch", "0"], "--batch"),
+    (["instructions", "--workload", "nope"], "--workload"),
+    (["instructions", "--packets", "10"], "--packets"),
+    (["instructions", "--top", "-1"], "--top"),
 ])
 def test_bad_benchmark_options_are_refused_by_name(args, option):
     """Exit 2 naming the option, before any namespace or run: these used to

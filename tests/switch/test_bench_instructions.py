@@ -102,16 +102,6 @@ def test_a_real_count_is_the_same_twice():
     assert 500 < figures[0] < 20_000
 
 
-@pytest.mark.parametrize("args, option", [
-    (["--workload", "nope"], "--workload"),
-    (["--packets", "10"], "--packets"),
-    (["--top", "-1"], "--top"),
-])
-def test_bad_options_exit_2_naming_the_option(args, option):
-    r = CliRunner().invoke(app, ["bench", "instructions", *args])
-    assert r.exit_code == 2 and option in r.output
-
-
 def test_without_valgrind_it_says_what_to_install(monkeypatch):
     monkeypatch.setattr(instructions.shutil, "which", lambda tool: None)
     r = CliRunner().invoke(app, ["bench", "instructions"])
