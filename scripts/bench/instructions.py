@@ -120,10 +120,13 @@ def count(workload: str, packets: int, folder: Path) -> Count:
         capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if run.returncode != 0 or not out.exists():
         raise RuntimeError(f"callgrind run failed (status {run.returncode}): {run.stderr.strip()[-2000:]}")
+    said = run.stdout.split()
+    if not said or not said[-1].isdigit():
+        raise RuntimeError(f"the callgrind run printed no packet count: {run.stdout.strip()[-200:]!r}")
     annotate = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100", str(out)],
                               capture_output=True, text=True, check=True)
     total, functions = parse_annotate(annotate.stdout)
-    return Count(total, int(run.stdout.split()[-1]), functions)
+    return Count(total, int(said[-1]), functions)
 
 
 def per_packet(short: Count, long: Count) -> tuple[float, list[tuple[float, str]]]:

@@ -106,3 +106,21 @@ def test_without_valgrind_it_says_what_to_install(monkeypatch):
     monkeypatch.setattr(instructions.shutil, "which", lambda tool: None)
     r = CliRunner().invoke(app, ["bench", "instructions"])
     assert r.exit_code == 1 and "needs valgrind (apt-get install valgrind" in r.output
+
+
+@pytest.mark.parametrize("status, stdout, says", [
+    (1, "", "callgrind run failed (status 1): valgrind: boom"),
+    (0, "", "the callgrind run printed no packet count"),
+])
+def test_a_failed_callgrind_run_is_reported_not_raised(monkeypatch, status, stdout, says):
+    import subprocess
+
+    def fake_run(args, **kw):
+        out = next(a for a in args if a.startswith("--callgrind-out-file=")).split("=", 1)[1]
+        open(out, "w").close()
+        return subprocess.CompletedProcess(args, status, stdout=stdout, stderr="valgrind: boom")
+
+    monkeypatch.setattr(instructions.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(instructions.subprocess, "run", fake_run)
+    r = CliRunner().invoke(app, ["bench", "instructions"])
+    assert r.exit_code == 1 and says in r.output and "Traceback" not in r.output
