@@ -50,6 +50,8 @@ impl Phv {
     /// returns its length. Each field is written to where the next one
     /// goes, which moves on only past a non-zero field: no branch per field
     /// (only per four, to skip the zeros of a large program's PHV fast).
+    /// The fields needing their high half are found in a second look, only
+    /// when a block has one.
     fn park_into(&self, out: &mut Vec<u8>) -> usize {
         let counts = self.vl_bits.iter().chain(&self.stack_next).chain(&self.ustack_next);
         let any_count = counts.clone().any(|c| *c != 0);
@@ -63,20 +65,24 @@ impl Phv {
         for block in self.vals.chunks(64) {
             let bits_at = at;
             at += 16;
-            let (mut nz, mut hi) = (0u64, 0u64);
+            let (mut nz, mut any_hi) = (0u64, 0u128);
             for (q, four) in block.chunks(4).enumerate() {
-                if four.iter().fold(0, |a, v| a | v) == 0 {
+                let or = four.iter().fold(0, |a, v| a | v);
+                if or == 0 {
                     continue; // most fields of a large program are zero
                 }
+                any_hi |= or >> 64;
                 for (k, v) in four.iter().enumerate() {
                     let j = 4 * q + k;
                     out[at..at + 8].copy_from_slice(&(*v as u64).to_le_bytes());
-                    let (n, h) = (*v != 0, *v >> 64 != 0);
+                    let n = *v != 0;
                     nz |= (n as u64) << j;
-                    hi |= (h as u64) << j;
                     at += 8 * n as usize;
                 }
             }
+            // which fields need their high half: looked for only when one
+            // does (most programs' values all fit in 64 bits)
+            let hi = if any_hi == 0 { 0 } else { set_bits(nz).filter(|&j| block[j] >> 64 != 0).fold(0, |h, j| h | 1 << j) };
             for j in set_bits(hi) {
                 out[at..at + 8].copy_from_slice(&((block[j] >> 64) as u64).to_le_bytes());
                 at += 8;
