@@ -82,7 +82,10 @@ impl Phv {
             }
             // which fields need their high half: looked for only when one
             // does (most programs' values all fit in 64 bits)
-            let hi = if any_hi == 0 { 0 } else { set_bits(nz).filter(|&j| block[j] >> 64 != 0).fold(0, |h, j| h | 1 << j) };
+            let hi = match any_hi {
+                0 => 0,
+                _ => set_bits(nz).filter(|&j| block[j] >> 64 != 0).fold(0, |h, j| h | 1 << j),
+            };
             for j in set_bits(hi) {
                 out[at..at + 8].copy_from_slice(&((block[j] >> 64) as u64).to_le_bytes());
                 at += 8;
