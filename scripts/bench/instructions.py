@@ -83,11 +83,9 @@ def _child_code(workload: str, packets: int) -> str:
 
 def function_name(where: str) -> str:
     """`file:function` of a callgrind_annotate row -> the function."""
-    head, sep, rest = where.partition(":")
-    # ("???:" or a source file; a Rust path's "::" is not a file's colon)
-    if sep and not rest.startswith(":") and ("/" in head or head.endswith((".rs", ".c", ".S")) or head == "???"):
-        return rest
-    return where
+    _, sep, rest = where.partition(":")
+    # (the file is "???" or a path; a Rust path's "::" is not a file's colon)
+    return rest if sep and not rest.startswith(":") else where
 
 
 def parse_annotate(text: str) -> tuple[int, Counter]:
