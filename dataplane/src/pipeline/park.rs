@@ -66,19 +66,32 @@ impl Phv {
             let bits_at = at;
             at += 16;
             let (mut nz, mut any_hi) = (0u64, 0u128);
-            for (q, four) in block.chunks(4).enumerate() {
-                let or = four.iter().fold(0, |a, v| a | v);
+            let fours = block.chunks_exact(4);
+            let rest = fours.remainder();
+            for (q, g) in fours.enumerate() {
+                let or = g[0] | g[1] | g[2] | g[3];
                 if or == 0 {
                     continue; // most fields of a large program are zero
                 }
                 any_hi |= or >> 64;
-                for (k, v) in four.iter().enumerate() {
-                    let j = 4 * q + k;
-                    out[at..at + 8].copy_from_slice(&(*v as u64).to_le_bytes());
+                // room for all four, checked once (o is at most 24: `min`
+                // only spares a check per field)
+                let to: &mut [u8; 32] = (&mut out[at..at + 32]).try_into().expect("room for four");
+                let (mut o, mut m) = (0, 0u64);
+                for (k, v) in g.iter().enumerate() {
+                    to[o.min(24)..o.min(24) + 8].copy_from_slice(&(*v as u64).to_le_bytes());
                     let n = *v != 0;
-                    nz |= (n as u64) << j;
-                    at += 8 * n as usize;
+                    m |= (n as u64) << k;
+                    o += 8 * n as usize;
                 }
+                nz |= m << (4 * q);
+                at += o;
+            }
+            for (k, v) in rest.iter().enumerate() {
+                out[at..at + 8].copy_from_slice(&(*v as u64).to_le_bytes());
+                let n = *v != 0;
+                nz |= (n as u64) << (block.len() - rest.len() + k);
+                at += 8 * n as usize;
             }
             // which fields need their high half: looked for only when one
             // does (most programs' values all fit in 64 bits)
