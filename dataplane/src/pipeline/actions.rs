@@ -144,6 +144,12 @@ impl ActionCtx<'_> {
 /// so a hit reads no `Val`; the default action's `Val`s read the same.
 pub trait PlanParams {
     fn word(&self, i: usize) -> u128;
+
+    /// The words themselves, where they are kept as words.
+    #[inline(always)]
+    fn words(&self) -> Option<&[u128]> {
+        None
+    }
 }
 
 impl PlanParams for [Val] {
@@ -157,6 +163,11 @@ impl<const N: usize> PlanParams for [u128; N] {
     #[inline(always)]
     fn word(&self, i: usize) -> u128 {
         self.get(i).copied().unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn words(&self) -> Option<&[u128]> {
+        Some(self)
     }
 }
 
@@ -303,11 +314,16 @@ fn run_ops<P: PlanParams + ?Sized>(ops: &[Op], p: &Program, params: &P, pkt: &mu
             }
             Op::Narrow { dst, mask, expr } => (*dst, eval_narrow(pkt, expr) as u128 & mask),
             Op::Native(n) => {
-                let mut words = [0u128; MAX_PARAMS];
-                for (i, w) in words.iter_mut().enumerate().take(n.params) {
-                    *w = params.word(i);
+                match params.words() {
+                    Some(words) if words.len() >= n.params => n.run(&mut pkt.phv.vals, &pkt.phv.valid, words),
+                    _ => {
+                        let mut words = [0u128; MAX_PARAMS];
+                        for (i, w) in words.iter_mut().enumerate().take(n.params) {
+                            *w = params.word(i);
+                        }
+                        n.run(&mut pkt.phv.vals, &pkt.phv.valid, &words);
+                    }
                 }
-                n.run(&mut pkt.phv.vals, &pkt.phv.valid, &words);
                 continue;
             }
             Op::Drop => {

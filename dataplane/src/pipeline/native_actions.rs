@@ -58,13 +58,15 @@ impl std::fmt::Debug for NativeWrites {
 
 impl NativeWrites {
     /// Runs the writes on `vals` (every field's slot), with `valid` (every
-    /// header's validity) and the first `self.params` parameter words.
+    /// header's validity) and the parameter words (at least `self.params`:
+    /// a table entry's own words, without a copy, where it has enough).
     #[inline(always)]
-    pub fn run(&self, vals: &mut [u128], valid: &[bool], params: &[u128; MAX_PARAMS]) {
-        assert!(vals.len() >= self.fields && valid.len() >= self.headers);
+    pub fn run(&self, vals: &mut [u128], valid: &[bool], params: &[u128]) {
+        assert!(vals.len() >= self.fields && valid.len() >= self.headers && params.len() >= self.params);
         // SAFETY: the code reads and writes only slots below `fields`,
-        // validity below `headers` and words below MAX_PARAMS, checked at
-        // translation and by the assertion above.
+        // validity below `headers` and words below `params` (one past the
+        // highest index a write reads), checked at translation and by the
+        // assertion above.
         unsafe { (self.entry)(vals.as_mut_ptr(), valid.as_ptr(), params.as_ptr()) };
     }
 }
