@@ -36,7 +36,7 @@ use std::fmt;
 pub use link::{LinkDrops, PortEvent};
 pub use mac::{max_frame as mac_max_frame, MacCfg, MacStats};
 pub use pre::Pre;
-use stdmeta::{StdSlot, StdSlots};
+use stdmeta::{write_std, Fit, StdSlot, StdSlots};
 
 pub const INSTANCE_NORMAL: u64 = 0;
 pub const INSTANCE_INGRESS_CLONE: u64 = 1;
@@ -593,12 +593,6 @@ impl Switch {
         self.spare.pop().unwrap_or_else(|| Vec::with_capacity(BUFFER))
     }
 
-    /// Writes a p4scope queue field: saturating, not truncating.
-    #[inline(always)]
-    fn set_sat(&self, pkt: &mut Packet, f: StdSlot, v: u64) {
-        f.set_sat(&self.prog, pkt, v);
-    }
-
     #[inline(always)]
     fn set_std(&self, pkt: &mut Packet, f: StdSlot, v: u64) {
         f.set(&self.prog, pkt, v);
@@ -629,12 +623,13 @@ impl Switch {
         p.len_reg = p.data.len();
         self.next_id += 1;
         p.id = self.next_id;
-        self.set_std(&mut p, self.std.ingress_port, port as u64);
-        let len = p.data.len() as u64;
-        self.set_std(&mut p, self.std.packet_length, len);
-        self.set_std(&mut p, self.std.instance_type, INSTANCE_NORMAL);
-        self.set_std(&mut p, self.std.ingress_global_timestamp, self.now / 1000);
-        self.set_sat(&mut p, self.std.p4s_ingress_timestamp_ns, self.now);
+        let (len, now, now_us) = (p.data.len() as u64, self.now, self.now / 1000);
+        write_std!(&self.std, &self.prog, &mut p;
+            ingress_port = port as u64, Cut;
+            packet_length = len, Cut;
+            instance_type = INSTANCE_NORMAL, Cut;
+            ingress_global_timestamp = now_us, Cut;
+            p4s_ingress_timestamp_ns = now, Saturate);
         if self.tm.pfc.is_some() && self.pause_received(port, &p.data) {
             self.free(p);
             return;
@@ -791,11 +786,12 @@ impl Switch {
         // queue the packet then waits parked
         let stamp = |pkt: &mut Packet, at: tm::EnqInfo| {
             if wq {
-                s.enq_timestamp.set(prog, pkt, now / 1000);
-                s.enq_qdepth.set(prog, pkt, at.port_pkts as u64);
+                let (now_us, depth) = (now / 1000, at.port_pkts as u64);
+                write_std!(s, prog, pkt; enq_timestamp = now_us, Cut; enq_qdepth = depth, Cut);
             }
-            s.p4s_enq_qbytes.set_sat(prog, pkt, at.port_bytes);
-            s.p4s_buffer_bytes.set_sat(prog, pkt, at.buffer_bytes);
+            write_std!(s, prog, pkt;
+                p4s_enq_qbytes = at.port_bytes, Saturate;
+                p4s_buffer_bytes = at.buffer_bytes, Saturate);
             if at.port_pkts >= PARK_DEPTH {
                 let (phv, data) = pkt.park(scratch);
                 if spare_phvs.len() < POOL_MAX {
@@ -837,20 +833,22 @@ impl Switch {
     fn egress(&mut self, port: u32, prio: usize, left: u32, left_bytes: u64, pkt: &mut Box<Packet>) {
         self.rt.now_ns = self.now;
         self.last_id = pkt.id;
-        let now_us = self.now / 1000;
-        self.set_std(pkt, self.std.egress_global_timestamp, now_us);
-        self.set_sat(pkt, self.std.p4s_egress_timestamp_ns, self.now);
+        let (now, now_us, s) = (self.now, self.now / 1000, &self.std);
         if self.with_queueing_metadata {
-            let enq = self.get_std(pkt, self.std.enq_timestamp);
-            self.set_std(pkt, self.std.deq_timedelta, now_us.wrapping_sub(enq));
-            self.set_std(pkt, self.std.deq_qdepth, left as u64);
-            self.set_std(pkt, self.std.qid, prio as u64);
+            let (waited_us, depth) = (now_us.wrapping_sub(self.get_std(pkt, s.enq_timestamp)), left as u64);
+            write_std!(s, &self.prog, pkt; deq_timedelta = waited_us, Cut; deq_qdepth = depth, Cut;
+                       qid = prio as u64, Cut);
         }
-        self.set_sat(pkt, self.std.p4s_deq_qbytes, left_bytes);
-        self.set_sat(pkt, self.std.p4s_deq_timedelta_ns, self.now.saturating_sub(pkt.enq_ns));
-        self.set_std(pkt, self.std.egress_port, port as u64);
-        self.set_std(pkt, self.std.egress_spec, self.rt.drop_port as u64 + 1);
-        self.set_std(pkt, self.std.packet_length, pkt.len_reg as u64);
+        let (queued_ns, len, drop_next) = (now.saturating_sub(pkt.enq_ns), pkt.len_reg as u64,
+                                           self.rt.drop_port as u64 + 1);
+        write_std!(s, &self.prog, pkt;
+            egress_global_timestamp = now_us, Cut;
+            p4s_egress_timestamp_ns = now, Saturate;
+            p4s_deq_qbytes = left_bytes, Saturate;
+            p4s_deq_timedelta_ns = queued_ns, Saturate;
+            egress_port = port as u64, Cut;
+            egress_spec = drop_next, Cut;
+            packet_length = len, Cut);
         {
             let mut ex = Exec::new(&self.prog, &mut self.rt);
             ex.apply_pipeline(pkt, self.prog.egress.init);

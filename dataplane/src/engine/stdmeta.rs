@@ -49,6 +49,33 @@ impl StdSlot {
         }
     }
 
+    /// `set` or `set_sat` (by `fit`) into the PHV's values: only for a
+    /// field that is a narrow slot or absent (`StdSlots::narrow`).
+    #[inline(always)]
+    pub(super) fn put(self, vals: &mut [u128], v: u64, fit: Fit) {
+        if self.mask != 0 {
+            vals[self.slot as usize] = match fit {
+                Fit::Cut => v & self.mask,
+                Fit::Saturate => v.min(self.mask),
+            } as u128;
+        }
+    }
+
+    /// `set` or `set_sat` by `fit`.
+    #[inline(always)]
+    pub(super) fn set_fit(self, prog: &Program, pkt: &mut Packet, v: u64, fit: Fit) {
+        match fit {
+            Fit::Cut => self.set(prog, pkt, v),
+            Fit::Saturate => self.set_sat(prog, pkt, v),
+        }
+    }
+
+    /// Whether the field is a narrow unsigned slot or absent (a write is
+    /// then a masked store or nothing).
+    fn narrow_or_absent(self) -> bool {
+        self.mask != 0 || self.field.is_none()
+    }
+
     /// The field's value as an unsigned number (0 without the field).
     #[inline(always)]
     pub(super) fn get(self, prog: &Program, pkt: &Packet) -> u64 {
@@ -64,9 +91,22 @@ impl StdSlot {
 
 }
 
+/// How a write of `write_std!` fits its value to the field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fit {
+    /// Cut to the field's width (`StdSlot::set`).
+    Cut,
+    /// The field's largest value where it does not fit (`StdSlot::set_sat`).
+    Saturate,
+}
+
 /// Every standard-metadata field the engine reads or writes.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct StdSlots {
+    /// Every field below a narrow slot or absent (v1model's, p4c's): a
+    /// run of writes then stores into the PHV's values, whose place the
+    /// compiler keeps in registers across them (`write_std!`).
+    narrow: bool,
     pub ingress_port: StdSlot,
     pub egress_spec: StdSlot,
     pub egress_port: StdSlot,
@@ -96,7 +136,8 @@ impl StdSlots {
     pub(super) fn new(prog: &Program) -> StdSlots {
         let s: &StdMeta = &prog.std;
         let at = |f: Option<FieldId>| StdSlot::new(prog, f);
-        StdSlots {
+        let mut slots = StdSlots {
+            narrow: false,
             ingress_port: at(s.ingress_port),
             egress_spec: at(s.egress_spec),
             egress_port: at(s.egress_port),
@@ -120,9 +161,43 @@ impl StdSlots {
             p4s_deq_timedelta_ns: at(s.p4s_deq_timedelta_ns),
             p4s_ingress_timestamp_ns: at(s.p4s_ingress_timestamp_ns),
             p4s_egress_timestamp_ns: at(s.p4s_egress_timestamp_ns),
-        }
+        };
+        let all = [slots.ingress_port, slots.egress_spec, slots.egress_port, slots.instance_type,
+                   slots.packet_length, slots.enq_timestamp, slots.enq_qdepth, slots.deq_timedelta,
+                   slots.deq_qdepth, slots.ingress_global_timestamp, slots.egress_global_timestamp,
+                   slots.mcast_grp, slots.egress_rid, slots.checksum_error, slots.parser_error,
+                   slots.priority, slots.qid, slots.p4s_enq_qbytes, slots.p4s_deq_qbytes,
+                   slots.p4s_buffer_bytes, slots.p4s_deq_timedelta_ns, slots.p4s_ingress_timestamp_ns,
+                   slots.p4s_egress_timestamp_ns];
+        slots.narrow = all.iter().all(|f| f.narrow_or_absent());
+        slots
+    }
+
+    /// Whether every field is a narrow slot or absent.
+    #[inline(always)]
+    pub(super) fn narrow(&self) -> bool {
+        self.narrow
     }
 }
+
+/// Writes standard-metadata fields of `$pkt` in a run, as `set` (`Cut`)
+/// and `set_sat` (`Saturate`) one by one would, the values computed
+/// beforehand (they may not borrow the packet):
+/// `write_std!(slots, prog, pkt; field = value, Cut; ...)`. Where every
+/// field is narrow or absent the run stores into the PHV's values, whose
+/// place the compiler then keeps in registers across the stores.
+macro_rules! write_std {
+    ($s:expr, $prog:expr, $pkt:expr; $($f:ident = $v:expr, $fit:ident);+ $(;)?) => {{
+        let s: &StdSlots = $s;
+        if s.narrow() {
+            let vals = &mut $pkt.phv.vals[..];
+            $( s.$f.put(vals, $v, Fit::$fit); )+
+        } else {
+            $( s.$f.set_fit($prog, $pkt, $v, Fit::$fit); )+
+        }
+    }};
+}
+pub(super) use write_std;
 
 #[cfg(test)]
 mod tests {
@@ -162,5 +237,28 @@ mod tests {
         // a field the program does not have reads 0 and ignores writes
         s.qid.set(&p, &mut pkt, 5);
         assert_eq!(s.qid.get(&p, &pkt), 0);
+    }
+
+    /// A run of writes gives what the writes one by one give, in a program
+    /// whose fields are all narrow (stored as a run) and in one with a
+    /// signed and a wide field (written one by one).
+    #[test]
+    fn a_run_of_writes_is_the_writes_one_by_one() {
+        let plain = json::load(crate::engine::tests::MINIMAL).unwrap();
+        for p in [plain, prog()] {
+            let s = StdSlots::new(&p);
+            assert_eq!(s.narrow, p.std.enq_qdepth.is_none(), "the test program has the odd fields");
+            let writes = [(s.ingress_port, 0x3ff, Fit::Cut), (s.enq_qdepth, 100, Fit::Saturate),
+                          (s.deq_qdepth, u64::MAX, Fit::Cut), (s.packet_length, 1 << 40, Fit::Saturate),
+                          (s.qid, 5, Fit::Cut), (s.ingress_port, 0x1e, Fit::Saturate)];
+            let (mut run, mut one_by_one) = (Packet::new(&p), Packet::new(&p));
+            write_std!(&s, &p, &mut run; ingress_port = 0x3ff, Cut; enq_qdepth = 100, Saturate;
+                       deq_qdepth = u64::MAX, Cut; packet_length = 1 << 40, Saturate; qid = 5, Cut;
+                       ingress_port = 0x1e, Saturate);
+            for (f, v, fit) in writes {
+                f.set_fit(&p, &mut one_by_one, v, fit);
+            }
+            assert_eq!((run.phv.vals, run.phv.wide), (one_by_one.phv.vals, one_by_one.phv.wide));
+        }
     }
 }
