@@ -135,8 +135,13 @@ pub(super) struct StdSlots {
 impl StdSlots {
     pub(super) fn new(prog: &Program) -> StdSlots {
         let s: &StdMeta = &prog.std;
-        let at = |f: Option<FieldId>| StdSlot::new(prog, f);
-        let mut slots = StdSlots {
+        let mut narrow = true;
+        let mut at = |f: Option<FieldId>| {
+            let slot = StdSlot::new(prog, f);
+            narrow &= slot.narrow_or_absent();
+            slot
+        };
+        let slots = StdSlots {
             narrow: false,
             ingress_port: at(s.ingress_port),
             egress_spec: at(s.egress_spec),
@@ -162,15 +167,7 @@ impl StdSlots {
             p4s_ingress_timestamp_ns: at(s.p4s_ingress_timestamp_ns),
             p4s_egress_timestamp_ns: at(s.p4s_egress_timestamp_ns),
         };
-        let all = [slots.ingress_port, slots.egress_spec, slots.egress_port, slots.instance_type,
-                   slots.packet_length, slots.enq_timestamp, slots.enq_qdepth, slots.deq_timedelta,
-                   slots.deq_qdepth, slots.ingress_global_timestamp, slots.egress_global_timestamp,
-                   slots.mcast_grp, slots.egress_rid, slots.checksum_error, slots.parser_error,
-                   slots.priority, slots.qid, slots.p4s_enq_qbytes, slots.p4s_deq_qbytes,
-                   slots.p4s_buffer_bytes, slots.p4s_deq_timedelta_ns, slots.p4s_ingress_timestamp_ns,
-                   slots.p4s_egress_timestamp_ns];
-        slots.narrow = all.iter().all(|f| f.narrow_or_absent());
-        slots
+        StdSlots { narrow, ..slots }
     }
 
     /// Whether every field is a narrow slot or absent.
