@@ -331,6 +331,14 @@ class RtWaiter:
         """Waits up to `timeout` seconds until the loop has events or trace records waiting; returns whether it has (False: timeout, or the loop was stopped)."""
         ...
 
+class WriteCodec:
+    def __init__(self, tables: dict[int, Any]) -> None:
+        """`tables`: table id -> (match fields [(id, match kind, bit width)] in P4Info order, entry actions [(action id, [(param id, bit width)] in P4Info order)]); widths 1..=128 (TableCodec.wire_spec)."""
+        ...
+    def decode(self, wire: bytes) -> list[Any] | None:
+        """Per update of the serialized WriteRequest `wire`, a tuple (type, table id, canonical key, engine key, (action id, args) or None, priority, controller_metadata, metadata) or None (not a common update); None for the request if it is not a message read here."""
+        ...
+
 def check_json(json: str) -> None:
     """Checks a BMv2 JSON document; raises LoadError if the engine cannot run it."""
     ...

@@ -279,16 +279,18 @@ class Device:
 
     # ----- Write / Read ---------------------------------------------------------
 
-    def write(self, req) -> Optional[list[Optional[P4RuntimeError]]]:
-        """Applies a WriteRequest; None if all updates succeeded, else one
-        error (or None) per update. RPC-wide problems raise P4RuntimeError."""
+    def write(self, req, wire: Optional[bytes] = None) -> Optional[list[Optional[P4RuntimeError]]]:
+        """Applies a WriteRequest (`wire`: its bytes, where the caller has
+        them: the common updates are read from them); None if all updates
+        succeeded, else one error (or None) per update. RPC-wide problems
+        raise P4RuntimeError."""
         self._check_device(req.device_id, "Write")
         self.arb.check_writer(req, "Write")
         with self.lock:
             pipe = self._need_pipeline("Write")
             if req.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
                 raise unimplemented("Write.atomicity: only CONTINUE_ON_ERROR is supported (as PI)")
-            return pipe.write_updates(req.updates)
+            return pipe.write_updates(req.updates, wire)
 
     def read(self, req) -> Iterable[p4r.ReadResponse]:
         self._check_device(req.device_id, "Read")

@@ -27,6 +27,8 @@
 //!   rings of crates/afpacket; `io::sys` and `prefetch`, the CPU's cache
 //!   hints, are the only modules with unsafe code besides
 //!   `pipeline::native_parser`, which runs generated code), pcap files.
+//! * `p4rt_wire` — the common P4Runtime table writes read from a
+//!   WriteRequest's bytes (prost), for the switch's Python P4Runtime server.
 //! * `py` — the only PyO3 module (feature `python`).
 #![deny(unsafe_code)]
 
@@ -37,6 +39,7 @@ pub mod hash;
 pub mod io;
 pub mod json;
 pub mod ops;
+pub mod p4rt_wire;
 pub mod pipeline;
 mod prefetch;
 pub mod program;

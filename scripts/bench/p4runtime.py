@@ -13,9 +13,10 @@ p4scope. Reported, each the best of --repeat runs:
   wildcard Read of the whole table. The client is plain grpcio with
   finsy's stubs and builds its requests inside the timed loop, so the
   figures include protobuf encoding and decoding on both sides;
-* without gRPC (in-process only): the same batched requests, built
-  beforehand, handed to the switch's `Device.write` / `Device.read` (what
-  the gRPC handlers call): the switch's own share of the work;
+* without gRPC (in-process only): the same batched requests, built and
+  serialized beforehand, handed to the switch's `Device.write` (with their
+  bytes) / `Device.read`, as the gRPC handlers call them: the switch's own
+  share of the work;
 * the load of a --load-entry LPM table (mixed prefix lengths /32 to /48)
   over gRPC in batches of --batch: seconds, entries/s and the process's
   resident memory before and after (per entry; in-process only).
@@ -375,10 +376,12 @@ def run_direct(entries: int, batch: int, kind: str, repeat: int) -> list[Result]
     built: dict = {}
 
     def requests(utype, items, size):
+        """The Writes and their bytes, as the gRPC server hands them to the device."""
         key = (utype, id(items), size)
         if key not in built:
-            built[key] = [_write_request(p4r, utype, items[i:i + size])
-                          for i in range(0, len(items), size)]
+            reqs = [_write_request(p4r, utype, items[i:i + size])
+                    for i in range(0, len(items), size)]
+            built[key] = [(w, w.SerializeToString()) for w in reqs]
         return built[key]
 
     for utype, items in ((p4r.Update.INSERT, ents), (p4r.Update.MODIFY, mods),
@@ -387,8 +390,8 @@ def run_direct(entries: int, batch: int, kind: str, repeat: int) -> list[Result]
     rr = _read_request(p4r, t)
 
     def write_all(utype, items, size) -> None:
-        for w in requests(utype, items, size):
-            if dev.write(w) is not None:
+        for w, wire in requests(utype, items, size):
+            if dev.write(w, wire) is not None:
                 raise AssertionError("a batched write failed")
 
     def read_all() -> None:

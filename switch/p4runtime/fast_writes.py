@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional
 
 from finsy.proto import p4r
 
+from ..engine import _engine_module
 from .errors import P4RuntimeError, internal
 from .tables import DELETE, INSERT, INT_MAX, MODIFY, Entry, TableState
 
@@ -59,7 +60,7 @@ class FastWrites:
     `errors` (given to write and flush): update index -> its error, where
     the updates the engine refuses at a flush are put."""
 
-    __slots__ = ("_manager", "_states", "_limits", "_table", "_adds", "_added")
+    __slots__ = ("_manager", "_states", "_limits", "_table", "_adds", "_added", "_wire_codec")
 
     def __init__(self, manager: "TableManager"):
         self._manager = manager
@@ -78,6 +79,9 @@ class FastWrites:
         """Their engine entries: (action, key items as a tuple, args, engine priority)."""
         self._added: list[tuple[int, tuple]] = []
         """Their (update index, shadow key)."""
+        specs = {tid: st.codec.wire_spec for tid, st in self._states.items()
+                 if st.codec.wire_spec is not None}
+        self._wire_codec = _engine_module().WriteCodec(specs) if specs else None
 
     def write(self, index: int, utype: int, te, errors: dict[int, P4RuntimeError]) -> bool:
         """Applies `te` (a TableEntry, update `index` of the Write) if it is a
@@ -94,26 +98,56 @@ class FastWrites:
         st = self._states.get(parts[0])
         if st is None:
             return False
-        if utype == INSERT:
-            return self._insert(index, st, parts, errors)
-        if utype == MODIFY:
-            return self._modify(st, parts, errors)
-        if utype == DELETE:
-            return self._delete(st, parts, errors)
-        return False
-
-    def _insert(self, index: int, st: TableState, parts: list, errors: dict) -> bool:
-        _, match, action, p, controller_metadata, metadata = parts
-        if match is None or action is None:
+        match, action, p = parts[1], parts[2], parts[3]
+        if match is None:
             return False
         codec = st.codec
         decoded = codec.key(match)
         if decoded is None:
             return False
+        if utype == DELETE:
+            return self._delete(st, decoded[0], p, errors)
+        if action is None:
+            return False
         spec = codec.table_action(action)
         if spec is None:
             return False
-        key, engine_key = decoded
+        if utype == INSERT:
+            return self._insert(index, st, decoded[0], decoded[1], spec, p, parts[4], parts[5],
+                                errors)
+        if utype == MODIFY:
+            return self._modify(st, decoded[0], spec, p, parts[4], parts[5], errors)
+        return False
+
+    def write_decoded(self, index: int, update: tuple, errors: dict[int, P4RuntimeError]) -> bool:
+        """As `write`, of an update `WriteCodec.decode` read from the Write's
+        bytes: (type, table id, key, engine key, spec or None, priority,
+        controller_metadata, metadata)."""
+        utype, tid, key, engine_key, spec, p, controller_metadata, metadata = update
+        st = self._states.get(tid)
+        if st is None:
+            return False
+        if utype == DELETE:
+            return self._delete(st, key, p, errors)
+        if spec is None:
+            return False
+        spec = st.codec.share(spec)
+        if utype == INSERT:
+            return self._insert(index, st, key, engine_key, spec, p, controller_metadata,
+                                metadata, errors)
+        if utype == MODIFY:
+            return self._modify(st, key, spec, p, controller_metadata, metadata, errors)
+        return False
+
+    def decode(self, wire: bytes) -> Optional[list]:
+        """Per update of a serialized WriteRequest, the tuple `write_decoded`
+        takes or None (WriteCodec.decode); None: none read (no table the
+        codec reads, or bytes it does not)."""
+        codec = self._wire_codec
+        return None if codec is None else codec.decode(wire)
+
+    def _insert(self, index: int, st: TableState, key: tuple, engine_key, spec: tuple, p: int,
+                controller_metadata: int, metadata: bytes, errors: dict) -> bool:
         tm = st.map
         if tm.info.needs_priority:
             if p <= 0:
@@ -163,37 +197,29 @@ class FastWrites:
                 del entries[skey]
                 errors[index] = handle
 
-    def _existing(self, st: TableState, parts: list) -> Optional[tuple[tuple, Entry]]:
-        """The shadow key a well-formed key names and its non-const entry, or None."""
-        match, p = parts[1], parts[3]
-        if match is None:
-            return None
-        decoded = st.codec.key(match)
-        if decoded is None:
-            return None
+    def _existing(self, st: TableState, key: tuple, p: int) -> Optional[tuple[tuple, Entry]]:
+        """The shadow key of a well-formed key and priority and its non-const
+        entry, or None."""
         if st.map.info.needs_priority:
             if p <= 0:
                 return None
-            skey = decoded[0] + (p,)
+            skey = key + (p,)
         else:
             if p:
                 return None
-            skey = decoded[0]
+            skey = key
         e = st.entries.get(skey)
         if e is None or e.is_const:
             return None
         return skey, e
 
-    def _modify(self, st: TableState, parts: list, errors: dict) -> bool:
+    def _modify(self, st: TableState, key: tuple, spec: tuple, p: int, controller_metadata: int,
+                metadata: bytes, errors: dict) -> bool:
         tm = st.map
-        action = parts[2]
-        if tm.info.direct_meter_id or action is None:
+        if tm.info.direct_meter_id:
             return False
-        found = self._existing(st, parts)
+        found = self._existing(st, key, p)
         if found is None:
-            return False
-        spec = st.codec.table_action(action)
-        if spec is None:
             return False
         self.flush(errors)
         e = found[1]
@@ -201,13 +227,13 @@ class FastWrites:
             return False
         self._manager.engine.table_modify(tm.name, e.handle, tm.actions[spec[0]], spec[1])
         e.action = spec
-        e.controller_metadata = parts[4]
-        e.metadata = parts[5]
+        e.controller_metadata = controller_metadata
+        e.metadata = metadata
         e.idle_timeout_ns = 0
         return True
 
-    def _delete(self, st: TableState, parts: list, errors: dict) -> bool:
-        found = self._existing(st, parts)
+    def _delete(self, st: TableState, key: tuple, p: int, errors: dict) -> bool:
+        found = self._existing(st, key, p)
         if found is None:
             return False
         self.flush(errors)

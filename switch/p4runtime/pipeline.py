@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import logging
 from contextlib import contextmanager
+from itertools import repeat
 from dataclasses import dataclass
 from types import MethodType
 from typing import Callable, Iterator, Optional
@@ -143,23 +144,33 @@ class ForwardingPipeline:
             raise unimplemented(f"{at}: {why}")
         return route, getattr(self, route.manager), getattr(entity, kind), at
 
-    def write_updates(self, updates) -> Optional[list[Optional[P4RuntimeError]]]:
+    def write_updates(self, updates, wire: Optional[bytes] = None
+                      ) -> Optional[list[Optional[P4RuntimeError]]]:
         """Applies a Write's updates in order, each on its own (CONTINUE_ON_ERROR,
         as PI): None if all succeeded, else one error (or None) per update.
-        Common table-entry updates take FastWrites; the rest, and whatever it
-        declines, `write_one` (where errors are found and worded)."""
+        Common table-entry updates take FastWrites (read from `wire`, the
+        Write's bytes, where given; else from the messages); the rest, and
+        whatever it declines, `write_one` (where errors are found and worded)."""
         errors: dict[int, P4RuntimeError] = {}
         fast = self.fast_writes
         fast_write = fast.write
+        write_decoded = fast.write_decoded
         write_one = self.write_one
+        decoded = fast.decode(wire) if wire is not None else None
         with collector_paused():
-            for i, u in enumerate(updates):
+            for i, d in enumerate(decoded if decoded is not None else repeat(None, len(updates))):
                 try:
-                    entity = u.entity
-                    # (another kind's table_entry reads as an empty one: no table 0)
-                    if not fast_write(i, u.type, entity.table_entry, errors):
-                        fast.flush(errors)
-                        write_one(u.type, entity, f"updates[{i}].entity")
+                    if d is not None:
+                        if write_decoded(i, d, errors):
+                            continue
+                        u = updates[i]
+                    else:
+                        u = updates[i]
+                        # (another kind's table_entry reads as an empty one: no table 0)
+                        if fast_write(i, u.type, u.entity.table_entry, errors):
+                            continue
+                    fast.flush(errors)
+                    write_one(u.type, u.entity, f"updates[{i}].entity")
                 except P4RuntimeError as e:
                     errors[i] = e
                 except Exception as e:  # a bug must not take the server down

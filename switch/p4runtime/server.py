@@ -99,8 +99,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
             self._internal(context, "GetForwardingPipelineConfig", e)
 
     def Write(self, request, context):
+        request, wire = request  # (_write_with_bytes)
         try:
-            errors = self.device.write(request)
+            errors = self.device.write(request, wire)
         except P4RuntimeError as e:
             self._abort(context, e)
         except Exception as e:
@@ -203,6 +204,41 @@ class _StreamEnd:
         return self._ended.is_set() and self._q.empty()
 
 
+def _write_with_bytes(wire: bytes) -> tuple[p4r.WriteRequest, bytes]:
+    """A WriteRequest and the bytes it came in (the switch reads the common
+    updates from them); what cannot be parsed fails as grpcio's own
+    deserializer fails (INTERNAL)."""
+    return p4r.WriteRequest.FromString(wire), wire
+
+
+def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandler]:
+    """P4Runtime's methods as p4runtime.proto declares them (the generated
+    add_P4RuntimeServicer_to_server's), but Write's requests come with their bytes."""
+    def handler(make, name, request, response, deserializer=None):
+        return make(getattr(service, name),
+                    request_deserializer=deserializer or getattr(p4r, request).FromString,
+                    response_serializer=getattr(p4r, response).SerializeToString)
+
+    unary, stream = grpc.unary_unary_rpc_method_handler, grpc.stream_stream_rpc_method_handler
+    return {
+        "Write": handler(unary, "Write", "WriteRequest", "WriteResponse", _write_with_bytes),
+        "Read": handler(grpc.unary_stream_rpc_method_handler, "Read", "ReadRequest",
+                        "ReadResponse"),
+        "SetForwardingPipelineConfig": handler(unary, "SetForwardingPipelineConfig",
+                                               "SetForwardingPipelineConfigRequest",
+                                               "SetForwardingPipelineConfigResponse"),
+        "GetForwardingPipelineConfig": handler(unary, "GetForwardingPipelineConfig",
+                                               "GetForwardingPipelineConfigRequest",
+                                               "GetForwardingPipelineConfigResponse"),
+        "StreamChannel": handler(stream, "StreamChannel", "StreamMessageRequest",
+                                 "StreamMessageResponse"),
+        "Capabilities": handler(unary, "Capabilities", "CapabilitiesRequest",
+                                "CapabilitiesResponse"),
+    }
+
+
+SERVICE = "p4.v1.P4Runtime"
+
 WORKER_PREFIX = "p4rt"
 """The request handlers' threads are named WORKER_PREFIX_N (the executor's
 naming), so a stop can tell whether one is still running."""
@@ -220,7 +256,9 @@ def make_server(device: Device, address: str, credentials: Optional[grpc.ServerC
         options=[("grpc.max_receive_message_length", 256 * 1024 * 1024),
                  ("grpc.max_send_message_length", 256 * 1024 * 1024),
                  ("grpc.so_reuseport", 0)])
-    p4r_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device), server)
+    handlers = _method_handlers(P4RuntimeService(device))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_registered_method_handlers(SERVICE, handlers)
     if credentials is None:
         port = server.add_insecure_port(address)
     else:

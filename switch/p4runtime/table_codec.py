@@ -26,6 +26,9 @@ _from_bytes = int.from_bytes
 SHARED_SPECS = 4096
 """ActionSpecs kept for sharing per table (the cache starts over when full)."""
 
+WIRE_MAX_WIDTH = 128
+"""The widest match field or action parameter WriteCodec reads."""
+
 KNOWN_ACTIONS = 4096
 """Serialized TableActions kept per table with their ActionSpecs (the cache
 starts over when full)."""
@@ -132,7 +135,7 @@ def _undecoded(matches) -> None:
 class TableCodec:
     """The fast decoders of one table (see the module's docstring)."""
 
-    __slots__ = ("key", "_fields", "_n", "_actions", "_specs", "_known")
+    __slots__ = ("key", "wire_spec", "_fields", "_n", "_actions", "_specs", "_known")
 
     def __init__(self, tmap, schema: P4Schema):
         info = tmap.info
@@ -161,6 +164,18 @@ class TableCodec:
         one (a large table's entries mostly do: 100 bytes each saved)."""
         self._known: dict[bytes, tuple] = {}
         """Serialized TableAction -> its ActionSpec (table_action)."""
+        widths = [f.bitwidth for f in info.fields] + [
+            w for params in self._actions.values() for _, _, w in params]
+        self.wire_spec: Optional[tuple[list, list]] = (
+            ([(f.id, f.match_type, f.bitwidth) for f in info.fields],
+             [(aid, [(pid, w) for _, pid, w in params])
+              for aid, params in self._actions.items()])
+            if usable and max(widths, default=0) <= WIRE_MAX_WIDTH else None)
+        """The same checks for p4scope_dataplane.WriteCodec, which reads the
+        common updates from a Write's bytes: (match fields [(id, kind,
+        width)], entry actions [(id, [(param id, width)])]); None where it
+        leaves the table to `key` and `action` (a field or parameter wider
+        than it takes, or keys only the full checks take)."""
 
     def _key_fields(self, matches) -> Optional[tuple[tuple, list]]:
         """`key` of a table with several match fields."""
@@ -201,7 +216,10 @@ class TableCodec:
             if v >> w:
                 return None
             args.append(v)
-        spec = (aid, tuple(args))
+        return self.share((aid, tuple(args)))
+
+    def share(self, spec: tuple) -> tuple:
+        """The ActionSpec equal to `spec` given before, else `spec` (kept)."""
         specs = self._specs
         kept = specs.get(spec)
         if kept is None:

@@ -222,10 +222,12 @@ def test_bad_read_entity(ctl, schema):
 
 
 def test_server_survives_garbage(ctl, schema, switch):
-    # raw bytes that are not a WriteRequest: gRPC refuses them, the server lives on
+    # raw bytes that are not a WriteRequest: refused as grpcio refuses what its
+    # deserializer cannot read (INTERNAL), and the server lives on
     call = ctl.channel.unary_unary("/p4.v1.P4Runtime/Write")
-    with pytest.raises(grpc.RpcError):
+    with pytest.raises(grpc.RpcError) as e:
         call(b"\xff\xff\xff\xff", timeout=5)
+    assert e.value.code() == grpc.StatusCode.INTERNAL
     ctl.write(update("insert", table_entry=fwd(schema)))
     assert len(ctl.read(p4r.Entity(table_entry=p4r.TableEntry()))) == 1
     assert program.CPU_PORT == 255

@@ -1,8 +1,10 @@
-"""The table writes' fast decoders (table_codec.py) against the full checks.
+"""The table writes' fast decoders (table_codec.py, and WriteCodec reading
+a Write's bytes) against the full checks.
 
 The same Write requests, good and bad ones mixed in each batch, go to two
-pipelines of basic.p4: one with the per-table decoders, one with them
-switched off (every update through match.check_key, engine_key and
+pipelines of basic.p4: one with the fast decoders (given the messages, or
+the request's bytes as the gRPC server gives them), one with them switched
+off (every update through match.check_key, engine_key and
 actions.check_action). Each update must end the same way (status and
 message), the engine must see the same calls (handles, keys as bytes) and
 the tables must read back the same.
@@ -20,6 +22,7 @@ from tests.switch import sw_program as program
 from tests.switch.sw_entities import action, table_entry
 from p4scope.switch.device import Device, DeviceOptions
 from p4scope.switch.p4runtime.arbitration import Connection
+from p4scope.switch.p4runtime.fast_writes import FastWrites
 from p4scope.switch.p4runtime.schema import P4Schema
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -27,6 +30,8 @@ INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
 class _Off:
     """A TableCodec that always sends the request to the full checks."""
+
+    wire_spec = None
 
     def key(self, matches):
         return None
@@ -63,6 +68,7 @@ class _Recorder:
 
 
 def _device(fast: bool) -> tuple[Device, _Recorder]:
+    """A device of basic.p4; `fast` False: every update to the full checks."""
     dev = Device(DeviceOptions())
     conn = Connection(lambda msg: None, "test")
     dev.stream_request(conn, p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
@@ -79,17 +85,27 @@ def _device(fast: bool) -> tuple[Device, _Recorder]:
     if not fast:
         for st in tables.tables.values():
             st.codec = _Off()
+        dev.pipeline.fast_writes = FastWrites(tables)
     return dev, rec
 
 
-def _outcome(dev: Device, updates) -> list:
+def _request(updates) -> p4r.WriteRequest:
     w = p4r.WriteRequest(device_id=0, election_id=p4r.Uint128(low=1))
     for utype, te in updates:
         w.updates.add(type=utype).entity.table_entry.CopyFrom(te)
-    errors = dev.write(w)
+    return w
+
+
+def _errors(errors, n: int) -> list:
     if errors is None:
-        return [None] * len(updates)
+        return [None] * n
     return [None if e is None else (e.code, e.message) for e in errors]
+
+
+def _outcome(dev: Device, updates, wire: bool = False) -> list:
+    """Each update's (status, message) or None; `wire`: the Write given with its bytes."""
+    w = _request(updates)
+    return _errors(dev.write(w, w.SerializeToString() if wire else None), len(updates))
 
 
 def _unnumbered(outcome):
@@ -170,17 +186,19 @@ def _candidates(s: P4Schema, rnd: random.Random) -> list[tuple[int, p4r.TableEnt
     return out
 
 
+@pytest.mark.parametrize("wire", [False, True], ids=["messages", "bytes"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_fast_and_full_checks_end_every_update_the_same_way(seed):
+def test_fast_and_full_checks_end_every_update_the_same_way(seed, wire):
     s = P4Schema(program.p4info())
     rnd = random.Random(seed)
     updates = _candidates(s, rnd)
     fast, fast_calls = _device(True)
     full, full_calls = _device(False)
+    assert full.pipeline.fast_writes.decode(b"") is None  # (its checks off: no codec)
     outcomes = []
     for start in range(0, len(updates), 50):  # batches with good and bad updates mixed
         batch = updates[start:start + 50]
-        got = _outcome(fast, batch)
+        got = _outcome(fast, batch, wire)
         assert got == _outcome(full, batch), f"batch at {start}"
         outcomes += got
     assert fast_calls.calls == full_calls.calls
@@ -245,3 +263,56 @@ def test_entries_with_the_same_action_share_one_action_spec():
     st = dev.pipeline.tables.tables[s.tables.find("routes").id]
     specs = {id(e.action): e.action for e in st.entries.values()}
     assert sorted(a[1] for a in specs.values()) == [(1,), (2,)]
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _merged(*parts) -> bytes:
+    """One Update's bytes made of several messages' bytes: on the wire, the
+    later ones merge into the first (a oneof keeps the last member given)."""
+    return b"".join(p.SerializeToString() for p in parts)
+
+
+def test_a_writes_bytes_are_read_as_protobuf_reads_them():
+    """Updates whose bytes hold what a message built field by field never
+    does (a oneof given twice, a field repeated, an empty message field)
+    end as the parsed message says: bytes and messages, the same."""
+    s = P4Schema(program.p4info())
+    te = table_entry(s, "fwd", {"hdr.ethernet.dst": _b(0x0A, 6)}, "forward", {"port": 1})
+    upd = p4r.Update(type=INSERT, entity=p4r.Entity(table_entry=te))
+    counter = p4r.Update(entity=p4r.Entity(counter_entry=p4r.CounterEntry(counter_id=1)))
+    lpm_too = p4r.TableEntry()
+    lpm_too.match.add(field_id=te.match[0].field_id).lpm.value = b"\x01"
+    other_table = p4r.TableEntry(table_id=s.tables.find("routes").id)
+    with_counter_data = p4r.TableEntry()
+    with_counter_data.counter_data.SetInParent()
+    member = p4r.TableEntry(action=p4r.TableAction(action_profile_member_id=3))
+    updates = [
+        _merged(upd, counter),  # a counter entry in the end
+        _merged(counter, upd),  # the table entry in the end
+        _merged(upd, p4r.Update(entity=p4r.Entity(table_entry=lpm_too))),  # a second match
+        _merged(upd, p4r.Update(entity=p4r.Entity(table_entry=other_table))),  # table id again
+        _merged(upd, p4r.Update(entity=p4r.Entity(table_entry=with_counter_data))),
+        _merged(upd, p4r.Update(entity=p4r.Entity(table_entry=member))),  # the action replaced
+        _merged(upd, p4r.Update(type=DELETE)),  # the type given again
+        upd.SerializeToString() + b"\xa8\x1f\x07",  # an unknown field (1000, varint 7)
+    ]
+    head = p4r.WriteRequest(device_id=0, election_id=p4r.Uint128(low=1)).SerializeToString()
+    for one in updates:
+        wire = head + b"\x22" + _varint(len(one)) + one
+        w = p4r.WriteRequest.FromString(wire)
+        outcomes = []
+        for fast, given in ((True, wire), (True, None), (False, None)):
+            dev, rec = _device(fast)
+            outcomes.append((_errors(dev.write(w, given), 1), rec.calls, _read_all(dev)))
+        assert outcomes[0] == outcomes[1] == outcomes[2], w
+    # and a request prost does not read (a wrong wire type) goes by the messages
+    dev, _ = _device(True)
+    assert dev.pipeline.fast_writes.decode(b"\x22\x05\x01") is None

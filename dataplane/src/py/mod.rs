@@ -16,6 +16,7 @@ mod rt;
 mod sim;
 mod tables;
 mod tm;
+mod writes;
 
 use crate::engine::{EngineError as CoreError, Switch};
 use conv::{to_bytes, to_key, to_val, val_to_py, vals};
@@ -162,6 +163,7 @@ fn p4scope_dataplane(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_class::<fabric::Fabric>()?;
     m.add_class::<rt::RtWaiter>()?;
+    m.add_class::<writes::WriteCodec>()?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(tm_config_check, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_read, m)?)?;
