@@ -156,8 +156,8 @@ class ForwardingPipeline:
         fast_write = fast.write
         write_decoded = fast.write_decoded
         write_one = self.write_one
-        decoded = fast.decode(wire) if wire is not None else None
         with collector_paused():
+            decoded = fast.decode(wire) if wire is not None else None
             for i, d in enumerate(decoded if decoded is not None else repeat(None, len(updates))):
                 try:
                     if d is not None:

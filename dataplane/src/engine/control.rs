@@ -65,6 +65,11 @@ impl Switch {
         // switch layer resolves members and groups into (action, data).
         let t = self.table_id(table)?;
         let a = self.action_id(t, action)?;
+        self.table_add_ids(t, a, key, args, priority)
+    }
+
+    /// `table_add` of a table and action given by their ids (`table_id`, `action_id`).
+    pub fn table_add_ids(&mut self, t: u32, a: u32, key: &[MatchValue], args: &[Val], priority: i32) -> Result<u32, EngineError> {
         let data = self.action_data(t, a, args)?;
         let td = &self.prog.tables[t as usize];
         let h = self.rt.tables[t as usize]

@@ -13,6 +13,10 @@ pub fn to_val(o: &Bound<'_, PyAny>) -> PyResult<Val> {
     if let Ok(b) = o.downcast::<PyBytes>() {
         return Ok(Val::from_be_bytes(b.as_bytes()));
     }
+    // (most action arguments fit 64 bits: PyLong_AsLongLong, cheaper than i128's way)
+    if let Ok(v) = o.extract::<i64>() {
+        return Ok(Val::S(v as i128));
+    }
     if let Ok(v) = o.extract::<i128>() {
         return Ok(Val::S(v));
     }
@@ -43,9 +47,10 @@ pub fn val_to_py(py: Python<'_>, v: &Val) -> PyObject {
 /// ("ternary", v, mask), ("optional", v, mask), ("range", lo, hi).
 pub fn to_match(o: &Bound<'_, PyAny>) -> PyResult<MatchValue> {
     if let Ok(t) = o.downcast::<PyTuple>() {
-        let kind: String = t.get_item(0)?.extract()?;
+        let kind = t.get_item(0)?;
+        let kind: &str = kind.extract()?;
         let item = |i: usize| -> PyResult<Vec<u8>> { to_bytes(&t.get_item(i)?) };
-        return Ok(match kind.as_str() {
+        return Ok(match kind {
             "exact" => MatchValue::Exact(item(1)?),
             "lpm" => MatchValue::Lpm(item(1)?, t.get_item(2)?.extract()?),
             "ternary" | "optional" => MatchValue::Ternary(item(1)?, item(2)?),
@@ -56,22 +61,27 @@ pub fn to_match(o: &Bound<'_, PyAny>) -> PyResult<MatchValue> {
     Ok(MatchValue::Exact(to_bytes(o)?))
 }
 
-pub fn to_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<MatchValue>> {
-    let mut k = vec![];
-    for item in key.iter()? {
-        k.push(to_match(&item?)?);
+/// `f` of each item of a sequence (a tuple or a list read directly, any
+/// other iterable through the iterator protocol).
+fn each<T>(seq: &Bound<'_, PyAny>, f: impl Fn(&Bound<'_, PyAny>) -> PyResult<T>) -> PyResult<Vec<T>> {
+    if let Ok(t) = seq.downcast::<PyTuple>() {
+        return t.iter().map(|x| f(&x)).collect();
     }
-    Ok(k)
+    if let Ok(l) = seq.downcast::<PyList>() {
+        return l.iter().map(|x| f(&x)).collect();
+    }
+    seq.iter()?.map(|x| f(&x?)).collect()
+}
+
+pub fn to_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<MatchValue>> {
+    each(key, to_match)
 }
 
 pub fn vals(args: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Val>> {
-    let mut out = vec![];
-    if let Some(args) = args {
-        for a in args.iter()? {
-            out.push(to_val(&a?)?);
-        }
+    match args {
+        Some(args) => each(args, to_val),
+        None => Ok(vec![]),
     }
-    Ok(out)
 }
 
 /// A Python object made of dicts, lists, strings, numbers, booleans and

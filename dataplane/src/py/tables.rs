@@ -33,11 +33,22 @@ impl Engine {
         }
         guard(|| {
             let mut c = self.lock();
+            // the table resolved once, each action once while it repeats
+            let t = c.sw.table_id(table);
+            let mut last: Option<(&str, Result<u32, String>)> = None;
             Ok(items
                 .iter()
-                .map(|(action, key, args, priority)| match c.sw.table_add(table, key, action, args, *priority) {
+                .map(|(action, key, args, priority)| {
+                    let t = t.as_ref().map_err(|e| e.to_string())?;
+                    if last.as_ref().map_or(true, |(name, _)| name != action) {
+                        last = Some((action, c.sw.action_id(*t, action).map_err(|e| e.to_string())));
+                    }
+                    let a = last.as_ref().map(|(_, a)| a.clone()).unwrap()?;
+                    c.sw.table_add_ids(*t, a, key, args, *priority).map_err(|e| e.to_string())
+                })
+                .map(|got: Result<u32, String>| match got {
                     Ok(handle) => handle.into_py(py),
-                    Err(e) => e.to_string().into_py(py),
+                    Err(e) => e.into_py(py),
                 })
                 .collect())
         })

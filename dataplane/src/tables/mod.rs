@@ -344,23 +344,54 @@ pub fn fixed_next(t: &TableDef) -> Option<Option<NodeRef>> {
 }
 
 fn normalize(v: &[u8], nbytes: usize, width: u32) -> Vec<u8> {
-    let mut out = vec![0u8; nbytes];
-    let n = v.len().min(nbytes);
-    out[nbytes - n..].copy_from_slice(&v[v.len() - n..]);
-    let spare = nbytes as u32 * 8 - width;
-    if spare > 0 && nbytes > 0 {
-        out[0] &= 0xffu8 >> spare;
-    }
+    let mut out = Vec::with_capacity(nbytes);
+    put_normalized(&mut out, v, nbytes, width);
     out
 }
 
+/// Appends `v` as `nbytes` big-endian bytes cut to `width` bits (`normalize`).
+fn put_normalized(out: &mut Vec<u8>, v: &[u8], nbytes: usize, width: u32) {
+    let start = out.len();
+    let n = v.len().min(nbytes);
+    out.resize(start + nbytes - n, 0);
+    out.extend_from_slice(&v[v.len() - n..]);
+    let spare = nbytes as u32 * 8 - width;
+    if spare > 0 && nbytes > 0 {
+        out[start] &= 0xffu8 >> spare;
+    }
+}
+
+/// Appends the mask of every bit of a `width`-bit field of `nbytes` bytes.
+fn put_ones(out: &mut Vec<u8>, nbytes: usize, width: u32) {
+    let start = out.len();
+    out.resize(start + nbytes, 0xff);
+    let spare = nbytes as u32 * 8 - width;
+    if spare > 0 && nbytes > 0 {
+        out[start] &= 0xffu8 >> spare;
+    }
+}
+
+/// `value &= mask`, byte by byte.
+fn and_in_place(value: &mut [u8], mask: &[u8]) {
+    for (a, b) in value.iter_mut().zip(mask) {
+        *a &= b;
+    }
+}
+
 fn prefix_mask(nbytes: usize, width: u32, prefix: u32) -> Vec<u8> {
-    let mut m = vec![0u8; nbytes];
+    let mut m = Vec::with_capacity(nbytes);
+    put_prefix_mask(&mut m, nbytes, width, prefix);
+    m
+}
+
+/// Appends the mask of a `prefix`-bit prefix of a `width`-bit field of `nbytes` bytes.
+fn put_prefix_mask(out: &mut Vec<u8>, nbytes: usize, width: u32, prefix: u32) {
+    let base = out.len();
+    out.resize(base + nbytes, 0);
     let start = nbytes as u32 * 8 - width;
     for b in start..start + prefix {
-        m[(b / 8) as usize] |= 0x80 >> (b % 8);
+        out[base + (b / 8) as usize] |= 0x80 >> (b % 8);
     }
-    m
 }
 
 impl TableState {
@@ -404,54 +435,62 @@ impl TableState {
         if key.len() != t.keys.len() {
             return Err(TableError::WrongKeyCount { expected: t.keys.len(), found: key.len() });
         }
-        let mut norm = vec![];
-        let mut value = vec![];
-        let mut mask = vec![];
+        let key_bytes = t.keys.iter().map(|k| k.nbytes as usize).sum();
+        let mut norm = Vec::with_capacity(key.len());
+        let mut value = Vec::with_capacity(key_bytes);
+        let mut mask = Vec::with_capacity(key_bytes);
         let mut prefix = 0u32;
+        // each field's value and mask appended in place, its normalized
+        // match value copied from them
         for (k, v) in t.keys.iter().zip(key) {
-            let n = k.nbytes as usize;
-            let ones = normalize(&vec![0xff; n], n, k.width);
-            let wrong = || TableError::WrongMatchKind { field: k.name.clone(), expected: k.kind };
-            let (val, m, nv) = match (k.kind, v) {
+            let (n, w) = (k.nbytes as usize, k.width);
+            let (v0, m0) = (value.len(), mask.len());
+            let nv = match (k.kind, v) {
                 (MatchKind::Exact | MatchKind::Valid, MatchValue::Exact(x)) => {
-                    let x = normalize(x, n, k.width);
-                    (x.clone(), ones.clone(), MatchValue::Exact(x))
+                    put_normalized(&mut value, x, n, w);
+                    put_ones(&mut mask, n, w);
+                    MatchValue::Exact(value[v0..].to_vec())
                 }
                 (MatchKind::Lpm, MatchValue::Lpm(x, p)) => {
-                    if *p > k.width {
-                        return Err(TableError::BadPrefix { field: k.name.clone(), prefix: *p, width: k.width });
+                    if *p > w {
+                        return Err(TableError::BadPrefix { field: k.name.clone(), prefix: *p, width: w });
                     }
                     prefix = *p;
-                    let m = prefix_mask(n, k.width, *p);
-                    let x: Vec<u8> = normalize(x, n, k.width).iter().zip(&m).map(|(a, b)| a & b).collect();
-                    (x.clone(), m, MatchValue::Lpm(x, *p))
+                    put_normalized(&mut value, x, n, w);
+                    put_prefix_mask(&mut mask, n, w, *p);
+                    and_in_place(&mut value[v0..], &mask[m0..]);
+                    MatchValue::Lpm(value[v0..].to_vec(), *p)
                 }
                 (MatchKind::Lpm, MatchValue::Exact(x)) => {
-                    prefix = k.width;
-                    let x = normalize(x, n, k.width);
-                    (x.clone(), ones.clone(), MatchValue::Lpm(x, k.width))
+                    prefix = w;
+                    put_normalized(&mut value, x, n, w);
+                    put_ones(&mut mask, n, w);
+                    MatchValue::Lpm(value[v0..].to_vec(), w)
                 }
                 (MatchKind::Ternary | MatchKind::Optional, MatchValue::Ternary(x, mk)) => {
-                    let mk = normalize(mk, n, k.width);
-                    let x: Vec<u8> = normalize(x, n, k.width).iter().zip(&mk).map(|(a, b)| a & b).collect();
-                    (x.clone(), mk.clone(), MatchValue::Ternary(x, mk))
+                    put_normalized(&mut mask, mk, n, w);
+                    put_normalized(&mut value, x, n, w);
+                    and_in_place(&mut value[v0..], &mask[m0..]);
+                    MatchValue::Ternary(value[v0..].to_vec(), mask[m0..].to_vec())
                 }
                 (MatchKind::Ternary | MatchKind::Optional, MatchValue::Exact(x)) => {
-                    let x = normalize(x, n, k.width);
-                    (x.clone(), ones.clone(), MatchValue::Ternary(x, ones.clone()))
+                    put_normalized(&mut value, x, n, w);
+                    put_ones(&mut mask, n, w);
+                    MatchValue::Ternary(value[v0..].to_vec(), mask[m0..].to_vec())
                 }
                 (MatchKind::Range, MatchValue::Range(lo, hi)) => {
-                    let (lo, hi) = (normalize(lo, n, k.width), normalize(hi, n, k.width));
-                    (vec![0; n], vec![0; n], MatchValue::Range(lo, hi))
+                    value.resize(v0 + n, 0);
+                    mask.resize(m0 + n, 0);
+                    MatchValue::Range(normalize(lo, n, w), normalize(hi, n, w))
                 }
                 (MatchKind::Range, MatchValue::Exact(x)) => {
-                    let x = normalize(x, n, k.width);
-                    (vec![0; n], vec![0; n], MatchValue::Range(x.clone(), x))
+                    value.resize(v0 + n, 0);
+                    mask.resize(m0 + n, 0);
+                    let x = normalize(x, n, w);
+                    MatchValue::Range(x.clone(), x)
                 }
-                _ => return Err(wrong()),
+                _ => return Err(TableError::WrongMatchKind { field: k.name.clone(), expected: k.kind }),
             };
-            value.extend_from_slice(&val);
-            mask.extend_from_slice(&m);
             norm.push(nv);
         }
         Ok((norm, value, mask, prefix))
