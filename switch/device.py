@@ -293,13 +293,18 @@ class Device:
             return pipe.write_updates(req.updates, wire)
 
     def read(self, req) -> Iterable[p4r.ReadResponse]:
+        return [p4r.ReadResponse.FromString(chunk) for chunk in self.read_wire(req)]
+
+    def read_wire(self, req) -> list[bytes]:
+        """As `read`, each ReadResponse serialized (the gRPC server sends
+        them as they are: no message built only to be serialized again)."""
         self._check_device(req.device_id, "Read")
         records: list[bytes] = []  # serialized entities (p4runtime/wire.py)
         with self.lock:
             pipe = self._need_pipeline("Read")
             for i, ent in enumerate(req.entities):
                 pipe.read_wire(ent, records, f"entities[{i}]")
-        return [p4r.ReadResponse.FromString(b"".join(records[start:start + READ_CHUNK]))
+        return [b"".join(records[start:start + READ_CHUNK])
                 for start in range(0, max(len(records), 1), READ_CHUNK)]
 
     # ----- StreamChannel ----------------------------------------------------------

@@ -115,7 +115,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     def Read(self, request, context):
         try:
-            responses = self.device.read(request)
+            responses = self.device.read_wire(request)  # (sent as they are: _method_handlers)
         except P4RuntimeError as e:
             self._abort(context, e)
         except Exception as e:
@@ -213,17 +213,19 @@ def _write_with_bytes(wire: bytes) -> tuple[p4r.WriteRequest, bytes]:
 
 def _method_handlers(service: P4RuntimeService) -> dict[str, grpc.RpcMethodHandler]:
     """P4Runtime's methods as p4runtime.proto declares them (the generated
-    add_P4RuntimeServicer_to_server's), but Write's requests come with their bytes."""
-    def handler(make, name, request, response, deserializer=None):
+    add_P4RuntimeServicer_to_server's), but Write's requests come with their
+    bytes and Read's answers go as the device serialized them."""
+    def handler(make, name, request, response, deserializer=None, serialized=False):
+        serializer = None if serialized else getattr(p4r, response).SerializeToString
         return make(getattr(service, name),
                     request_deserializer=deserializer or getattr(p4r, request).FromString,
-                    response_serializer=getattr(p4r, response).SerializeToString)
+                    response_serializer=serializer)
 
     unary, stream = grpc.unary_unary_rpc_method_handler, grpc.stream_stream_rpc_method_handler
     return {
         "Write": handler(unary, "Write", "WriteRequest", "WriteResponse", _write_with_bytes),
         "Read": handler(grpc.unary_stream_rpc_method_handler, "Read", "ReadRequest",
-                        "ReadResponse"),
+                        "ReadResponse", serialized=True),
         "SetForwardingPipelineConfig": handler(unary, "SetForwardingPipelineConfig",
                                                "SetForwardingPipelineConfigRequest",
                                                "SetForwardingPipelineConfigResponse"),
