@@ -16,6 +16,7 @@
 //! an update with any but the plain ones set (default action, const, idle
 //! timeout, direct counter or meter data) is left to the Python paths.
 
+use crate::program::MatchKind;
 use prost::Message;
 use std::collections::HashMap;
 
@@ -174,29 +175,6 @@ struct Param {
     param_id: u32,
     #[prost(bytes = "vec", tag = "3")]
     value: Vec<u8>,
-}
-
-/// A match field's kind (P4Info's match_type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MatchKind {
-    Exact,
-    Lpm,
-    Ternary,
-    Range,
-    Optional,
-}
-
-impl MatchKind {
-    pub fn parse(s: &str) -> Option<MatchKind> {
-        Some(match s {
-            "exact" => MatchKind::Exact,
-            "lpm" => MatchKind::Lpm,
-            "ternary" => MatchKind::Ternary,
-            "range" => MatchKind::Range,
-            "optional" => MatchKind::Optional,
-            _ => return None,
-        })
-    }
 }
 
 /// One match field of a table, in P4Info order.

@@ -358,6 +358,21 @@ pub enum MatchKind {
     Valid,
 }
 
+impl MatchKind {
+    /// The kind a BMv2 JSON or P4Info `match_type` names.
+    pub fn from_name(s: &str) -> Option<MatchKind> {
+        Some(match s {
+            "exact" => MatchKind::Exact,
+            "lpm" => MatchKind::Lpm,
+            "ternary" => MatchKind::Ternary,
+            "range" => MatchKind::Range,
+            "optional" => MatchKind::Optional,
+            "valid" => MatchKind::Valid,
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct KeyDef {
     pub name: String,

@@ -179,15 +179,7 @@ pub(super) struct Pipelines {
 }
 
 fn match_kind(s: &str, path: &str) -> R<MatchKind> {
-    Ok(match s {
-        "exact" => MatchKind::Exact,
-        "lpm" => MatchKind::Lpm,
-        "ternary" => MatchKind::Ternary,
-        "range" => MatchKind::Range,
-        "optional" => MatchKind::Optional,
-        "valid" => MatchKind::Valid,
-        other => return err(path, format!("match kind '{other}' is not supported")),
-    })
+    MatchKind::from_name(s).map_or_else(|| err(path, format!("match kind '{s}' is not supported")), Ok)
 }
 
 fn match_value(k: &KeyDef, v: &Value, path: &str) -> R<MatchValue> {

@@ -2,7 +2,8 @@
 //! WriteRequest as the tuples switch/p4runtime/fast_writes.py applies
 //! (see p4rt_wire.rs).
 
-use crate::p4rt_wire::{self, FastUpdate, FieldWire, KeyItem, MatchKind, TableWire, MAX_WIDTH};
+use crate::p4rt_wire::{self, FastUpdate, FieldWire, KeyItem, TableWire, MAX_WIDTH};
+use crate::program::MatchKind;
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -91,7 +92,8 @@ impl WriteCodec {
         for (tid, (fields, actions)) in tables {
             let mut t = TableWire::default();
             for (id, kind, w) in fields {
-                let kind = MatchKind::parse(&kind)
+                let kind = MatchKind::from_name(&kind)
+                    .filter(|k| *k != MatchKind::Valid)
                     .ok_or_else(|| PyValueError::new_err(format!("table {tid}: match kind {kind:?}")))?;
                 t.fields.push(FieldWire { id, kind, width: width(w, "a match field")? });
             }
