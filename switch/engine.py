@@ -76,6 +76,12 @@ def _engine_module():
     return p4scope_dataplane
 
 
+def write_codec(tables: dict):
+    """The engine's reader of a P4Runtime Write's common table-entry updates
+    (p4scope_dataplane.WriteCodec) for `tables`: TableCodec.wire_spec by table id."""
+    return _engine_module().WriteCodec(tables)
+
+
 def engine_available() -> bool:
     try:
         _engine_module()

@@ -13,6 +13,11 @@ MODIFYs of tables with a direct meter (a MODIFY resets it), and anything
 the full path would refuse (a duplicate INSERT, a missing entry, a full
 table, a bad priority).
 
+Where the caller has the Write's bytes (the gRPC server), `decode` reads
+its common updates with the engine's WriteCodec (dataplane/src/p4rt_wire.rs,
+the same checks as TableCodec's) and `write_decoded` applies them; an update
+it does not read goes by its message, as above.
+
 INSERTs in a row into one table reach the engine in one call
 (table_add_many) at `flush`, which the caller runs before any update it
 sends down the full path and at the end of the Write; every other engine
@@ -29,7 +34,7 @@ from typing import TYPE_CHECKING, Optional
 
 from finsy.proto import p4r
 
-from ..engine import _engine_module
+from ..engine import write_codec
 from .errors import P4RuntimeError, internal
 from .tables import DELETE, INSERT, INT_MAX, MODIFY, Entry, TableState
 
@@ -81,7 +86,7 @@ class FastWrites:
         """Their (update index, shadow key)."""
         specs = {tid: st.codec.wire_spec for tid, st in self._states.items()
                  if st.codec.wire_spec is not None}
-        self._wire_codec = _engine_module().WriteCodec(specs) if specs else None
+        self._wire_codec = write_codec(specs) if specs else None
 
     def write(self, index: int, utype: int, te, errors: dict[int, P4RuntimeError]) -> bool:
         """Applies `te` (a TableEntry, update `index` of the Write) if it is a
