@@ -238,7 +238,8 @@ fn fitting(b: &[u8], width: u32) -> Option<u128> {
     Some(v)
 }
 
-fn ones(width: u32) -> u128 {
+/// Every bit of a `width`-bit value set (width 1..=128).
+pub fn ones(width: u32) -> u128 {
     if width >= 128 {
         u128::MAX
     } else {
@@ -299,8 +300,8 @@ fn action(ta: &TableAction, t: &TableWire) -> Option<(u32, Vec<u128>)> {
     Some((a.action_id, args))
 }
 
-fn fast_update(u: &Update, tables: &HashMap<u32, TableWire>) -> Option<FastUpdate> {
-    let Some(EntityKind::TableEntry(te)) = &u.entity.as_ref()?.kind else {
+fn fast_update(u: Update, tables: &HashMap<u32, TableWire>) -> Option<FastUpdate> {
+    let Some(EntityKind::TableEntry(te)) = u.entity?.kind else {
         return None;
     };
     if te.is_default_action
@@ -330,7 +331,7 @@ fn fast_update(u: &Update, tables: &HashMap<u32, TableWire>) -> Option<FastUpdat
         action: te.action.as_ref().and_then(|ta| action(ta, t)),
         priority: te.priority,
         controller_metadata: te.controller_metadata,
-        metadata: te.metadata.clone(),
+        metadata: te.metadata,
     })
 }
 
@@ -345,7 +346,7 @@ impl WriteCodec {
     /// it is not a message prost reads.
     pub fn decode(&self, wire: &[u8]) -> Option<Vec<Option<FastUpdate>>> {
         let req = WriteRequest::decode(wire).ok()?;
-        Some(req.updates.iter().map(|u| fast_update(u, &self.tables)).collect())
+        Some(req.updates.into_iter().map(|u| fast_update(u, &self.tables)).collect())
     }
 }
 

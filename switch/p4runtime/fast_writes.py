@@ -103,26 +103,17 @@ class FastWrites:
         st = self._states.get(parts[0])
         if st is None:
             return False
-        match, action, p = parts[1], parts[2], parts[3]
+        match, action = parts[1], parts[2]
         if match is None:
             return False
         codec = st.codec
         decoded = codec.key(match)
         if decoded is None:
             return False
-        if utype == DELETE:
-            return self._delete(st, decoded[0], p, errors)
-        if action is None:
-            return False
-        spec = codec.table_action(action)
-        if spec is None:
-            return False
-        if utype == INSERT:
-            return self._insert(index, st, decoded[0], decoded[1], spec, p, parts[4], parts[5],
-                                errors)
-        if utype == MODIFY:
-            return self._modify(st, decoded[0], spec, p, parts[4], parts[5], errors)
-        return False
+        # (a DELETE names its entry by key alone: its action is not read)
+        spec = None if utype == DELETE or action is None else codec.table_action(action)
+        return self._apply(index, utype, st, decoded[0], decoded[1], spec, parts[3], parts[4],
+                           parts[5], errors)
 
     def write_decoded(self, index: int, update: tuple, errors: dict[int, P4RuntimeError]) -> bool:
         """As `write`, of an update `WriteCodec.decode` read from the Write's
@@ -132,11 +123,20 @@ class FastWrites:
         st = self._states.get(tid)
         if st is None:
             return False
+        if spec is not None:
+            spec = st.codec.share(spec)
+        return self._apply(index, utype, st, key, engine_key, spec, p, controller_metadata,
+                           metadata, errors)
+
+    def _apply(self, index: int, utype: int, st: TableState, key: tuple, engine_key,
+               spec: Optional[tuple], p: int, controller_metadata: int, metadata: bytes,
+               errors: dict) -> bool:
+        """An update with a well-formed key (`spec`: its ActionSpec, or None
+        where its action is absent or not the fast path's)."""
         if utype == DELETE:
             return self._delete(st, key, p, errors)
         if spec is None:
             return False
-        spec = st.codec.share(spec)
         if utype == INSERT:
             return self._insert(index, st, key, engine_key, spec, p, controller_metadata,
                                 metadata, errors)

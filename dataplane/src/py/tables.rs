@@ -40,10 +40,14 @@ impl Engine {
                 .iter()
                 .map(|(action, key, args, priority)| {
                     let t = t.as_ref().map_err(|e| e.to_string())?;
-                    if last.as_ref().map_or(true, |(name, _)| name != action) {
-                        last = Some((action, c.sw.action_id(*t, action).map_err(|e| e.to_string())));
-                    }
-                    let a = last.as_ref().map(|(_, a)| a.clone()).unwrap()?;
+                    let a = match &last {
+                        Some((name, a)) if name == action => a.clone(),
+                        _ => {
+                            let a = c.sw.action_id(*t, action).map_err(|e| e.to_string());
+                            last = Some((action, a.clone()));
+                            a
+                        }
+                    }?;
                     c.sw.table_add_ids(*t, a, key, args, *priority).map_err(|e| e.to_string())
                 })
                 .map(|got: Result<u32, String>| match got {

@@ -2,7 +2,7 @@
 //! WriteRequest as the tuples switch/p4runtime/fast_writes.py applies
 //! (see p4rt_wire.rs).
 
-use crate::p4rt_wire::{self, FastUpdate, FieldWire, KeyItem, TableWire, MAX_WIDTH};
+use crate::p4rt_wire::{self, ones, FastUpdate, FieldWire, KeyItem, TableWire, MAX_WIDTH};
 use crate::program::MatchKind;
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -32,10 +32,6 @@ fn width(w: u32, what: &str) -> PyResult<u32> {
 fn fixed<'py>(py: Python<'py>, v: u128, width: u32) -> Bound<'py, PyBytes> {
     let n = width.div_ceil(8) as usize;
     PyBytes::new_bound(py, &v.to_be_bytes()[16 - n..])
-}
-
-fn ones(width: u32) -> u128 {
-    u128::MAX >> (128 - width)
 }
 
 /// (canonical key, engine key) of a checked key: TableCodec.key's.
