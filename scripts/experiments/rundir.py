@@ -24,12 +24,16 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 import pandas as pd
 
 from ..fileio import sync_files, write_atomic
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 RUN_JSON = "run.json"
 PARTS = "parts"
@@ -54,12 +58,23 @@ def atomic_write_text(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-PARQUET_OPTIONS = {"dictionary_pagesize_limit": 512 << 10}
-"""How every table is written (a case's parts: `part_options`): a column whose dictionary passes
-512 KiB (times, depths: tens of thousands of distinct values in a case)
-is written plain from there on instead of at 1 MiB, Arrow's default. The
-instrument's series of the README's main job (5.9 M rows): encoded in
-0.61 -> 0.51 s, 70.7 -> 68.3 MB."""
+def table_options(table: "pa.Table") -> dict[str, Any]:
+    """How every table of a run is written (a case's parts: `part_options`).
+    Integer columns (times, depths, ports, counts: most of a run's data)
+    delta-encoded, the others with dictionaries (written plain once one
+    passes 512 KiB, not Arrow's 1 MiB); zstd at level 1; no statistics for
+    string columns (their minimum and maximum cost compares per value and
+    serve no read of a whole table). The instrument's series of the README's
+    main job (5.9 M rows): encoded in 1.14 -> 0.78 s of CPU, 68.3 -> 8.1 MB."""
+    import pyarrow as pa
+
+    ints = {f.name for f in table.schema if pa.types.is_integer(f.type)}
+    strings = {f.name for f in table.schema
+               if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)}
+    return {"use_dictionary": [n for n in table.column_names if n not in ints],
+            "column_encoding": {n: "DELTA_BINARY_PACKED" for n in table.column_names if n in ints},
+            "dictionary_pagesize_limit": 512 << 10, "compression": "zstd", "compression_level": 1,
+            "write_statistics": [n for n in table.column_names if n not in strings]}
 
 
 def part_options(table: "pa.Table") -> dict[str, Any]:
@@ -75,8 +90,12 @@ def part_options(table: "pa.Table") -> dict[str, Any]:
 
 
 def parquet_bytes(df: pd.DataFrame) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
     buf = io.BytesIO()
-    df.to_parquet(buf, index=False, **PARQUET_OPTIONS)
+    pq.write_table(table, buf, **table_options(table))
     return buf.getvalue()
 
 
@@ -87,25 +106,29 @@ def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
 @dataclass(frozen=True)
 class StoredPart:
     """A case's rows of one table as its part file holds them: the Parquet
-    bytes and the frame they read back as (what consolidation reads). A
-    worker process makes them (`of`), so the run's own process neither
-    encodes the part nor reads it back."""
+    bytes and the Arrow table they read back as (the Parquet file keeps
+    the Arrow schema), what consolidation concatenates. A worker process
+    makes them (`of`), so the run's own process neither encodes the part
+    nor reads it back."""
 
     data: bytes
-    frame: pd.DataFrame
+    table: "pa.Table"
 
     @classmethod
     def of(cls, df: pd.DataFrame) -> "StoredPart":
-        """The frame comes from the Arrow table the Parquet bytes are
-        written from: what reading them back gives (the Parquet file keeps
-        the Arrow schema), without decoding them again."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         table = pa.Table.from_pandas(df, preserve_index=False)
         buf = io.BytesIO()
         pq.write_table(table, buf, **part_options(table))
-        return cls(buf.getvalue(), table.to_pandas())
+        return cls(buf.getvalue(), table)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The frame reading the part back gives (made when asked for: a
+        run's tables are made from the parts' tables at once)."""
+        return self.table.to_pandas()
 
 
 def rows_to_csv(rows: Iterable[Sequence[Any]]) -> str:
@@ -151,8 +174,8 @@ class RunDir:
         self.tables: dict[str, pd.DataFrame] = {}
         """The tables `consolidate` wrote, as written (the run's report
         takes them from here instead of reading them back)."""
-        self._held: dict[str, Optional[list[pd.DataFrame]]] = {}
-        """Per table, the parts this object stored, as they read back."""
+        self._held: dict[str, Optional[list[StoredPart]]] = {}
+        """Per table, the parts this object stored."""
         self._unsynced: list[Path] = []
         """Parts stored with durable=False, until `sync_parts`."""
 
@@ -225,7 +248,7 @@ class RunDir:
             self._unsynced.append(p)
         held = self._held.get(table)
         if held is not None:
-            held.append(part.frame)
+            held.append(part)
         return p
 
     def sync_parts(self) -> None:
@@ -247,14 +270,10 @@ class RunDir:
             atomic_write_text(p, rows_to_csv(data))
         return p
 
-    def _replace_parts(self, folder: Path, df: "pd.DataFrame | list[pd.DataFrame] | None") -> None:
-        """Writes a table consolidated from `folder`'s parts (one frame, or
-        the parts' frames, not all empty: see `_parquet_of_parts`), then
-        removes them."""
-        if isinstance(df, list):
-            atomic_write_bytes(self.path / f"{check_name(folder.name)}.parquet",
-                               _parquet_of_parts(df))
-        elif df is not None:
+    def _replace_parts(self, folder: Path, df: Optional[pd.DataFrame]) -> None:
+        """Writes the table consolidated from `folder`'s parts (None: they
+        were all empty), then removes them."""
+        if df is not None:
             self.write_table(folder.name, df)
         for f in folder.glob("*.parquet"):
             f.unlink()
@@ -269,20 +288,16 @@ class RunDir:
             held = {d.name: h for d in folders
                     if (h := self._held.pop(d.name, None)) is not None
                     and len(h) == len(list(d.glob("*.parquet")))}
-            rows = {name: sum(len(f) for f in frames) for name, frames in held.items()}
-            # the biggest tables first: their files are written from their parts
-            # (Arrow releases the GIL) while this thread concatenates them
+            rows = {name: sum(p.table.num_rows for p in parts) for name, parts in held.items()}
+            # the biggest tables first: their files are written (Arrow releases
+            # the GIL) while this thread concatenates the next ones
             folders.sort(key=lambda d: -rows.get(d.name, 0))
             made: dict[str, pd.DataFrame] = {}
             with ThreadPoolExecutor(max_workers=2) as pool:
                 stored = []
-                for d in folders:
-                    if d.name in held and rows[d.name] >= FROM_PARTS_ROWS:
-                        stored.append(pool.submit(self._replace_parts, d, held[d.name]))
-                        df = _concat_parts(held[d.name])
-                    else:  # what read_parts(d) reads, already here or not
-                        df = _concat_parts(held[d.name]) if d.name in held else read_parts(d)
-                        stored.append(pool.submit(self._replace_parts, d, df))
+                for d in folders:  # what read_parts(d) reads, already here or not
+                    df = _table_of_parts(held[d.name]) if d.name in held else read_parts(d)
+                    stored.append(pool.submit(self._replace_parts, d, df))
                     if df is not None:
                         made[d.name] = df
                 for f in stored:
@@ -295,35 +310,28 @@ class RunDir:
         return [p.stem for p in self.path.glob("*.parquet")]
 
 
-FROM_PARTS_ROWS = 100_000
-"""A table of this many rows is written from its parts as they are; a
-smaller one is concatenated first (converting each of a hundred small
-parts to Arrow costs more than converting the table once)."""
-
-
 def read_parts(folder: Path) -> Optional[pd.DataFrame]:
     files = sorted(Path(folder).glob("*.parquet"))
     return _concat_parts([pd.read_parquet(f) for f in files])
 
 
-def _parquet_of_parts(frames: list[pd.DataFrame]) -> bytes:
-    """The Parquet file of the parts' frames concatenated, made from them
-    as Arrow tables (no copy, and the GIL released while it is encoded):
-    it reads back as `_concat_parts(frames)` does. Parts that differ in
-    schema (column types, pandas' metadata) or have a categorical column
-    are concatenated by pandas first, which reconciles the types and joins
-    the categories as the frame in memory has them."""
+def _table_of_parts(parts: list[StoredPart]) -> Optional[pd.DataFrame]:
+    """The table the parts make, as reading them back and concatenating
+    them gives (`_concat_parts`), made from their Arrow tables at once (no
+    frame per part, no copy until the one conversion). Parts that differ
+    in schema (column types, pandas' metadata) or have a categorical
+    column are concatenated by pandas, which reconciles the types and
+    joins the categories as reading them back does."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    tables = [pa.Table.from_pandas(f, preserve_index=False) for f in frames if not f.empty]
+    tables = [p.table for p in parts if p.table.num_rows and p.table.num_columns]
+    if not tables:
+        return None
     first = tables[0].schema
     if (any(pa.types.is_dictionary(f.type) for f in first)
             or not all(t.schema.equals(first, check_metadata=True) for t in tables[1:])):
-        return parquet_bytes(_concat_parts(frames))
-    buf = io.BytesIO()
-    pq.write_table(pa.concat_tables(tables), buf, **PARQUET_OPTIONS)
-    return buf.getvalue()
+        return _concat_parts([p.frame for p in parts])
+    return pa.concat_tables(tables).to_pandas()
 
 
 def _concat_parts(frames: list[pd.DataFrame]) -> Optional[pd.DataFrame]:

@@ -89,12 +89,16 @@ class RunEvent:
 def _observer(on_event: Optional[Callable[[RunEvent], None]], rundir: RunDir,
               planned: int) -> Callable[..., None]:
     """emit(kind, **fields) for `on_event`; an observer that fails is
-    dropped (with one line on stderr), never the run."""
+    dropped (with one line on stderr), never the run. A case's `tables`
+    (stored parts or frames) reach the observer as frames, made only when
+    there is one."""
     live = [on_event]
 
     def emit(kind: str, **fields: Any) -> None:
         if live[0] is None:
             return
+        if fields.get("tables") is not None:
+            fields["tables"] = _frames(fields["tables"])
         try:
             live[0](RunEvent(kind, rundir, planned, **fields))
         except Exception as e:  # noqa: BLE001 - an observer must not end a run
@@ -495,7 +499,7 @@ def run_cases(rundir: RunDir, cases: Sequence[Case],
                     rundir.update(cases={"planned": planned, "done": done})
                 bar.end(case, i + 1, status)
                 emit("case_end", index=i, case=case, status=status, wall_s=wall,
-                     tables=_frames(tables))
+                     tables=tables)
                 if status != "complete":
                     if err_text:
                         rundir.update(error_traceback="".join(

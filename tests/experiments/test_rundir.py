@@ -171,17 +171,10 @@ def test_killed_run_parts_are_still_readable(tmp_path):
     assert list(pd.read_parquet(run.path / "streams.parquet")["a"]) == [1, 2]
 
 
-# a table is written from its parts when it is big, else concatenated first
-BOTH_WAYS = pytest.mark.parametrize("from_parts_rows", [0, rd.FROM_PARTS_ROWS])
-
-
-@BOTH_WAYS
-def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_path, monkeypatch,
-                                                                          from_parts_rows):
+def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_path, monkeypatch):
     """The parts a RunDir stored (as frames or encoded by a worker) are
     consolidated from memory, into the very table reading them back gives;
     parts another process left are read from disk."""
-    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
     frames = [pd.DataFrame({"case_id": [f"c{i}"] * 3, "v": [i, i + 0.5, None],
                             "s": ["a", None, "b"]}) for i in range(3)]
     earlier = rd.RunDir.create(tmp_path, "g", "r")
@@ -204,12 +197,10 @@ def test_consolidation_uses_the_parts_it_stored_without_reading_them_back(tmp_pa
     assert len(run.tables["left"]) == 6
 
 
-@BOTH_WAYS
-def test_consolidated_parts_whose_column_types_differ(tmp_path, monkeypatch, from_parts_rows):
+def test_consolidated_parts_whose_column_types_differ(tmp_path):
     """Parts whose columns differ in type (a column all missing in one
     case, integers in one and floats in another) make the table pandas'
     concatenation makes of them, in memory and (as Parquet) on disk."""
-    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
     frames = [pd.DataFrame({"s": ["a", "b"], "n": [1, 2]}),
               pd.DataFrame({"s": [None, None], "n": [0.5, 1.5]}),
               pd.DataFrame({"s": ["c"], "n": [3]})]
@@ -223,12 +214,9 @@ def test_consolidated_parts_whose_column_types_differ(tmp_path, monkeypatch, fro
     assert list(expect["n"]) == [1.0, 2.0, 0.5, 1.5, 3.0]
 
 
-@BOTH_WAYS
-def test_consolidated_categorical_parts_are_joined_as_pandas_joins_them(tmp_path, monkeypatch,
-                                                                          from_parts_rows):
+def test_consolidated_categorical_parts_are_joined_as_pandas_joins_them(tmp_path):
     """Categorical columns whose categories differ from case to case: the
     table is what reading the parts back and concatenating them gives."""
-    monkeypatch.setattr(rd, "FROM_PARTS_ROWS", from_parts_rows)
     frames = [pd.DataFrame({"k": pd.Categorical(c), "n": [i] * len(c)})
               for i, c in enumerate((["x", "y"], ["z"], ["y", "x"]))]
     run = rd.RunDir.create(tmp_path, "g", "r")
@@ -238,6 +226,33 @@ def test_consolidated_categorical_parts_are_joined_as_pandas_joins_them(tmp_path
     run.consolidate()
     pd.testing.assert_frame_equal(run.tables["t"], expect)
     assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
+
+
+def test_parts_of_one_schema_make_the_table_reading_them_back_makes(tmp_path, monkeypatch):
+    """Parts of one schema (a worker's, each case's rows) are joined as
+    Arrow tables and converted once, without a frame per part: the table
+    is the one reading the parts back and concatenating them gives, for
+    every kind of column the experiments store, in memory and on disk."""
+    import numpy as np
+
+    df = pd.DataFrame({
+        "i": np.arange(6, dtype="int64"), "u": np.arange(6, dtype="uint32"),
+        "f": [0.5, np.nan, 2.0, 3.0, np.nan, 1.0], "n": pd.array([1, None, 3, 4, 5, None], "Int64"),
+        "b": [True, False, True, True, False, False], "s": ["a", None, "c", "d", None, "f"],
+        "t": pd.to_datetime([1, 2, 3, 4, 5, 6], unit="s"),
+        "lists": [[1, 2], [], [3], [4], [], [5, 6]]})
+    run = rd.RunDir.create(tmp_path, "g", "r")
+    for rows in (slice(0, 2), slice(2, 3), slice(3, 6)):
+        run.add_part("t", rd.StoredPart.of(df.iloc[rows]))
+    expect = rd.read_parts(run.path / rd.PARTS / "t")
+    monkeypatch.setattr(rd, "_concat_parts", lambda frames: pytest.fail("parts made into frames"))
+    run.consolidate()
+    pd.testing.assert_frame_equal(run.tables["t"], expect, check_exact=True)
+    assert list(run.tables["t"].dtypes) == list(expect.dtypes)
+    assert (run.path / "t.parquet").read_bytes() == rd.parquet_bytes(expect)
+    back = pd.read_parquet(run.path / "t.parquet")  # every column through table_options' encodings
+    pd.testing.assert_frame_equal(back, expect, check_exact=True)
+    assert list(back.dtypes) == list(expect.dtypes)
 
 
 def test_a_stored_part_holds_the_frame_its_bytes_read_back_as():
