@@ -79,14 +79,18 @@ def table_options(table: "pa.Table") -> dict[str, Any]:
 
 def part_options(table: "pa.Table") -> dict[str, Any]:
     """How a case's part is written: it is read back only when a run was
-    killed before consolidating (the tables are written from the frames),
-    so for speed: LZ4, and no dictionaries but for categorical columns
-    (which keep their categories' order through one). A main-job case's
-    parts encode in 25 ms instead of 34, and are no bigger."""
+    killed before consolidating (the tables are made from the parts' Arrow
+    tables), so for speed: LZ4, integers delta-encoded, no statistics, no
+    dictionaries but for categorical columns (which keep their categories'
+    order through one). The main job's instrument-series parts: encoded in
+    1.04 -> 0.80 s of CPU, 82 -> 12 MB carried to the run's process and
+    written."""
     import pyarrow as pa
 
     categorical = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
-    return {"compression": "lz4", "use_dictionary": categorical}
+    ints = [f.name for f in table.schema if pa.types.is_integer(f.type)]
+    return {"compression": "lz4", "use_dictionary": categorical, "write_statistics": False,
+            "column_encoding": {n: "DELTA_BINARY_PACKED" for n in ints}}
 
 
 def parquet_bytes(df: pd.DataFrame) -> bytes:
