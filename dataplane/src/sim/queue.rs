@@ -90,6 +90,17 @@ mod tests {
     use std::collections::BinaryHeap;
 
     #[test]
+    fn earlier_is_the_smaller_key() {
+        let times = [(0, 0), (0, 1), (5, 9), (1 << 40, 2), (1 << 48, 0), (IDLE - 1, 7), (IDLE, 0), (IDLE, 3)];
+        let keys = times.map(|(at, id)| key(at, id));
+        for a in keys {
+            for b in keys {
+                assert_eq!(earlier(a, b), a.min(b), "{a:#x} {b:#x}");
+            }
+        }
+    }
+
+    #[test]
     fn earliest_first_and_lower_id_on_a_tie() {
         let mut q = SourceQueue::default();
         assert_eq!(q.first(), None);
