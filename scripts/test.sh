@@ -3,13 +3,21 @@
 # any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# the Rust engine's unit tests (cargo from rustup when present)
+# cargo from rustup when present
 if [ -x /root/.cargo/bin/cargo ]; then export PATH="/root/.cargo/bin:$PATH"; fi
-(cd dataplane && cargo test -q --lib 2>&1 | tail -n 3)
-# the traffic generator's unit tests (topologies/trafgen)
-(cd topologies/trafgen && cargo test -q 2>&1 | tail -n 3)
-# the AF_PACKET crate both use (crates/afpacket)
-(cd crates/afpacket && cargo test -q --lib 2>&1 | tail -n 3)
+cargo_tests() {  # DIR [ARGS]: a crate's tests; their summary, or all they said when one fails
+    local dir="$1" out
+    shift
+    if out="$(cd "$dir" && cargo test -q "$@" 2>&1)"; then
+        tail -n 2 <<<"$out"
+    else
+        printf '%s\n' "$out"
+        return 1
+    fi
+}
+cargo_tests dataplane --lib          # the Rust engine's unit tests
+cargo_tests topologies/trafgen       # the traffic generator's
+cargo_tests crates/afpacket --lib    # the AF_PACKET crate both use
 # the import contracts of pyproject.toml ([tool.importlinter]), checked on
 # the package laid out as it installs (the editable install maps folders
 # into p4scope, which import-linter cannot follow): a tree of links
